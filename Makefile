@@ -1,0 +1,110 @@
+# haproxy-systemd-wrapper
+#
+#   make            build the wrapper
+#   make check      install missing Debian packages (as root), build, run every test
+#   make demo       build and run the wrapper on demo/haproxy.cfg (127.0.0.1), show a reload
+#   make install    DESTDIR, PREFIX, SBINDIR
+#   make deps       install what the build and tests need from Debian's packages
+
+VERSION      := 0.1.0
+PROG         := haproxy-systemd-wrapper
+
+PREFIX       ?= /usr
+SBINDIR      ?= $(PREFIX)/sbin
+DESTDIR      ?=
+# Where haproxy is when it is neither named by the wrapper's own name nor beside it.
+HAPROXY_FALLBACK ?= /usr/sbin/haproxy
+
+CC           ?= cc
+PKG_CONFIG   ?= pkg-config
+PKGS         := glib-2.0 libsystemd
+WARN         := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+                -Wno-unused-parameter
+CFLAGS       ?= -O2 -g
+ALL_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. $(shell $(PKG_CONFIG) --cflags $(PKGS)) \
+                -DWRAPPER_VERSION='"$(VERSION)$(VERSION_SUFFIX)"' \
+                -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
+LIBS          = $(shell $(PKG_CONFIG) --libs $(PKGS))
+
+# Every module but main() goes into a static library the tests link too.
+LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard wrapper/*.c legacy/*.c migrate/*.c)))
+LIB_OBJ      := $(LIB_SRC:.c=.o)
+HEADERS      := $(wildcard wrapper/*.h legacy/*.h migrate/*.h t/*.h)
+
+UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
+INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
+TEST_HELPERS := t/fake-haproxy t/sigrecorder
+# The same wrapper built with another version: the binary-upgrade tests install it.
+NEXT_WRAPPER := t/$(PROG)-next
+
+DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl curl procps
+
+.PHONY: all check tests test-run demo install uninstall clean deps
+
+all: $(PROG)
+
+$(PROG): wrapper/main.o libhsw.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+libhsw.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+%.o: %.c $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+t/harness.o: t/harness.c $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< libhsw.a $(LIBS)
+
+t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+
+t/fake-haproxy t/sigrecorder: %: %.c
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
+
+$(NEXT_WRAPPER): VERSION_SUFFIX := +next
+$(NEXT_WRAPPER): wrapper/main.c $(LIB_SRC) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ wrapper/main.c $(LIB_SRC) $(LIBS)
+
+tests: $(PROG) $(NEXT_WRAPPER) $(TEST_HELPERS) $(UNIT_TESTS) $(INT_TESTS)
+
+# Runs in a fresh make so that pkg-config sees what deps just installed.
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory test-run
+
+test-run:
+	prove --exec '' --timer $(UNIT_TESTS) $(INT_TESTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@demo/run
+
+install: $(PROG)
+	install -d $(DESTDIR)$(SBINDIR)
+	install -m 0755 $(PROG) $(DESTDIR)$(SBINDIR)/$(PROG)
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/$(PROG)
+
+clean:
+	rm -f $(PROG) $(NEXT_WRAPPER) libhsw.a wrapper/*.o legacy/*.o migrate/*.o t/*.o \
+	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS)
+
+# Installs missing packages when root; otherwise says exactly what to run.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' \
+			|| missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+		echo "missing Debian packages; run as root:"; \
+		echo "  apt-get install -y --no-install-recommends$$missing"; \
+		exit 1; \
+	fi; \
+	echo "installing:$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends$$missing </dev/null

@@ -1,0 +1,1035 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fake-haproxy - test helper that behaves like haproxy 1.5 ... 3.x as seen
+ * from outside: version banner, command line, -db / -D / -Ds modes, the
+ * -sf/-st protocol (SIGTTOU retries, SIGTTIN, SIGUSR1/SIGTERM), pidfile,
+ * signals, and a tiny HTTP responder.  Written from the black-box notes in
+ * doc haproxy-behavior.md; no haproxy code.
+ *
+ * FAKE_HAPROXY_VERSION	version to emulate (default 2.6.12)
+ * FAKE_HAPROXY_LOG	file to append event lines to
+ *
+ * Config keywords: bind, fake-config-error, fake-nbproc, fake-load-delay-ms,
+ * fake-exit-after-ready, fake-crash-after-ready; anything else is ignored.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG		"fake-haproxy"
+#define REQ_MAX		4096
+#define BIND_RETRIES	200
+#define READY_DELAY_MS	100
+
+enum mode { MODE_FOREGROUND, MODE_DAEMON, MODE_SYSTEMD, MODE_CHECK };
+
+struct listener {
+	struct sockaddr_in addr;
+	int fd;			/* -1 while not bound */
+};
+
+struct client {
+	int fd;
+	size_t len;
+	char buf[REQ_MAX];
+};
+
+static struct {
+	const char *version;
+	int major, minor;
+	int log_fd;
+
+	/* command line */
+	const char **cfgs;
+	int ncfgs;
+	const char *pidfile;
+	const char *chdir_to;
+	bool quiet, foreground, daemon, systemd, check;
+	int final_sig;		/* SIGUSR1 for -sf, SIGTERM for -st, 0 */
+	pid_t *old_pids;
+	int nold;
+
+	/* configuration */
+	struct listener *lsn;
+	int nlsn;
+	int nbproc;
+	long load_delay_ms;
+	int exit_after_ready;	/* -1: never */
+	bool crash_after_ready;
+	bool config_error;
+} g = {
+	.log_fd = -1,
+	.nbproc = 1,
+	.exit_after_ready = -1,
+};
+
+extern char **environ;
+
+static bool version_before(int major, int minor)
+{
+	return g.major < major || (g.major == major && g.minor < minor);
+}
+
+/* ---------------------------------------------------------------- log */
+
+static void log_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One write() per line: several processes append to the same file. */
+static void log_event(const char *fmt, ...)
+{
+	char *body = NULL, *line = NULL;
+	va_list ap;
+	int len;
+
+	if (g.log_fd < 0)
+		return;
+	va_start(ap, fmt);
+	len = vasprintf(&body, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return;
+	len = asprintf(&line, "pid=%d %s\n", (int)getpid(), body);
+	if (len >= 0 && write(g.log_fd, line, len) != len)
+		fprintf(stderr, PROG ": short write to log\n");
+	free(body);
+	free(line);
+}
+
+static void __attribute__((noreturn)) finish(int code)
+{
+	log_event("exit %d", code);
+	fflush(stdout);
+	exit(code);
+}
+
+static void status_field(const char *field, char *out, size_t size)
+{
+	char line[256];
+	size_t flen = strlen(field);
+	FILE *f;
+
+	snprintf(out, size, "?");
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, field, flen) || line[flen] != ':')
+			continue;
+		snprintf(out, size, "%s", line + flen + 1 + strspn(line + flen + 1, " \t"));
+		out[strcspn(out, "\n")] = '\0';
+		break;
+	}
+	fclose(f);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Inherited descriptors, as a sorted comma-separated list. */
+static void open_fds(FILE *out)
+{
+	int fds[1024], n = 0, i;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < (int)(sizeof(fds) / sizeof(fds[0]))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (atoi(de->d_name) != dirfd(d))
+			fds[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	qsort(fds, n, sizeof(int), cmp_int);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%d", i ? "," : "", fds[i]);
+}
+
+static void haproxy_env(FILE *out)
+{
+	bool first = true;
+	char **e;
+
+	for (e = environ; *e; e++) {
+		size_t nlen = strcspn(*e, "=");
+
+		if (strncmp(*e, "HAPROXY_", 8) &&
+		    !(nlen == 13 && !strncmp(*e, "NOTIFY_SOCKET", 13)))
+			continue;
+		fprintf(out, "%s%.*s", first ? "" : ",", (int)nlen, *e);
+		first = false;
+	}
+}
+
+/* What the process inherited, captured before we open anything ourselves. */
+static void log_start(int argc, char **argv)
+{
+	char sigblk[64], sigign[64], *text = NULL;
+	const char *path = getenv("FAKE_HAPROXY_LOG");
+	size_t size;
+	FILE *out;
+	int i;
+
+	if (!path || !*path)
+		return;
+	status_field("SigBlk", sigblk, sizeof(sigblk));
+	status_field("SigIgn", sigign, sizeof(sigign));
+	out = open_memstream(&text, &size);
+	if (!out)
+		return;
+	fprintf(out, "start ppid=%d args=", (int)getppid());
+	for (i = 1; i < argc; i++)
+		fprintf(out, "%s%s", i > 1 ? " " : "", argv[i]);
+	fprintf(out, " sigblk=%s sigign=%s fds=", sigblk, sigign);
+	open_fds(out);
+	fprintf(out, " env=");
+	haproxy_env(out);
+	fclose(out);
+
+	g.log_fd = open(path, O_APPEND | O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (g.log_fd < 0)
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+	log_event("%s", text);
+	free(text);
+}
+
+/* ------------------------------------------------------- command line */
+
+static void __attribute__((noreturn)) usage(void)
+{
+	fprintf(stderr,
+		"Usage : " PROG " [-f <cfgfile>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpconn> ]\n"
+		"        [ -p <pidfile> ] [ -m <max megs> ] [ -C <dir> ] [ -c ] [ -q ]\n"
+		"        [ -sf/-st [pid ]* ]\n");
+	finish(1);
+}
+
+static void parse_version(void)
+{
+	const char *v = getenv("FAKE_HAPROXY_VERSION");
+	char *end;
+
+	g.version = v && *v ? v : "2.6.12";
+	g.major = strtol(g.version, &end, 10);
+	if (end != g.version && *end == '.')
+		g.minor = strtol(end + 1, &end, 10);
+	if (g.major <= 0) {	/* unparsable: behave like the default */
+		g.major = 2;
+		g.minor = 6;
+	}
+}
+
+static void __attribute__((noreturn)) print_version(void)
+{
+	if (!strcmp(g.version, "garbage"))
+		printf("this is not haproxy\n");
+	else if (version_before(1, 9))
+		printf("HA-Proxy version %s 2017/01/01\n"
+		       "Copyright 2000-2017 Willy Tarreau <willy@haproxy.org>\n\n",
+		       g.version);
+	else if (version_before(2, 4))
+		printf("HA-Proxy version %s 2020/01/01 - https://haproxy.org/\n",
+		       g.version);
+	else
+		printf("HAProxy version %s 2023/01/01 - https://haproxy.org/\n"
+		       "Status: fake.\n", g.version);
+	finish(0);
+}
+
+static pid_t parse_pid(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		usage();
+	return v;
+}
+
+/* -sf/-st take every following argument that does not look like a flag. */
+static int parse_old_pids(int argc, char **argv, int i)
+{
+	while (i + 1 < argc && argv[i + 1][0] != '-') {
+		g.old_pids = realloc(g.old_pids, (g.nold + 1) * sizeof(pid_t));
+		if (!g.old_pids)
+			abort();
+		g.old_pids[g.nold++] = parse_pid(argv[++i]);
+	}
+	return i;
+}
+
+static void add_cfg(const char *path)
+{
+	g.cfgs = realloc(g.cfgs, (g.ncfgs + 1) * sizeof(char *));
+	if (!g.cfgs)
+		abort();
+	g.cfgs[g.ncfgs++] = path;
+}
+
+static void __attribute__((noreturn)) no_master_worker(void)
+{
+	if (version_before(1, 8))
+		usage();
+	fprintf(stderr, PROG ": master-worker not emulated\n");
+	finish(1);
+}
+
+/* Flags are recognised by their first letters, like haproxy does. */
+static void parse_args(int argc, char **argv)
+{
+	int i;
+
+	if (argc < 2)
+		usage();
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				add_cfg(argv[i]);
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			usage();
+		switch (a[1]) {
+		case 'v':
+			print_version();
+		case 'd':
+			if (a[2] == 'b')
+				g.foreground = true;
+			break;
+		case 'D':
+			if (a[2] == 's')
+				g.systemd = true;
+			else
+				g.daemon = true;
+			break;
+		case 'W':
+			no_master_worker();
+		case 'c':
+			g.check = true;
+			break;
+		case 'q':
+			g.quiet = true;
+			break;
+		case 'V':
+			break;
+		case 's':
+			if (a[2] == 'f')
+				g.final_sig = SIGUSR1;
+			else if (a[2] == 't')
+				g.final_sig = SIGTERM;
+			else
+				usage();
+			i = parse_old_pids(argc, argv, i);
+			break;
+		case 'f': case 'p': case 'C': case 'L': case 'N':
+		case 'n': case 'm': case 'x': case 'S':
+			if (++i >= argc)
+				usage();
+			if (a[1] == 'f')
+				add_cfg(argv[i]);
+			else if (a[1] == 'p')
+				g.pidfile = argv[i];
+			else if (a[1] == 'C')
+				g.chdir_to = argv[i];
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!g.ncfgs)
+		usage();
+}
+
+/* -D (hence -Ds on >= 1.8) beats -db; -Ds is a mode of its own before 1.8. */
+static enum mode pick_mode(void)
+{
+	if (g.check)
+		return MODE_CHECK;
+	if (g.systemd && version_before(1, 8))
+		return MODE_SYSTEMD;
+	if (g.daemon || g.systemd)
+		return MODE_DAEMON;
+	return MODE_FOREGROUND;
+}
+
+/* ------------------------------------------------------------- config */
+
+static void __attribute__((noreturn)) alert(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void __attribute__((noreturn)) alert(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "[ALERT] fake: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	finish(1);
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	s[strcspn(s, "#")] = '\0';
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+static long parse_num(const char *s, const char *where)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = s ? strtol(s, &end, 10) : -1;
+	if (!s || errno || end == s || *end || v < 0)
+		alert("%s: bad number '%s'", where, s ? s : "");
+	return v;
+}
+
+/* "ip:port", "*:port" or ":port"; several may be comma-separated. */
+static void add_bind(char *spec, const char *where)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(spec, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(tok, ':');
+		struct listener *l;
+		long port;
+
+		if (!colon)
+			alert("%s: bad bind address '%s'", where, tok);
+		*colon = '\0';
+		port = parse_num(colon + 1, where);
+		if (port > 65535)
+			alert("%s: bad port '%s'", where, colon + 1);
+		g.lsn = realloc(g.lsn, (g.nlsn + 1) * sizeof(*l));
+		if (!g.lsn)
+			abort();
+		l = &g.lsn[g.nlsn++];
+		memset(l, 0, sizeof(*l));
+		l->fd = -1;
+		l->addr.sin_family = AF_INET;
+		l->addr.sin_port = htons(port);
+		if (!*tok || !strcmp(tok, "*"))
+			l->addr.sin_addr.s_addr = htonl(INADDR_ANY);
+		else if (inet_pton(AF_INET, tok, &l->addr.sin_addr) != 1)
+			alert("%s: bad IPv4 address '%s'", where, tok);
+	}
+}
+
+static void parse_line(char *line, const char *where)
+{
+	char *save = NULL;
+	char *kw = strtok_r(line, " \t", &save);
+	char *arg = strtok_r(NULL, " \t", &save);
+
+	if (!kw)
+		return;
+	if (!strcmp(kw, "bind")) {
+		if (!arg)
+			alert("%s: bind needs an address", where);
+		add_bind(arg, where);
+	} else if (!strcmp(kw, "fake-config-error")) {
+		g.config_error = true;
+	} else if (!strcmp(kw, "fake-nbproc")) {
+		g.nbproc = parse_num(arg, where);
+		if (g.nbproc < 1)
+			alert("%s: fake-nbproc must be >= 1", where);
+	} else if (!strcmp(kw, "fake-load-delay-ms")) {
+		g.load_delay_ms = parse_num(arg, where);
+	} else if (!strcmp(kw, "fake-exit-after-ready")) {
+		g.exit_after_ready = parse_num(arg, where) & 255;
+	} else if (!strcmp(kw, "fake-crash-after-ready")) {
+		g.crash_after_ready = true;
+	}
+}
+
+static void load_file(const char *path)
+{
+	char line[1024], where[PATH_MAX + 32];
+	int lineno = 0;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		alert("cannot open configuration file %s : %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		snprintf(where, sizeof(where), "%s:%d", path, ++lineno);
+		parse_line(trim(line), where);
+		if (g.config_error) {
+			fprintf(stderr, "[ALERT] fake: parse error\n");
+			finish(1);
+		}
+	}
+	fclose(f);
+}
+
+static int is_cfg(const struct dirent *de)
+{
+	size_t len = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && len > 4 && !strcmp(de->d_name + len - 4, ".cfg");
+}
+
+/* A directory stands for its *.cfg files in lexical order. */
+static void load_path(const char *path)
+{
+	struct dirent **list;
+	struct stat st;
+	int n, i;
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		load_file(path);
+		return;
+	}
+	n = scandir(path, &list, is_cfg, alphasort);
+	if (n < 0)
+		alert("cannot read configuration directory %s : %s", path, strerror(errno));
+	for (i = 0; i < n; i++) {
+		char *file;
+
+		if (asprintf(&file, "%s/%s", path, list[i]->d_name) < 0)
+			abort();
+		load_file(file);
+		free(file);
+		free(list[i]);
+	}
+	free(list);
+}
+
+static void load_config(void)
+{
+	int i;
+
+	if (g.chdir_to && chdir(g.chdir_to) < 0)
+		alert("cannot change directory to %s : %s", g.chdir_to, strerror(errno));
+	for (i = 0; i < g.ncfgs; i++)
+		load_path(g.cfgs[i]);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	/* An interrupted sleep goes on with what is left. */
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void __attribute__((noreturn)) check_mode(void)
+{
+	if (!g.nlsn) {
+		fprintf(stderr, "[ALERT] fake: configuration has no listener\n");
+		finish(2);
+	}
+	if (!g.quiet)
+		printf("Configuration file is valid\n");
+	finish(0);
+}
+
+/* ------------------------------------------------------------ signals */
+
+/* Handlers only queue the signal; the event loop acts on it in order. */
+static volatile sig_atomic_t sigq[64];
+static volatile sig_atomic_t sigq_head, sigq_tail;
+
+static void queue_signal(int sig)
+{
+	int next = (sigq_tail + 1) % 64;
+
+	if (next != sigq_head) {
+		sigq[sigq_tail] = sig;
+		sigq_tail = next;
+	}
+}
+
+static int dequeue_signal(void)
+{
+	int sig;
+
+	if (sigq_head == sigq_tail)
+		return 0;
+	sig = sigq[sigq_head];
+	sigq_head = (sigq_head + 1) % 64;
+	return sig;
+}
+
+static void handled_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGTTOU);
+	sigaddset(set, SIGTTIN);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+	if (!version_before(1, 8))
+		sigaddset(set, SIGUSR2);
+}
+
+/*
+ * Handled signals stay blocked except inside ppoll().  SIGTERM is left as
+ * inherited (normally default); so is SIGINT before 3.2, which is how an
+ * ignored SIGINT leaks into real haproxy.  SIGUSR2 is left alone before 1.8
+ * so that it kills the process like it did then.
+ */
+static void setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = queue_signal };
+	sigset_t set;
+	int sig;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!version_before(3, 2))
+		signal(SIGINT, SIG_DFL);
+
+	handled_signals(&set);
+	sa.sa_mask = set;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig) == 1)
+			sigaction(sig, &sa, NULL);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* ----------------------------------------------------------- binding */
+
+static const char *addr_str(const struct listener *l)
+{
+	static char buf[INET_ADDRSTRLEN + 8];
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &l->addr.sin_addr, ip, sizeof(ip));
+	snprintf(buf, sizeof(buf), "%s:%u", ip, ntohs(l->addr.sin_port));
+	return buf;
+}
+
+static int bind_one(struct listener *l)
+{
+	int one = 1, fd, err;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) < 0 ||
+	    listen(fd, 1024) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	l->fd = fd;
+	return 0;
+}
+
+/* Binds what is not bound yet; returns 0 or the first -errno. */
+static int bind_all(void)
+{
+	int i, err, first = 0;
+
+	for (i = 0; i < g.nlsn; i++) {
+		if (g.lsn[i].fd >= 0)
+			continue;
+		err = bind_one(&g.lsn[i]);
+		if (err && !first)
+			first = err;
+	}
+	return first;
+}
+
+static void unbind_all(void)
+{
+	int i;
+
+	for (i = 0; i < g.nlsn; i++) {
+		if (g.lsn[i].fd >= 0)
+			close(g.lsn[i].fd);
+		g.lsn[i].fd = -1;
+	}
+}
+
+/* Returns how many old pids kill() reached. */
+static int tell_old_pids(int sig)
+{
+	int i, reached = 0;
+
+	for (i = 0; i < g.nold; i++) {
+		log_event("signalled-old SIG%s %d", sigabbrev_np(sig), (int)g.old_pids[i]);
+		if (kill(g.old_pids[i], sig) == 0)
+			reached++;
+	}
+	return reached;
+}
+
+static const char *first_unbound(void)
+{
+	int i;
+
+	for (i = 0; i < g.nlsn; i++)
+		if (g.lsn[i].fd < 0)
+			return addr_str(&g.lsn[i]);
+	return "?";
+}
+
+/* Address in use: ask the old processes to pause, then try again. */
+static void bind_listeners(void)
+{
+	int err = bind_all(), tries;
+
+	for (tries = 0; err == -EADDRINUSE && g.nold && tries < BIND_RETRIES; tries++) {
+		if (!tell_old_pids(SIGTTOU))
+			break;
+		sleep_ms(10);
+		err = bind_all();
+	}
+	if (!err)
+		return;
+	fprintf(stderr, "[ALERT] fake: cannot bind socket\n");
+	fprintf(stderr, "[ALERT] fake: %s: %s\n", first_unbound(), strerror(-err));
+	unbind_all();
+	if (g.nold)
+		tell_old_pids(SIGTTIN);
+	finish(1);
+}
+
+/* Not a fatal-on-the-spot error: the old processes must resume first. */
+static int create_pidfile(void)
+{
+	int fd;
+
+	if (!g.pidfile)
+		return -1;
+	unlink(g.pidfile);
+	fd = open(g.pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "[ALERT] fake: cannot create pidfile %s : %s\n",
+			g.pidfile, strerror(errno));
+		unbind_all();
+		if (g.nold)
+			tell_old_pids(SIGTTIN);
+		finish(1);
+	}
+	return fd;
+}
+
+static void write_pid(int fd, pid_t pid)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+
+	if (fd >= 0 && write(fd, buf, len) != len)
+		fprintf(stderr, PROG ": short write to pidfile\n");
+}
+
+/* ------------------------------------------------------------ serving */
+
+static struct client **clients;
+static int nclients;
+static bool paused, stopping;
+
+static void add_client(int fd)
+{
+	struct client *c = calloc(1, sizeof(*c));
+
+	clients = realloc(clients, (nclients + 1) * sizeof(*clients));
+	if (!c || !clients)
+		abort();
+	c->fd = fd;
+	clients[nclients++] = c;
+}
+
+static void drop_client(int i)
+{
+	close(clients[i]->fd);
+	free(clients[i]);
+	clients[i] = clients[--nclients];
+}
+
+static void accept_clients(int lfd)
+{
+	int fd;
+
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+		add_client(fd);
+}
+
+static void respond(struct client *c)
+{
+	char resp[160];
+	int len;
+
+	len = snprintf(resp, sizeof(resp),
+		       "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n"
+		       "Connection: close\r\n\r\npid=%d\n", (int)getpid());
+	if (write(c->fd, resp, len) < 0)
+		return;	/* the client went away: nothing to do */
+}
+
+/* Returns true when the client is done with. */
+static bool serve_client(struct client *c)
+{
+	ssize_t n = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
+
+	if (n < 0)
+		return errno != EAGAIN && errno != EINTR;
+	c->len += n;
+	if (n == 0 || c->len == sizeof(c->buf) || memmem(c->buf, c->len, "\r\n\r\n", 4)) {
+		respond(c);
+		return true;
+	}
+	return false;
+}
+
+static void handle_signal(int sig)
+{
+	switch (sig) {
+	case SIGUSR1:
+		if (stopping)
+			break;
+		stopping = true;
+		unbind_all();
+		log_event("soft-stop");
+		break;
+	case SIGTTOU:
+		if (stopping || paused)
+			break;
+		paused = true;
+		unbind_all();
+		log_event("paused");
+		break;
+	case SIGTTIN:
+		if (stopping || !paused)
+			break;
+		paused = false;
+		if (bind_all())
+			log_event("resume-failed");
+		else
+			log_event("resumed");
+		break;
+	default:
+		log_event("ignored SIG%s", sigabbrev_np(sig));
+	}
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void __attribute__((noreturn)) self_destruct(void)
+{
+	sigset_t set;
+
+	if (g.exit_after_ready >= 0)
+		finish(g.exit_after_ready);
+	log_event("crash");
+	signal(SIGSEGV, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGSEGV);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGSEGV);
+	abort();
+}
+
+static int fill_pollfds(struct pollfd *pfd)
+{
+	int i, n = 0;
+
+	for (i = 0; i < g.nlsn; i++)
+		if (g.lsn[i].fd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = g.lsn[i].fd, .events = POLLIN };
+	for (i = 0; i < nclients; i++)
+		pfd[n++] = (struct pollfd){ .fd = clients[i]->fd, .events = POLLIN };
+	return n;
+}
+
+static void __attribute__((noreturn)) serve(void)
+{
+	long long deadline = -1;
+	sigset_t none;
+	int sig;
+
+	if (g.exit_after_ready >= 0 || g.crash_after_ready)
+		deadline = now_ms() + READY_DELAY_MS;
+	sigemptyset(&none);
+
+	for (;;) {
+		struct pollfd pfd[g.nlsn + nclients + 1];
+		struct timespec ts, *tsp = NULL;
+		int n, i, nl, ready;
+
+		while ((sig = dequeue_signal()))
+			handle_signal(sig);
+		if (stopping && !nclients)
+			finish(0);
+		if (deadline >= 0) {
+			long long left = deadline - now_ms();
+
+			if (left <= 0)
+				self_destruct();
+			ts = (struct timespec){ left / 1000, (left % 1000) * 1000000L };
+			tsp = &ts;
+		}
+
+		n = fill_pollfds(pfd);
+		nl = n - nclients;
+		ready = ppoll(pfd, n, tsp, &none);
+		if (ready <= 0)
+			continue;
+
+		/*
+		 * pfd holds the listeners, then the clients in array order.
+		 * Clients go first, backwards, so that drop_client()'s swap
+		 * and accept()'s append cannot shift an index still to visit.
+		 */
+		for (i = n - 1; i >= nl; i--)
+			if (pfd[i].revents && serve_client(clients[i - nl]))
+				drop_client(i - nl);
+		for (i = 0; i < nl; i++)
+			if (pfd[i].revents)
+				accept_clients(pfd[i].fd);
+	}
+}
+
+/* --------------------------------------------------------------- modes */
+
+static void __attribute__((noreturn)) daemon_mode(int pidfd)
+{
+	int i, null;
+	pid_t pid;
+
+	fflush(NULL);
+	for (i = 0; i < (version_before(1, 8) ? g.nbproc : 1); i++) {
+		pid = fork();
+		if (pid < 0)
+			alert("fork: %s", strerror(errno));
+		if (pid == 0) {
+			if (pidfd >= 0)
+				close(pidfd);
+			setsid();
+			null = open("/dev/null", O_RDWR);
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+				dup2(null, 2);
+				if (null > 2)
+					close(null);
+			}
+			serve();
+		}
+		write_pid(pidfd, pid);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	finish(0);
+}
+
+/*
+ * haproxy < 1.8 "-Ds": stay in the foreground waiting for the workers.
+ * Waiting in waitpid() never runs the signal queue, so the control
+ * signals are swallowed; TERM/INT/USR2 keep their (default) action.
+ */
+static void __attribute__((noreturn)) systemd_mode(int pidfd)
+{
+	sigset_t set;
+	int i;
+	pid_t pid;
+
+	fflush(NULL);
+	for (i = 0; i < g.nbproc; i++) {
+		pid = fork();
+		if (pid < 0)
+			alert("fork: %s", strerror(errno));
+		if (pid == 0) {
+			if (pidfd >= 0)
+				close(pidfd);
+			log_event("worker");
+			serve();
+		}
+		write_pid(pidfd, pid);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	unbind_all();
+
+	handled_signals(&set);
+	for (i = 1; i < NSIG; i++)
+		if (sigismember(&set, i) == 1)
+			signal(i, SIG_IGN);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	finish(0);
+}
+
+int main(int argc, char **argv)
+{
+	enum mode mode;
+	int pidfd = -1;
+
+	log_start(argc, argv);
+	parse_version();
+	parse_args(argc, argv);
+	mode = pick_mode();
+
+	load_config();
+	if (mode == MODE_CHECK)
+		check_mode();
+	if (!g.nlsn)
+		alert("no listener found in the configuration (check for 'bind')");
+	if (g.load_delay_ms)
+		sleep_ms(g.load_delay_ms);
+
+	setup_signals();
+	bind_listeners();
+	if (mode != MODE_FOREGROUND)
+		pidfd = create_pidfile();
+	log_event("bound");
+	if (g.final_sig)
+		tell_old_pids(g.final_sig);
+
+	switch (mode) {
+	case MODE_DAEMON:
+		daemon_mode(pidfd);
+	case MODE_SYSTEMD:
+		systemd_mode(pidfd);
+	default:
+		serve();
+	}
+}

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "t/harness.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
+
+const char *t_wrapper_path(void)
+{
+	static gchar *path;
+
+	if (!path) {
+		const char *env = g_getenv("HSW_WRAPPER");
+		g_autofree gchar *cwd = g_get_current_dir();
+
+		path = env ? g_strdup(env)
+			   : g_build_filename(cwd, "haproxy-systemd-wrapper",
+					      NULL);
+	}
+	return path;
+}
+
+const char *t_dir(void)
+{
+	static gchar *dir;
+
+	if (!dir) {
+		g_autofree gchar *cwd = g_get_current_dir();
+
+		dir = g_build_filename(cwd, "t", NULL);
+	}
+	return dir;
+}
+
+static gint64 deadline_of(guint timeout_ms)
+{
+	return g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+}
+
+static int ms_left(gint64 deadline)
+{
+	gint64 left = deadline - g_get_monotonic_time();
+
+	return left <= 0 ? 0 : (int)(left / 1000) + 1;
+}
+
+struct wrapper *wrapper_start_at(const char *wrapper_path,
+				 const char *const *args,
+				 const char *const *env)
+{
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_auto(GStrv) envp = g_get_environ();
+	g_autoptr(GError) error = NULL;
+	struct wrapper *w = g_new0(struct wrapper, 1);
+
+	g_ptr_array_add(argv, (char *)(wrapper_path ? : t_wrapper_path()));
+	for (; args && *args; args++)
+		g_ptr_array_add(argv, (char *)*args);
+	g_ptr_array_add(argv, NULL);
+	for (; env && *env; env++) {
+		g_auto(GStrv) kv = g_strsplit(*env, "=", 2);
+
+		envp = g_environ_setenv(envp, kv[0], kv[1] ? : "", TRUE);
+	}
+	w->lines = g_ptr_array_new_with_free_func(g_free);
+	w->partial = g_string_new(NULL);
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
+				      G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				      &w->pid, NULL, NULL, &w->err_fd,
+				      &error))
+		g_error("cannot start the wrapper: %s", error->message);
+	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
+	return w;
+}
+
+struct wrapper *wrapper_start(const char *const *args, const char *const *env)
+{
+	return wrapper_start_at(NULL, args, env);
+}
+
+/* Read what is there; FALSE at EOF. */
+static gboolean drain(struct wrapper *w)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(w->err_fd, buf, sizeof(buf))) > 0) {
+		char *nl;
+
+		g_string_append_len(w->partial, buf, n);
+		while ((nl = strchr(w->partial->str, '\n'))) {
+			gchar *line = g_strndup(w->partial->str,
+						nl - w->partial->str);
+
+			if (g_test_verbose())
+				g_printerr("# %s\n", line);
+			g_ptr_array_add(w->lines, line);
+			g_string_erase(w->partial, 0,
+				       nl - w->partial->str + 1);
+		}
+	}
+	return n != 0;
+}
+
+void wrapper_pump(struct wrapper *w, guint timeout_ms)
+{
+	struct pollfd p = { .fd = w->err_fd, .events = POLLIN };
+
+	if (w->err_fd >= 0 && poll(&p, 1, timeout_ms) > 0)
+		drain(w);
+}
+
+static const char *search(struct wrapper *w, const char *needle,
+			  gboolean advance)
+{
+	for (guint i = w->scan; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, needle)) {
+			if (advance)
+				w->scan = i + 1;
+			return line;
+		}
+	}
+	return NULL;
+}
+
+const char *wrapper_wait_log(struct wrapper *w, const char *needle,
+			     guint timeout_ms)
+{
+	gint64 deadline = deadline_of(timeout_ms);
+	const char *line;
+
+	for (;;) {
+		struct pollfd p = { .fd = w->err_fd, .events = POLLIN };
+		gboolean open;
+
+		open = drain(w);
+		line = search(w, needle, TRUE);
+		if (line || !open || ms_left(deadline) == 0)
+			return line;
+		poll(&p, 1, ms_left(deadline));
+	}
+}
+
+const char *wrapper_find_log(struct wrapper *w, const char *needle)
+{
+	drain(w);
+	for (guint i = 0; i < w->lines->len; i++)
+		if (strstr(g_ptr_array_index(w->lines, i), needle))
+			return g_ptr_array_index(w->lines, i);
+	return NULL;
+}
+
+guint wrapper_count_log(struct wrapper *w, const char *needle)
+{
+	guint n = 0;
+
+	drain(w);
+	for (guint i = 0; i < w->lines->len; i++)
+		if (strstr(g_ptr_array_index(w->lines, i), needle))
+			n++;
+	return n;
+}
+
+void wrapper_signal(struct wrapper *w, int sig)
+{
+	if (!w->reaped)
+		kill(w->pid, sig);
+}
+
+int wrapper_wait_exit(struct wrapper *w, guint timeout_ms)
+{
+	gint64 deadline = deadline_of(timeout_ms);
+	int fd;
+
+	if (w->reaped)
+		return w->status;
+	fd = pidfd_open(w->pid, 0);
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = w->err_fd, .events = POLLIN },
+		};
+
+		if (waitpid(w->pid, &w->status, WNOHANG) == w->pid) {
+			w->reaped = TRUE;
+			break;
+		}
+		if (ms_left(deadline) == 0)
+			break;
+		poll(p, 2, ms_left(deadline));
+		drain(w);
+	}
+	close(fd);
+	drain(w);
+	return w->reaped ? w->status : -1;
+}
+
+static void collect_descendants(GPid root, GArray *out)
+{
+	g_autoptr(GArray) kids = proc_children(root);
+
+	for (guint i = 0; i < kids->len; i++) {
+		GPid k = g_array_index(kids, GPid, i);
+
+		g_array_append_val(out, k);
+		collect_descendants(k, out);
+	}
+}
+
+GArray *t_descendants(GPid root)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	collect_descendants(root, out);
+	return out;
+}
+
+gboolean t_pid_alive(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/stat", pid);
+	g_autofree gchar *stat = NULL;
+	const char *p;
+
+	/* A zombie is not alive. */
+	if (!g_file_get_contents(path, &stat, NULL, NULL))
+		return FALSE;
+	p = strrchr(stat, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+gboolean t_wait_gone(GPid pid, guint timeout_ms)
+{
+	gint64 deadline = deadline_of(timeout_ms);
+	int fd = pidfd_open(pid, 0);
+
+	if (fd < 0)
+		return TRUE;
+	while (t_pid_alive(pid) && ms_left(deadline) > 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		poll(&p, 1, MIN(ms_left(deadline), 50));
+	}
+	close(fd);
+	return !t_pid_alive(pid);
+}
+
+void wrapper_free(struct wrapper *w)
+{
+	g_autoptr(GArray) below = NULL;
+
+	if (!w)
+		return;
+	if (!w->reaped) {
+		below = t_descendants(w->pid);
+		kill(w->pid, SIGKILL);
+		for (guint i = 0; i < below->len; i++)
+			kill(g_array_index(below, GPid, i), SIGKILL);
+		waitpid(w->pid, &w->status, 0);
+		for (guint i = 0; i < below->len; i++)
+			t_wait_gone(g_array_index(below, GPid, i), T_WAIT);
+	}
+	close(w->err_fd);
+	g_ptr_array_unref(w->lines);
+	g_string_free(w->partial, TRUE);
+	g_free(w);
+}
+
+GPid t_pid_in(const char *line, const char *key)
+{
+	const char *p = line ? strstr(line, key) : NULL;
+
+	return p ? (GPid)strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+GPid wrapper_wait_ready(struct wrapper *w, guint number, guint timeout_ms)
+{
+	g_autofree gchar *needle = g_strdup_printf("generation %u ready: ",
+						   number);
+
+	return t_pid_in(wrapper_wait_log(w, needle, timeout_ms), "pid ");
+}
+
+guint16 t_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	guint16 port;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static int connect_to(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+gchar *t_http_get(guint16 port, guint timeout_ms)
+{
+	static const char req[] = "GET / HTTP/1.0\r\nHost: t\r\n\r\n";
+	g_autoptr(GString) resp = g_string_new(NULL);
+	struct timeval tv = { .tv_sec = timeout_ms / 1000,
+			      .tv_usec = (timeout_ms % 1000) * 1000 };
+	const char *body;
+	char buf[1024];
+	ssize_t n;
+	int fd = connect_to(port);
+
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (write(fd, req, sizeof(req) - 1) != sizeof(req) - 1) {
+		close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(resp, buf, n);
+	close(fd);
+	if (n < 0 || !g_str_has_prefix(resp->str, "HTTP/1.") ||
+	    !strstr(resp->str, " 200 "))
+		return NULL;
+	body = strstr(resp->str, "\r\n\r\n");
+	return body ? g_strdup(body + 4) : NULL;
+}
+
+GPid t_http_pid(guint16 port)
+{
+	g_autofree gchar *body = t_http_get(port, 5000);
+
+	return body ? t_pid_in(body, "pid=") : 0;
+}
+
+GPid t_wait_serving(guint16 port, guint timeout_ms)
+{
+	gint64 deadline = deadline_of(timeout_ms);
+	GPid pid;
+
+	while (!(pid = t_http_pid(port)) && ms_left(deadline) > 0)
+		g_usleep(20 * 1000);
+	return pid;
+}
+
+int t_hold_connection(guint16 port)
+{
+	return connect_to(port);
+}
+
+gchar *t_tmpdir(void)
+{
+	g_autoptr(GError) error = NULL;
+	gchar *dir = g_dir_make_tmp("hsw-test-XXXXXX", &error);
+
+	g_assert_no_error(error);
+	return dir;
+}
+
+void t_rmtree(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+
+		if (g_file_test(path, G_FILE_TEST_IS_DIR) &&
+		    !g_file_test(path, G_FILE_TEST_IS_SYMLINK))
+			t_rmtree(path);
+		else
+			g_unlink(path);
+	}
+	g_rmdir(dir);
+}
+
+gchar *t_write_file(const char *dir, const char *name, const char *content)
+{
+	g_autoptr(GError) error = NULL;
+	gchar *path = g_build_filename(dir, name, NULL);
+
+	g_file_set_contents(path, content, -1, &error);
+	g_assert_no_error(error);
+	return path;
+}
+
+gchar *t_write_config(const char *dir, const char *name, guint16 port,
+		      const char *extra)
+{
+	g_autofree gchar *cfg = g_strdup_printf(
+		"global\n"
+		"    hard-stop-after 10s\n"
+		"defaults\n"
+		"    mode http\n"
+		"    timeout connect 1s\n"
+		"    timeout client 10s\n"
+		"    timeout server 10s\n"
+		"frontend fe\n"
+		"    bind 127.0.0.1:%u\n"
+		"    http-request return status 200 content-type text/plain "
+		"lf-string \"pid=%%pid\\n\"\n"
+		"%s",
+		port, extra ? extra : "");
+
+	return t_write_file(dir, name, cfg);
+}
+
+gboolean t_have_haproxy(void)
+{
+	return g_file_test("/usr/sbin/haproxy", G_FILE_TEST_IS_EXECUTABLE);
+}

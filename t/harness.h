@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Integration test harness: runs the built wrapper with its stderr on a
+ * pipe and synchronizes on real events only: a log line appearing, a
+ * process exiting (pidfd), a socket answering. Every wait is bounded.
+ * Everything a test starts is ended by pid in wrapper_free().
+ */
+#pragma once
+
+#include <glib.h>
+
+/* Default bound of every wait, in ms. */
+#define T_WAIT 15000
+
+typedef struct wrapper Wrapper;
+
+struct wrapper {
+	GPid pid;
+	int err_fd;
+	GString *partial;
+	GPtrArray *lines;	/* every stderr line so far */
+	guint scan;		/* wrapper_wait_log looks from here */
+	gboolean reaped;
+	int status;
+};
+
+/* The wrapper under test: $HSW_WRAPPER, else ./haproxy-systemd-wrapper. */
+const char *t_wrapper_path(void);
+/* Directory of the test helpers (fake-haproxy, sigrecorder, ...). */
+const char *t_dir(void);
+
+/* Starts wrapper_path (NULL: t_wrapper_path()) with args (NULL-terminated,
+ * argv[0] excluded) and env additions "K=V" (may be NULL). */
+struct wrapper *wrapper_start_at(const char *wrapper_path,
+				 const char *const *args,
+				 const char *const *env);
+struct wrapper *wrapper_start(const char *const *args, const char *const *env);
+
+/* Wait for a line containing needle after the last matched line; returns
+ * that line (owned by w) or NULL on timeout or exit. */
+const char *wrapper_wait_log(struct wrapper *w, const char *needle,
+			     guint timeout_ms);
+/* Same, but from the start of the output. */
+const char *wrapper_find_log(struct wrapper *w, const char *needle);
+/* Number of lines containing needle so far. */
+guint wrapper_count_log(struct wrapper *w, const char *needle);
+/* Read what is available now. */
+void wrapper_pump(struct wrapper *w, guint timeout_ms);
+
+void wrapper_signal(struct wrapper *w, int sig);
+/* The wait status, or -1 if still running after timeout_ms. */
+int wrapper_wait_exit(struct wrapper *w, guint timeout_ms);
+/* Kills (by pid) the wrapper and every process below it, then frees. */
+void wrapper_free(struct wrapper *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Wrapper, wrapper_free)
+
+/* "generation 3 ready: pid 1234, ..." -> 1234 for "ready", "pid " keys. */
+GPid t_pid_in(const char *line, const char *key);
+/* Generation N's pid, waiting for its "ready" line. 0 on timeout. */
+GPid wrapper_wait_ready(struct wrapper *w, guint number, guint timeout_ms);
+
+/* Every pid below root (children, grandchildren...). */
+GArray *t_descendants(GPid root);
+gboolean t_pid_alive(GPid pid);
+/* Wait for any process (not only a child) to end; FALSE on timeout. */
+gboolean t_wait_gone(GPid pid, guint timeout_ms);
+
+guint16 t_free_port(void);
+/* GET / on 127.0.0.1:port; the body, or NULL on any failure. */
+gchar *t_http_get(guint16 port, guint timeout_ms);
+/* "pid=N" body -> N, or 0. */
+GPid t_http_pid(guint16 port);
+/* Poll until port answers (bounded); the answering pid or 0. */
+GPid t_wait_serving(guint16 port, guint timeout_ms);
+/* A connection held open (no request sent): keeps a process draining. */
+int t_hold_connection(guint16 port);
+
+gchar *t_tmpdir(void);
+void t_rmtree(const char *dir);
+/* A real-haproxy config serving "pid=<pid>" on 127.0.0.1:port. */
+gchar *t_write_config(const char *dir, const char *name, guint16 port,
+		      const char *extra);
+gchar *t_write_file(const char *dir, const char *name, const char *content);
+
+/* Is the real haproxy there? Tests skip cleanly when not. */
+gboolean t_have_haproxy(void);

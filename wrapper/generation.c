@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/generation.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
+#include "wrapper/log.h"
+
+struct generation *generation_new(guint number, enum launch_mode mode,
+				  const char *version)
+{
+	struct generation *g = g_new0(struct generation, 1);
+
+	g->number = number;
+	g->mode = mode;
+	g->state = GEN_STARTING;
+	g->started_us = g_get_real_time();
+	g_strlcpy(g->version, version, sizeof(g->version));
+	return g;
+}
+
+void generation_free(struct generation *g)
+{
+	witness_stop(&g->witness);
+	if (g->child_source)
+		g_source_remove(g->child_source);
+	g_free(g);
+}
+
+const char *generation_state_name(enum gen_state state)
+{
+	switch (state) {
+	case GEN_STARTING:
+		return "starting";
+	case GEN_CURRENT:
+		return "current";
+	case GEN_DRAINING:
+		return "draining";
+	}
+	return "unknown";
+}
+
+void generation_sf_pids(const struct generation *g, GArray *pids)
+{
+	g_autoptr(GArray) workers = NULL;
+
+	if (g->mode == LAUNCH_DB) {
+		g_array_append_val(pids, g->pid);
+		return;
+	}
+	workers = proc_children(g->pid);
+	if (workers->len == 0)
+		g_array_append_val(pids, g->pid);
+	else
+		g_array_append_vals(pids, workers->data, workers->len);
+}
+
+static void relay(GPid pid, int sig, gboolean log_relay)
+{
+	if (log_relay)
+		log_debug("%s -> %d.", signal_name(sig), pid);
+}
+
+/* Our own child, not yet reaped (its child watch has not fired): its pid
+ * cannot have been reused, so kill() is exact. */
+static void signal_direct(const struct generation *g, int sig,
+			  gboolean log_relay)
+{
+	relay(g->pid, sig, log_relay);
+	kill(g->pid, sig);
+}
+
+static guint signal_workers(const struct generation *g, int sig,
+			    gboolean log_relay)
+{
+	g_autoptr(GArray) workers = proc_children(g->pid);
+	guint sent = 0;
+
+	for (guint i = 0; i < workers->len; i++) {
+		GPid w = g_array_index(workers, GPid, i);
+		int fd = proc_open_if_child_of(w, g->pid);
+
+		if (fd < 0)
+			continue;
+		relay(w, sig, log_relay);
+		if (proc_pidfd_signal(fd, sig))
+			sent++;
+		close(fd);
+	}
+	return sent;
+}
+
+void generation_signal(const struct generation *g, int sig,
+		       gboolean log_relay)
+{
+	if (g->mode == LAUNCH_DB || g->state == GEN_STARTING) {
+		signal_direct(g, sig, log_relay);
+		return;
+	}
+	if (signal_workers(g, sig, log_relay) == 0 || sig == SIGKILL)
+		signal_direct(g, sig, log_relay);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A generation: one haproxy started by the wrapper, a direct child, from
+ * its start until it exits. With -db (haproxy >= 1.8) that child is the
+ * whole generation; with -Ds (haproxy < 1.8) it is a foreground parent
+ * whose workers, its own children, do the serving and take the signals.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "legacy/args.h"
+#include "wrapper/witness.h"
+
+enum gen_state {
+	GEN_STARTING,	/* loading and binding; the witness waits for it */
+	GEN_CURRENT,	/* the one serving */
+	GEN_DRAINING,	/* superseded; finishing its connections */
+};
+
+struct generation {
+	guint number;
+	GPid pid;
+	enum launch_mode mode;
+	enum gen_state state;
+	gint64 started_us;	/* wall clock, for status */
+	gchar version[64];
+	guint child_source;
+	struct witness witness;
+	gboolean warned_addr_in_use;
+};
+
+struct generation *generation_new(guint number, enum launch_mode mode,
+				  const char *version);
+void generation_free(struct generation *g);
+
+const char *generation_state_name(enum gen_state state);
+
+/* The pids a successor lists after -sf: the -db process, or the -Ds
+ * parent's workers (the parent itself while it has none). */
+void generation_sf_pids(const struct generation *g, GArray *pids);
+
+/*
+ * Send sig to the processes that act on it: the -db process, or the -Ds
+ * workers (verified children of our child, through pidfds), falling back
+ * to the -Ds parent when it has no worker. SIGKILL goes to all of them.
+ * log_relay prints the historic "SIGTERM -> pid." lines.
+ */
+void generation_signal(const struct generation *g, int sig,
+		       gboolean log_relay);

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * haproxy-systemd-wrapper: keeps haproxy running under systemd the way
+ * haproxy 1.5-era unit files expect, on any haproxy from 1.5 to 3.x.
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "legacy/args.h"
+#include "legacy/launch.h"
+#include "wrapper/log.h"
+#include "wrapper/signals.h"
+#include "wrapper/supervisor.h"
+#include "wrapper/upgrade.h"
+
+struct cli {
+	struct wrapper_options opts;
+	gchar *self_upgrade;
+	gint stop_timeout;
+	gint ready_timeout;
+	gboolean help;
+	gboolean version;
+	gboolean upgrade_check;
+};
+
+static const char summary[] =
+	"Runs haproxy under systemd as the 1.x haproxy-systemd-wrapper did:\n"
+	"every argument goes to haproxy; SIGUSR2 or SIGHUP reloads, SIGTERM or\n"
+	"SIGINT stops, SIGUSR1 stops gracefully. The wrapper's own options are\n"
+	"long options, written --name=value, before any \"--\".";
+
+static GOptionContext *option_context(struct cli *c)
+{
+	const GOptionEntry entries[] = {
+		{ "haproxy", 0, 0, G_OPTION_ARG_FILENAME, &c->opts.haproxy,
+		  "Run this haproxy (a path, or a name looked up in PATH)",
+		  "PATH" },
+		{ "self-upgrade", 0, 0, G_OPTION_ARG_STRING, &c->self_upgrade,
+		  "Re-execute a replaced wrapper binary on reload: auto "
+		  "(default), always, never", "WHEN" },
+		{ "stop-timeout", 0, 0, G_OPTION_ARG_INT, &c->stop_timeout,
+		  "After SIGTERM/SIGINT, SIGKILL what is left after this many "
+		  "seconds (default 10; 0: never)", "SECONDS" },
+		{ "ready-timeout", 0, 0, G_OPTION_ARG_INT, &c->ready_timeout,
+		  "Give up on a haproxy that has not bound its addresses after "
+		  "this many seconds (default 0: wait)", "SECONDS" },
+		{ "version", 0, 0, G_OPTION_ARG_NONE, &c->version,
+		  "Print the wrapper's version", NULL },
+		{ "help", 0, 0, G_OPTION_ARG_NONE, &c->help,
+		  "Show this help", NULL },
+		{ "upgrade-check", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE,
+		  &c->upgrade_check, NULL, NULL },
+		{ NULL },
+	};
+	GOptionContext *ctx = g_option_context_new("[HAPROXY-ARGUMENTS...]");
+
+	g_option_context_set_help_enabled(ctx, FALSE);
+	g_option_context_set_summary(ctx, summary);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	return ctx;
+}
+
+static gboolean parse_self_upgrade(const char *s, enum self_upgrade *out)
+{
+	if (!s || g_str_equal(s, "auto"))
+		*out = SELF_UPGRADE_AUTO;
+	else if (g_str_equal(s, "always"))
+		*out = SELF_UPGRADE_ALWAYS;
+	else if (g_str_equal(s, "never"))
+		*out = SELF_UPGRADE_NEVER;
+	else
+		return FALSE;
+	return TRUE;
+}
+
+/* GOption sees only the tokens wrapper_args_parse set apart as ours. */
+static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
+				      GStrv opts, GError **error)
+{
+	g_autoptr(GPtrArray) v = g_ptr_array_new();
+	int n;
+	char **argv;
+
+	g_ptr_array_add(v, (char *)LOG_IDENT);
+	for (char **o = opts; o && *o; o++)
+		g_ptr_array_add(v, *o);
+	g_ptr_array_add(v, NULL);
+	n = v->len - 1;
+	argv = (char **)v->pdata;
+	if (!g_option_context_parse(ctx, &n, &argv, error))
+		return FALSE;
+	if (n > 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "unexpected argument %s", argv[1]);
+		return FALSE;
+	}
+	if (!parse_self_upgrade(c->self_upgrade, &c->opts.self_upgrade)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--self-upgrade takes auto, always or never");
+		return FALSE;
+	}
+	if (c->stop_timeout < 0 || c->ready_timeout < 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "timeouts are seconds, 0 or more");
+		return FALSE;
+	}
+	c->opts.stop_timeout_s = c->stop_timeout;
+	c->opts.ready_timeout_s = c->ready_timeout;
+	return TRUE;
+}
+
+static int usage_error(const char *msg)
+{
+	log_err("%s (see --help)", msg);
+	return EXIT_USAGE;
+}
+
+/* -c, -v...: haproxy answers at once; nothing to supervise. */
+static int run_oneshot(const struct wrapper_args *args,
+		       const struct wrapper_options *opts)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *self = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree gchar *path = haproxy_locate(opts->haproxy, self, &error);
+	g_auto(GStrv) argv = NULL;
+
+	if (!path) {
+		log_err("%s", error->message);
+		return EXIT_HAPROXY_NOT_FOUND;
+	}
+	argv = haproxy_argv_oneshot(path, args);
+	return haproxy_exec(argv);
+}
+
+int main(int argc, char **argv)
+{
+	/* First, before GLib can start a thread that would take them. */
+	signals_block();
+
+	g_auto(GStrv) orig_argv = g_strdupv(argv);
+	g_autofree gchar *cwd = g_get_current_dir();
+	g_autoptr(GOptionContext) ctx = NULL;
+	g_autoptr(GError) error = NULL;
+	struct wrapper_args args = { 0 };
+	struct cli c = { .stop_timeout = 10 };
+	struct supervisor *s;
+	int code;
+
+	ctx = option_context(&c);
+	if (!wrapper_args_parse(argc - 1, argv + 1, cwd, &args, &error))
+		return usage_error(error->message);
+	if (!parse_wrapper_options(&c, ctx, args.wrapper_opts, &error)) {
+		wrapper_args_clear(&args);
+		return usage_error(error->message);
+	}
+	if (c.help) {
+		g_autofree gchar *help = g_option_context_get_help(ctx, TRUE, NULL);
+
+		fputs(help, stdout);
+		return 0;
+	}
+	if (c.version) {
+		printf("%s %s\n", LOG_IDENT, WRAPPER_VERSION);
+		return 0;
+	}
+	if (c.upgrade_check) {
+		upgrade_check_print();
+		return 0;
+	}
+	if (args.oneshot != ONESHOT_NONE)
+		return run_oneshot(&args, &c.opts);
+
+	s = supervisor_new(&args, &c.opts, orig_argv);
+	code = supervisor_run(s);
+	supervisor_free(s);
+	wrapper_args_clear(&args);
+	g_free(c.opts.haproxy);
+	g_free(c.self_upgrade);
+	return code;
+}

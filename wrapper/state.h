@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What a wrapper hands to its own new image when it upgrades itself in
+ * place: its haproxy generations (still its children after the exec) and
+ * the reload it was asked for. Carried in one environment variable; read
+ * back with suspicion, since a leaked variable may name anyone's pids.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "wrapper/generation.h"
+
+#define STATE_ENV "HAPROXY_WRAPPER_STATE"
+#define STATE_FORMAT 1
+
+struct handover {
+	guint next_number;
+	guint reloads;
+	int reload_signal;	/* the reload that triggered the upgrade */
+	gboolean reload_pending;	/* one more was asked for meanwhile */
+	GPtrArray *gens;	/* struct generation *, pids not yet verified */
+};
+
+gchar *state_serialize(const struct handover *h);
+
+/* FALSE on anything malformed; h is then left empty. */
+gboolean state_parse(const char *text, struct handover *h);
+
+void handover_clear(struct handover *h);

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/supervisor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "legacy/launch.h"
+#include "legacy/pidfile.h"
+#include "legacy/version.h"
+#include "migrate/proc.h"
+#include "wrapper/generation.h"
+#include "wrapper/log.h"
+#include "wrapper/probe.h"
+#include "wrapper/signals.h"
+#include "wrapper/state.h"
+#include "wrapper/upgrade.h"
+
+#define VERSION_PROBE_TIMEOUT_MS 10000
+
+enum phase {
+	PHASE_STARTING,	/* the first generation is not ready yet */
+	PHASE_RUNNING,
+	PHASE_STOPPING,
+};
+
+/* "haproxy -v" is asked again only when the binary changed. */
+struct version_cache {
+	gchar *path;
+	struct stat st;
+	struct haproxy_version version;
+};
+
+struct supervisor {
+	GMainLoop *loop;
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
+	char **orig_argv;
+	struct self_image self;
+	gboolean can_upgrade;
+
+	GPtrArray *gens;		/* oldest first; owns them */
+	struct generation *current;
+	struct generation *starting;
+	guint next_number;
+	guint reloads;
+	enum phase phase;
+
+	/* One reload in flight; any number of requests meanwhile make one
+	 * more. "busy" spans the upgrade check, the version probe and the
+	 * starting generation. */
+	gboolean busy;
+	int reload_signal;
+	gboolean reload_pending;
+	int pending_signal;
+	gboolean skip_upgrade;		/* this reload follows our own exec */
+	struct probe *probe;
+	guint ready_timer;
+	gchar *haproxy_path;		/* of the generation being started */
+	struct version_cache vcache;
+
+	/* The serving generation ended while its successor was starting:
+	 * usually the soft stop the successor sent once bound, which can
+	 * reach us before the witness does. The successor decides. */
+	gboolean current_lost;
+	int lost_status;
+	enum launch_mode lost_mode;
+
+	gboolean stop_hard;
+	guint stop_timer;
+	gboolean done;
+	gboolean have_exit_code;
+	int exit_code;
+	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
+};
+
+static void begin_reload(struct supervisor *s, int sig);
+static void begin_stop(struct supervisor *s, int sig);
+static void launch(struct supervisor *s);
+
+static void set_exit_code(struct supervisor *s, int code)
+{
+	if (!s->have_exit_code) {
+		s->have_exit_code = TRUE;
+		s->exit_code = code;
+	}
+}
+
+static void quit_if_done(struct supervisor *s)
+{
+	if (s->phase == PHASE_STOPPING && s->gens->len == 0) {
+		/* May happen before the loop runs: "done" covers that. */
+		s->done = TRUE;
+		g_main_loop_quit(s->loop);
+	}
+}
+
+static void forget_generation(struct supervisor *s, struct generation *g)
+{
+	if (s->current == g)
+		s->current = NULL;
+	if (s->starting == g)
+		s->starting = NULL;
+	g_ptr_array_remove(s->gens, g);
+	quit_if_done(s);
+}
+
+/* ---- the pidfile, for scripts that read it (-db writes none) ---- */
+
+static void pidfile_publish(struct supervisor *s, struct generation *g)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!s->args->pidfile || g->mode != LAUNCH_DB)
+		return;
+	if (!pidfile_write(s->args->pidfile, &g->pid, 1, &error)) {
+		log_warn("cannot write pidfile: %s", error->message);
+		return;
+	}
+	s->pidfile_pid = g->pid;
+}
+
+/* Remove the pidfile at exit, only if it still says what we wrote. */
+static void pidfile_retract(struct supervisor *s)
+{
+	g_autoptr(GArray) pids = NULL;
+
+	if (!s->pidfile_pid ||
+	    !pidfile_read(s->args->pidfile, &pids, NULL, NULL))
+		return;
+	if (pids->len == 1 && g_array_index(pids, GPid, 0) == s->pidfile_pid)
+		unlink(s->args->pidfile);
+}
+
+/* A pidfile naming live processes we did not start: say so, touch none. */
+static void pidfile_notice_strangers(struct supervisor *s)
+{
+	g_autoptr(GArray) pids = NULL;
+	g_autoptr(GError) error = NULL;
+	guint invalid = 0;
+
+	if (!s->args->pidfile)
+		return;
+	if (!pidfile_read(s->args->pidfile, &pids, &invalid, &error)) {
+		log_warn("ignoring pidfile: %s", error->message);
+		return;
+	}
+	if (invalid)
+		log_notice("pidfile %s holds %u token(s) that are not pids",
+			   s->args->pidfile, invalid);
+	for (guint i = 0; i < pids->len; i++) {
+		GPid pid = g_array_index(pids, GPid, i);
+		g_autofree gchar *exe = proc_exe(pid);
+
+		if (!exe && kill(pid, 0) < 0 && errno == ESRCH)
+			continue;
+		log_notice("pidfile %s names pid %d (%s), which this wrapper "
+			   "did not start; it gets no signal from us",
+			   s->args->pidfile, pid, exe ? exe : "unknown program");
+	}
+}
+
+/* The status a serving generation's unasked-for end gives the wrapper. */
+static int lost_exit_code(enum launch_mode mode, int status)
+{
+	int code = shell_status(status);
+
+	/* A -Ds parent exits 0 whenever its workers are gone, crashed or
+	 * killed: its 0 says nothing, and must not read as success. */
+	return mode == LAUNCH_DS && code == 0 ? 1 : code;
+}
+
+/* ---- the end of a reload, however it ended ---- */
+
+static void reload_finished(struct supervisor *s)
+{
+	g_clear_handle_id(&s->ready_timer, g_source_remove);
+	g_clear_pointer(&s->haproxy_path, g_free);
+	s->busy = FALSE;
+	s->skip_upgrade = FALSE;
+	if (s->reload_pending && s->phase == PHASE_RUNNING) {
+		s->reload_pending = FALSE;
+		begin_reload(s, s->pending_signal);
+	}
+}
+
+/* Could not even start a generation (no haproxy, no version, no fork). */
+static void launch_failed(struct supervisor *s, int exit_code,
+			  const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static void launch_failed(struct supervisor *s, int exit_code,
+			  const char *fmt, ...)
+{
+	g_autofree gchar *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	if (s->phase == PHASE_STARTING) {
+		log_err("cannot start haproxy: %s", msg);
+		set_exit_code(s, exit_code);
+		begin_stop(s, SIGTERM);
+		return;
+	}
+	if (s->current_lost) {
+		log_err("reload failed: %s; and no generation is serving: "
+			"stopping", msg);
+		set_exit_code(s, lost_exit_code(s->lost_mode, s->lost_status));
+		begin_stop(s, SIGTERM);
+		return;
+	}
+	log_err("reload failed: %s; generation %u (pid %d) keeps serving",
+		msg, s->current->number, s->current->pid);
+	reload_finished(s);
+}
+
+static void generation_ready(struct supervisor *s, struct generation *g)
+{
+	struct generation *old = s->current;
+
+	witness_stop(&g->witness);
+	g->state = GEN_CURRENT;
+	s->current = g;
+	s->starting = NULL;
+	s->current_lost = FALSE;
+	if (old) {
+		old->state = GEN_DRAINING;
+		/* A -Ds parent may have forked workers after we listed them
+		 * for -sf; a second SIGUSR1 to the others is harmless. */
+		if (old->mode == LAUNCH_DS)
+			generation_signal(old, SIGUSR1, FALSE);
+	}
+	pidfile_publish(s, g);
+	log_notice("generation %u ready: pid %d, haproxy %s", g->number,
+		   g->pid, g->version);
+	if (s->phase == PHASE_STARTING)
+		s->phase = PHASE_RUNNING;
+	else
+		s->reloads++;
+	reload_finished(s);
+}
+
+static void on_witness(int signo, GPid sender, gpointer data)
+{
+	struct supervisor *s = data;
+	struct generation *g = s->starting;
+
+	if (!g || sender != g->pid) {
+		log_debug("witness: ignoring %s from pid %d", signal_name(signo),
+			  sender);
+		return;
+	}
+	switch (signo) {
+	case SIGUSR1:
+	case SIGTERM:
+		generation_ready(s, g);
+		break;
+	case SIGTTOU:
+		if (!g->warned_addr_in_use)
+			log_warn("generation %u: an address is in use; haproxy "
+				 "retries while asking old processes to pause",
+				 g->number);
+		g->warned_addr_in_use = TRUE;
+		break;
+	case SIGTTIN:
+		log_err("generation %u could not bind its addresses; old "
+			"processes were told to resume", g->number);
+		break;
+	}
+}
+
+static void on_generation_exit(GPid pid, int status, gpointer data);
+
+static void watch_generation(struct supervisor *s, struct generation *g)
+{
+	g->child_source = g_child_watch_add(g->pid, on_generation_exit, s);
+}
+
+static struct generation *find_generation(struct supervisor *s, GPid pid)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->pid == pid)
+			return g;
+	}
+	return NULL;
+}
+
+/* The generation being started ended before it was ready. */
+static void starting_generation_exited(struct supervisor *s,
+				       struct generation *g, int status)
+{
+	g_autofree gchar *how = describe_wait_status(status);
+	guint number = g->number;
+	GPid pid = g->pid;
+	int code = shell_status(status);
+
+	forget_generation(s, g);
+	if (s->phase == PHASE_STOPPING) {
+		log_info("generation %u (pid %d) %s while starting", number,
+			 pid, how);
+		reload_finished(s);
+		return;
+	}
+	/* Ending before it was ready is a failure, whatever the status. */
+	launch_failed(s, code ? code : 1,
+		      "generation %u (pid %d) %s before it was ready", number,
+		      pid, how);
+}
+
+/* The serving generation ended without being asked to: the service is
+ * down, so stop the rest and exit with its status for Restart=. */
+static void current_generation_exited(struct supervisor *s,
+				      struct generation *g, int status)
+{
+	g_autofree gchar *how = describe_wait_status(status);
+
+	if (s->starting) {
+		log_info("generation %u (pid %d) %s while generation %u "
+			 "starts", g->number, g->pid, how, s->starting->number);
+		s->current_lost = TRUE;
+		s->lost_status = status;
+		s->lost_mode = g->mode;
+		forget_generation(s, g);
+		return;
+	}
+	log_err("generation %u (pid %d), the one serving, %s on its own; "
+		"stopping", g->number, g->pid, how);
+	set_exit_code(s, lost_exit_code(g->mode, status));
+	forget_generation(s, g);
+	begin_stop(s, SIGTERM);
+}
+
+static void on_generation_exit(GPid pid, int status, gpointer data)
+{
+	struct supervisor *s = data;
+	struct generation *g = find_generation(s, pid);
+	g_autofree gchar *how = describe_wait_status(status);
+
+	g_spawn_close_pid(pid);
+	if (!g)
+		return;
+	g->child_source = 0;
+	if (g == s->starting) {
+		starting_generation_exited(s, g, status);
+	} else if (g == s->current && s->phase != PHASE_STOPPING) {
+		current_generation_exited(s, g, status);
+	} else {
+		log_info("generation %u (pid %d) finished: %s", g->number,
+			 g->pid, how);
+		forget_generation(s, g);
+	}
+}
+
+/* ---- starting a generation: locate, probe the version, spawn ---- */
+
+static gboolean on_ready_timeout(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->ready_timer = 0;
+	if (s->starting) {
+		log_err("generation %u (pid %d) not ready after %us; killing it",
+			s->starting->number, s->starting->pid,
+			s->opts->ready_timeout_s);
+		generation_signal(s->starting, SIGKILL, FALSE);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Old pids for -sf: every live generation's, then the user's own -sf/-st
+ * pids for the first generation only. */
+static GArray *old_pids(struct supervisor *s, gboolean *hard)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	*hard = FALSE;
+	for (guint i = 0; i < s->gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(s->gens, i), pids);
+	if (s->next_number == 1 && s->args->user_old_pids) {
+		g_array_append_vals(pids, s->args->user_old_pids->data,
+				    s->args->user_old_pids->len);
+		*hard = s->args->user_old_hard;
+	}
+	return pids;
+}
+
+static void spawn_generation(struct supervisor *s,
+			     const struct haproxy_version *v)
+{
+	enum launch_mode mode = haproxy_version_launch_mode(v);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GArray) pids = NULL;
+	g_auto(GStrv) argv = NULL;
+	struct generation *g;
+	gboolean hard;
+
+	g = generation_new(s->next_number, mode, v->full);
+	if (!witness_start(&g->witness, on_witness, s, &error)) {
+		generation_free(g);
+		launch_failed(s, EXIT_OS_ERROR, "%s", error->message);
+		return;
+	}
+	pids = old_pids(s, &hard);
+	argv = haproxy_argv_build(s->haproxy_path, mode, s->args,
+				  (GPid *)pids->data, pids->len,
+				  g->witness.pid, hard);
+	if (!haproxy_spawn(argv, &g->pid, &error)) {
+		int code = g_error_matches(error, G_SPAWN_ERROR,
+					   G_SPAWN_ERROR_NOENT)
+				   ? EXIT_HAPROXY_NOT_FOUND
+				   : EXIT_HAPROXY_NOT_EXECUTABLE;
+
+		generation_free(g);
+		launch_failed(s, code, "execv(%s) failed: %s",
+			      s->haproxy_path, error->message);
+		return;
+	}
+	s->next_number++;
+	g_ptr_array_add(s->gens, g);
+	s->starting = g;
+	watch_generation(s, g);
+	if (s->opts->ready_timeout_s)
+		s->ready_timer = g_timeout_add_seconds(s->opts->ready_timeout_s,
+						       on_ready_timeout, s);
+}
+
+static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
+{
+	const struct stat *c = &s->vcache.st;
+
+	return s->vcache.path && g_str_equal(s->vcache.path, s->haproxy_path) &&
+	       c->st_dev == st->st_dev && c->st_ino == st->st_ino &&
+	       c->st_size == st->st_size &&
+	       c->st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       c->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static void on_version(const char *output, int wait_status,
+		       const GError *error, gpointer data)
+{
+	struct supervisor *s = data;
+	struct haproxy_version v;
+	struct stat st;
+
+	s->probe = NULL;
+	if (error) {
+		launch_failed(s, EXIT_NO_VERSION, "%s -v: %s", s->haproxy_path,
+			      error->message);
+		return;
+	}
+	if (!haproxy_version_parse(output, &v)) {
+		g_autofree gchar *how = describe_wait_status(wait_status);
+
+		launch_failed(s, EXIT_NO_VERSION,
+			      "%s -v %s and printed no haproxy version",
+			      s->haproxy_path, how);
+		return;
+	}
+	if (stat(s->haproxy_path, &st) == 0) {
+		g_free(s->vcache.path);
+		s->vcache.path = g_strdup(s->haproxy_path);
+		s->vcache.st = st;
+		s->vcache.version = v;
+	}
+	spawn_generation(s, &v);
+}
+
+/* Locate haproxy anew, as the 1.x wrapper did at every spawn. */
+static void launch(struct supervisor *s)
+{
+	g_autoptr(GError) error = NULL;
+	struct stat st;
+
+	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	if (!s->haproxy_path) {
+		launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
+		return;
+	}
+	if (stat(s->haproxy_path, &st) < 0) {
+		launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s: %s",
+			      s->haproxy_path, g_strerror(errno));
+		return;
+	}
+	if (access(s->haproxy_path, X_OK) < 0) {
+		launch_failed(s, EXIT_HAPROXY_NOT_EXECUTABLE, "%s: %s",
+			      s->haproxy_path, g_strerror(errno));
+		return;
+	}
+	if (vcache_lookup(s, &st)) {
+		spawn_generation(s, &s->vcache.version);
+		return;
+	}
+	{
+		char *argv[] = { s->haproxy_path, (char *)"-v", NULL };
+
+		s->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS,
+				       on_version, s);
+	}
+}
+
+/* ---- reload, with the optional self upgrade in front ---- */
+
+static struct handover handover_of(struct supervisor *s)
+{
+	return (struct handover){
+		.next_number = s->next_number,
+		.reloads = s->reloads,
+		.reload_signal = s->reload_signal,
+		.reload_pending = s->reload_pending,
+		.gens = s->gens,
+	};
+}
+
+static void on_upgrade_check(const char *output, int wait_status,
+			     const GError *error, gpointer data)
+{
+	struct supervisor *s = data;
+	g_autofree gchar *state = NULL;
+	struct handover h;
+
+	s->probe = NULL;
+	if (error || !upgrade_check_passed(output, wait_status)) {
+		log_err("not upgrading: %s --upgrade-check %s; reloading with "
+			"the running wrapper", s->self.path,
+			error ? error->message : "gave an unexpected answer");
+		launch(s);
+		return;
+	}
+	h = handover_of(s);
+	state = state_serialize(&h);
+	log_notice("re-executing on %s.", signal_name(s->reload_signal));
+	upgrade_exec(&s->self, s->orig_argv, state);
+	launch(s);
+}
+
+static gboolean upgrade_wanted(struct supervisor *s)
+{
+	if (!s->can_upgrade || s->skip_upgrade)
+		return FALSE;
+	switch (s->opts->self_upgrade) {
+	case SELF_UPGRADE_ALWAYS:
+		return TRUE;
+	case SELF_UPGRADE_NEVER:
+		return FALSE;
+	case SELF_UPGRADE_AUTO:
+		break;
+	}
+	return self_image_replaced(&s->self);
+}
+
+static void begin_reload(struct supervisor *s, int sig)
+{
+	s->busy = TRUE;
+	s->reload_signal = sig;
+	log_notice("reloading on %s.", signal_name(sig));
+	if (upgrade_wanted(s))
+		s->probe = upgrade_check_start(&s->self, on_upgrade_check, s);
+	else
+		launch(s);
+}
+
+static void request_reload(struct supervisor *s, int sig)
+{
+	if (s->phase == PHASE_STOPPING) {
+		log_notice("ignoring %s: stopping", signal_name(sig));
+		return;
+	}
+	if (s->busy) {
+		if (!s->reload_pending)
+			log_info("%s: a reload is in progress; one more will "
+				 "follow it", signal_name(sig));
+		s->reload_pending = TRUE;
+		s->pending_signal = sig;
+		return;
+	}
+	begin_reload(s, sig);
+}
+
+/* ---- stop ---- */
+
+static gboolean on_stop_timeout(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->stop_timer = 0;
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		log_warn("generation %u (pid %d) still running %us after the "
+			 "stop; SIGKILL", g->number, g->pid,
+			 s->opts->stop_timeout_s);
+		generation_signal(g, SIGKILL, FALSE);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+static void signal_all(struct supervisor *s, int sig)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		/* A haproxy still loading has nothing to drain. */
+		generation_signal(g, g->state == GEN_STARTING ? SIGTERM : sig,
+				  TRUE);
+	}
+}
+
+/* SIGTERM/SIGINT: hard, bounded; SIGUSR1: graceful, haproxy's soft stop. */
+static void begin_stop(struct supervisor *s, int sig)
+{
+	gboolean hard = sig != SIGUSR1;
+
+	if (s->phase == PHASE_STOPPING) {
+		if (!hard || s->stop_hard)
+			return;
+		log_notice("%s while stopping gracefully: stopping now",
+			   signal_name(sig));
+	}
+	s->phase = PHASE_STOPPING;
+	s->reload_pending = FALSE;
+	if (s->probe)
+		g_clear_pointer(&s->probe, probe_cancel);
+	signal_all(s, sig);
+	if (hard && !s->stop_hard && s->opts->stop_timeout_s)
+		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
+						      on_stop_timeout, s);
+	s->stop_hard = hard;
+	if (!s->starting && s->busy)
+		reload_finished(s);
+	quit_if_done(s);
+}
+
+static void on_signal(const struct signalfd_siginfo *si, gpointer data)
+{
+	struct supervisor *s = data;
+	int sig = si->ssi_signo;
+
+	switch (sig) {
+	case SIGUSR2:
+	case SIGHUP:
+		request_reload(s, sig);
+		break;
+	case SIGTERM:
+	case SIGINT:
+	case SIGUSR1:
+		log_notice("%s from pid %u: %s", signal_name(sig), si->ssi_pid,
+			   sig == SIGUSR1 ? "stopping gracefully" : "stopping");
+		begin_stop(s, sig);
+		break;
+	default:
+		log_info("ignoring %s from pid %u", signal_name(sig), si->ssi_pid);
+		break;
+	}
+}
+
+/* ---- a new image after a self upgrade takes the generations back ---- */
+
+static gboolean adopt(struct supervisor *s, struct handover *h)
+{
+	GPid self = getpid();
+
+	s->next_number = h->next_number;
+	s->reloads = h->reloads;
+	while (h->gens->len) {
+		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
+
+		/* A leaked variable may name anyone: only our children. */
+		if (proc_parent(g->pid) != self) {
+			log_warn("handover names pid %d, not our child; ignored",
+				 g->pid);
+			generation_free(g);
+			continue;
+		}
+		g_ptr_array_add(s->gens, g);
+		if (g->state == GEN_CURRENT)
+			s->current = g;
+		watch_generation(s, g);
+	}
+	if (!s->current) {
+		log_warn("handover has no serving generation; starting anew");
+		return FALSE;
+	}
+	s->phase = PHASE_RUNNING;
+	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
+		   WRAPPER_VERSION, s->gens->len);
+	return TRUE;
+}
+
+static gboolean restore_handover(struct supervisor *s)
+{
+	const char *text = g_getenv(STATE_ENV);
+	struct handover h;
+	gboolean adopted;
+
+	if (!text)
+		return FALSE;
+	if (!state_parse(text, &h)) {
+		log_warn("ignoring malformed %s", STATE_ENV);
+		handover_clear(&h);
+		g_unsetenv(STATE_ENV);
+		return FALSE;
+	}
+	g_unsetenv(STATE_ENV);
+	adopted = adopt(s, &h);
+	if (adopted && h.reload_signal) {
+		s->skip_upgrade = TRUE;
+		s->reload_pending = h.reload_pending;
+		s->pending_signal = h.reload_signal;
+		begin_reload(s, h.reload_signal);
+	}
+	handover_clear(&h);
+	return adopted;
+}
+
+/* ---- life cycle ---- */
+
+struct supervisor *supervisor_new(const struct wrapper_args *args,
+				  const struct wrapper_options *opts,
+				  char **orig_argv)
+{
+	struct supervisor *s = g_new0(struct supervisor, 1);
+
+	s->loop = g_main_loop_new(NULL, FALSE);
+	s->args = args;
+	s->opts = opts;
+	s->orig_argv = orig_argv;
+	s->gens = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)generation_free);
+	s->next_number = 1;
+	s->can_upgrade = self_image_init(&s->self);
+	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
+		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
+	return s;
+}
+
+int supervisor_run(struct supervisor *s)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!signals_watch(on_signal, s, &error)) {
+		log_err("%s", error->message);
+		return EXIT_OS_ERROR;
+	}
+	if (g_getenv("HAPROXY_SYSTEMD_REEXEC")) {
+		/* The 1.x wrapper's re-exec marker: meaningless to us, and
+		 * dangerous to honour (it meant "signal the pidfile's pids"). */
+		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
+		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
+	}
+	if (!restore_handover(s)) {
+		pidfile_notice_strangers(s);
+		s->busy = TRUE;
+		launch(s);
+	}
+	if (!s->done)
+		g_main_loop_run(s->loop);
+	pidfile_retract(s);
+	if (!s->have_exit_code)
+		s->exit_code = 0;
+	log_notice("exit, haproxy RC=%d", s->exit_code);
+	return s->exit_code;
+}
+
+void supervisor_free(struct supervisor *s)
+{
+	g_clear_handle_id(&s->stop_timer, g_source_remove);
+	g_clear_handle_id(&s->ready_timer, g_source_remove);
+	if (s->probe)
+		probe_cancel(s->probe);
+	g_ptr_array_unref(s->gens);
+	g_free(s->haproxy_path);
+	g_free(s->vcache.path);
+	self_image_clear(&s->self);
+	g_main_loop_unref(s->loop);
+	g_free(s);
+}

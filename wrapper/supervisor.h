@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The supervisor: the table of haproxy generations and the one state
+ * machine that changes it. Data flows one way: a signal (or, on a self
+ * upgrade, the handed-over state) becomes a request; a request starts at
+ * most one generation at a time; the witness and the child watches say how
+ * that went; the table and the pidfile follow.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "legacy/args.h"
+
+/* Exit statuses of the wrapper itself (haproxy's own are passed through). */
+#define EXIT_USAGE	64	/* bad wrapper command line (EX_USAGE) */
+#define EXIT_NO_VERSION	65	/* "haproxy -v" said nothing we understand */
+#define EXIT_OS_ERROR	71	/* fork, signalfd... failed (EX_OSERR) */
+
+enum self_upgrade {
+	SELF_UPGRADE_AUTO,	/* when the binary on disk is another file */
+	SELF_UPGRADE_ALWAYS,
+	SELF_UPGRADE_NEVER,
+};
+
+struct wrapper_options {
+	gchar *haproxy;		/* --haproxy= */
+	enum self_upgrade self_upgrade;
+	guint stop_timeout_s;	/* SIGTERM/SIGINT, then SIGKILL after this */
+	guint ready_timeout_s;	/* 0: wait as long as haproxy loads */
+};
+
+struct supervisor;
+
+struct supervisor *supervisor_new(const struct wrapper_args *args,
+				  const struct wrapper_options *opts,
+				  char **orig_argv);
+
+/* Start (or adopt a handed-over state), run until the end; the exit code. */
+int supervisor_run(struct supervisor *s);
+
+void supervisor_free(struct supervisor *s);

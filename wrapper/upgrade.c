@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/upgrade.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
+#include "wrapper/log.h"
+#include "wrapper/state.h"
+
+#define UPGRADE_CHECK_TIMEOUT_MS 5000
+
+gboolean self_image_init(struct self_image *self)
+{
+	struct stat st;
+
+	*self = (struct self_image){ 0 };
+	self->path = proc_exe(getpid());
+	if (!self->path || stat("/proc/self/exe", &st) < 0) {
+		g_clear_pointer(&self->path, g_free);
+		return FALSE;
+	}
+	self->dev = st.st_dev;
+	self->ino = st.st_ino;
+	return TRUE;
+}
+
+void self_image_clear(struct self_image *self)
+{
+	g_clear_pointer(&self->path, g_free);
+}
+
+gboolean self_image_replaced(const struct self_image *self)
+{
+	struct stat st;
+
+	/* A missing file is no upgrade: a package may be mid-install. */
+	if (!self->path || stat(self->path, &st) < 0)
+		return FALSE;
+	return st.st_dev != self->dev || st.st_ino != self->ino;
+}
+
+struct probe *upgrade_check_start(const struct self_image *self,
+				  probe_fn done, gpointer data)
+{
+	char *argv[] = { self->path, (char *)"--upgrade-check", NULL };
+
+	return probe_start(argv, UPGRADE_CHECK_TIMEOUT_MS, done, data);
+}
+
+void upgrade_check_print(void)
+{
+	printf("%s %s state-format %d\n", LOG_IDENT, WRAPPER_VERSION,
+	       STATE_FORMAT);
+}
+
+gboolean upgrade_check_passed(const char *output, int wait_status)
+{
+	g_autofree gchar *want = g_strdup_printf(" state-format %d\n",
+						 STATE_FORMAT);
+
+	return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 &&
+	       g_str_has_prefix(output, LOG_IDENT " ") &&
+	       g_str_has_suffix(output, want);
+}
+
+void upgrade_exec(const struct self_image *self, char **argv,
+		  const char *state)
+{
+	int saved;
+
+	g_setenv(STATE_ENV, state, TRUE);
+	/* The control signals stay blocked across execve(): whatever arrives
+	 * now waits, pending, for the new image's signalfd. */
+	execv(self->path, argv);
+	saved = errno;
+	g_unsetenv(STATE_ENV);
+	log_notice("re-exec(%s) failed: %s.", self->path, g_strerror(saved));
+}

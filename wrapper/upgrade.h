@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Upgrading the wrapper in place: when a package replaced the wrapper's
+ * binary, a reload re-executes the new one in the same pid (systemd's
+ * MainPID does not change), after making sure that the new binary runs.
+ * The wrapper finds itself through /proc/self/exe, never through argv[0].
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "wrapper/probe.h"
+
+struct self_image {
+	gchar *path;		/* where the running binary was loaded from */
+	dev_t dev;		/* the running file's identity */
+	ino_t ino;
+};
+
+/* FALSE when /proc/self/exe cannot be read (no self-upgrade then). */
+gboolean self_image_init(struct self_image *self);
+void self_image_clear(struct self_image *self);
+
+/* Is the file at self->path now another file than the one running? */
+gboolean self_image_replaced(const struct self_image *self);
+
+/* Runs "<path> --upgrade-check"; the answer goes to upgrade_check_passed. */
+struct probe *upgrade_check_start(const struct self_image *self,
+				  probe_fn done, gpointer data);
+gboolean upgrade_check_passed(const char *output, int wait_status);
+
+/* What --upgrade-check prints: name, version, handover state format. */
+void upgrade_check_print(void);
+
+/* execv() the new image with state in the environment. Returns only on
+ * failure, after logging it; the caller carries on in the old image. */
+void upgrade_exec(const struct self_image *self, char **argv,
+		  const char *state);
