@@ -48,7 +48,8 @@ enum wrapper_args_error_code {
  * cwd is the directory a relative -C is taken against. Fails on input that
  * no haproxy would accept either in the wrapper's context: a value-taking
  * flag at the end, a non-numeric -sf/-st pid, -W/-Ws (master-worker is not
- * a per-generation mode).
+ * a per-generation mode). out is overwritten, not freed first. With both
+ * -v and -c, oneshot is ONESHOT_VERSION: haproxy answers -v first.
  */
 gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
 			    struct wrapper_args *out, GError **error);
@@ -63,6 +64,7 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 			 const struct wrapper_args *a, const GPid *old_pids,
 			 guint n_old, GPid witness, gboolean hard);
 
-/* The argv for a one-shot command: haproxy_path and the user's arguments. */
+/* The argv for a one-shot command: haproxy_path, the user's arguments and
+ * the user's "--" tail. */
 GStrv haproxy_argv_oneshot(const char *haproxy_path,
 			   const struct wrapper_args *a);

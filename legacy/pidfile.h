@@ -24,7 +24,8 @@ GArray *pidfile_parse(const char *content, gsize len, guint *n_invalid);
 
 /*
  * Read and parse path. A missing file gives an empty array and TRUE;
- * unreadable or oversized files give FALSE and an error.
+ * unreadable, oversized or non-regular files give FALSE, an error and
+ * *pids NULL.
  */
 gboolean pidfile_read(const char *path, GArray **pids, guint *n_invalid,
 		      GError **error);

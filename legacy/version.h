@@ -15,7 +15,8 @@ struct haproxy_version {
 
 /*
  * Parse the output of "haproxy -v": the first line matching
- * "HA-Proxy version <ver> " or "HAProxy version <ver> ". <ver> must start
+ * "HA-Proxy version <ver>" or "HAProxy version <ver>", <ver> ending at
+ * white space or the end of the line. <ver> must start
  * with "<major>.<minor>" (".<patch>" optional), anything may follow
  * ("-dev7", "-1+deb12u4"). Returns FALSE when no such line exists.
  */

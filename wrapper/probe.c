@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "legacy/launch.h"
+#include "wrapper/child.h"
 #include "wrapper/signals.h"
 
 #define PROBE_MAX_OUTPUT (64 * 1024)
@@ -31,10 +32,6 @@ static void child_setup(gpointer unused)
 	signals_reset_for_exec();
 }
 
-static void reap_only(GPid pid, int status, gpointer data)
-{
-	g_spawn_close_pid(pid);
-}
 
 static void probe_free(struct probe *p)
 {
@@ -42,12 +39,8 @@ static void probe_free(struct probe *p)
 		g_source_remove(p->fd_source);
 	if (p->timer)
 		g_source_remove(p->timer);
-	if (p->child_source) {
-		/* Unreaped, so still ours to kill; reaped in the background. */
-		kill(p->pid, SIGKILL);
-		g_source_remove(p->child_source);
-		g_child_watch_add(p->pid, reap_only, NULL);
-	}
+	if (p->child_source)
+		child_discard(p->pid, p->child_source);
 	if (p->fd >= 0)
 		close(p->fd);
 	g_clear_error(&p->spawn_error);

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "wrapper/child.h"
 #include "wrapper/log.h"
 
 struct report {
@@ -100,11 +101,6 @@ static void on_witness_exit(GPid pid, int status, gpointer data)
 	}
 }
 
-/* Once stopped, the watch only reaps. */
-static void reap_only(GPid pid, int status, gpointer data)
-{
-	g_spawn_close_pid(pid);
-}
 
 gboolean witness_start(struct witness *w, witness_fn report, gpointer data,
 		       GError **error)
@@ -157,11 +153,7 @@ void witness_stop(struct witness *w)
 		g_source_remove(w->fd_source);
 	if (w->report)
 		close(w->fd);
-	if (w->child_source) {
-		/* Still our unreaped child: the pid cannot have been reused. */
-		kill(w->pid, SIGKILL);
-		g_source_remove(w->child_source);
-		g_child_watch_add(w->pid, reap_only, NULL);
-	}
+	if (w->child_source)
+		child_discard(w->pid, w->child_source);
 	*w = (struct witness){ 0 };
 }

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The self-upgrade handover: what one image writes, the next reads back,
+ * and nothing malformed gets through. */
+#include <glib.h>
+#include <signal.h>
+
+#include "wrapper/state.h"
+
+static struct handover sample(void)
+{
+	struct handover h = {
+		.next_number = 7,
+		.reloads = 5,
+		.reload_signal = SIGUSR2,
+		.reload_pending = TRUE,
+		.gens = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)generation_free),
+	};
+	struct generation *a = generation_new(5, LAUNCH_DS, "1.7.0");
+	struct generation *b = generation_new(6, LAUNCH_DB,
+					      "2.6.12-1+deb12u4 x:y%z");
+
+	a->pid = 1234;
+	a->state = GEN_DRAINING;
+	a->started_us = 1700000000000000;
+	b->pid = 5678;
+	b->state = GEN_CURRENT;
+	g_ptr_array_add(h.gens, a);
+	g_ptr_array_add(h.gens, b);
+	return h;
+}
+
+static void test_round_trip(void)
+{
+	struct handover h = sample(), back;
+	g_autofree gchar *text = state_serialize(&h);
+	struct generation *a, *b;
+
+	g_assert_true(state_parse(text, &back));
+	g_assert_cmpuint(back.next_number, ==, 7);
+	g_assert_cmpuint(back.reloads, ==, 5);
+	g_assert_cmpint(back.reload_signal, ==, SIGUSR2);
+	g_assert_true(back.reload_pending);
+	g_assert_cmpuint(back.gens->len, ==, 2);
+	a = g_ptr_array_index(back.gens, 0);
+	b = g_ptr_array_index(back.gens, 1);
+	g_assert_cmpuint(a->number, ==, 5);
+	g_assert_cmpint(a->pid, ==, 1234);
+	g_assert_cmpint(a->mode, ==, LAUNCH_DS);
+	g_assert_cmpint(a->state, ==, GEN_DRAINING);
+	g_assert_cmpint(a->started_us, ==, 1700000000000000);
+	g_assert_cmpstr(a->version, ==, "1.7.0");
+	g_assert_cmpint(b->pid, ==, 5678);
+	g_assert_cmpint(b->mode, ==, LAUNCH_DB);
+	g_assert_cmpint(b->state, ==, GEN_CURRENT);
+	/* Separators inside a version survive the trip. */
+	g_assert_cmpstr(b->version, ==, "2.6.12-1+deb12u4 x:y%z");
+	handover_clear(&h);
+	handover_clear(&back);
+}
+
+static void test_no_generations(void)
+{
+	struct handover h;
+
+	g_assert_true(state_parse("1 1 0 0 0", &h));
+	g_assert_cmpuint(h.gens->len, ==, 0);
+	handover_clear(&h);
+}
+
+static void test_malformed(void)
+{
+	static const char *const bad[] = {
+		"",
+		"garbage",
+		"2 1 0 12 0",			/* another format */
+		"1 1 0 12",			/* too short */
+		"1 1 0 99 0",			/* no such signal */
+		"1 1 0 12 2",			/* pending is 0 or 1 */
+		"1 1 0 12 0 1:0:1:1:0:v",	/* pid 0 */
+		"1 1 0 12 0 1:-5:1:1:0:v",
+		"1 1 0 12 0 1:99999999999:1:1:0:v",
+		"1 1 0 12 0 1:10:7:1:0:v",	/* no such mode */
+		"1 1 0 12 0 1:10:1:9:0:v",	/* no such state */
+		"1 1 0 12 0 1:10:1:1:0",	/* field missing */
+		"1 1 0 12 0 1:10:1:1:0:v:extra",
+		"1 1 0 12 0 1:10:1:1:x:v",
+		"1 1 0 12 0 1:10:1:1:0:%zz",	/* bad escape */
+		"1 1 0 12 0  1:10:1:1:0:v",	/* empty token */
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		struct handover h;
+
+		g_test_message("input: '%s'", bad[i]);
+		g_assert_false(state_parse(bad[i], &h));
+		g_assert_cmpuint(h.gens->len, ==, 0);
+		handover_clear(&h);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/state/round-trip", test_round_trip);
+	g_test_add_func("/state/no-generations", test_no_generations);
+	g_test_add_func("/state/malformed", test_malformed);
+	return g_test_run();
+}
