@@ -2,6 +2,9 @@
 #include "wrapper/child.h"
 
 #include <signal.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
 
 static void reap_only(GPid pid, int status, gpointer data)
 {
@@ -13,4 +16,27 @@ void child_discard(GPid pid, guint watch_source)
 	kill(pid, SIGKILL);
 	g_source_remove(watch_source);
 	g_child_watch_add(pid, reap_only, NULL);
+}
+
+static gboolean kept(const GArray *keep, GPid pid)
+{
+	for (guint i = 0; i < keep->len; i++)
+		if (g_array_index(keep, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+void child_discard_strays(const GArray *keep)
+{
+	g_autoptr(GArray) kids = proc_children(getpid());
+
+	for (guint i = 0; i < kids->len; i++) {
+		GPid pid = g_array_index(kids, GPid, i);
+
+		if (kept(keep, pid))
+			continue;
+		/* Our child, not reaped by anyone yet: the pid is stable. */
+		kill(pid, SIGKILL);
+		g_child_watch_add(pid, reap_only, NULL);
+	}
 }

@@ -10,3 +10,10 @@
  * in the background.
  */
 void child_discard(GPid pid, guint watch_source);
+
+/*
+ * After a self re-exec: every child of ours that is not one of keep
+ * (GPid array) is a helper the old image left behind (a witness, a
+ * probe): kill and reap it, so that it cannot linger as a zombie.
+ */
+void child_discard_strays(const GArray *keep);

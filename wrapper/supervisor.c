@@ -12,6 +12,7 @@
 #include "legacy/pidfile.h"
 #include "legacy/version.h"
 #include "migrate/proc.h"
+#include "wrapper/child.h"
 #include "wrapper/generation.h"
 #include "wrapper/log.h"
 #include "wrapper/probe.h"
@@ -661,6 +662,18 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 
 /* ---- a new image after a self upgrade takes the generations back ---- */
 
+static void child_discard_strays_of(struct supervisor *s)
+{
+	g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		g_array_append_val(keep, g->pid);
+	}
+	child_discard_strays(keep);
+}
+
 static gboolean adopt(struct supervisor *s, struct handover *h)
 {
 	GPid self = getpid();
@@ -682,6 +695,7 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 			s->current = g;
 		watch_generation(s, g);
 	}
+	child_discard_strays_of(s);
 	if (!s->current) {
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
