@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,13 @@ static int ms_left(gint64 deadline)
 	return left <= 0 ? 0 : (int)(left / 1000) + 1;
 }
 
+/* If the test dies (a failed assertion aborts it), the wrapper under test
+ * gets SIGTERM and stops its haproxy: nothing outlives a crashed test. */
+static void die_with_test(gpointer unused)
+{
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
 struct wrapper *wrapper_start_at(const char *wrapper_path,
 				 const char *const *args,
 				 const char *const *env)
@@ -77,8 +85,8 @@ struct wrapper *wrapper_start_at(const char *wrapper_path,
 	w->lines = g_ptr_array_new_with_free_func(g_free);
 	w->partial = g_string_new(NULL);
 	if (!g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
-				      G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				      &w->pid, NULL, NULL, &w->err_fd,
+				      G_SPAWN_DO_NOT_REAP_CHILD, die_with_test,
+				      NULL, &w->pid, NULL, NULL, &w->err_fd,
 				      &error))
 		g_error("cannot start the wrapper: %s", error->message);
 	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
@@ -265,6 +273,9 @@ void wrapper_free(struct wrapper *w)
 	if (!w)
 		return;
 	if (!w->reaped) {
+		/* Frozen first, so that it cannot start anything after the
+		 * list of its descendants is taken. */
+		kill(w->pid, SIGSTOP);
 		below = t_descendants(w->pid);
 		kill(w->pid, SIGKILL);
 		for (guint i = 0; i < below->len; i++)

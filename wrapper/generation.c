@@ -46,6 +46,8 @@ void generation_sf_pids(const struct generation *g, GArray *pids)
 {
 	g_autoptr(GArray) workers = NULL;
 
+	if (g->exited)
+		return;
 	if (g->mode == LAUNCH_DB) {
 		g_array_append_val(pids, g->pid);
 		return;
@@ -95,6 +97,8 @@ static guint signal_workers(const struct generation *g, int sig,
 void generation_signal(const struct generation *g, int sig,
 		       gboolean log_relay)
 {
+	if (g->exited)
+		return;
 	if (g->mode == LAUNCH_DB || g->state == GEN_STARTING) {
 		signal_direct(g, sig, log_relay);
 		return;

@@ -28,6 +28,7 @@ struct generation {
 	guint child_source;
 	struct witness witness;
 	gboolean warned_addr_in_use;
+	gboolean exited;	/* reaped: its pid may already be someone's */
 };
 
 struct generation *generation_new(guint number, enum launch_mode mode,

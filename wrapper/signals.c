@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Acted on: reload (USR2, HUP), stop (TERM, INT), graceful stop (USR1).
@@ -75,14 +76,25 @@ gboolean signals_watch(signal_fn fn, gpointer data, GError **error)
 	return TRUE;
 }
 
+/* The kernel's struct sigaction, for the raw system call. */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	unsigned long mask;
+};
+
 void signals_reset_for_exec(void)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	const struct kernel_sigaction dfl = { .handler = SIG_DFL };
 	sigset_t none;
 
+	/* The raw call: glibc's sigaction() refuses its own two real-time
+	 * signals, and a parent may hand them to us ignored (make does). */
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL);
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL,
+				sizeof(dfl.mask));
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }

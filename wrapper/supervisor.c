@@ -57,6 +57,7 @@ struct supervisor {
 	int reload_signal;
 	gboolean reload_pending;
 	int pending_signal;
+	guint pending_idle;
 	gboolean skip_upgrade;		/* this reload follows our own exec */
 	struct probe *probe;
 	guint ready_timer;
@@ -164,6 +165,18 @@ static void pidfile_notice_strangers(struct supervisor *s)
 	}
 }
 
+static gboolean run_pending_reload(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->pending_idle = 0;
+	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING) {
+		s->reload_pending = FALSE;
+		begin_reload(s, s->pending_signal);
+	}
+	return G_SOURCE_REMOVE;
+}
+
 /* The status a serving generation's unasked-for end gives the wrapper. */
 static int lost_exit_code(enum launch_mode mode, int status)
 {
@@ -182,10 +195,9 @@ static void reload_finished(struct supervisor *s)
 	g_clear_pointer(&s->haproxy_path, g_free);
 	s->busy = FALSE;
 	s->skip_upgrade = FALSE;
-	if (s->reload_pending && s->phase == PHASE_RUNNING) {
-		s->reload_pending = FALSE;
-		begin_reload(s, s->pending_signal);
-	}
+	/* From the loop, not from inside whichever event ended this one. */
+	if (s->reload_pending && !s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
 }
 
 /* Could not even start a generation (no haproxy, no version, no fork). */
@@ -268,8 +280,8 @@ static void on_witness(int signo, GPid sender, gpointer data)
 		g->warned_addr_in_use = TRUE;
 		break;
 	case SIGTTIN:
-		log_err("generation %u could not bind its addresses; old "
-			"processes were told to resume", g->number);
+		log_info("generation %u gave up binding; old processes were "
+			 "told to resume", g->number);
 		break;
 	}
 }
@@ -300,6 +312,7 @@ static void starting_generation_exited(struct supervisor *s,
 	guint number = g->number;
 	GPid pid = g->pid;
 	int code = shell_status(status);
+	gboolean addr_in_use = g->warned_addr_in_use;
 
 	forget_generation(s, g);
 	if (s->phase == PHASE_STOPPING) {
@@ -310,8 +323,9 @@ static void starting_generation_exited(struct supervisor *s,
 	}
 	/* Ending before it was ready is a failure, whatever the status. */
 	launch_failed(s, code ? code : 1,
-		      "generation %u (pid %d) %s before it was ready", number,
-		      pid, how);
+		      "generation %u (pid %d) %s%s before it was ready", number,
+		      pid, addr_in_use ? "could not bind its addresses and " : "",
+		      how);
 }
 
 /* The serving generation ended without being asked to: the service is
@@ -347,6 +361,11 @@ static void on_generation_exit(GPid pid, int status, gpointer data)
 	if (!g)
 		return;
 	g->child_source = 0;
+	g->exited = TRUE;
+	/* Its exit may be seen before the witness's last reports: read
+	 * them first (a "ready" makes it the serving generation). */
+	if (g == s->starting)
+		witness_flush(&g->witness);
 	if (g == s->starting) {
 		starting_generation_exited(s, g, status);
 	} else if (g == s->current && s->phase != PHASE_STOPPING) {
@@ -678,8 +697,6 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 {
 	GPid self = getpid();
 
-	s->next_number = h->next_number;
-	s->reloads = h->reloads;
 	while (h->gens->len) {
 		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
 
@@ -696,6 +713,11 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		watch_generation(s, g);
 	}
 	child_discard_strays_of(s);
+	/* A leaked variable must not even renumber a fresh start. */
+	if (s->gens->len) {
+		s->next_number = h->next_number;
+		s->reloads = h->reloads;
+	}
 	if (!s->current) {
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
@@ -785,6 +807,7 @@ void supervisor_free(struct supervisor *s)
 {
 	g_clear_handle_id(&s->stop_timer, g_source_remove);
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
+	g_clear_handle_id(&s->pending_idle, g_source_remove);
 	if (s->probe)
 		probe_cancel(s->probe);
 	g_ptr_array_unref(s->gens);

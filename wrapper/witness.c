@@ -6,6 +6,7 @@
 #include <glib-unix.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -80,11 +81,23 @@ static gboolean on_report(int fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_CONTINUE;
 	if (n != sizeof(r)) {
 		/* EOF: the witness is gone; its child watch says why. */
+		g_source_remove(w->fd_source);
 		w->fd_source = 0;
 		return G_SOURCE_REMOVE;
 	}
 	w->report(r.signo, r.sender, w->data);
 	return G_SOURCE_CONTINUE;
+}
+
+void witness_flush(struct witness *w)
+{
+	while (w->fd_source &&
+	       on_report(w->fd, G_IO_IN, w) == G_SOURCE_CONTINUE) {
+		int avail = 0;
+
+		if (ioctl(w->fd, FIONREAD, &avail) < 0 || avail == 0)
+			break;
+	}
 }
 
 static void on_witness_exit(GPid pid, int status, gpointer data)

@@ -28,5 +28,8 @@ struct witness {
 gboolean witness_start(struct witness *w, witness_fn report, gpointer data,
 		       GError **error);
 
+/* Deliver the reports already in the pipe, now. */
+void witness_flush(struct witness *w);
+
 /* Kill and forget the witness (it is reaped by its child watch). */
 void witness_stop(struct witness *w);

@@ -1,0 +1,1023 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Integration tests against the real haproxy (Debian's 2.6 in
+ * /usr/sbin/haproxy), on 127.0.0.1 only: start, reload, stop, failures,
+ * and what a haproxy child inherits. Every wait is on a real event (a log
+ * line, a process exit, a socket answering) and bounded by T_WAIT.
+ */
+#include "t/harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
+
+#define HAPROXY "/usr/sbin/haproxy"
+
+/* ---- safety net: a failed assertion aborts; leave no process behind ---- */
+
+static GPid started[8];
+static guint n_started;
+
+static void remember(GPid pid)
+{
+	if (n_started < G_N_ELEMENTS(started))
+		started[n_started++] = pid;
+}
+
+/* Synchronous abort from g_assert in the main thread: /proc reads are fine. */
+static void on_abort(int sig)
+{
+	for (guint i = 0; i < n_started; i++) {
+		g_autoptr(GArray) below = NULL;
+
+		/* Only our own children: an unreaped pid cannot be reused. */
+		if (proc_parent(started[i]) != getpid())
+			continue;
+		below = t_descendants(started[i]);
+		kill(started[i], SIGKILL);
+		for (guint j = 0; j < below->len; j++)
+			kill(g_array_index(below, GPid, j), SIGKILL);
+	}
+	signal(SIGABRT, SIG_DFL);
+	raise(SIGABRT);
+}
+
+static gboolean test_begin(void)
+{
+	n_started = 0;
+	if (t_have_haproxy())
+		return TRUE;
+	g_test_skip("no " HAPROXY);
+	return FALSE;
+}
+
+/* ---- small helpers ---- */
+
+static gchar *reload_line(int sig)
+{
+	return g_strdup_printf("reloading on SIG%s.", sigabbrev_np(sig));
+}
+
+/* Poll (bounded) until port answers with pid; the last pid that answered. */
+static GPid wait_answering(guint16 port, GPid pid)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+	GPid got;
+
+	while ((got = t_http_pid(port)) != pid &&
+	       g_get_monotonic_time() < deadline)
+		g_usleep(20 * 1000);
+	return got;
+}
+
+static GStrv proc_strings(GPid pid, const char *file)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/%s", pid, file);
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	g_autofree gchar *buf = NULL;
+	gsize len = 0;
+
+	if (!g_file_get_contents(path, &buf, &len, NULL))
+		return NULL;
+	for (gsize i = 0; i < len; i += strlen(buf + i) + 1)
+		g_strv_builder_add(b, buf + i);
+	return g_strv_builder_end(b);
+}
+
+static gboolean env_has(GStrv env, const char *name)
+{
+	g_autofree gchar *prefix = g_strconcat(name, "=", NULL);
+
+	for (char **e = env; e && *e; e++)
+		if (g_str_has_prefix(*e, prefix))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean is_haproxy(GPid pid)
+{
+	g_autofree gchar *exe = proc_exe(pid);
+
+	return t_pid_alive(pid) && g_strcmp0(exe, HAPROXY) == 0;
+}
+
+static guint count_haproxy_below(GPid root)
+{
+	g_autoptr(GArray) below = t_descendants(root);
+	guint n = 0;
+
+	for (guint i = 0; i < below->len; i++)
+		n += is_haproxy(g_array_index(below, GPid, i));
+	return n;
+}
+
+/* fds of pid whose link starts with prefix. */
+static guint count_fds(GPid pid, const char *prefix)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	guint n = 0;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+
+		n += link && g_str_has_prefix(link, prefix);
+	}
+	return n;
+}
+
+/*
+ * A process that outlived the wrapper is a bug: kill it (by pid, it was
+ * seen alive just now) so that the failure leaves nothing, then fail.
+ */
+static void assert_gone(GPid pid, guint timeout_ms)
+{
+	gboolean gone = timeout_ms ? t_wait_gone(pid, timeout_ms)
+				   : !t_pid_alive(pid);
+
+	if (!gone) {
+		kill(pid, SIGKILL);
+		g_test_message("pid %d outlived the wrapper", pid);
+	}
+	g_assert_true(gone);
+}
+
+static gboolean log_has_both(Wrapper *w, const char *a, const char *b)
+{
+	wrapper_pump(w, 0);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, a) && strstr(line, b))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* A plain listener without SO_REUSEPORT: haproxy cannot share its port. */
+static int plain_listener(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(listen(fd, 1), ==, 0);
+	return fd;
+}
+
+/* ---- the fixture: a wrapper serving one port from a temp dir ---- */
+
+typedef struct {
+	gchar *dir;
+	gchar *cfg;
+	gchar *pidfile;
+	guint16 port;
+	Wrapper *w;
+	GPid pid;	/* the serving haproxy */
+	guint gen;	/* its generation number */
+} Site;
+
+static void site_init(Site *s, const char *extra)
+{
+	s->dir = t_tmpdir();
+	s->port = t_free_port();
+	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, extra);
+	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
+}
+
+static void site_clear(Site *s)
+{
+	g_clear_pointer(&s->w, wrapper_free);
+	if (s->dir)
+		t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->cfg);
+	g_free(s->pidfile);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
+
+/* Adopt a started wrapper: generation 1 ready, answering with its pid. */
+static void site_serve(Site *s, Wrapper *w)
+{
+	s->w = w;
+	remember(w->pid);
+	s->pid = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(s->pid, >, 0);
+	s->gen = 1;
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
+	/* Direct child of the wrapper, not a daemon. */
+	g_assert_cmpint(proc_parent(s->pid), ==, w->pid);
+}
+
+static void site_start(Site *s, const char *const *args,
+		       const char *const *env)
+{
+	site_serve(s, wrapper_start(args, env));
+}
+
+static void site_start_default(Site *s)
+{
+	const char *args[] = { "-f", s->cfg, "-p", s->pidfile, NULL };
+
+	site_start(s, args, NULL);
+}
+
+static void assert_running(Site *s)
+{
+	g_assert_cmpint(wrapper_wait_exit(s->w, 0), ==, -1);
+	g_assert_true(t_pid_alive(s->w->pid));
+}
+
+/*
+ * Reload with sig: the next generation gets ready with a new pid, is a
+ * child of the same wrapper and answers; the old one ends unless it has
+ * connections to drain (wait_old FALSE).
+ */
+static void site_reload(Site *s, int sig, gboolean wait_old)
+{
+	g_autofree gchar *want = reload_line(sig);
+	GPid old = s->pid;
+	const char *line;
+
+	wrapper_signal(s->w, sig);
+	g_assert_nonnull(wrapper_wait_log(s->w, want, T_WAIT));
+	line = wrapper_wait_log(s->w, " ready: pid ", T_WAIT);
+	g_assert_nonnull(line);
+	s->pid = t_pid_in(line, "pid ");
+	s->gen = t_pid_in(line, "generation ");
+	g_assert_cmpint(s->pid, >, 0);
+	g_assert_cmpint(s->pid, !=, old);
+	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
+	g_assert_cmpint(wait_answering(s->port, s->pid), ==, s->pid);
+	if (wait_old)
+		g_assert_true(t_wait_gone(old, T_WAIT));
+	assert_running(s);
+}
+
+/*
+ * Stop with sig; the wait status. When the wrapper exits, the haproxy
+ * processes below it must already be gone (it waits for them); helpers
+ * like the witness may take a moment longer.
+ */
+static int site_stop(Site *s, int sig)
+{
+	g_autoptr(GArray) below = t_descendants(s->w->pid);
+	g_autoptr(GArray) haproxies = g_array_new(FALSE, FALSE, sizeof(GPid));
+	int status;
+
+	for (guint i = 0; i < below->len; i++) {
+		GPid p = g_array_index(below, GPid, i);
+
+		if (is_haproxy(p))
+			g_array_append_val(haproxies, p);
+	}
+	wrapper_signal(s->w, sig);
+	status = wrapper_wait_exit(s->w, T_WAIT);
+	g_assert_cmpint(status, !=, -1);
+	for (guint i = 0; i < haproxies->len; i++)
+		assert_gone(g_array_index(haproxies, GPid, i), 0);
+	for (guint i = 0; i < below->len; i++)
+		assert_gone(g_array_index(below, GPid, i), T_WAIT);
+	return status;
+}
+
+static void assert_exit_code(int status, int code)
+{
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, code);
+}
+
+/* ---- tests ---- */
+
+static void test_start_serve(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *pidtext = NULL;
+	g_autofree gchar *want = NULL;
+	g_auto(GStrv) argv = NULL;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+
+	/* The wrapper writes the pidfile, since haproxy -db writes none. */
+	g_assert_true(g_file_get_contents(s.pidfile, &pidtext, NULL, NULL));
+	want = g_strdup_printf("%d", s.pid);
+	g_assert_cmpstr(g_strstrip(pidtext), ==, want);
+
+	/* Foreground -db, never the daemonizing -D or -Ds. */
+	argv = proc_strings(s.pid, "cmdline");
+	g_assert_nonnull(argv);
+	g_assert_true(g_strv_contains((const char *const *)argv, "-db"));
+	for (char **a = argv; *a; a++)
+		g_assert_false(g_str_has_prefix(*a, "-D"));
+
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
+}
+
+static void test_serial_reloads(void)
+{
+	g_auto(Site) s = { 0 };
+	GPid wpid;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+	wpid = s.w->pid;
+	for (guint i = 0; i < 10; i++) {
+		site_reload(&s, SIGUSR2, TRUE);
+		g_assert_cmpuint(s.gen, ==, i + 2);
+		g_assert_cmpint(s.w->pid, ==, wpid);
+	}
+	g_assert_cmpuint(count_haproxy_below(wpid), ==, 1);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+static void test_sighup_reloads(void)
+{
+	g_auto(Site) s = { 0 };
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+	site_reload(&s, SIGHUP, TRUE);
+	site_reload(&s, SIGHUP, TRUE);
+	g_assert_cmpuint(s.gen, ==, 3);
+	g_assert_cmpuint(wrapper_count_log(s.w, "reloading on SIGHUP."), ==, 2);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+/* A reload that must fail: the current generation keeps serving. */
+static void reload_must_fail(Site *s)
+{
+	GPid before = s->pid;
+
+	wrapper_signal(s->w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(s->w, "reload failed", T_WAIT));
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, before);
+	g_assert_true(is_haproxy(before));
+	g_assert_cmpuint(count_haproxy_below(s->w->pid), ==, 1);
+	assert_running(s);
+}
+
+static void test_bad_config_reload(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *broken = NULL;
+	g_autofree gchar *good = NULL;
+	g_autofree gchar *second = NULL;
+	guint16 blocked;
+	int fd;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+
+	broken = t_write_config(s.dir, "haproxy.cfg", s.port,
+				"    no-such-keyword here\n");
+	reload_must_fail(&s);
+	good = t_write_config(s.dir, "haproxy.cfg", s.port, NULL);
+	site_reload(&s, SIGUSR2, TRUE);
+	/* Generation 2 was the failed one: its number is not reused. */
+	g_assert_cmpuint(s.gen, ==, 3);
+
+	/* A port held without SO_REUSEPORT: haproxy retries, then gives up. */
+	blocked = t_free_port();
+	fd = plain_listener(blocked);
+	second = g_strdup_printf("    bind 127.0.0.1:%u\n", blocked);
+	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, second));
+	reload_must_fail(&s);
+	close(fd);
+
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+static void test_burst_coalesce(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autoptr(GArray) readies = g_array_new(FALSE, FALSE, sizeof(GPid));
+	guint usr2, hup, executing;
+	const char *line;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+
+	for (int i = 0; i < 50; i++)
+		wrapper_signal(s.w, SIGUSR2);
+	/*
+	 * Barrier: signalfd hands out the lowest pending signal first, so
+	 * once SIGWINCH (28) is read every SIGUSR2 (12) sent before it has
+	 * been read too. A SIGHUP after that either starts the last reload
+	 * or replaces the pending one; once it is ready, nothing follows.
+	 */
+	wrapper_signal(s.w, SIGWINCH);
+	g_assert_nonnull(wrapper_wait_log(s.w, "ignoring SIGWINCH", T_WAIT));
+	wrapper_signal(s.w, SIGHUP);
+	g_assert_nonnull(wrapper_wait_log(s.w, "reloading on SIGHUP.", T_WAIT));
+	line = wrapper_wait_log(s.w, " ready: pid ", T_WAIT);
+	g_assert_nonnull(line);
+	s.pid = t_pid_in(line, "pid ");
+
+	usr2 = wrapper_count_log(s.w, "reloading on SIGUSR2.");
+	hup = wrapper_count_log(s.w, "reloading on SIGHUP.");
+	executing = wrapper_count_log(s.w, "executing ");
+	g_test_message("50 x SIGUSR2 made %u reload(s)", usr2);
+	g_assert_cmpuint(usr2, >=, 1);
+	g_assert_cmpuint(usr2, <=, 3);
+	g_assert_cmpuint(hup, ==, 1);
+	g_assert_cmpuint(executing, ==, 1 + usr2 + hup);
+	g_assert_cmpuint(wrapper_count_log(s.w, " ready: pid "), ==, executing);
+	g_assert_null(wrapper_find_log(s.w, "reload failed"));
+
+	/* Every generation but the last ends; the last one serves. */
+	for (guint i = 0; i < s.w->lines->len; i++) {
+		const char *l = g_ptr_array_index(s.w->lines, i);
+		GPid p = strstr(l, " ready: pid ") ? t_pid_in(l, "pid ") : 0;
+
+		if (p && p != s.pid)
+			g_assert_true(t_wait_gone(p, T_WAIT));
+	}
+	g_assert_cmpuint(count_haproxy_below(s.w->pid), ==, 1);
+	g_assert_cmpint(wait_answering(s.port, s.pid), ==, s.pid);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+/* Long timeouts: a drain would outlast every bound of this test. */
+static gchar *long_drain_config(const char *dir, guint16 port)
+{
+	g_autofree gchar *cfg = g_strdup_printf(
+		"global\n"
+		"    hard-stop-after 120s\n"
+		"defaults\n"
+		"    mode http\n"
+		"    timeout connect 1s\n"
+		"    timeout client 120s\n"
+		"    timeout server 120s\n"
+		"    timeout http-request 120s\n"
+		"frontend fe\n"
+		"    bind 127.0.0.1:%u\n"
+		"    http-request return status 200 content-type text/plain "
+		"lf-string \"pid=%%pid\\n\"\n",
+		port);
+
+	return t_write_file(dir, "haproxy.cfg", cfg);
+}
+
+static void test_sigterm_leaves_nothing(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *old_line = NULL;
+	g_autofree gchar *relay = NULL;
+	GPid old;
+	guint sockets;
+	int conn;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	g_free(s.cfg);
+	s.cfg = long_drain_config(s.dir, s.port);
+	{
+		/* No SIGKILL within T_WAIT: only the SIGTERM can end the
+		 * draining generation in time. */
+		const char *args[] = { "--stop-timeout=120", "-f", s.cfg,
+				       "-p", s.pidfile, NULL };
+
+		site_start(&s, args, NULL);
+	}
+	old = s.pid;
+
+	/* Make sure generation 1 accepted the idle connection. */
+	sockets = count_fds(old, "socket:");
+	conn = t_hold_connection(s.port);
+	g_assert_cmpint(conn, >=, 0);
+	for (gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	     count_fds(old, "socket:") <= sockets &&
+	     g_get_monotonic_time() < end;)
+		g_usleep(10 * 1000);
+	g_assert_cmpuint(count_fds(old, "socket:"), >, sockets);
+
+	site_reload(&s, SIGUSR2, FALSE);
+	/* Still draining its idle connection when the stop comes. */
+	g_assert_true(t_pid_alive(old));
+	old_line = g_strdup_printf("(pid %d)", old);
+	g_assert_null(wrapper_find_log(s.w, old_line));
+
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+	g_assert_false(t_pid_alive(old));
+	g_assert_false(t_pid_alive(s.pid));
+	relay = g_strdup_printf("SIGTERM -> %d.", old);
+	g_assert_nonnull(wrapper_find_log(s.w, relay));
+	close(conn);
+}
+
+static void test_sigint_stops(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *relay = NULL;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+	assert_exit_code(site_stop(&s, SIGINT), 0);
+	relay = g_strdup_printf("SIGINT -> %d.", s.pid);
+	g_assert_nonnull(wrapper_find_log(s.w, relay));
+}
+
+static void test_graceful_sigusr1(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *which = NULL;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+	assert_exit_code(site_stop(&s, SIGUSR1), 0);
+	/* A soft stop: haproxy itself finished with 0, not killed. */
+	which = g_strdup_printf("(pid %d)", s.pid);
+	g_assert_true(log_has_both(s.w, which, "exited with status 0"));
+}
+
+/* The serving haproxy dies without being asked: 128 + signal, for Restart=. */
+static void external_kill(int sig)
+{
+	g_auto(Site) s = { 0 };
+	int status;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+	g_assert_cmpint(kill(s.pid, sig), ==, 0);
+	status = wrapper_wait_exit(s.w, T_WAIT);
+	g_assert_cmpint(status, !=, -1);
+	assert_exit_code(status, 128 + sig);
+	g_assert_nonnull(wrapper_find_log(s.w, "on its own"));
+	assert_gone(s.pid, 0);
+}
+
+static void test_killed_haproxy(void)
+{
+	external_kill(SIGKILL);
+}
+
+static void test_terminated_haproxy(void)
+{
+	external_kill(SIGTERM);
+}
+
+static void test_no_pidfile(void)
+{
+	g_auto(Site) s = { 0 };
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	{
+		const char *args[] = { "-f", s.cfg, NULL };
+
+		site_start(&s, args, NULL);
+	}
+	site_reload(&s, SIGUSR2, TRUE);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
+}
+
+/* Every "executing" line: the wrapper's flags before the user's "--". */
+static void assert_flags_before_dashdash(Wrapper *w, const char *cfg)
+{
+	guint n = 0;
+
+	wrapper_pump(w, 0);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+		const char *flags = strstr(line, " -db -sf ");
+		const char *dashdash = strstr(line, " -- ");
+
+		if (!strstr(line, "executing "))
+			continue;
+		n++;
+		g_assert_nonnull(flags);
+		g_assert_nonnull(dashdash);
+		g_assert_true(flags < dashdash);
+		g_assert_nonnull(strstr(dashdash, cfg));
+	}
+	g_assert_cmpuint(n, ==, 2);
+}
+
+static void test_user_dashdash(void)
+{
+	g_auto(Site) s = { 0 };
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	{
+		const char *args[] = { "-p", s.pidfile, "--", s.cfg, NULL };
+
+		site_start(&s, args, NULL);
+	}
+	site_reload(&s, SIGUSR2, TRUE);
+	assert_flags_before_dashdash(s.w, s.cfg);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+/* The harness runs a path; this runs a bare name, found in envp's PATH. */
+static Wrapper *start_by_name(const char *name, const char *path,
+			      const char *const *args)
+{
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "PATH", path,
+					      TRUE);
+	g_autoptr(GError) error = NULL;
+	Wrapper *w = g_new0(Wrapper, 1);
+
+	g_ptr_array_add(argv, (char *)name);
+	for (; *args; args++)
+		g_ptr_array_add(argv, (char *)*args);
+	g_ptr_array_add(argv, NULL);
+	w->lines = g_ptr_array_new_with_free_func(g_free);
+	w->partial = g_string_new(NULL);
+	g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
+				 G_SPAWN_DO_NOT_REAP_CHILD |
+				 G_SPAWN_SEARCH_PATH_FROM_ENVP,
+				 NULL, NULL, &w->pid, NULL, NULL, &w->err_fd,
+				 &error);
+	g_assert_no_error(error);
+	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
+	return w;
+}
+
+static void test_bare_name_in_path(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *bin = NULL;
+	g_autofree gchar *link = NULL;
+	g_autofree gchar *path = NULL;
+	g_auto(GStrv) argv = NULL;
+	GPid wpid;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	g_assert_cmpint(g_mkdir(bin, 0755), ==, 0);
+	link = g_build_filename(bin, "haproxy-systemd-wrapper", NULL);
+	g_assert_cmpint(symlink(t_wrapper_path(), link), ==, 0);
+	path = g_strconcat(bin, ":/usr/bin:/bin", NULL);
+	{
+		const char *args[] = { "-f", s.cfg, "-p", s.pidfile, NULL };
+
+		site_serve(&s, start_by_name("haproxy-systemd-wrapper", path,
+					     args));
+	}
+	wpid = s.w->pid;
+	/* Really started by its bare name. */
+	argv = proc_strings(wpid, "cmdline");
+	g_assert_nonnull(argv);
+	g_assert_cmpstr(argv[0], ==, "haproxy-systemd-wrapper");
+	/* Nothing named haproxy beside the real binary: the fallback. */
+	g_assert_nonnull(wrapper_find_log(s.w, "executing " HAPROXY " "));
+
+	site_reload(&s, SIGUSR2, TRUE);
+	site_reload(&s, SIGUSR2, TRUE);
+	g_assert_cmpint(s.w->pid, ==, wpid);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+static void test_stray_signals(void)
+{
+	static const int strays[] = { SIGQUIT, SIGTTOU, SIGTTIN, SIGWINCH };
+	g_auto(Site) s = { 0 };
+	GPid hap;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start_default(&s);
+	hap = s.pid;
+
+	/* Ignored outright, so it is never read: nothing to log. */
+	wrapper_signal(s.w, SIGPIPE);
+	for (guint i = 0; i < G_N_ELEMENTS(strays); i++) {
+		g_autofree gchar *want = g_strdup_printf(
+			"ignoring SIG%s from pid %d", sigabbrev_np(strays[i]),
+			getpid());
+
+		wrapper_signal(s.w, strays[i]);
+		g_assert_nonnull(wrapper_wait_log(s.w, want, T_WAIT));
+	}
+	/* Neither the wrapper nor haproxy took any of them. */
+	assert_running(&s);
+	g_assert_true(is_haproxy(hap));
+	g_assert_cmpint(t_http_pid(s.port), ==, hap);
+	g_assert_cmpuint(count_haproxy_below(s.w->pid), ==, 1);
+
+	site_reload(&s, SIGUSR2, TRUE);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+static gboolean wait_file_has(const char *path, const char *needle)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	for (;;) {
+		g_autofree gchar *text = NULL;
+
+		if (g_file_get_contents(path, &text, NULL, NULL) &&
+		    strstr(text, needle))
+			return TRUE;
+		if (g_get_monotonic_time() >= deadline)
+			return FALSE;
+		g_usleep(10 * 1000);
+	}
+}
+
+static void test_stale_pidfile(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *rec_path = NULL;
+	g_autofree gchar *rec_log = NULL;
+	g_autofree gchar *helper = NULL;
+	g_autofree gchar *recorded = NULL;
+	g_autofree gchar *stale = NULL;
+	g_autoptr(GError) error = NULL;
+	gboolean rec_alive;
+	GPid rec;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	helper = g_build_filename(t_dir(), "sigrecorder", NULL);
+	rec_log = g_build_filename(s.dir, "signals.log", NULL);
+	{
+		char *argv[] = { helper, rec_log, NULL };
+
+		g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+			      NULL, NULL, &rec, &error);
+		g_assert_no_error(error);
+	}
+	remember(rec);
+	g_assert_true(wait_file_has(rec_log, "ready pid="));
+
+	/* A pidfile left over, naming a live process that is not ours. */
+	stale = g_strdup_printf("%d\n", rec);
+	rec_path = t_write_file(s.dir, "haproxy.pid", stale);
+	g_assert_cmpstr(rec_path, ==, s.pidfile);
+
+	site_start_default(&s);
+	site_reload(&s, SIGUSR2, TRUE);
+	site_reload(&s, SIGUSR2, TRUE);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+
+	g_assert_true(g_file_get_contents(rec_log, &recorded, NULL, NULL));
+	rec_alive = t_pid_alive(rec);
+	kill(rec, SIGKILL);
+	waitpid(rec, NULL, 0);
+	g_test_message("sigrecorder: %s", recorded);
+	g_assert_true(rec_alive);
+	g_assert_null(strstr(recorded, "signal="));
+}
+
+/* Every pipe inode pid holds (fd > 2), with the number of its fds on it. */
+static GHashTable *pipes_of(GPid pid, GString *listing)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	GHashTable *pipes = g_hash_table_new_full(g_str_hash, g_str_equal,
+						  g_free, NULL);
+	const char *name;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+		guint n;
+
+		if (atoi(name) <= 2 || !link)
+			continue;
+		if (listing)
+			g_string_append_printf(listing, " %s->%s", name, link);
+		if (!g_str_has_prefix(link, "pipe:"))
+			continue;
+		n = GPOINTER_TO_UINT(g_hash_table_lookup(pipes, link));
+		g_hash_table_insert(pipes, g_strdup(link),
+				    GUINT_TO_POINTER(n + 1));
+	}
+	return pipes;
+}
+
+/* Above stdio, haproxy holds only its sockets, event fds and self-pipes. */
+static void assert_clean_fds(GPid hap, GPid wrapper)
+{
+	g_autoptr(GString) listing = g_string_new(NULL);
+	g_autoptr(GHashTable) mine = pipes_of(hap, listing);
+	g_autoptr(GHashTable) theirs = pipes_of(wrapper, NULL);
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", hap);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	g_test_message("haproxy fds:%s", listing->str);
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+
+		if (atoi(name) <= 2 || !link ||
+		    g_str_has_prefix(link, "socket:") ||
+		    g_str_has_prefix(link, "anon_inode:") ||
+		    g_str_equal(link, "/dev/null"))
+			continue;
+		/* A pipe with both ends in haproxy, none in the wrapper: its
+		 * own self-pipe; anything else leaked in. */
+		if (!g_str_has_prefix(link, "pipe:") ||
+		    GPOINTER_TO_UINT(g_hash_table_lookup(mine, link)) < 2 ||
+		    g_hash_table_contains(theirs, link))
+			g_test_fail_printf("haproxy fd %s -> %s is not its "
+					   "own:%s", name, link, listing->str);
+	}
+}
+
+static void test_child_environment(void)
+{
+	static const char *const scrubbed[] = {
+		"HAPROXY_MWORKER_REEXEC", "HAPROXY_PROCESSES",
+		"HAPROXY_SYSTEMD_REEXEC", "HAPROXY_WRAPPER_FD",
+		"NOTIFY_SOCKET",
+	};
+	const char *env[] = {
+		"HAPROXY_MWORKER_REEXEC=1", "HAPROXY_PROCESSES=x",
+		"HAPROXY_SYSTEMD_REEXEC=1", "HAPROXY_WRAPPER_FD=9",
+		"NOTIFY_SOCKET=/nonexistent", "FOO_KEEP=1", NULL,
+	};
+	g_auto(Site) s = { 0 };
+	g_auto(GStrv) environ_ = NULL;
+	g_auto(GStrv) status = NULL;
+	g_autofree gchar *status_path = NULL;
+	g_autofree gchar *text = NULL;
+	gboolean seen_sigblk = FALSE;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	{
+		const char *args[] = { "-f", s.cfg, "-p", s.pidfile, NULL };
+
+		site_start(&s, args, env);
+	}
+	environ_ = proc_strings(s.pid, "environ");
+	g_assert_nonnull(environ_);
+	for (guint i = 0; i < G_N_ELEMENTS(scrubbed); i++)
+		if (env_has(environ_, scrubbed[i]))
+			g_test_fail_printf("haproxy inherited %s",
+					   scrubbed[i]);
+	g_assert_true(g_strv_contains((const char *const *)environ_,
+				      "FOO_KEEP=1"));
+
+	/* No blocked signal inherited from the wrapper's signalfd mask. */
+	status_path = g_strdup_printf("/proc/%d/status", s.pid);
+	g_assert_true(g_file_get_contents(status_path, &text, NULL, NULL));
+	status = g_strsplit(text, "\n", -1);
+	for (char **l = status; *l; l++) {
+		if (!g_str_has_prefix(*l, "SigBlk:"))
+			continue;
+		seen_sigblk = TRUE;
+		g_assert_cmpuint(g_ascii_strtoull(*l + 7, NULL, 16), ==, 0);
+	}
+	g_assert_true(seen_sigblk);
+
+	assert_clean_fds(s.pid, s.w->pid);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+/* A wrapper that must give up before serving: its wait status. */
+static int run_to_exit(Wrapper **out, const char *const *args)
+{
+	int status;
+
+	*out = wrapper_start(args, NULL);
+	remember((*out)->pid);
+	status = wrapper_wait_exit(*out, T_WAIT);
+	g_assert_cmpint(status, !=, -1);
+	return status;
+}
+
+static void test_missing_haproxy(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autofree gchar *noexec = NULL;
+	g_autofree gchar *noexec_opt = NULL;
+
+	if (!test_begin())
+		return;
+	dir = t_tmpdir();
+	cfg = t_write_config(dir, "haproxy.cfg", t_free_port(), NULL);
+	noexec = t_write_file(dir, "haproxy", "#!/bin/sh\nexit 0\n");
+	g_assert_cmpint(g_chmod(noexec, 0644), ==, 0);
+	noexec_opt = g_strconcat("--haproxy=", noexec, NULL);
+	{
+		const char *args[] = { "--haproxy=/nonexistent/haproxy",
+				       "-f", cfg, NULL };
+		g_autoptr(Wrapper) w = NULL;
+
+		assert_exit_code(run_to_exit(&w, args), 127);
+		g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy"));
+	}
+	{
+		const char *args[] = { noexec_opt, "-f", cfg, NULL };
+		g_autoptr(Wrapper) w = NULL;
+
+		assert_exit_code(run_to_exit(&w, args), 126);
+		g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy"));
+	}
+	{
+		const char *args[] = { "--no-such-option", "-f", cfg, NULL };
+		g_autoptr(Wrapper) w = NULL;
+
+		assert_exit_code(run_to_exit(&w, args), 64);
+		g_assert_null(wrapper_find_log(w, "executing "));
+	}
+	{
+		const char *args[] = { "-W", "-f", cfg, NULL };
+		g_autoptr(Wrapper) w = NULL;
+
+		assert_exit_code(run_to_exit(&w, args), 64);
+		g_assert_null(wrapper_find_log(w, "executing "));
+	}
+	t_rmtree(dir);
+}
+
+static void test_config_error_at_start(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autoptr(Wrapper) w = NULL;
+
+	if (!test_begin())
+		return;
+	dir = t_tmpdir();
+	cfg = t_write_config(dir, "haproxy.cfg", t_free_port(),
+			     "    no-such-keyword here\n");
+	{
+		const char *args[] = { "-f", cfg, NULL };
+
+		assert_exit_code(run_to_exit(&w, args), 1);
+	}
+	g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy"));
+	g_assert_nonnull(wrapper_find_log(w, "exit, haproxy RC=1"));
+	t_rmtree(dir);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_abort };
+
+	g_test_init(&argc, &argv, NULL);
+	sigaction(SIGABRT, &sa, NULL);
+
+	g_test_add_func("/real/start-serve", test_start_serve);
+	g_test_add_func("/real/serial-reloads", test_serial_reloads);
+	g_test_add_func("/real/sighup-reloads", test_sighup_reloads);
+	g_test_add_func("/real/bad-config-reload", test_bad_config_reload);
+	g_test_add_func("/real/burst-coalesce", test_burst_coalesce);
+	g_test_add_func("/real/sigterm-leaves-nothing",
+			test_sigterm_leaves_nothing);
+	g_test_add_func("/real/sigint-stops", test_sigint_stops);
+	g_test_add_func("/real/graceful-sigusr1", test_graceful_sigusr1);
+	g_test_add_func("/real/killed-haproxy", test_killed_haproxy);
+	g_test_add_func("/real/terminated-haproxy", test_terminated_haproxy);
+	g_test_add_func("/real/no-pidfile", test_no_pidfile);
+	g_test_add_func("/real/user-dashdash", test_user_dashdash);
+	g_test_add_func("/real/bare-name-in-path", test_bare_name_in_path);
+	g_test_add_func("/real/stray-signals", test_stray_signals);
+	g_test_add_func("/real/stale-pidfile", test_stale_pidfile);
+	g_test_add_func("/real/child-environment", test_child_environment);
+	g_test_add_func("/real/missing-haproxy", test_missing_haproxy);
+	g_test_add_func("/real/config-error-at-start",
+			test_config_error_at_start);
+	return g_test_run();
+}

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Integration tests of the wrapper's self-upgrade, with the real haproxy:
+ * a copy of the wrapper runs from a private bin/ directory, a package-
+ * manager-style install (write a temporary file, rename it over) replaces
+ * it, and a reload must re-execute the new binary in the same pid and carry
+ * the haproxy generations across.
+ */
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
+#include "t/harness.h"
+
+#define NEXT_VERSION "0.1.0+next"
+
+/* ---- a failed assertion aborts: end what the test started first ---- */
+
+static Wrapper *guarded_wrapper;
+static GPid guarded_pid;
+static const char *guarded_dir;
+
+static void on_abort(int sig)
+{
+	if (guarded_wrapper) {
+		g_autoptr(GArray) below = t_descendants(guarded_wrapper->pid);
+
+		kill(guarded_wrapper->pid, SIGKILL);
+		for (guint i = 0; i < below->len; i++)
+			kill(g_array_index(below, GPid, i), SIGKILL);
+	}
+	if (guarded_pid > 0)
+		kill(guarded_pid, SIGKILL);
+	if (guarded_dir)
+		t_rmtree(guarded_dir);
+	signal(SIGABRT, SIG_DFL);
+	raise(SIGABRT);
+}
+
+/* ---- installing a binary the way a package manager does ---- */
+
+/* Same directory, temporary name, rename(): the running file is never
+ * written to (that would fail with ETXTBSY), only unlinked. */
+static void install_content(const char *dst, const char *data, gsize len)
+{
+	g_autofree gchar *tmp = g_strdup_printf("%s.dpkg-new", dst);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, data, len), ==, (gssize)len);
+	g_assert_cmpint(fchmod(fd, 0755), ==, 0);
+	g_assert_cmpint(close(fd), ==, 0);
+	g_assert_cmpint(rename(tmp, dst), ==, 0);
+}
+
+static void install_file(const char *src, const char *dst)
+{
+	g_autofree gchar *data = NULL;
+	gsize len;
+
+	g_assert_true(g_file_get_contents(src, &data, &len, NULL));
+	install_content(dst, data, len);
+}
+
+static const char *next_wrapper_path(void)
+{
+	static gchar *path;
+
+	if (!path)
+		path = g_build_filename(t_dir(), "haproxy-systemd-wrapper-next",
+					NULL);
+	return path;
+}
+
+/* ---- the fixture: a wrapper copy in <tmp>/bin serving one port ---- */
+
+struct up {
+	gchar *dir;
+	gchar *bin;
+	gchar *cfg;
+	guint16 port;
+	struct stat orig;	/* the binary first started */
+	Wrapper *w;
+	GPid gen1;
+};
+
+static gboolean up_start(struct up *u, const char *opt)
+{
+	g_autofree gchar *bindir = NULL;
+	const char *args[4];
+	guint n = 0;
+
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return FALSE;
+	}
+	u->dir = t_tmpdir();
+	guarded_dir = u->dir;
+	bindir = g_build_filename(u->dir, "bin", NULL);
+	g_assert_cmpint(g_mkdir(bindir, 0755), ==, 0);
+	u->bin = g_build_filename(bindir, "haproxy-systemd-wrapper", NULL);
+	install_file(t_wrapper_path(), u->bin);
+	g_assert_cmpint(stat(u->bin, &u->orig), ==, 0);
+	u->port = t_free_port();
+	u->cfg = t_write_config(u->dir, "haproxy.cfg", u->port, NULL);
+
+	if (opt)
+		args[n++] = opt;
+	args[n++] = "-f";
+	args[n++] = u->cfg;
+	args[n] = NULL;
+	u->w = guarded_wrapper = wrapper_start_at(u->bin, args, NULL);
+	/* Nothing beside the copy: it falls back to /usr/sbin/haproxy. */
+	g_assert_nonnull(wrapper_wait_log(u->w, "executing /usr/sbin/haproxy ",
+					  T_WAIT));
+	u->gen1 = wrapper_wait_ready(u->w, 1, T_WAIT);
+	g_assert_cmpint(u->gen1, >, 0);
+	g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, u->gen1);
+	return TRUE;
+}
+
+static void up_clear(struct up *u)
+{
+	guarded_wrapper = NULL;
+	guarded_dir = NULL;
+	g_clear_pointer(&u->w, wrapper_free);
+	if (u->dir)
+		t_rmtree(u->dir);
+	g_free(u->dir);
+	g_free(u->bin);
+	g_free(u->cfg);
+}
+
+/* ---- checks ---- */
+
+static void assert_same_file(const char *a, const struct stat *b)
+{
+	struct stat st;
+
+	g_assert_cmpint(stat(a, &st), ==, 0);
+	g_assert_cmpuint(st.st_dev, ==, b->st_dev);
+	g_assert_cmpuint(st.st_ino, ==, b->st_ino);
+}
+
+/* /proc/<pid>/exe names the inode the process runs, even unlinked. */
+static void assert_runs(GPid pid, const struct stat *file)
+{
+	g_autofree gchar *exe = g_strdup_printf("/proc/%d/exe", pid);
+
+	assert_same_file(exe, file);
+}
+
+static void assert_running(Wrapper *w)
+{
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_true(t_pid_alive(w->pid));
+}
+
+/* Generation n ready; the old ones gone; n answers. */
+static GPid wait_takeover(struct up *u, guint n, GPid old)
+{
+	GPid pid = wrapper_wait_ready(u->w, n, T_WAIT);
+
+	g_assert_cmpint(pid, >, 0);
+	g_assert_true(t_wait_gone(old, T_WAIT));
+	g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, pid);
+	return pid;
+}
+
+/* SIGTERM: exit 0, nothing left below the wrapper. */
+static void stop_cleanly(Wrapper *w)
+{
+	g_autoptr(GArray) below = t_descendants(w->pid);
+	int status;
+
+	wrapper_signal(w, SIGTERM);
+	status = wrapper_wait_exit(w, T_WAIT);
+	g_assert_cmpint(status, !=, -1);
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+	for (guint i = 0; i < below->len; i++)
+		g_assert_true(t_wait_gone(g_array_index(below, GPid, i),
+					  T_WAIT));
+}
+
+/* ---- 1: a replaced binary is re-executed on reload ---- */
+
+static void test_upgrade(void)
+{
+	struct up u = { 0 };
+	struct stat next;
+	GPid gen2, gen3;
+
+	if (!up_start(&u, NULL))
+		return;
+	install_file(next_wrapper_path(), u.bin);
+	g_assert_cmpint(stat(u.bin, &next), ==, 0);
+	g_assert_cmpuint(next.st_ino, !=, u.orig.st_ino);
+
+	wrapper_signal(u.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on SIGUSR2.",
+					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+					  NEXT_VERSION " running, adopted 1 "
+					  "generation(s)", T_WAIT));
+	gen2 = wait_takeover(&u, 2, u.gen1);
+	/* Same pid, new image. */
+	assert_running(u.w);
+	assert_runs(u.w->pid, &next);
+
+	/* Nothing changed since: a plain reload. */
+	wrapper_signal(u.w, SIGUSR2);
+	gen3 = wait_takeover(&u, 3, gen2);
+	g_assert_cmpint(gen3, !=, gen2);
+	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 1);
+	assert_runs(u.w->pid, &next);
+
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
+/* ---- 2: reloads asked for around the exec are not lost ---- */
+
+static void test_reload_signals_not_lost(void)
+{
+	struct up u = { 0 };
+	GPid gen2, gen3;
+
+	if (!up_start(&u, NULL))
+		return;
+	install_file(next_wrapper_path(), u.bin);
+
+	wrapper_signal(u.w, SIGUSR2);
+	/* Once the first is taken: the next ones land during the upgrade
+	 * check, the exec, or the new image's first reload. */
+	g_assert_nonnull(wrapper_wait_log(u.w, "reloading on SIGUSR2.",
+					  T_WAIT));
+	for (int i = 0; i < 3; i++)
+		wrapper_signal(u.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.w, NEXT_VERSION " running, "
+					  "adopted", T_WAIT));
+	gen2 = wrapper_wait_ready(u.w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	gen3 = wait_takeover(&u, 3, gen2);
+	g_assert_true(t_wait_gone(u.gen1, T_WAIT));
+	assert_running(u.w);
+	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 1);
+	g_assert_cmpint(t_http_pid(u.port), ==, gen3);
+
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
+/* ---- 3: a replacement that does not work is not executed ---- */
+
+static void test_broken_replacement(void)
+{
+	static const char script[] = "#!/bin/sh\nexit 1\n";
+	struct up u = { 0 };
+
+	if (!up_start(&u, NULL))
+		return;
+	install_content(u.bin, script, sizeof(script) - 1);
+
+	wrapper_signal(u.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.w, "not upgrading", T_WAIT));
+	wait_takeover(&u, 2, u.gen1);
+	assert_running(u.w);
+	assert_runs(u.w->pid, &u.orig);
+	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.w, " running, adopted"), ==, 0);
+
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
+/* ---- 4: --self-upgrade=never ---- */
+
+static void test_never(void)
+{
+	struct up u = { 0 };
+
+	if (!up_start(&u, "--self-upgrade=never"))
+		return;
+	install_file(next_wrapper_path(), u.bin);
+
+	wrapper_signal(u.w, SIGUSR2);
+	wait_takeover(&u, 2, u.gen1);
+	assert_running(u.w);
+	assert_runs(u.w->pid, &u.orig);
+	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.w, " running, adopted"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.w, "not upgrading"), ==, 0);
+
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
+/* ---- 5: --self-upgrade=always re-executes the same binary ---- */
+
+/* Until the only process below the wrapper is pid. */
+static gboolean wait_only_descendant(GPid root, GPid pid)
+{
+	for (int i = 0; i < T_WAIT / 10; i++) {
+		g_autoptr(GArray) below = t_descendants(root);
+
+		if (below->len == 1 && g_array_index(below, GPid, 0) == pid)
+			return TRUE;
+		g_usleep(10 * 1000);
+	}
+	return FALSE;
+}
+
+static void test_always(void)
+{
+	struct up u = { 0 };
+	GPid current;
+
+	if (!up_start(&u, "--self-upgrade=always"))
+		return;
+	current = u.gen1;
+	for (guint n = 2; n <= 4; n++) {
+		wrapper_signal(u.w, SIGUSR2);
+		g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on "
+						  "SIGUSR2.", T_WAIT));
+		g_assert_nonnull(wrapper_wait_log(u.w, " 0.1.0 running, "
+						  "adopted ", T_WAIT));
+		current = wait_takeover(&u, n, current);
+		assert_running(u.w);
+		assert_runs(u.w->pid, &u.orig);
+	}
+	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 3);
+	g_assert_true(wait_only_descendant(u.w->pid, current));
+
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
+/* ---- 6: a leaked handover variable names no one we signal ---- */
+
+/* Delivered after every standard signal already pending: a barrier. */
+#define MARKER_SIGNAL SIGRTMAX
+
+static GPid start_recorder(const char *out)
+{
+	g_autofree gchar *path = g_build_filename(t_dir(), "sigrecorder", NULL);
+	char *argv[] = { path, (char *)out, NULL };
+	g_autoptr(GError) error = NULL;
+	GPid pid;
+
+	g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+				    NULL, NULL, &pid, &error));
+	g_assert_no_error(error);
+	guarded_pid = pid;
+	for (int i = 0; i < T_WAIT / 10; i++) {
+		g_autofree gchar *text = NULL;
+
+		if (g_file_get_contents(out, &text, NULL, NULL) &&
+		    strstr(text, "ready pid="))
+			return pid;
+		g_usleep(10 * 1000);
+	}
+	g_error("sigrecorder did not start");
+}
+
+static void stop_recorder(GPid pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	guarded_pid = 0;
+}
+
+/* How many "signal=" lines, once every signal sent so far is recorded. */
+static guint recorded_signals(GPid recorder, const char *out)
+{
+	g_autofree gchar *marker = g_strdup_printf("signal=%d ", MARKER_SIGNAL);
+
+	kill(recorder, MARKER_SIGNAL);
+	for (int i = 0; i < T_WAIT / 10; i++) {
+		g_autofree gchar *text = NULL;
+		g_auto(GStrv) lines = NULL;
+		gboolean marked = FALSE;
+		guint others = 0;
+
+		g_assert_true(g_file_get_contents(out, &text, NULL, NULL));
+		lines = g_strsplit(text, "\n", -1);
+		for (guint j = 0; lines[j]; j++) {
+			if (strstr(lines[j], marker))
+				marked = TRUE;
+			else if (g_str_has_prefix(lines[j], "signal="))
+				others++;
+		}
+		if (marked)
+			return others;
+		g_usleep(10 * 1000);
+	}
+	g_error("sigrecorder did not record the marker");
+}
+
+/* Does any "executing" line hand this pid to haproxy? */
+static gboolean executing_names(Wrapper *w, const char *pid)
+{
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+		g_auto(GStrv) tok = g_strsplit(line, " ", -1);
+
+		if (strstr(line, "executing ") &&
+		    g_strv_contains((const char *const *)tok, pid))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static void test_leaked_state(void)
+{
+	g_autofree gchar *dir = NULL, *out = NULL, *cfg = NULL;
+	g_autofree gchar *state = NULL, *pidstr = NULL, *warn = NULL;
+	g_autofree gchar *ready1 = NULL, *ready2 = NULL;
+	const char *args[3];
+	const char *env[2];
+	guint16 port;
+	Wrapper *w;
+	GPid recorder, gen1, gen2;
+
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return;
+	}
+	dir = t_tmpdir();
+	guarded_dir = dir;
+	out = g_build_filename(dir, "recorder.log", NULL);
+	recorder = start_recorder(out);
+	pidstr = g_strdup_printf("%d", recorder);
+	state = g_strdup_printf("HAPROXY_WRAPPER_STATE=1 5 0 12 0 "
+				"1:%d:1:1:0:2.6", recorder);
+	port = t_free_port();
+	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
+	args[0] = "-f";
+	args[1] = cfg;
+	args[2] = NULL;
+	env[0] = state;
+	env[1] = NULL;
+	w = guarded_wrapper = wrapper_start(args, env);
+
+	warn = g_strdup_printf("handover names pid %d, not our child",
+			       recorder);
+	g_assert_nonnull(wrapper_wait_log(w, warn, T_WAIT));
+	/* A fresh start, as if the variable were not there. */
+	ready1 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
+	gen1 = t_pid_in(ready1, "pid ");
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), ==, gen1);
+	wrapper_signal(w, SIGUSR2);
+	ready2 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
+	gen2 = t_pid_in(ready2, "pid ");
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_false(executing_names(w, pidstr));
+	g_assert_cmpuint(wrapper_count_log(w, " running, adopted"), ==, 0);
+	stop_cleanly(w);
+
+	g_assert_cmpuint(recorded_signals(recorder, out), ==, 0);
+	g_assert_true(t_pid_alive(recorder));
+	stop_recorder(recorder);
+	/* Nothing of the variable was taken, the numbering neither. */
+	g_assert_nonnull(strstr(ready1, ": generation 1 ready: "));
+	g_assert_nonnull(strstr(ready2, ": generation 2 ready: "));
+	guarded_wrapper = NULL;
+	guarded_dir = NULL;
+	wrapper_free(w);
+	t_rmtree(dir);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	signal(SIGABRT, on_abort);
+
+	g_test_add_func("/upgrade/upgrade", test_upgrade);
+	g_test_add_func("/upgrade/reload-signals-not-lost-across-exec",
+			test_reload_signals_not_lost);
+	g_test_add_func("/upgrade/broken-replacement", test_broken_replacement);
+	g_test_add_func("/upgrade/never", test_never);
+	g_test_add_func("/upgrade/always", test_always);
+	g_test_add_func("/upgrade/leaked-state", test_leaked_state);
+	return g_test_run();
+}
