@@ -39,7 +39,14 @@ NEXT_WRAPPER := t/$(PROG)-next
 
 DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl curl procps
 
-.PHONY: all check tests test-run demo install uninstall clean deps
+.PHONY: all check tests test-run demo clean deps
+
+# One concern a fragment: install.mk (install, packaging), robustness.mk
+# (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
+# DEB_PACKAGES, TEST_PROGS and CLEAN_FILES.
+TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS)
+CLEAN_FILES  =
+include $(wildcard mk/*.mk)
 
 all: $(PROG)
 
@@ -76,22 +83,15 @@ check: deps
 	@$(MAKE) --no-print-directory test-run
 
 test-run:
-	prove --exec '' --timer $(UNIT_TESTS) $(INT_TESTS)
+	prove --exec '' --timer $(TEST_PROGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@demo/run
 
-install: $(PROG)
-	install -d $(DESTDIR)$(SBINDIR)
-	install -m 0755 $(PROG) $(DESTDIR)$(SBINDIR)/$(PROG)
-
-uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/$(PROG)
-
 clean:
 	rm -f $(PROG) $(NEXT_WRAPPER) libhsw.a wrapper/*.o legacy/*.o migrate/*.o t/*.o \
-	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS)
+	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
 
 # Installs missing packages when root; otherwise says exactly what to run.
 deps:
