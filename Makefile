@@ -43,9 +43,11 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl c
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
-# DEB_PACKAGES, TEST_PROGS and CLEAN_FILES.
+# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES and CHECK_EXTRA (more targets that
+# `make check` runs after the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS)
 CLEAN_FILES  =
+CHECK_EXTRA  =
 include $(wildcard mk/*.mk)
 
 all: $(PROG)
@@ -80,7 +82,7 @@ tests: $(PROG) $(NEXT_WRAPPER) $(TEST_HELPERS) $(UNIT_TESTS) $(INT_TESTS)
 # Runs in a fresh make so that pkg-config sees what deps just installed.
 check: deps
 	@$(MAKE) --no-print-directory tests
-	@$(MAKE) --no-print-directory test-run
+	@$(MAKE) --no-print-directory test-run $(CHECK_EXTRA)
 
 test-run:
 	prove --exec '' --timer $(TEST_PROGS)
