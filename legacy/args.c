@@ -265,13 +265,15 @@ static void add_config_tail(GPtrArray *argv, const struct wrapper_args *a)
 }
 
 GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
-			 const struct wrapper_args *a, const GPid *old_pids,
+			 const struct wrapper_args *a,
+			 const char *const *extra, const GPid *old_pids,
 			 guint n_old, GPid witness, gboolean hard)
 {
 	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 
 	g_ptr_array_add(argv, g_strdup(haproxy_path));
 	add_strv(argv, a->haproxy_args);
+	add_strv(argv, (GStrv)extra);
 	g_ptr_array_add(argv, g_strdup(mode == LAUNCH_DS ? "-Ds" : "-db"));
 	if (n_old > 0 || witness > 0) {
 		g_ptr_array_add(argv, g_strdup(hard ? "-st" : "-sf"));

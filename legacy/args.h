@@ -57,11 +57,13 @@ void wrapper_args_clear(struct wrapper_args *a);
 
 /*
  * The argv of one haproxy generation: haproxy_path, the user's arguments,
- * the mode flag, "-sf" (or "-st" when hard) with old_pids then witness, and
- * the user's "--" tail last. witness <= 0 and n_old == 0 omit -sf entirely.
+ * the wrapper's extra arguments (NULL-terminated, may be NULL), the mode
+ * flag, "-sf" (or "-st" when hard) with old_pids then witness, and the
+ * user's "--" tail last. witness <= 0 and n_old == 0 omit -sf entirely.
  */
 GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
-			 const struct wrapper_args *a, const GPid *old_pids,
+			 const struct wrapper_args *a,
+			 const char *const *extra, const GPid *old_pids,
 			 guint n_old, GPid witness, gboolean hard);
 
 /* The argv for a one-shot command: haproxy_path, the user's arguments and

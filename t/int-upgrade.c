@@ -437,7 +437,7 @@ static void test_leaked_state(void)
 	out = g_build_filename(dir, "recorder.log", NULL);
 	recorder = start_recorder(out);
 	pidstr = g_strdup_printf("%d", recorder);
-	state = g_strdup_printf("HAPROXY_WRAPPER_STATE=1 5 0 12 0 "
+	state = g_strdup_printf("HAPROXY_WRAPPER_STATE=1 5 0 12 0 1 0 0 "
 				"1:%d:1:1:0:2.6", recorder);
 	port = t_free_port();
 	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);

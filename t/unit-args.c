@@ -335,9 +335,27 @@ static void check_build(const char *const *argv, enum launch_mode mode,
 	g_auto(GStrv) got = NULL;
 
 	parse_ok(argv, &a);
-	got = haproxy_argv_build("/usr/sbin/haproxy", mode, &a, old, n_old,
-				 witness, hard);
+	got = haproxy_argv_build("/usr/sbin/haproxy", mode, &a, NULL, old,
+				 n_old, witness, hard);
 	assert_strv(got, want);
+	wrapper_args_clear(&a);
+}
+
+/* The wrapper's own -f and -x go before the mode flag and any "--". */
+static void test_argv_build_extra(void)
+{
+	static const char *const extra[] = { "-f", "/run/l.cfg", "-x",
+					     "/run/l.sock", NULL };
+	static const GPid old[] = { 10 };
+	struct wrapper_args a;
+	g_auto(GStrv) got = NULL;
+
+	parse_ok(ARGV("-f", "a.cfg", "--", "b.cfg"), &a);
+	got = haproxy_argv_build("/usr/sbin/haproxy", LAUNCH_DB, &a, extra,
+				 old, 1, 99, FALSE);
+	assert_strv(got, ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-f",
+			      "/run/l.cfg", "-x", "/run/l.sock", "-db", "-sf",
+			      "10", "99", "--", "b.cfg"));
 	wrapper_args_clear(&a);
 }
 
@@ -416,6 +434,7 @@ int main(int argc, char **argv)
 			test_oneshot_after_dashdash);
 	g_test_add_func("/args/clear-twice", test_clear_twice);
 	g_test_add_func("/args/argv-build", test_argv_build);
+	g_test_add_func("/args/argv-build-extra", test_argv_build_extra);
 	g_test_add_func("/args/argv-oneshot", test_argv_oneshot);
 
 	return g_test_run();

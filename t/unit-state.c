@@ -13,9 +13,16 @@ static struct handover sample(void)
 		.reloads = 5,
 		.reload_signal = SIGUSR2,
 		.reload_pending = TRUE,
+		.attempt = 9,
+		.hard = TRUE,
+		.pending_hard = FALSE,
 		.gens = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)generation_free),
+		.waiters = g_array_new(FALSE, FALSE,
+				       sizeof(struct handover_waiter)),
 	};
+	struct handover_waiter w1 = { .fd = 7, .target = 9 };
+	struct handover_waiter w2 = { .fd = 12, .target = 10 };
 	struct generation *a = generation_new(5, LAUNCH_DS, "1.7.0");
 	struct generation *b = generation_new(6, LAUNCH_DB,
 					      "2.6.12-1+deb12u4 x:y%z");
@@ -27,6 +34,8 @@ static struct handover sample(void)
 	b->state = GEN_CURRENT;
 	g_ptr_array_add(h.gens, a);
 	g_ptr_array_add(h.gens, b);
+	g_array_append_val(h.waiters, w1);
+	g_array_append_val(h.waiters, w2);
 	return h;
 }
 
@@ -41,6 +50,14 @@ static void test_round_trip(void)
 	g_assert_cmpuint(back.reloads, ==, 5);
 	g_assert_cmpint(back.reload_signal, ==, SIGUSR2);
 	g_assert_true(back.reload_pending);
+	g_assert_cmpuint(back.attempt, ==, 9);
+	g_assert_true(back.hard);
+	g_assert_false(back.pending_hard);
+	g_assert_cmpuint(back.waiters->len, ==, 2);
+	g_assert_cmpint(g_array_index(back.waiters, struct handover_waiter, 0).fd,
+			==, 7);
+	g_assert_cmpuint(g_array_index(back.waiters, struct handover_waiter, 1)
+				 .target, ==, 10);
 	g_assert_cmpuint(back.gens->len, ==, 2);
 	a = g_ptr_array_index(back.gens, 0);
 	b = g_ptr_array_index(back.gens, 1);
@@ -63,7 +80,7 @@ static void test_no_generations(void)
 {
 	struct handover h;
 
-	g_assert_true(state_parse("1 1 0 0 0", &h));
+	g_assert_true(state_parse("1 1 0 0 0 0 0 0", &h));
 	g_assert_cmpuint(h.gens->len, ==, 0);
 	handover_clear(&h);
 }
@@ -73,20 +90,26 @@ static void test_malformed(void)
 	static const char *const bad[] = {
 		"",
 		"garbage",
-		"2 1 0 12 0",			/* another format */
-		"1 1 0 12",			/* too short */
-		"1 1 0 99 0",			/* no such signal */
-		"1 1 0 12 2",			/* pending is 0 or 1 */
-		"1 1 0 12 0 1:0:1:1:0:v",	/* pid 0 */
-		"1 1 0 12 0 1:-5:1:1:0:v",
-		"1 1 0 12 0 1:99999999999:1:1:0:v",
-		"1 1 0 12 0 1:10:7:1:0:v",	/* no such mode */
-		"1 1 0 12 0 1:10:1:9:0:v",	/* no such state */
-		"1 1 0 12 0 1:10:1:1:0",	/* field missing */
-		"1 1 0 12 0 1:10:1:1:0:v:extra",
-		"1 1 0 12 0 1:10:1:1:x:v",
-		"1 1 0 12 0 1:10:1:1:0:%zz",	/* bad escape */
-		"1 1 0 12 0  1:10:1:1:0:v",	/* empty token */
+		"2 1 0 12 0 1 0 0",		/* another format */
+		"1 1 0 12 0 1 0",		/* too short */
+		"1 1 0 99 0 1 0 0",		/* no such signal */
+		"1 1 0 12 2 1 0 0",		/* pending is 0 or 1 */
+		"1 1 0 12 0 1 2 0",		/* hard is 0 or 1 */
+		"1 1 0 12 0 1 0 0 1:0:1:1:0:v",	/* pid 0 */
+		"1 1 0 12 0 1 0 0 1:-5:1:1:0:v",
+		"1 1 0 12 0 1 0 0 1:99999999999:1:1:0:v",
+		"1 1 0 12 0 1 0 0 1:10:7:1:0:v",	/* no such mode */
+		"1 1 0 12 0 1 0 0 1:10:1:9:0:v",	/* no such state */
+		"1 1 0 12 0 1 0 0 1:10:1:1:0",	/* field missing */
+		"1 1 0 12 0 1 0 0 1:10:1:1:0:v:extra",
+		"1 1 0 12 0 1 0 0 1:10:1:1:x:v",
+		"1 1 0 12 0 1 0 0 1:10:1:1:0:%zz",	/* bad escape */
+		"1 1 0 12 0 1 0 0  1:10:1:1:0:v",	/* empty token */
+		"1 1 0 12 0 1 0 0 w2:1",		/* stdio is no client */
+		"1 1 0 12 0 1 0 0 w-4:1",
+		"1 1 0 12 0 1 0 0 w7",
+		"1 1 0 12 0 1 0 0 w7:1:2",
+		"1 1 0 12 0 1 0 0 x7:1",
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {

@@ -26,6 +26,8 @@ void generation_free(struct generation *g)
 	witness_stop(&g->witness);
 	if (g->child_source)
 		g_source_remove(g->child_source);
+	if (g->drain_timer)
+		g_source_remove(g->drain_timer);
 	g_free(g);
 }
 

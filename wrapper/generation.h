@@ -29,6 +29,9 @@ struct generation {
 	struct witness witness;
 	gboolean warned_addr_in_use;
 	gboolean exited;	/* reaped: its pid may already be someone's */
+	gboolean exposes;	/* started with the listeners socket (-x) */
+	gboolean terminated;	/* sent SIGTERM for bounded draining */
+	guint drain_timer;
 };
 
 struct generation *generation_new(guint number, enum launch_mode mode,

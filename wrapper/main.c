@@ -11,7 +11,9 @@
 
 #include "legacy/args.h"
 #include "legacy/launch.h"
+#include "wrapper/client.h"
 #include "wrapper/log.h"
+#include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/supervisor.h"
 #include "wrapper/upgrade.h"
@@ -19,11 +21,18 @@
 struct cli {
 	struct wrapper_options opts;
 	gchar *self_upgrade;
+	gchar *seamless;
 	gint stop_timeout;
 	gint ready_timeout;
+	gint drain_timeout;
 	gboolean help;
 	gboolean version;
 	gboolean upgrade_check;
+	/* client commands */
+	gboolean reload;
+	gboolean hard_reload;
+	gboolean status;
+	gboolean json;
 };
 
 static const char summary[] =
@@ -47,6 +56,29 @@ static GOptionContext *option_context(struct cli *c)
 		{ "ready-timeout", 0, 0, G_OPTION_ARG_INT, &c->ready_timeout,
 		  "Give up on a haproxy that has not bound its addresses after "
 		  "this many seconds (default 0: wait)", "SECONDS" },
+		{ "max-old-workers", 0, 0, G_OPTION_ARG_INT,
+		  &c->opts.max_old_workers,
+		  "SIGTERM the oldest draining generations beyond N "
+		  "(default: no bound)", "N" },
+		{ "drain-timeout", 0, 0, G_OPTION_ARG_INT, &c->drain_timeout,
+		  "SIGTERM a draining generation this long after its reload "
+		  "(default 0: none)", "SECONDS" },
+		{ "seamless-reload", 0, 0, G_OPTION_ARG_STRING, &c->seamless,
+		  "Hand listening sockets to the new haproxy (-x, haproxy >= "
+		  "1.8): auto (default) or off", "WHEN" },
+		{ "runtime-dir", 0, 0, G_OPTION_ARG_FILENAME,
+		  &c->opts.runtime_dir,
+		  "Directory of the control socket (default: "
+		  "$RUNTIME_DIRECTORY, else " RUNDIR_BASE "/NAME)", "DIR" },
+		{ "reload", 0, 0, G_OPTION_ARG_NONE, &c->reload,
+		  "Client: reload the running wrapper; exits 0 once the new "
+		  "haproxy serves, 1 if the reload failed", NULL },
+		{ "hard-reload", 0, 0, G_OPTION_ARG_NONE, &c->hard_reload,
+		  "Client: reload with -st (old haproxy stops at once)", NULL },
+		{ "status", 0, 0, G_OPTION_ARG_NONE, &c->status,
+		  "Client: print the running wrapper's generations", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &c->json,
+		  "With --status: as JSON", NULL },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &c->version,
 		  "Print the wrapper's version", NULL },
 		{ "help", 0, 0, G_OPTION_ARG_NONE, &c->help,
@@ -102,13 +134,33 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "--self-upgrade takes auto, always or never");
 		return FALSE;
 	}
-	if (c->stop_timeout < 0 || c->ready_timeout < 0) {
+	if (c->stop_timeout < 0 || c->ready_timeout < 0 ||
+	    c->drain_timeout < 0) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "timeouts are seconds, 0 or more");
 		return FALSE;
 	}
+	if (c->opts.max_old_workers < -1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--max-old-workers takes 0 or more");
+		return FALSE;
+	}
+	if (c->seamless && !g_str_equal(c->seamless, "auto") &&
+	    !g_str_equal(c->seamless, "off")) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--seamless-reload takes auto or off");
+		return FALSE;
+	}
+	if (c->reload + c->hard_reload + c->status > 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--reload, --hard-reload and --status exclude "
+			    "each other");
+		return FALSE;
+	}
+	c->opts.seamless = !c->seamless || g_str_equal(c->seamless, "auto");
 	c->opts.stop_timeout_s = c->stop_timeout;
 	c->opts.ready_timeout_s = c->ready_timeout;
+	c->opts.drain_timeout_s = c->drain_timeout;
 	return TRUE;
 }
 
@@ -116,6 +168,18 @@ static int usage_error(const char *msg)
 {
 	log_err("%s (see --help)", msg);
 	return EXIT_USAGE;
+}
+
+/* Client commands find the wrapper from the same command line. */
+static int run_client(const struct cli *c, const struct wrapper_args *args)
+{
+	g_autofree gchar *dir = rundir_path(c->opts.runtime_dir, args->pidfile);
+	g_autofree gchar *socket = rundir_control_socket(dir);
+	const char *command = c->reload ? "reload" :
+			      c->hard_reload ? "hard-reload" :
+			      c->json ? "status json" : "status";
+
+	return client_run(socket, command);
 }
 
 /* -c, -v...: haproxy answers at once; nothing to supervise. */
@@ -145,7 +209,7 @@ int main(int argc, char **argv)
 	g_autoptr(GOptionContext) ctx = NULL;
 	g_autoptr(GError) error = NULL;
 	struct wrapper_args args = { 0 };
-	struct cli c = { .stop_timeout = 10 };
+	struct cli c = { .stop_timeout = 10, .opts.max_old_workers = -1 };
 	struct supervisor *s;
 	int code;
 
@@ -170,6 +234,11 @@ int main(int argc, char **argv)
 		upgrade_check_print();
 		return 0;
 	}
+	if (c.reload || c.hard_reload || c.status) {
+		code = run_client(&c, &args);
+		wrapper_args_clear(&args);
+		return code;
+	}
 	if (args.oneshot != ONESHOT_NONE)
 		return run_oneshot(&args, &c.opts);
 
@@ -178,6 +247,8 @@ int main(int argc, char **argv)
 	supervisor_free(s);
 	wrapper_args_clear(&args);
 	g_free(c.opts.haproxy);
+	g_free(c.opts.runtime_dir);
 	g_free(c.self_upgrade);
+	g_free(c.seamless);
 	return code;
 }

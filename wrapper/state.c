@@ -5,18 +5,22 @@
 #include <string.h>
 
 /*
- * "<format> <next> <reloads> <signal> <pending> <gen> <gen> ...", each
- * <gen> "<number>:<pid>:<mode>:<state>:<started_us>:<version>" with the
- * version URI-escaped so that it holds no separator.
+ * "<format> <next> <reloads> <signal> <pending> <attempt> <hard>
+ * <pending_hard>" then tokens: generations
+ * "<number>:<pid>:<mode>:<state>:<started_us>:<version>", the version
+ * URI-escaped so that it holds no separator, and waiting control clients
+ * "w<fd>:<attempt>".
  */
+#define HEADER_FIELDS 8
 
 gchar *state_serialize(const struct handover *h)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
 
-	g_string_append_printf(s, "%d %u %u %d %d", STATE_FORMAT,
+	g_string_append_printf(s, "%d %u %u %d %d %u %d %d", STATE_FORMAT,
 			       h->next_number, h->reloads, h->reload_signal,
-			       h->reload_pending ? 1 : 0);
+			       h->reload_pending ? 1 : 0, h->attempt,
+			       h->hard ? 1 : 0, h->pending_hard ? 1 : 0);
 	for (guint i = 0; i < h->gens->len; i++) {
 		const struct generation *g = g_ptr_array_index(h->gens, i);
 		g_autofree gchar *version =
@@ -25,6 +29,12 @@ gchar *state_serialize(const struct handover *h)
 		g_string_append_printf(s, " %u:%d:%d:%d:%" G_GINT64_FORMAT ":%s",
 				       g->number, g->pid, g->mode, g->state,
 				       g->started_us, version);
+	}
+	for (guint i = 0; h->waiters && i < h->waiters->len; i++) {
+		const struct handover_waiter *w =
+			&g_array_index(h->waiters, struct handover_waiter, i);
+
+		g_string_append_printf(s, " w%d:%u", w->fd, w->target);
 	}
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
@@ -64,42 +74,79 @@ static struct generation *parse_gen(const char *token)
 	return g;
 }
 
+static gboolean parse_waiter(const char *token, struct handover_waiter *w)
+{
+	g_auto(GStrv) f = g_strsplit(token + 1, ":", 3);
+	guint64 fd, target;
+
+	if (token[0] != 'w' || g_strv_length(f) != 2 ||
+	    !parse_uint(f[0], G_MAXINT, &fd) || fd < 3 ||
+	    !parse_uint(f[1], G_MAXUINT, &target))
+		return FALSE;
+	*w = (struct handover_waiter){ .fd = fd, .target = target };
+	return TRUE;
+}
+
+static gboolean parse_token(const char *token, struct handover *h)
+{
+	struct handover_waiter w;
+	struct generation *g;
+
+	if (token[0] == 'w') {
+		if (!parse_waiter(token, &w))
+			return FALSE;
+		g_array_append_val(h->waiters, w);
+		return TRUE;
+	}
+	g = parse_gen(token);
+	if (!g)
+		return FALSE;
+	g_ptr_array_add(h->gens, g);
+	return TRUE;
+}
+
 gboolean state_parse(const char *text, struct handover *h)
 {
 	g_auto(GStrv) tok = g_strsplit(text, " ", -1);
-	guint64 format, next, reloads, sig, pending;
+	guint64 v[HEADER_FIELDS];
 	guint n = g_strv_length(tok);
+	static const guint64 max[HEADER_FIELDS] = {
+		G_MAXUINT, G_MAXUINT, G_MAXUINT, NSIG - 1, 1, G_MAXUINT, 1, 1,
+	};
 
 	*h = (struct handover){
 		.gens = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)generation_free),
+		.waiters = g_array_new(FALSE, FALSE,
+				       sizeof(struct handover_waiter)),
 	};
-	if (n < 5 || !parse_uint(tok[0], G_MAXUINT, &format) ||
-	    format != STATE_FORMAT ||
-	    !parse_uint(tok[1], G_MAXUINT, &next) ||
-	    !parse_uint(tok[2], G_MAXUINT, &reloads) ||
-	    !parse_uint(tok[3], NSIG - 1, &sig) ||
-	    !parse_uint(tok[4], 1, &pending))
+	if (n < HEADER_FIELDS)
 		goto bad;
-	h->next_number = next;
-	h->reloads = reloads;
-	h->reload_signal = sig;
-	h->reload_pending = pending;
-	for (guint i = 5; i < n; i++) {
-		struct generation *g = parse_gen(tok[i]);
-
-		if (!g)
+	for (guint i = 0; i < HEADER_FIELDS; i++)
+		if (!parse_uint(tok[i], max[i], &v[i]))
 			goto bad;
-		g_ptr_array_add(h->gens, g);
-	}
+	if (v[0] != STATE_FORMAT)
+		goto bad;
+	h->next_number = v[1];
+	h->reloads = v[2];
+	h->reload_signal = v[3];
+	h->reload_pending = v[4];
+	h->attempt = v[5];
+	h->hard = v[6];
+	h->pending_hard = v[7];
+	for (guint i = HEADER_FIELDS; i < n; i++)
+		if (!parse_token(tok[i], h))
+			goto bad;
 	return TRUE;
 bad:
 	g_ptr_array_set_size(h->gens, 0);
+	g_array_set_size(h->waiters, 0);
 	return FALSE;
 }
 
 void handover_clear(struct handover *h)
 {
 	g_clear_pointer(&h->gens, g_ptr_array_unref);
+	g_clear_pointer(&h->waiters, g_array_unref);
 	*h = (struct handover){ 0 };
 }

@@ -14,12 +14,22 @@
 #define STATE_ENV "HAPROXY_WRAPPER_STATE"
 #define STATE_FORMAT 1
 
+/* A control client waiting for the verdict of reload attempt "target". */
+struct handover_waiter {
+	int fd;
+	guint target;
+};
+
 struct handover {
 	guint next_number;
 	guint reloads;
 	int reload_signal;	/* the reload that triggered the upgrade */
 	gboolean reload_pending;	/* one more was asked for meanwhile */
+	guint attempt;		/* the number of that reload attempt */
+	gboolean hard;		/* it uses -st */
+	gboolean pending_hard;
 	GPtrArray *gens;	/* struct generation *, pids not yet verified */
+	GArray *waiters;	/* struct handover_waiter */
 };
 
 gchar *state_serialize(const struct handover *h);

@@ -13,14 +13,22 @@
 #include "legacy/version.h"
 #include "migrate/proc.h"
 #include "wrapper/child.h"
+#include "wrapper/control.h"
 #include "wrapper/generation.h"
 #include "wrapper/log.h"
+#include "wrapper/notify.h"
 #include "wrapper/probe.h"
+#include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/state.h"
+#include "wrapper/status.h"
 #include "wrapper/upgrade.h"
 
 #define VERSION_PROBE_TIMEOUT_MS 10000
+/* While haproxy loads, systemd is told every EXTEND_EVERY_S that it is
+ * still alive, and given EXTEND_BY_US more. */
+#define EXTEND_EVERY_S 10
+#define EXTEND_BY_US (30 * G_USEC_PER_SEC)
 
 enum phase {
 	PHASE_STARTING,	/* the first generation is not ready yet */
@@ -57,7 +65,16 @@ struct supervisor {
 	int reload_signal;
 	gboolean reload_pending;
 	int pending_signal;
+	gboolean pending_hard;
 	guint pending_idle;
+	/* Reload attempts are numbered (0: the first start). A client that
+	 * asks for a reload waits for the first attempt after its request. */
+	guint attempt;
+	gboolean attempt_hard;		/* this one uses -st */
+	gint64 attempt_started_us;
+	GPtrArray *waiters;		/* struct waiter * */
+	struct reload_report last;
+	struct failed_generation failed;
 	gboolean skip_upgrade;		/* this reload follows our own exec */
 	struct probe *probe;
 	guint ready_timer;
@@ -71,6 +88,14 @@ struct supervisor {
 	int lost_status;
 	enum launch_mode lost_mode;
 
+	struct control *control;
+	gchar *rundir;
+	gchar *expose_cfg;		/* our -f fragment; NULL: no -x */
+	gchar *expose_sock;
+	guint extend_timer;
+	guint watchdog_timer;
+	gboolean told_migrate_req;
+
 	gboolean stop_hard;
 	guint stop_timer;
 	gboolean done;
@@ -79,7 +104,12 @@ struct supervisor {
 	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
 };
 
-static void begin_reload(struct supervisor *s, int sig);
+struct waiter {
+	struct control_client *client;
+	guint target;
+};
+
+static void begin_reload(struct supervisor *s, int sig, gboolean hard);
 static void begin_stop(struct supervisor *s, int sig);
 static void launch(struct supervisor *s);
 
@@ -172,7 +202,8 @@ static gboolean run_pending_reload(gpointer data)
 	s->pending_idle = 0;
 	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING) {
 		s->reload_pending = FALSE;
-		begin_reload(s, s->pending_signal);
+		begin_reload(s, s->pending_signal, s->pending_hard);
+		s->pending_hard = FALSE;
 	}
 	return G_SOURCE_REMOVE;
 }
@@ -187,10 +218,86 @@ static int lost_exit_code(enum launch_mode mode, int status)
 	return mode == LAUNCH_DS && code == 0 ? 1 : code;
 }
 
+/* ---- status, notification, waiting clients ---- */
+
+static const char *phase_name(enum phase phase)
+{
+	switch (phase) {
+	case PHASE_STARTING:
+		return "starting";
+	case PHASE_RUNNING:
+		return "running";
+	case PHASE_STOPPING:
+		return "stopping";
+	}
+	return "unknown";
+}
+
+static struct status_view status_view_of(struct supervisor *s)
+{
+	return (struct status_view){
+		.wrapper_pid = getpid(),
+		.phase = phase_name(s->phase),
+		.reloads = s->reloads,
+		.last = &s->last,
+		.failed = &s->failed,
+		.gens = s->gens,
+		.current = s->current,
+	};
+}
+
+static gchar *summary(struct supervisor *s)
+{
+	struct status_view v = status_view_of(s);
+
+	return status_summary(&v);
+}
+
+/* Answer every client waiting for an attempt up to "upto". */
+static void answer_waiters(struct supervisor *s, guint upto, const char *text)
+{
+	for (guint i = 0; i < s->waiters->len;) {
+		struct waiter *w = g_ptr_array_index(s->waiters, i);
+
+		if (w->target > upto) {
+			i++;
+			continue;
+		}
+		control_reply(w->client, text);
+		g_ptr_array_remove_index(s->waiters, i);
+	}
+}
+
+static void record_reload(struct supervisor *s, gboolean ok, const char *msg)
+{
+	gint64 now = g_get_monotonic_time();
+
+	reload_report_clear(&s->last);
+	s->last = (struct reload_report){
+		.valid = TRUE,
+		.ok = ok,
+		.message = g_strdup(msg),
+		.ended_us = g_get_real_time(),
+		.duration_us = now - s->attempt_started_us,
+	};
+}
+
 /* ---- the end of a reload, however it ended ---- */
 
-static void reload_finished(struct supervisor *s)
+static void reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 {
+	g_autofree gchar *answer = g_strdup_printf("%s%s", ok ? "ok " : "error: ",
+						   msg);
+	g_autofree gchar *line = NULL;
+
+	if (s->attempt > 0)
+		record_reload(s, ok, msg);
+	line = summary(s);
+	/* systemd waits for READY=1 after RELOADING=1, failed or not. */
+	if (s->phase != PHASE_STOPPING)
+		notify_ready(line);
+	answer_waiters(s, s->attempt, answer);
+	g_clear_handle_id(&s->extend_timer, g_source_remove);
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_pointer(&s->haproxy_path, g_free);
 	s->busy = FALSE;
@@ -214,8 +321,11 @@ static void launch_failed(struct supervisor *s, int exit_code,
 	msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	if (s->phase == PHASE_STARTING) {
+		g_autofree gchar *answer = g_strdup_printf("error: %s", msg);
+
 		log_err("cannot start haproxy: %s", msg);
 		set_exit_code(s, exit_code);
+		answer_waiters(s, G_MAXUINT, answer);
 		begin_stop(s, SIGTERM);
 		return;
 	}
@@ -228,7 +338,55 @@ static void launch_failed(struct supervisor *s, int exit_code,
 	}
 	log_err("reload failed: %s; generation %u (pid %d) keeps serving",
 		msg, s->current->number, s->current->pid);
-	reload_finished(s);
+	reload_finished(s, FALSE, msg);
+}
+
+/* ---- bounded draining ---- */
+
+static gboolean on_drain_deadline(gpointer data)
+{
+	struct generation *g = data;
+
+	g->drain_timer = 0;
+	log_notice("generation %u (pid %d) still draining after its deadline; "
+		   "SIGTERM", g->number, g->pid);
+	generation_signal(g, SIGTERM, TRUE);
+	return G_SOURCE_REMOVE;
+}
+
+static void start_drain_clock(struct supervisor *s, struct generation *g)
+{
+	if (s->opts->drain_timeout_s && !g->drain_timer)
+		g->drain_timer = g_timeout_add_seconds(s->opts->drain_timeout_s,
+						       on_drain_deadline, g);
+}
+
+/* More than max-old-workers generations draining: the oldest go now. */
+static void bound_draining(struct supervisor *s)
+{
+	guint draining = 0;
+
+	if (s->opts->max_old_workers < 0)
+		return;
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->state == GEN_DRAINING && !g->terminated)
+			draining++;
+	}
+	for (guint i = 0; i < s->gens->len &&
+			  draining > (guint)s->opts->max_old_workers; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->state != GEN_DRAINING || g->terminated)
+			continue;
+		log_notice("more than %d old generation(s) draining: SIGTERM "
+			   "to generation %u (pid %d)", s->opts->max_old_workers,
+			   g->number, g->pid);
+		generation_signal(g, SIGTERM, TRUE);
+		g->terminated = TRUE;
+		draining--;
+	}
 }
 
 static void generation_ready(struct supervisor *s, struct generation *g)
@@ -244,17 +402,25 @@ static void generation_ready(struct supervisor *s, struct generation *g)
 		old->state = GEN_DRAINING;
 		/* A -Ds parent may have forked workers after we listed them
 		 * for -sf; a second SIGUSR1 to the others is harmless. */
-		if (old->mode == LAUNCH_DS)
+		if (old->mode == LAUNCH_DS && !s->attempt_hard)
 			generation_signal(old, SIGUSR1, FALSE);
+		start_drain_clock(s, old);
 	}
+	bound_draining(s);
 	pidfile_publish(s, g);
+	failed_generation_clear(&s->failed);
 	log_notice("generation %u ready: pid %d, haproxy %s", g->number,
 		   g->pid, g->version);
 	if (s->phase == PHASE_STARTING)
 		s->phase = PHASE_RUNNING;
 	else
 		s->reloads++;
-	reload_finished(s);
+	{
+		g_autofree gchar *msg = g_strdup_printf(
+			"generation %u (pid %d) serving", g->number, g->pid);
+
+		reload_finished(s, TRUE, msg);
+	}
 }
 
 static void on_witness(int signo, GPid sender, gpointer data)
@@ -314,11 +480,20 @@ static void starting_generation_exited(struct supervisor *s,
 	int code = shell_status(status);
 	gboolean addr_in_use = g->warned_addr_in_use;
 
+	failed_generation_clear(&s->failed);
+	s->failed = (struct failed_generation){
+		.valid = TRUE,
+		.number = number,
+		.pid = pid,
+		.started_us = g->started_us,
+		.how = g_strdup(how),
+	};
+	g_strlcpy(s->failed.version, g->version, sizeof(s->failed.version));
 	forget_generation(s, g);
 	if (s->phase == PHASE_STOPPING) {
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
-		reload_finished(s);
+		reload_finished(s, FALSE, "stopped while starting");
 		return;
 	}
 	/* Ending before it was ready is a failure, whatever the status. */
@@ -410,6 +585,68 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 	return pids;
 }
 
+/* The serving generation's listeners socket, if a new one can take its
+ * sockets from there (-x fails hard on a missing socket: check first). */
+static gboolean can_take_listeners(struct supervisor *s)
+{
+	return s->current && s->current->exposes && !s->current->exited &&
+	       g_file_test(s->expose_sock, G_FILE_TEST_EXISTS);
+}
+
+/* Our own additions to haproxy's arguments, for this generation. */
+static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
+			gboolean *exposes)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	const char *user_socket = g_getenv("HAPROXY_STATS_SOCKET");
+
+	*exposes = FALSE;
+	if (haproxy_version_compare(v, 1, 8, 0) < 0)
+		return g_strv_builder_end(b);
+	if (user_socket && *user_socket) {
+		/* The 1.x wrapper's never-released -x variable: the user
+		 * vouches that this socket exposes its listeners. */
+		if (s->current && g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
+			g_strv_builder_add(b, "-x");
+			g_strv_builder_add(b, user_socket);
+		}
+		return g_strv_builder_end(b);
+	}
+	if (!s->expose_cfg)
+		return g_strv_builder_end(b);
+	g_strv_builder_add(b, "-f");
+	g_strv_builder_add(b, s->expose_cfg);
+	*exposes = TRUE;
+	if (can_take_listeners(s)) {
+		g_strv_builder_add(b, "-x");
+		g_strv_builder_add(b, s->expose_sock);
+	}
+	return g_strv_builder_end(b);
+}
+
+/* Without -x (haproxy < 1.8) a closing listener drops its accept queue,
+ * unless the kernel moves it to a sibling (Linux >= 5.14). */
+static void notice_migrate_req(struct supervisor *s)
+{
+	g_autofree gchar *value = NULL;
+
+	if (s->told_migrate_req)
+		return;
+	s->told_migrate_req = TRUE;
+	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,
+				NULL, NULL) && g_str_has_prefix(value, "1"))
+		return;
+	log_notice("haproxy < 1.8 cannot hand its listeners over on reload; "
+		   "set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14) so that "
+		   "connections queued on the old listeners are not reset");
+}
+
+static gboolean on_extend(gpointer data)
+{
+	notify_extend_timeout(EXTEND_BY_US);
+	return G_SOURCE_CONTINUE;
+}
+
 static void spawn_generation(struct supervisor *s,
 			     const struct haproxy_version *v)
 {
@@ -417,9 +654,12 @@ static void spawn_generation(struct supervisor *s,
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GArray) pids = NULL;
 	g_auto(GStrv) argv = NULL;
+	g_auto(GStrv) extra = NULL;
 	struct generation *g;
-	gboolean hard;
+	gboolean hard, exposes;
 
+	if (mode == LAUNCH_DS)
+		notice_migrate_req(s);
 	g = generation_new(s->next_number, mode, v->full);
 	if (!witness_start(&g->witness, on_witness, s, &error)) {
 		generation_free(g);
@@ -427,7 +667,11 @@ static void spawn_generation(struct supervisor *s,
 		return;
 	}
 	pids = old_pids(s, &hard);
+	hard = hard || s->attempt_hard;
+	extra = extra_args(s, v, &exposes);
+	g->exposes = exposes;
 	argv = haproxy_argv_build(s->haproxy_path, mode, s->args,
+				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
 	if (!haproxy_spawn(argv, &g->pid, &error)) {
@@ -448,6 +692,10 @@ static void spawn_generation(struct supervisor *s,
 	if (s->opts->ready_timeout_s)
 		s->ready_timer = g_timeout_add_seconds(s->opts->ready_timeout_s,
 						       on_ready_timeout, s);
+	/* Only under systemd: no wakeup for nobody. */
+	if (g_getenv("NOTIFY_SOCKET"))
+		s->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,
+							on_extend, s);
 }
 
 static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
@@ -526,6 +774,23 @@ static void launch(struct supervisor *s)
 
 /* ---- reload, with the optional self upgrade in front ---- */
 
+/* The waiting clients' descriptors stay open across the exec. */
+static GArray *handover_waiters(struct supervisor *s)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
+
+	for (guint i = 0; i < s->waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index(s->waiters, i);
+		struct handover_waiter hw = {
+			.fd = control_client_handover_fd(w->client),
+			.target = w->target,
+		};
+
+		g_array_append_val(out, hw);
+	}
+	return out;
+}
+
 static struct handover handover_of(struct supervisor *s)
 {
 	return (struct handover){
@@ -533,7 +798,11 @@ static struct handover handover_of(struct supervisor *s)
 		.reloads = s->reloads,
 		.reload_signal = s->reload_signal,
 		.reload_pending = s->reload_pending,
+		.attempt = s->attempt,
+		.hard = s->attempt_hard,
+		.pending_hard = s->pending_hard,
 		.gens = s->gens,
+		.waiters = handover_waiters(s),
 	};
 }
 
@@ -554,6 +823,7 @@ static void on_upgrade_check(const char *output, int wait_status,
 	}
 	h = handover_of(s);
 	state = state_serialize(&h);
+	g_array_unref(h.waiters);
 	log_notice("re-executing on %s.", signal_name(s->reload_signal));
 	upgrade_exec(&s->self, s->orig_argv, state);
 	launch(s);
@@ -574,32 +844,77 @@ static gboolean upgrade_wanted(struct supervisor *s)
 	return self_image_replaced(&s->self);
 }
 
-static void begin_reload(struct supervisor *s, int sig)
+static void begin_reload(struct supervisor *s, int sig, gboolean hard)
 {
+	g_autofree gchar *line = NULL;
+
 	s->busy = TRUE;
 	s->reload_signal = sig;
-	log_notice("reloading on %s.", signal_name(sig));
+	s->attempt++;
+	s->attempt_hard = hard;
+	s->attempt_started_us = g_get_monotonic_time();
+	log_notice("%sreloading on %s.", hard ? "hard-" : "",
+		   sig ? signal_name(sig) : "request");
+	line = summary(s);
+	notify_reloading(line);
 	if (upgrade_wanted(s))
 		s->probe = upgrade_check_start(&s->self, on_upgrade_check, s);
 	else
 		launch(s);
 }
 
-static void request_reload(struct supervisor *s, int sig)
+/* sig: the signal that asked, or 0 for the control socket. client: who
+ * waits for the verdict, if anyone. */
+static void request_reload(struct supervisor *s, int sig, gboolean hard,
+			   struct control_client *client)
 {
+	const char *who = sig ? signal_name(sig) : "control request";
+
 	if (s->phase == PHASE_STOPPING) {
-		log_notice("ignoring %s: stopping", signal_name(sig));
+		log_notice("ignoring %s: stopping", who);
+		if (client)
+			control_reply(client, "error: stopping");
 		return;
+	}
+	if (client) {
+		struct waiter *w = g_new0(struct waiter, 1);
+
+		*w = (struct waiter){ .client = client, .target = s->attempt + 1 };
+		g_ptr_array_add(s->waiters, w);
 	}
 	if (s->busy) {
 		if (!s->reload_pending)
 			log_info("%s: a reload is in progress; one more will "
-				 "follow it", signal_name(sig));
+				 "follow it", who);
 		s->reload_pending = TRUE;
 		s->pending_signal = sig;
+		s->pending_hard = s->pending_hard || hard;
 		return;
 	}
-	begin_reload(s, sig);
+	begin_reload(s, sig, hard);
+}
+
+static void on_control(struct control_client *c, const char *line,
+		       gpointer data)
+{
+	struct supervisor *s = data;
+	struct status_view v = status_view_of(s);
+	g_autofree gchar *text = NULL;
+
+	if (g_str_equal(line, "reload")) {
+		request_reload(s, 0, FALSE, c);
+	} else if (g_str_equal(line, "hard-reload")) {
+		request_reload(s, 0, TRUE, c);
+	} else if (g_str_equal(line, "status")) {
+		text = status_text(&v);
+		control_reply(c, text);
+	} else if (g_str_equal(line, "status json")) {
+		text = status_json(&v);
+		control_reply(c, text);
+	} else {
+		control_reply(c, "error: unknown command (reload, hard-reload, "
+				 "status, status json)");
+	}
 }
 
 /* ---- stop ---- */
@@ -642,8 +957,15 @@ static void begin_stop(struct supervisor *s, int sig)
 		log_notice("%s while stopping gracefully: stopping now",
 			   signal_name(sig));
 	}
-	s->phase = PHASE_STOPPING;
+	if (s->phase != PHASE_STOPPING) {
+		g_autofree gchar *line = NULL;
+
+		s->phase = PHASE_STOPPING;
+		line = summary(s);
+		notify_stopping(line);
+	}
 	s->reload_pending = FALSE;
+	answer_waiters(s, G_MAXUINT, "error: stopping");
 	if (s->probe)
 		g_clear_pointer(&s->probe, probe_cancel);
 	signal_all(s, sig);
@@ -652,7 +974,7 @@ static void begin_stop(struct supervisor *s, int sig)
 						      on_stop_timeout, s);
 	s->stop_hard = hard;
 	if (!s->starting && s->busy)
-		reload_finished(s);
+		reload_finished(s, FALSE, "stopping");
 	quit_if_done(s);
 }
 
@@ -664,7 +986,7 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	switch (sig) {
 	case SIGUSR2:
 	case SIGHUP:
-		request_reload(s, sig);
+		request_reload(s, sig, FALSE, NULL);
 		break;
 	case SIGTERM:
 	case SIGINT:
@@ -680,6 +1002,13 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 }
 
 /* ---- a new image after a self upgrade takes the generations back ---- */
+
+static gboolean fd_is_socket(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
 
 static void child_discard_strays_of(struct supervisor *s)
 {
@@ -710,6 +1039,8 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		g_ptr_array_add(s->gens, g);
 		if (g->state == GEN_CURRENT)
 			s->current = g;
+		/* Same instance, same runtime directory, same fragment. */
+		g->exposes = s->expose_cfg && g->mode == LAUNCH_DB;
 		watch_generation(s, g);
 	}
 	child_discard_strays_of(s);
@@ -728,6 +1059,33 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 	return TRUE;
 }
 
+/* Clients that were waiting for the reload this image now carries out. */
+static void adopt_waiters(struct supervisor *s, struct handover *h,
+			  gboolean adopted)
+{
+	for (guint i = 0; i < h->waiters->len; i++) {
+		struct handover_waiter *hw =
+			&g_array_index(h->waiters, struct handover_waiter, i);
+		struct control_client *c;
+		struct waiter *w;
+
+		/* Only sockets: a leaked variable may name any descriptor. */
+		if (!s->control || !fd_is_socket(hw->fd))
+			continue;
+		c = control_adopt(s->control, hw->fd);
+		if (!c)
+			continue;
+		if (!adopted) {
+			control_reply(c, "error: the upgraded wrapper could "
+					 "not take over; starting anew");
+			continue;
+		}
+		w = g_new0(struct waiter, 1);
+		*w = (struct waiter){ .client = c, .target = hw->target };
+		g_ptr_array_add(s->waiters, w);
+	}
+}
+
 static gboolean restore_handover(struct supervisor *s)
 {
 	const char *text = g_getenv(STATE_ENV);
@@ -744,11 +1102,15 @@ static gboolean restore_handover(struct supervisor *s)
 	}
 	g_unsetenv(STATE_ENV);
 	adopted = adopt(s, &h);
-	if (adopted && h.reload_signal) {
+	adopt_waiters(s, &h, adopted);
+	if (adopted) {
 		s->skip_upgrade = TRUE;
 		s->reload_pending = h.reload_pending;
 		s->pending_signal = h.reload_signal;
-		begin_reload(s, h.reload_signal);
+		s->pending_hard = h.pending_hard;
+		/* The same attempt, carried on by the new image. */
+		s->attempt = h.attempt - 1;
+		begin_reload(s, h.reload_signal, h.hard);
 	}
 	handover_clear(&h);
 	return adopted;
@@ -768,11 +1130,100 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->orig_argv = orig_argv;
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
+	s->waiters = g_ptr_array_new_with_free_func(g_free);
 	s->next_number = 1;
 	s->can_upgrade = self_image_init(&s->self);
 	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
 		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
 	return s;
+}
+
+/* The fragment that makes every generation expose its listening sockets
+ * on a private socket, from which the next one takes them (-x). */
+static gboolean write_expose_config(struct supervisor *s, GError **error)
+{
+	g_autofree gchar *text = g_strdup_printf(
+		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
+		"# the listening sockets of the previous one (-x).\n"
+		"global\n"
+		"    stats socket %s mode 600 level admin expose-fd listeners\n",
+		s->expose_sock);
+
+	return g_file_set_contents_full(s->expose_cfg, text, -1,
+					G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+					error);
+}
+
+/* Control socket and listeners fragment. Neither is vital: without them
+ * the wrapper runs as the 1.x one did, and says so. */
+static void setup_runtime(struct supervisor *s)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *control = NULL;
+
+	s->rundir = rundir_path(s->opts->runtime_dir, s->args->pidfile);
+	if (!rundir_create(s->rundir, &error)) {
+		log_warn("%s: no control socket, no seamless reload",
+			 error->message);
+		return;
+	}
+	control = rundir_control_socket(s->rundir);
+	s->control = control_listen(control, on_control, s, &error);
+	if (!s->control) {
+		log_warn("%s: no control socket", error->message);
+		/* Another live wrapper owns this directory: its listeners
+		 * socket is not ours to take sockets from. */
+		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_EXIST))
+			return;
+		g_clear_error(&error);
+	}
+	if (!s->opts->seamless)
+		return;
+	s->expose_sock = rundir_expose_socket(s->rundir);
+	if (!rundir_socket_path_fits(s->expose_sock)) {
+		log_warn("%s: path too long for a socket; no seamless reload",
+			 s->expose_sock);
+		g_clear_pointer(&s->expose_sock, g_free);
+		return;
+	}
+	s->expose_cfg = rundir_expose_config(s->rundir);
+	if (!write_expose_config(s, &error)) {
+		log_warn("%s: no seamless reload", error->message);
+		g_clear_pointer(&s->expose_cfg, g_free);
+	}
+}
+
+static void teardown_runtime(struct supervisor *s)
+{
+	answer_waiters(s, G_MAXUINT, "error: the wrapper exited");
+	g_clear_pointer(&s->control, control_free);
+	/* Every haproxy of ours is gone: their listeners socket too. */
+	if (s->expose_cfg) {
+		unlink(s->expose_cfg);
+		unlink(s->expose_sock);
+	}
+	if (s->rundir)
+		rmdir(s->rundir);	/* only if empty: haproxy's socket stays */
+}
+
+/* WATCHDOG=1 only while a generation serves: a wrapper whose haproxy is
+ * gone should be noticed. */
+static gboolean on_watchdog(gpointer data)
+{
+	struct supervisor *s = data;
+
+	if (s->current && !s->current->exited)
+		notify_watchdog();
+	return G_SOURCE_CONTINUE;
+}
+
+static void start_watchdog(struct supervisor *s)
+{
+	guint64 usec = notify_watchdog_usec();
+
+	if (usec)
+		s->watchdog_timer = g_timeout_add(MAX(usec / 2000, 1),
+						  on_watchdog, s);
 }
 
 int supervisor_run(struct supervisor *s)
@@ -789,14 +1240,18 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
+	setup_runtime(s);
+	start_watchdog(s);
 	if (!restore_handover(s)) {
 		pidfile_notice_strangers(s);
 		s->busy = TRUE;
+		s->attempt_started_us = g_get_monotonic_time();
 		launch(s);
 	}
 	if (!s->done)
 		g_main_loop_run(s->loop);
 	pidfile_retract(s);
+	teardown_runtime(s);
 	if (!s->have_exit_code)
 		s->exit_code = 0;
 	log_notice("exit, haproxy RC=%d", s->exit_code);
@@ -808,9 +1263,17 @@ void supervisor_free(struct supervisor *s)
 	g_clear_handle_id(&s->stop_timer, g_source_remove);
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_handle_id(&s->pending_idle, g_source_remove);
+	g_clear_handle_id(&s->extend_timer, g_source_remove);
+	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
 	if (s->probe)
 		probe_cancel(s->probe);
 	g_ptr_array_unref(s->gens);
+	g_ptr_array_unref(s->waiters);
+	reload_report_clear(&s->last);
+	failed_generation_clear(&s->failed);
+	g_free(s->rundir);
+	g_free(s->expose_cfg);
+	g_free(s->expose_sock);
 	g_free(s->haproxy_path);
 	g_free(s->vcache.path);
 	self_image_clear(&s->self);

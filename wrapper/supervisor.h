@@ -28,6 +28,10 @@ struct wrapper_options {
 	enum self_upgrade self_upgrade;
 	guint stop_timeout_s;	/* SIGTERM/SIGINT, then SIGKILL after this */
 	guint ready_timeout_s;	/* 0: wait as long as haproxy loads */
+	gchar *runtime_dir;	/* --runtime-dir=, see rundir.h */
+	gboolean seamless;	/* hand listeners over with -x (>= 1.8) */
+	gint max_old_workers;	/* -1: no bound on draining generations */
+	guint drain_timeout_s;	/* 0: drain as long as they like */
 };
 
 struct supervisor;

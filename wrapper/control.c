@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "wrapper/log.h"
+
+#define MAX_LINE	256
+#define MAX_CLIENTS	64
+#define IDLE_SECONDS	10
+
+struct control {
+	int fd;
+	gchar *path;
+	guint source;
+	control_fn fn;
+	gpointer data;
+	GList *clients;
+};
+
+struct control_client {
+	struct control *ctl;
+	int fd;
+	guint in_source;
+	guint out_source;
+	guint idle_timer;
+	GString *in;
+	GString *out;
+	gboolean answered;	/* control_reply() was called */
+};
+
+static void client_free(struct control_client *c)
+{
+	g_clear_handle_id(&c->in_source, g_source_remove);
+	g_clear_handle_id(&c->out_source, g_source_remove);
+	g_clear_handle_id(&c->idle_timer, g_source_remove);
+	close(c->fd);
+	g_string_free(c->in, TRUE);
+	g_string_free(c->out, TRUE);
+	c->ctl->clients = g_list_remove(c->ctl->clients, c);
+	g_free(c);
+}
+
+static gboolean on_writable(int fd, GIOCondition cond, gpointer data)
+{
+	struct control_client *c = data;
+
+	while (c->out->len) {
+		ssize_t n = send(fd, c->out->str, c->out->len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return G_SOURCE_CONTINUE;
+		if (n <= 0)
+			break;
+		g_string_erase(c->out, 0, n);
+	}
+	c->out_source = 0;
+	client_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+void control_reply(struct control_client *c, const char *text)
+{
+	c->answered = TRUE;
+	g_clear_handle_id(&c->idle_timer, g_source_remove);
+	g_string_append(c->out, text);
+	if (!g_str_has_suffix(text, "\n"))
+		g_string_append_c(c->out, '\n');
+	if (!c->out_source)
+		c->out_source = g_unix_fd_add(c->fd, G_IO_OUT, on_writable, c);
+}
+
+/* A client that sent nothing useful in time is dropped; one waiting for a
+ * reload is not: its answer comes when the reload ends. */
+static gboolean on_idle(gpointer data)
+{
+	struct control_client *c = data;
+
+	c->idle_timer = 0;
+	control_reply(c, "error: no command received in time");
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean take_line(struct control_client *c)
+{
+	char *nl = memchr(c->in->str, '\n', c->in->len);
+	g_autofree gchar *line = NULL;
+
+	if (!nl) {
+		if (c->in->len > MAX_LINE) {
+			control_reply(c, "error: line too long");
+			return FALSE;
+		}
+		return TRUE;
+	}
+	line = g_strndup(c->in->str, nl - c->in->str);
+	g_strchomp(line);
+	/* One command a connection: read no further. */
+	c->in_source = 0;
+	g_clear_handle_id(&c->idle_timer, g_source_remove);
+	c->ctl->fn(c, line, c->ctl->data);
+	return FALSE;
+}
+
+static gboolean on_readable(int fd, GIOCondition cond, gpointer data)
+{
+	struct control_client *c = data;
+	char buf[MAX_LINE + 1];
+	ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return G_SOURCE_CONTINUE;
+	if (n <= 0) {
+		c->in_source = 0;
+		client_free(c);
+		return G_SOURCE_REMOVE;
+	}
+	g_string_append_len(c->in, buf, n);
+	if (memchr(buf, '\0', n)) {
+		control_reply(c, "error: binary data");
+		c->in_source = 0;
+		return G_SOURCE_REMOVE;
+	}
+	if (take_line(c))
+		return G_SOURCE_CONTINUE;
+	c->in_source = 0;
+	return G_SOURCE_REMOVE;
+}
+
+int control_client_handover_fd(struct control_client *c)
+{
+	int flags = fcntl(c->fd, F_GETFD);
+
+	if (flags >= 0)
+		fcntl(c->fd, F_SETFD, flags & ~FD_CLOEXEC);
+	return c->fd;
+}
+
+static struct control_client *client_new(struct control *ctl, int fd)
+{
+	struct control_client *c = g_new0(struct control_client, 1);
+
+	*c = (struct control_client){
+		.ctl = ctl,
+		.fd = fd,
+		.in = g_string_new(NULL),
+		.out = g_string_new(NULL),
+	};
+	ctl->clients = g_list_prepend(ctl->clients, c);
+	return c;
+}
+
+struct control_client *control_adopt(struct control *ctl, int fd)
+{
+	int flags = fcntl(fd, F_GETFD);
+
+	/* Not a descriptor any more (the old image had a stale list). */
+	if (flags < 0)
+		return NULL;
+	fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+	g_unix_set_fd_nonblocking(fd, TRUE, NULL);
+	return client_new(ctl, fd);
+}
+
+/* Only the wrapper's own user (and root) may talk to it. */
+static gboolean peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return FALSE;
+	return cred.uid == 0 || cred.uid == getuid();
+}
+
+static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
+{
+	struct control *ctl = data;
+	struct control_client *c;
+	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (cfd < 0)
+		return G_SOURCE_CONTINUE;
+	c = client_new(ctl, cfd);
+	if (g_list_length(ctl->clients) > MAX_CLIENTS) {
+		control_reply(c, "error: too many clients");
+		return G_SOURCE_CONTINUE;
+	}
+	if (!peer_allowed(cfd)) {
+		control_reply(c, "error: permission denied");
+		return G_SOURCE_CONTINUE;
+	}
+	c->in_source = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP, on_readable, c);
+	c->idle_timer = g_timeout_add_seconds(IDLE_SECONDS, on_idle, c);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean fill_address(struct sockaddr_un *a, const char *path,
+			     GError **error)
+{
+	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a->sun_path)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+			    "control socket path too long: %s", path);
+		return FALSE;
+	}
+	strcpy(a->sun_path, path);
+	return TRUE;
+}
+
+/* A socket file nobody answers on is a leftover: remove it. One that
+ * answers belongs to a running wrapper: leave it alone. */
+static gboolean clear_stale(const struct sockaddr_un *a, GError **error)
+{
+	int fd;
+
+	if (!g_file_test(a->sun_path, G_FILE_TEST_EXISTS))
+		return TRUE;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
+		close(fd);
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+			    "%s is in use by another wrapper", a->sun_path);
+		return FALSE;
+	}
+	if (fd >= 0)
+		close(fd);
+	g_unlink(a->sun_path);
+	return TRUE;
+}
+
+struct control *control_listen(const char *path, control_fn fn,
+			       gpointer data, GError **error)
+{
+	struct sockaddr_un a;
+	struct control *ctl;
+	mode_t old_umask;
+	int fd, r;
+
+	if (!fill_address(&a, path, error) || !clear_stale(&a, error))
+		return NULL;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	/* Created 0600 from the start: no moment where others may connect. */
+	old_umask = umask(0177);
+	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old_umask);
+	if (r < 0 || listen(fd, 16) < 0)
+		goto fail;
+	ctl = g_new0(struct control, 1);
+	*ctl = (struct control){
+		.fd = fd,
+		.path = g_strdup(path),
+		.fn = fn,
+		.data = data,
+	};
+	ctl->source = g_unix_fd_add(fd, G_IO_IN, on_accept, ctl);
+	return ctl;
+fail:
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "control socket %s: %s", path, g_strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+void control_free(struct control *ctl)
+{
+	if (!ctl)
+		return;
+	while (ctl->clients)
+		client_free(ctl->clients->data);
+	g_source_remove(ctl->source);
+	close(ctl->fd);
+	g_unlink(ctl->path);
+	g_free(ctl->path);
+	g_free(ctl);
+}

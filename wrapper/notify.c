@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/notify.h"
+
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "wrapper/log.h"
+
+static void send_state(const char *state)
+{
+	int r = sd_notify(0, state);
+
+	if (r < 0)
+		log_warn("sd_notify: %s", g_strerror(-r));
+}
+
+/* STATUS= is one line: a newline would start another assignment. */
+static gchar *status_line(const char *status)
+{
+	return g_strdelimit(g_strdup(status), "\n", ' ');
+}
+
+static void send_with_status(const char *state, const char *status)
+{
+	g_autofree gchar *line = status_line(status);
+	g_autofree gchar *msg = g_strdup_printf("%s%sSTATUS=%s", state,
+						*state ? "\n" : "", line);
+
+	send_state(msg);
+}
+
+void notify_ready(const char *status)
+{
+	send_with_status("READY=1", status);
+}
+
+void notify_reloading(const char *status)
+{
+	g_autofree gchar *state = g_strdup_printf(
+		"RELOADING=1\nMONOTONIC_USEC=%" G_GINT64_FORMAT,
+		g_get_monotonic_time());
+
+	send_with_status(state, status);
+}
+
+void notify_stopping(const char *status)
+{
+	send_with_status("STOPPING=1", status);
+}
+
+void notify_status(const char *status)
+{
+	send_with_status("", status);
+}
+
+void notify_extend_timeout(guint64 usec)
+{
+	g_autofree gchar *msg = g_strdup_printf(
+		"EXTEND_TIMEOUT_USEC=%" G_GUINT64_FORMAT, usec);
+
+	send_state(msg);
+}
+
+void notify_watchdog(void)
+{
+	send_state("WATCHDOG=1");
+}
+
+guint64 notify_watchdog_usec(void)
+{
+	uint64_t usec = 0;
+
+	return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
+}

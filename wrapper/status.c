@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/status.h"
+
+#include <string.h>
+
+static gchar *iso_time(gint64 us)
+{
+	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(us / G_USEC_PER_SEC);
+
+	return t ? g_date_time_format_iso8601(t) : g_strdup("?");
+}
+
+static void json_string(GString *s, const char *text)
+{
+	g_string_append_c(s, '"');
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(s, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(s, "\\u%04x", *p);
+		else
+			g_string_append_c(s, *p);
+	}
+	g_string_append_c(s, '"');
+}
+
+static void text_generation(GString *s, const struct generation *g)
+{
+	g_autofree gchar *started = iso_time(g->started_us);
+
+	g_string_append_printf(s, "generation %u pid %d haproxy %s started %s "
+			       "%s\n", g->number, g->pid, g->version, started,
+			       generation_state_name(g->state));
+}
+
+static void text_last(GString *s, const struct reload_report *r)
+{
+	g_autofree gchar *at = NULL;
+
+	if (!r->valid) {
+		g_string_append(s, "last reload: none\n");
+		return;
+	}
+	at = iso_time(r->ended_us);
+	g_string_append_printf(s, "last reload: %s in %" G_GINT64_FORMAT
+			       " ms at %s: %s\n", r->ok ? "ok" : "failed",
+			       r->duration_us / 1000, at, r->message);
+}
+
+gchar *status_text(const struct status_view *v)
+{
+	GString *s = g_string_new(NULL);
+
+	g_string_append_printf(s, "wrapper pid %d version %s %s\n",
+			       v->wrapper_pid, WRAPPER_VERSION, v->phase);
+	g_string_append_printf(s, "reloads %u\n", v->reloads);
+	text_last(s, v->last);
+	for (guint i = v->gens->len; i-- > 0;)
+		text_generation(s, g_ptr_array_index((GPtrArray *)v->gens, i));
+	if (v->failed->valid) {
+		g_autofree gchar *started = iso_time(v->failed->started_us);
+
+		g_string_append_printf(s, "generation %u pid %d haproxy %s "
+				       "started %s failed: %s\n",
+				       v->failed->number, v->failed->pid,
+				       v->failed->version, started,
+				       v->failed->how);
+	}
+	g_string_append(s, "ok");
+	return g_string_free(s, FALSE);
+}
+
+static void json_generation(GString *s, guint number, GPid pid,
+			    const char *version, gint64 started_us,
+			    const char *state)
+{
+	g_autofree gchar *started = iso_time(started_us);
+
+	g_string_append_printf(s, "{\"number\":%u,\"pid\":%d,\"haproxy\":",
+			       number, pid);
+	json_string(s, version);
+	g_string_append(s, ",\"started\":");
+	json_string(s, started);
+	g_string_append(s, ",\"state\":");
+	json_string(s, state);
+	g_string_append_c(s, '}');
+}
+
+static void json_last(GString *s, const struct reload_report *r)
+{
+	if (!r->valid) {
+		g_string_append(s, "null");
+		return;
+	}
+	g_string_append_printf(s, "{\"result\":\"%s\",\"duration_ms\":%"
+			       G_GINT64_FORMAT ",\"message\":",
+			       r->ok ? "ok" : "failed", r->duration_us / 1000);
+	json_string(s, r->message);
+	g_string_append_c(s, '}');
+}
+
+gchar *status_json(const struct status_view *v)
+{
+	GString *s = g_string_new(NULL);
+	gboolean first = TRUE;
+
+	g_string_append_printf(s, "{\"wrapper_pid\":%d,\"version\":",
+			       v->wrapper_pid);
+	json_string(s, WRAPPER_VERSION);
+	g_string_append(s, ",\"state\":");
+	json_string(s, v->phase);
+	g_string_append_printf(s, ",\"reloads\":%u,\"last_reload\":",
+			       v->reloads);
+	json_last(s, v->last);
+	g_string_append(s, ",\"generations\":[");
+	for (guint i = v->gens->len; i-- > 0; first = FALSE) {
+		const struct generation *g =
+			g_ptr_array_index((GPtrArray *)v->gens, i);
+
+		if (!first)
+			g_string_append_c(s, ',');
+		json_generation(s, g->number, g->pid, g->version,
+				g->started_us, generation_state_name(g->state));
+	}
+	if (v->failed->valid) {
+		if (!first)
+			g_string_append_c(s, ',');
+		json_generation(s, v->failed->number, v->failed->pid,
+				v->failed->version, v->failed->started_us,
+				"failed");
+	}
+	g_string_append(s, "]}\nok");
+	return g_string_free(s, FALSE);
+}
+
+gchar *status_summary(const struct status_view *v)
+{
+	const struct generation *c = v->current;
+	g_autofree gchar *serving = c ? g_strdup_printf(
+		"generation %u (pid %d, haproxy %s) serving", c->number, c->pid,
+		c->version) : g_strdup("no generation serving");
+	const char *last = !v->last->valid ? "" :
+			   v->last->ok ? "; last reload ok" :
+			   "; last reload FAILED";
+
+	return g_strdup_printf("%s; %u reload(s)%s", serving, v->reloads, last);
+}
+
+void reload_report_clear(struct reload_report *r)
+{
+	g_clear_pointer(&r->message, g_free);
+	r->valid = FALSE;
+}
+
+void failed_generation_clear(struct failed_generation *f)
+{
+	g_clear_pointer(&f->how, g_free);
+	f->valid = FALSE;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What "status" answers, and the STATUS= line systemd shows. */
+#pragma once
+
+#include <glib.h>
+
+#include "wrapper/generation.h"
+
+struct reload_report {
+	gboolean valid;		/* a reload has ended */
+	gboolean ok;
+	gchar *message;
+	gint64 ended_us;	/* wall clock */
+	gint64 duration_us;
+};
+
+/* A generation that failed to start, kept for status until a success. */
+struct failed_generation {
+	gboolean valid;
+	guint number;
+	GPid pid;
+	gchar version[64];
+	gint64 started_us;
+	gchar *how;
+};
+
+struct status_view {
+	GPid wrapper_pid;
+	const char *phase;
+	guint reloads;
+	const struct reload_report *last;
+	const struct failed_generation *failed;
+	const GPtrArray *gens;	/* struct generation *, oldest first */
+	const struct generation *current;
+};
+
+gchar *status_text(const struct status_view *v);
+gchar *status_json(const struct status_view *v);
+/* One line for systemd's STATUS=. */
+gchar *status_summary(const struct status_view *v);
+
+void reload_report_clear(struct reload_report *r);
+void failed_generation_clear(struct failed_generation *f);
