@@ -855,8 +855,11 @@ static void begin_reload(struct supervisor *s, int sig, gboolean hard)
 	s->attempt_started_us = g_get_monotonic_time();
 	log_notice("%sreloading on %s.", hard ? "hard-" : "",
 		   sig ? signal_name(sig) : "request");
-	line = summary(s);
-	notify_reloading(line);
+	/* After our own exec this is the same reload: systemd heard of it. */
+	if (!s->skip_upgrade) {
+		line = summary(s);
+		notify_reloading(line);
+	}
 	if (upgrade_wanted(s))
 		s->probe = upgrade_check_start(&s->self, on_upgrade_check, s);
 	else
