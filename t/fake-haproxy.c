@@ -218,10 +218,8 @@ static void log_start(int argc, char **argv)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr,
-		"Usage : " PROG " [-f <cfgfile>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpconn> ]\n"
-		"        [ -p <pidfile> ] [ -m <max megs> ] [ -C <dir> ] [ -c ] [ -q ]\n"
-		"        [ -sf/-st [pid ]* ]\n");
+	fprintf(stderr, "Usage : " PROG " [-f <cfgfile>]* [ -vdVDc ] [ -db ] [ -Ds ] [ -q ]"
+		" [ -p <pidfile> ] [ -C <dir> ] [ -sf/-st [pid ]* ]\n");
 	finish(1);
 }
 
