@@ -12,9 +12,11 @@
 #include <glib/gstdio.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,38 +25,23 @@
 
 #define HAPROXY "/usr/sbin/haproxy"
 
-/* ---- safety net: a failed assertion aborts; leave no process behind ---- */
-
-static GPid started[8];
-static guint n_started;
-
-static void remember(GPid pid)
-{
-	if (n_started < G_N_ELEMENTS(started))
-		started[n_started++] = pid;
-}
-
-/* Synchronous abort from g_assert in the main thread: /proc reads are fine. */
+/*
+ * Safety net: a failed assertion aborts. The test process is a child
+ * subreaper, so everything it started, orphans of a dead wrapper
+ * included, is below it: end all of it, by pid.
+ */
 static void on_abort(int sig)
 {
-	for (guint i = 0; i < n_started; i++) {
-		g_autoptr(GArray) below = NULL;
+	g_autoptr(GArray) below = t_descendants(getpid());
 
-		/* Only our own children: an unreaped pid cannot be reused. */
-		if (proc_parent(started[i]) != getpid())
-			continue;
-		below = t_descendants(started[i]);
-		kill(started[i], SIGKILL);
-		for (guint j = 0; j < below->len; j++)
-			kill(g_array_index(below, GPid, j), SIGKILL);
-	}
+	for (guint i = 0; i < below->len; i++)
+		kill(g_array_index(below, GPid, i), SIGKILL);
 	signal(SIGABRT, SIG_DFL);
 	raise(SIGABRT);
 }
 
 static gboolean test_begin(void)
 {
-	n_started = 0;
 	if (t_have_haproxy())
 		return TRUE;
 	g_test_skip("no " HAPROXY);
@@ -169,28 +156,15 @@ static gboolean accepted_by(GPid pid, int conn, guint16 port)
  * A process that outlived the wrapper is a bug: kill it (by pid, it was
  * seen alive just now) so that the failure leaves nothing, then fail.
  */
-static void assert_gone(GPid pid, guint timeout_ms)
+static void assert_gone(GPid pid)
 {
-	gboolean gone = timeout_ms ? t_wait_gone(pid, timeout_ms)
-				   : !t_pid_alive(pid);
+	gboolean gone = !t_pid_alive(pid);
 
 	if (!gone) {
 		kill(pid, SIGKILL);
 		g_test_message("pid %d outlived the wrapper", pid);
 	}
 	g_assert_true(gone);
-}
-
-static gboolean log_has_both(Wrapper *w, const char *a, const char *b)
-{
-	wrapper_pump(w, 0);
-	for (guint i = 0; i < w->lines->len; i++) {
-		const char *line = g_ptr_array_index(w->lines, i);
-
-		if (strstr(line, a) && strstr(line, b))
-			return TRUE;
-	}
-	return FALSE;
 }
 
 /* A plain listener without SO_REUSEPORT: haproxy cannot share its port. */
@@ -242,7 +216,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
 static void site_serve(Site *s, Wrapper *w)
 {
 	s->w = w;
-	remember(w->pid);
 	s->pid = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(s->pid, >, 0);
 	s->gen = 1;
@@ -251,17 +224,25 @@ static void site_serve(Site *s, Wrapper *w)
 	g_assert_cmpint(proc_parent(s->pid), ==, w->pid);
 }
 
-static void site_start(Site *s, const char *const *args,
-		       const char *const *env)
+/* Start the wrapper with env additions and the arguments up to NULL. */
+static void G_GNUC_NULL_TERMINATED site_start(Site *s, const char *const *env,
+					      ...)
 {
-	site_serve(s, wrapper_start(args, env));
+	g_autoptr(GPtrArray) args = g_ptr_array_new();
+	const char *arg;
+	va_list ap;
+
+	va_start(ap, env);
+	while ((arg = va_arg(ap, const char *)))
+		g_ptr_array_add(args, (gpointer)arg);
+	va_end(ap);
+	g_ptr_array_add(args, NULL);
+	site_serve(s, wrapper_start((const char *const *)args->pdata, env));
 }
 
 static void site_start_default(Site *s)
 {
-	const char *args[] = { "-f", s->cfg, "-p", s->pidfile, NULL };
-
-	site_start(s, args, NULL);
+	site_start(s, NULL, "-f", s->cfg, "-p", s->pidfile, NULL);
 }
 
 static void assert_running(Site *s)
@@ -296,30 +277,18 @@ static void site_reload(Site *s, int sig, gboolean wait_old)
 	assert_running(s);
 }
 
-/*
- * Stop with sig; the wait status. When the wrapper exits, the haproxy
- * processes below it must already be gone (it waits for them); helpers
- * like the witness may take a moment longer.
- */
+/* Stop with sig; the wait status. The wrapper waits for its children:
+ * when it has exited, nothing below it may be left. */
 static int site_stop(Site *s, int sig)
 {
 	g_autoptr(GArray) below = t_descendants(s->w->pid);
-	g_autoptr(GArray) haproxies = g_array_new(FALSE, FALSE, sizeof(GPid));
 	int status;
 
-	for (guint i = 0; i < below->len; i++) {
-		GPid p = g_array_index(below, GPid, i);
-
-		if (is_haproxy(p))
-			g_array_append_val(haproxies, p);
-	}
 	wrapper_signal(s->w, sig);
 	status = wrapper_wait_exit(s->w, T_WAIT);
 	g_assert_cmpint(status, !=, -1);
-	for (guint i = 0; i < haproxies->len; i++)
-		assert_gone(g_array_index(haproxies, GPid, i), 0);
 	for (guint i = 0; i < below->len; i++)
-		assert_gone(g_array_index(below, GPid, i), T_WAIT);
+		assert_gone(g_array_index(below, GPid, i));
 	return status;
 }
 
@@ -442,7 +411,6 @@ static void test_bad_config_reload(void)
 static void test_burst_coalesce(void)
 {
 	g_auto(Site) s = { 0 };
-	g_autoptr(GArray) readies = g_array_new(FALSE, FALSE, sizeof(GPid));
 	guint usr2, hup, executing;
 	const char *line;
 
@@ -491,26 +459,12 @@ static void test_burst_coalesce(void)
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
 }
 
-/* Long timeouts: a drain would outlast every bound of this test. */
-static gchar *long_drain_config(const char *dir, guint16 port)
-{
-	g_autofree gchar *cfg = g_strdup_printf(
-		"global\n"
-		"    hard-stop-after 120s\n"
-		"defaults\n"
-		"    mode http\n"
-		"    timeout connect 1s\n"
-		"    timeout client 120s\n"
-		"    timeout server 120s\n"
-		"    timeout http-request 120s\n"
-		"frontend fe\n"
-		"    bind 127.0.0.1:%u\n"
-		"    http-request return status 200 content-type text/plain "
-		"lf-string \"pid=%%pid\\n\"\n",
-		port);
-
-	return t_write_file(dir, "haproxy.cfg", cfg);
-}
+/* Long timeouts: a drain would outlast every bound of this test. A later
+ * global section overrides the harness's hard-stop-after. */
+#define LONG_DRAIN "    timeout client 120s\n" \
+		   "    timeout http-request 120s\n" \
+		   "global\n" \
+		   "    hard-stop-after 120s\n"
 
 static void test_sigterm_leaves_nothing(void)
 {
@@ -522,17 +476,11 @@ static void test_sigterm_leaves_nothing(void)
 
 	if (!test_begin())
 		return;
-	site_init(&s, NULL);
-	g_free(s.cfg);
-	s.cfg = long_drain_config(s.dir, s.port);
-	{
-		/* No SIGKILL within T_WAIT: only the SIGTERM can end the
-		 * draining generation in time. */
-		const char *args[] = { "--stop-timeout=120", "-f", s.cfg,
-				       "-p", s.pidfile, NULL };
-
-		site_start(&s, args, NULL);
-	}
+	site_init(&s, LONG_DRAIN);
+	/* No SIGKILL within T_WAIT: only the relayed SIGTERM can end the
+	 * draining generation in time. */
+	site_start(&s, NULL, "--stop-timeout=120", "-f", s.cfg, "-p",
+		   s.pidfile, NULL);
 	old = s.pid;
 
 	/* Make sure generation 1 accepted the idle connection. */
@@ -575,6 +523,7 @@ static void test_graceful_sigusr1(void)
 {
 	g_auto(Site) s = { 0 };
 	g_autofree gchar *which = NULL;
+	const char *line;
 
 	if (!test_begin())
 		return;
@@ -583,12 +532,15 @@ static void test_graceful_sigusr1(void)
 	assert_exit_code(site_stop(&s, SIGUSR1), 0);
 	/* A soft stop: haproxy itself finished with 0, not killed. */
 	which = g_strdup_printf("(pid %d)", s.pid);
-	g_assert_true(log_has_both(s.w, which, "exited with status 0"));
+	line = wrapper_find_log(s.w, which);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, "exited with status 0"));
 }
 
 /* The serving haproxy dies without being asked: 128 + signal, for Restart=. */
-static void external_kill(int sig)
+static void test_external_kill(gconstpointer data)
 {
+	int sig = GPOINTER_TO_INT(data);
 	g_auto(Site) s = { 0 };
 	int status;
 
@@ -601,17 +553,7 @@ static void external_kill(int sig)
 	g_assert_cmpint(status, !=, -1);
 	assert_exit_code(status, 128 + sig);
 	g_assert_nonnull(wrapper_find_log(s.w, "on its own"));
-	assert_gone(s.pid, 0);
-}
-
-static void test_killed_haproxy(void)
-{
-	external_kill(SIGKILL);
-}
-
-static void test_terminated_haproxy(void)
-{
-	external_kill(SIGTERM);
+	assert_gone(s.pid);
 }
 
 static void test_no_pidfile(void)
@@ -621,11 +563,7 @@ static void test_no_pidfile(void)
 	if (!test_begin())
 		return;
 	site_init(&s, NULL);
-	{
-		const char *args[] = { "-f", s.cfg, NULL };
-
-		site_start(&s, args, NULL);
-	}
+	site_start(&s, NULL, "-f", s.cfg, NULL);
 	site_reload(&s, SIGUSR2, TRUE);
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
 	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
@@ -660,11 +598,7 @@ static void test_user_dashdash(void)
 	if (!test_begin())
 		return;
 	site_init(&s, NULL);
-	{
-		const char *args[] = { "-p", s.pidfile, "--", s.cfg, NULL };
-
-		site_start(&s, args, NULL);
-	}
+	site_start(&s, NULL, "-p", s.pidfile, "--", s.cfg, NULL);
 	site_reload(&s, SIGUSR2, TRUE);
 	assert_flags_before_dashdash(s.w, s.cfg);
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
@@ -784,7 +718,6 @@ static gboolean wait_file_has(const char *path, const char *needle)
 static void test_stale_pidfile(void)
 {
 	g_auto(Site) s = { 0 };
-	g_autofree gchar *rec_path = NULL;
 	g_autofree gchar *rec_log = NULL;
 	g_autofree gchar *helper = NULL;
 	g_autofree gchar *recorded = NULL;
@@ -805,13 +738,11 @@ static void test_stale_pidfile(void)
 			      NULL, NULL, &rec, &error);
 		g_assert_no_error(error);
 	}
-	remember(rec);
 	g_assert_true(wait_file_has(rec_log, "ready pid="));
 
 	/* A pidfile left over, naming a live process that is not ours. */
 	stale = g_strdup_printf("%d\n", rec);
-	rec_path = t_write_file(s.dir, "haproxy.pid", stale);
-	g_assert_cmpstr(rec_path, ==, s.pidfile);
+	g_free(t_write_file(s.dir, "haproxy.pid", stale));
 
 	site_start_default(&s);
 	site_reload(&s, SIGUSR2, TRUE);
@@ -827,61 +758,60 @@ static void test_stale_pidfile(void)
 	g_assert_null(strstr(recorded, "signal="));
 }
 
-/* Every pipe inode pid holds (fd > 2), with the number of its fds on it. */
-static GHashTable *pipes_of(GPid pid, GString *listing)
+/* The links of pid's fds above stdio. */
+static GPtrArray *fd_links(GPid pid)
 {
 	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	GHashTable *pipes = g_hash_table_new_full(g_str_hash, g_str_equal,
-						  g_free, NULL);
+	GPtrArray *links = g_ptr_array_new_with_free_func(g_free);
 	const char *name;
 
-	g_assert_nonnull(d);
-	while ((name = g_dir_read_name(d))) {
-		g_autofree gchar *path = g_build_filename(dir, name, NULL);
-		g_autofree gchar *link = g_file_read_link(path, NULL);
-		guint n;
-
-		if (atoi(name) <= 2 || !link)
-			continue;
-		if (listing)
-			g_string_append_printf(listing, " %s->%s", name, link);
-		if (!g_str_has_prefix(link, "pipe:"))
-			continue;
-		n = GPOINTER_TO_UINT(g_hash_table_lookup(pipes, link));
-		g_hash_table_insert(pipes, g_strdup(link),
-				    GUINT_TO_POINTER(n + 1));
-	}
-	return pipes;
-}
-
-/* Above stdio, haproxy holds only its sockets, event fds and self-pipes. */
-static void assert_clean_fds(GPid hap, GPid wrapper)
-{
-	g_autoptr(GString) listing = g_string_new(NULL);
-	g_autoptr(GHashTable) mine = pipes_of(hap, listing);
-	g_autoptr(GHashTable) theirs = pipes_of(wrapper, NULL);
-	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", hap);
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	const char *name;
-
-	g_test_message("haproxy fds:%s", listing->str);
 	while (d && (name = g_dir_read_name(d))) {
 		g_autofree gchar *path = g_build_filename(dir, name, NULL);
-		g_autofree gchar *link = g_file_read_link(path, NULL);
+		gchar *link = g_file_read_link(path, NULL);
 
-		if (atoi(name) <= 2 || !link ||
-		    g_str_has_prefix(link, "socket:") ||
+		if (atoi(name) > 2 && link)
+			g_ptr_array_add(links, link);
+		else
+			g_free(link);
+	}
+	return links;
+}
+
+static guint count_links(GPtrArray *links, const char *link)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < links->len; i++)
+		n += g_str_equal(g_ptr_array_index(links, i), link);
+	return n;
+}
+
+/*
+ * Above stdio, haproxy holds only sockets, event fds and its own
+ * self-pipes (both ends in haproxy, none in the wrapper).
+ */
+static void assert_clean_fds(GPid hap, GPid wrapper)
+{
+	g_autoptr(GPtrArray) mine = fd_links(hap);
+	g_autoptr(GPtrArray) theirs = fd_links(wrapper);
+	g_autofree gchar *all = NULL;
+
+	g_ptr_array_add(mine, NULL);
+	all = g_strjoinv(" ", (char **)mine->pdata);
+	g_ptr_array_remove_index(mine, mine->len - 1);
+	g_test_message("haproxy fds: %s", all);
+	for (guint i = 0; i < mine->len; i++) {
+		const char *link = g_ptr_array_index(mine, i);
+
+		if (g_str_has_prefix(link, "socket:") ||
 		    g_str_has_prefix(link, "anon_inode:") ||
 		    g_str_equal(link, "/dev/null"))
 			continue;
-		/* A pipe with both ends in haproxy, none in the wrapper: its
-		 * own self-pipe; anything else leaked in. */
 		if (!g_str_has_prefix(link, "pipe:") ||
-		    GPOINTER_TO_UINT(g_hash_table_lookup(mine, link)) < 2 ||
-		    g_hash_table_contains(theirs, link))
-			g_test_fail_printf("haproxy fd %s -> %s is not its "
-					   "own:%s", name, link, listing->str);
+		    count_links(mine, link) < 2 || count_links(theirs, link))
+			g_test_fail_printf("haproxy holds %s, not its own; "
+					   "all: %s", link, all);
 	}
 }
 
@@ -899,19 +829,13 @@ static void test_child_environment(void)
 	};
 	g_auto(Site) s = { 0 };
 	g_auto(GStrv) environ_ = NULL;
-	g_auto(GStrv) status = NULL;
 	g_autofree gchar *status_path = NULL;
 	g_autofree gchar *text = NULL;
-	gboolean seen_sigblk = FALSE;
 
 	if (!test_begin())
 		return;
 	site_init(&s, NULL);
-	{
-		const char *args[] = { "-f", s.cfg, "-p", s.pidfile, NULL };
-
-		site_start(&s, args, env);
-	}
+	site_start(&s, env, "-f", s.cfg, "-p", s.pidfile, NULL);
 	environ_ = proc_strings(s.pid, "environ");
 	g_assert_nonnull(environ_);
 	for (guint i = 0; i < G_N_ELEMENTS(scrubbed); i++)
@@ -924,14 +848,9 @@ static void test_child_environment(void)
 	/* No blocked signal inherited from the wrapper's signalfd mask. */
 	status_path = g_strdup_printf("/proc/%d/status", s.pid);
 	g_assert_true(g_file_get_contents(status_path, &text, NULL, NULL));
-	status = g_strsplit(text, "\n", -1);
-	for (char **l = status; *l; l++) {
-		if (!g_str_has_prefix(*l, "SigBlk:"))
-			continue;
-		seen_sigblk = TRUE;
-		g_assert_cmpuint(g_ascii_strtoull(*l + 7, NULL, 16), ==, 0);
-	}
-	g_assert_true(seen_sigblk);
+	if (!strstr(text, "\nSigBlk:\t0000000000000000\n"))
+		g_test_fail_printf("haproxy starts with signals blocked:\n%s",
+				   text);
 
 	assert_clean_fds(s.pid, s.w->pid);
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
@@ -943,7 +862,6 @@ static int run_to_exit(Wrapper **out, const char *const *args)
 	int status;
 
 	*out = wrapper_start(args, NULL);
-	remember((*out)->pid);
 	status = wrapper_wait_exit(*out, T_WAIT);
 	g_assert_cmpint(status, !=, -1);
 	return status;
@@ -955,6 +873,16 @@ static void test_missing_haproxy(void)
 	g_autofree gchar *cfg = NULL;
 	g_autofree gchar *noexec = NULL;
 	g_autofree gchar *noexec_opt = NULL;
+	struct {
+		const char *opt;
+		int code;
+		const char *log;	/* NULL: must not even try */
+	} cases[] = {
+		{ "--haproxy=/nonexistent/haproxy", 127, "cannot start haproxy" },
+		{ NULL, 126, "cannot start haproxy" },	/* not executable */
+		{ "--no-such-option", 64, NULL },
+		{ "-W", 64, NULL },
+	};
 
 	if (!test_begin())
 		return;
@@ -963,34 +891,17 @@ static void test_missing_haproxy(void)
 	noexec = t_write_file(dir, "haproxy", "#!/bin/sh\nexit 0\n");
 	g_assert_cmpint(g_chmod(noexec, 0644), ==, 0);
 	noexec_opt = g_strconcat("--haproxy=", noexec, NULL);
-	{
-		const char *args[] = { "--haproxy=/nonexistent/haproxy",
-				       "-f", cfg, NULL };
+	cases[1].opt = noexec_opt;
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		const char *args[] = { cases[i].opt, "-f", cfg, NULL };
 		g_autoptr(Wrapper) w = NULL;
 
-		assert_exit_code(run_to_exit(&w, args), 127);
-		g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy"));
-	}
-	{
-		const char *args[] = { noexec_opt, "-f", cfg, NULL };
-		g_autoptr(Wrapper) w = NULL;
-
-		assert_exit_code(run_to_exit(&w, args), 126);
-		g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy"));
-	}
-	{
-		const char *args[] = { "--no-such-option", "-f", cfg, NULL };
-		g_autoptr(Wrapper) w = NULL;
-
-		assert_exit_code(run_to_exit(&w, args), 64);
-		g_assert_null(wrapper_find_log(w, "executing "));
-	}
-	{
-		const char *args[] = { "-W", "-f", cfg, NULL };
-		g_autoptr(Wrapper) w = NULL;
-
-		assert_exit_code(run_to_exit(&w, args), 64);
-		g_assert_null(wrapper_find_log(w, "executing "));
+		g_test_message("%s", cases[i].opt);
+		assert_exit_code(run_to_exit(&w, args), cases[i].code);
+		if (cases[i].log)
+			g_assert_nonnull(wrapper_find_log(w, cases[i].log));
+		else
+			g_assert_null(wrapper_find_log(w, "executing "));
 	}
 	t_rmtree(dir);
 }
@@ -1021,6 +932,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_abort };
 
 	g_test_init(&argc, &argv, NULL);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigaction(SIGABRT, &sa, NULL);
 
 	g_test_add_func("/real/start-serve", test_start_serve);
@@ -1032,8 +944,10 @@ int main(int argc, char **argv)
 			test_sigterm_leaves_nothing);
 	g_test_add_func("/real/sigint-stops", test_sigint_stops);
 	g_test_add_func("/real/graceful-sigusr1", test_graceful_sigusr1);
-	g_test_add_func("/real/killed-haproxy", test_killed_haproxy);
-	g_test_add_func("/real/terminated-haproxy", test_terminated_haproxy);
+	g_test_add_data_func("/real/killed-haproxy", GINT_TO_POINTER(SIGKILL),
+			     test_external_kill);
+	g_test_add_data_func("/real/terminated-haproxy",
+			     GINT_TO_POINTER(SIGTERM), test_external_kill);
 	g_test_add_func("/real/no-pidfile", test_no_pidfile);
 	g_test_add_func("/real/user-dashdash", test_user_dashdash);
 	g_test_add_func("/real/bare-name-in-path", test_bare_name_in_path);
