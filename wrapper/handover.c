@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The self-upgrade handover: what the old image passes on, and how the
+ * new one takes generations and waiting clients back. */
+#include "wrapper/supervisor-int.h"
+
+/* ---- what the old image hands over ---- */
+
+/* The waiting clients' descriptors stay open across the exec. */
+static GArray *handover_waiters(struct supervisor *s)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
+
+	for (guint i = 0; i < s->waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index(s->waiters, i);
+		struct handover_waiter hw = {
+			.fd = control_client_handover_fd(w->client),
+			.target = w->target,
+		};
+
+		g_array_append_val(out, hw);
+	}
+	return out;
+}
+
+struct handover sv_handover_of(struct supervisor *s)
+{
+	return (struct handover){
+		.next_number = s->next_number,
+		.reloads = s->reloads,
+		.reload_signal = s->reload_signal,
+		.reload_pending = s->reload_pending,
+		.attempt = s->attempt,
+		.hard = s->attempt_hard,
+		.pending_hard = s->pending_hard,
+		.gens = s->gens,
+		.waiters = handover_waiters(s),
+	};
+}
+
+/* ---- a new image after a self upgrade takes the generations back ---- */
+
+static gboolean fd_is_socket(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static void child_discard_strays_of(struct supervisor *s)
+{
+	g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		g_array_append_val(keep, g->pid);
+	}
+	child_discard_strays(keep);
+}
+
+static gboolean adopt(struct supervisor *s, struct handover *h)
+{
+	GPid self = getpid();
+
+	while (h->gens->len) {
+		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
+
+		/* A leaked variable may name anyone: only our children. */
+		if (proc_parent(g->pid) != self) {
+			log_warn("handover names pid %d, not our child; ignored",
+				 g->pid);
+			generation_free(g);
+			continue;
+		}
+		g_ptr_array_add(s->gens, g);
+		if (g->state == GEN_CURRENT)
+			s->current = g;
+		/* Same instance, same runtime directory, same fragment. */
+		g->exposes = s->expose_cfg && g->mode == LAUNCH_DB;
+		sv_watch_generation(s, g);
+	}
+	child_discard_strays_of(s);
+	/* A leaked variable must not even renumber a fresh start. */
+	if (s->gens->len) {
+		s->next_number = h->next_number;
+		s->reloads = h->reloads;
+	}
+	if (!s->current) {
+		log_warn("handover has no serving generation; starting anew");
+		return FALSE;
+	}
+	s->phase = PHASE_RUNNING;
+	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
+		   WRAPPER_VERSION, s->gens->len);
+	return TRUE;
+}
+
+/* Clients that were waiting for the reload this image now carries out. */
+static void adopt_waiters(struct supervisor *s, struct handover *h,
+			  gboolean adopted)
+{
+	for (guint i = 0; i < h->waiters->len; i++) {
+		struct handover_waiter *hw =
+			&g_array_index(h->waiters, struct handover_waiter, i);
+		struct control_client *c;
+		struct waiter *w;
+
+		/* Only sockets: a leaked variable may name any descriptor. */
+		if (!s->control || !fd_is_socket(hw->fd))
+			continue;
+		c = control_adopt(s->control, hw->fd);
+		if (!c)
+			continue;
+		if (!adopted) {
+			control_reply(c, "error: the upgraded wrapper could "
+					 "not take over; starting anew");
+			continue;
+		}
+		w = g_new0(struct waiter, 1);
+		*w = (struct waiter){ .client = c, .target = hw->target };
+		g_ptr_array_add(s->waiters, w);
+	}
+}
+
+gboolean sv_restore_handover(struct supervisor *s)
+{
+	const char *text = g_getenv(STATE_ENV);
+	struct handover h;
+	gboolean adopted;
+
+	if (!text)
+		return FALSE;
+	if (!state_parse(text, &h)) {
+		log_warn("ignoring malformed %s", STATE_ENV);
+		handover_clear(&h);
+		g_unsetenv(STATE_ENV);
+		return FALSE;
+	}
+	g_unsetenv(STATE_ENV);
+	adopted = adopt(s, &h);
+	adopt_waiters(s, &h, adopted);
+	if (adopted) {
+		s->skip_upgrade = TRUE;
+		s->reload_pending = h.reload_pending;
+		s->pending_signal = h.reload_signal;
+		s->pending_hard = h.pending_hard;
+		/* The same attempt, carried on by the new image. */
+		s->attempt = h.attempt - 1;
+		sv_begin_reload(s, h.reload_signal, h.hard);
+	}
+	handover_clear(&h);
+	return adopted;
+}

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The reload pipeline: one attempt at a time, from the request to the
+ * verdict, and the bounds on generations still draining. */
+#include "wrapper/supervisor-int.h"
+
+/* ---- the end of a reload, however it ended, and who waits for it ---- */
+
+static gboolean run_pending_reload(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->pending_idle = 0;
+	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING) {
+		s->reload_pending = FALSE;
+		sv_begin_reload(s, s->pending_signal, s->pending_hard);
+		s->pending_hard = FALSE;
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Answer every client waiting for an attempt up to "upto". */
+void sv_answer_waiters(struct supervisor *s, guint upto, const char *text)
+{
+	for (guint i = 0; i < s->waiters->len;) {
+		struct waiter *w = g_ptr_array_index(s->waiters, i);
+
+		if (w->target > upto) {
+			i++;
+			continue;
+		}
+		control_reply(w->client, text);
+		g_ptr_array_remove_index(s->waiters, i);
+	}
+}
+
+static void record_reload(struct supervisor *s, gboolean ok, const char *msg)
+{
+	gint64 now = g_get_monotonic_time();
+
+	reload_report_clear(&s->last);
+	s->last = (struct reload_report){
+		.valid = TRUE,
+		.ok = ok,
+		.message = g_strdup(msg),
+		.ended_us = g_get_real_time(),
+		.duration_us = now - s->attempt_started_us,
+	};
+}
+
+void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
+{
+	g_autofree gchar *answer = g_strdup_printf("%s%s", ok ? "ok " : "error: ",
+						   msg);
+	g_autofree gchar *line = NULL;
+
+	if (s->attempt > 0)
+		record_reload(s, ok, msg);
+	line = sv_summary(s);
+	/* systemd waits for READY=1 after RELOADING=1, failed or not. */
+	if (s->phase != PHASE_STOPPING)
+		notify_ready(line);
+	sv_answer_waiters(s, s->attempt, answer);
+	g_clear_handle_id(&s->extend_timer, g_source_remove);
+	g_clear_handle_id(&s->ready_timer, g_source_remove);
+	g_clear_pointer(&s->haproxy_path, g_free);
+	s->busy = FALSE;
+	s->skip_upgrade = FALSE;
+	/* From the loop, not from inside whichever event ended this one. */
+	if (s->reload_pending && !s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
+}
+
+void sv_launch_failed(struct supervisor *s, int exit_code,
+			  const char *fmt, ...)
+{
+	g_autofree gchar *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	if (s->phase == PHASE_STARTING) {
+		g_autofree gchar *answer = g_strdup_printf("error: %s", msg);
+
+		log_err("cannot start haproxy: %s", msg);
+		sv_set_exit_code(s, exit_code);
+		sv_answer_waiters(s, G_MAXUINT, answer);
+		sv_begin_stop(s, SIGTERM);
+		return;
+	}
+	if (s->current_lost) {
+		log_err("reload failed: %s; and no generation is serving: "
+			"stopping", msg);
+		sv_set_exit_code(s, sv_lost_exit_code(s->lost_mode, s->lost_status));
+		sv_begin_stop(s, SIGTERM);
+		return;
+	}
+	log_err("reload failed: %s; generation %u (pid %d) keeps serving",
+		msg, s->current->number, s->current->pid);
+	sv_reload_finished(s, FALSE, msg);
+}
+
+/* ---- bounded draining ---- */
+
+static gboolean on_drain_deadline(gpointer data)
+{
+	struct generation *g = data;
+
+	g->drain_timer = 0;
+	log_notice("generation %u (pid %d) still draining after its deadline; "
+		   "SIGTERM", g->number, g->pid);
+	generation_signal(g, SIGTERM, TRUE);
+	return G_SOURCE_REMOVE;
+}
+
+static void start_drain_clock(struct supervisor *s, struct generation *g)
+{
+	if (s->opts->drain_timeout_s && !g->drain_timer)
+		g->drain_timer = g_timeout_add_seconds(s->opts->drain_timeout_s,
+						       on_drain_deadline, g);
+}
+
+/* More than max-old-workers generations draining: the oldest go now. */
+static void bound_draining(struct supervisor *s)
+{
+	guint draining = 0;
+
+	if (s->opts->max_old_workers < 0)
+		return;
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->state == GEN_DRAINING && !g->terminated)
+			draining++;
+	}
+	for (guint i = 0; i < s->gens->len &&
+			  draining > (guint)s->opts->max_old_workers; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->state != GEN_DRAINING || g->terminated)
+			continue;
+		log_notice("more than %d old generation(s) draining: SIGTERM "
+			   "to generation %u (pid %d)", s->opts->max_old_workers,
+			   g->number, g->pid);
+		generation_signal(g, SIGTERM, TRUE);
+		g->terminated = TRUE;
+		draining--;
+	}
+}
+
+static void generation_ready(struct supervisor *s, struct generation *g)
+{
+	struct generation *old = s->current;
+
+	witness_stop(&g->witness);
+	g->state = GEN_CURRENT;
+	s->current = g;
+	s->starting = NULL;
+	s->current_lost = FALSE;
+	if (old) {
+		old->state = GEN_DRAINING;
+		/* A -Ds parent may have forked workers after we listed them
+		 * for -sf; a second SIGUSR1 to the others is harmless. */
+		if (old->mode == LAUNCH_DS && !s->attempt_hard)
+			generation_signal(old, SIGUSR1, FALSE);
+		start_drain_clock(s, old);
+	}
+	bound_draining(s);
+	sv_pidfile_publish(s, g);
+	failed_generation_clear(&s->failed);
+	log_notice("generation %u ready: pid %d, haproxy %s", g->number,
+		   g->pid, g->version);
+	if (s->phase == PHASE_STARTING)
+		s->phase = PHASE_RUNNING;
+	else
+		s->reloads++;
+	{
+		g_autofree gchar *msg = g_strdup_printf(
+			"generation %u (pid %d) serving", g->number, g->pid);
+
+		sv_reload_finished(s, TRUE, msg);
+	}
+}
+
+static void on_witness(int signo, GPid sender, gpointer data)
+{
+	struct supervisor *s = data;
+	struct generation *g = s->starting;
+
+	if (!g || sender != g->pid) {
+		log_debug("witness: ignoring %s from pid %d", signal_name(signo),
+			  sender);
+		return;
+	}
+	switch (signo) {
+	case SIGUSR1:
+	case SIGTERM:
+		generation_ready(s, g);
+		break;
+	case SIGTTOU:
+		if (!g->warned_addr_in_use)
+			log_warn("generation %u: an address is in use; haproxy "
+				 "retries while asking old processes to pause",
+				 g->number);
+		g->warned_addr_in_use = TRUE;
+		break;
+	case SIGTTIN:
+		log_info("generation %u gave up binding; old processes were "
+			 "told to resume", g->number);
+		break;
+	}
+}
+
+/* ---- starting a generation: locate, probe the version, spawn ---- */
+
+static gboolean on_ready_timeout(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->ready_timer = 0;
+	if (s->starting) {
+		log_err("generation %u (pid %d) not ready after %us; killing it",
+			s->starting->number, s->starting->pid,
+			s->opts->ready_timeout_s);
+		generation_signal(s->starting, SIGKILL, FALSE);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Old pids for -sf: every live generation's, then the user's own -sf/-st
+ * pids for the first generation only. */
+static GArray *old_pids(struct supervisor *s, gboolean *hard)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	*hard = FALSE;
+	for (guint i = 0; i < s->gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(s->gens, i), pids);
+	if (s->next_number == 1 && s->args->user_old_pids) {
+		g_array_append_vals(pids, s->args->user_old_pids->data,
+				    s->args->user_old_pids->len);
+		*hard = s->args->user_old_hard;
+	}
+	return pids;
+}
+
+/* The serving generation's listeners socket, if a new one can take its
+ * sockets from there (-x fails hard on a missing socket: check first). */
+static gboolean can_take_listeners(struct supervisor *s)
+{
+	return s->current && s->current->exposes && !s->current->exited &&
+	       g_file_test(s->expose_sock, G_FILE_TEST_EXISTS);
+}
+
+/* Our own additions to haproxy's arguments, for this generation. */
+static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
+			gboolean *exposes)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	const char *user_socket = g_getenv("HAPROXY_STATS_SOCKET");
+
+	*exposes = FALSE;
+	if (haproxy_version_compare(v, 1, 8, 0) < 0)
+		return g_strv_builder_end(b);
+	if (user_socket && *user_socket) {
+		/* The 1.x wrapper's never-released -x variable: the user
+		 * vouches that this socket exposes its listeners. */
+		if (s->current && g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
+			g_strv_builder_add(b, "-x");
+			g_strv_builder_add(b, user_socket);
+		}
+		return g_strv_builder_end(b);
+	}
+	if (!s->expose_cfg)
+		return g_strv_builder_end(b);
+	g_strv_builder_add(b, "-f");
+	g_strv_builder_add(b, s->expose_cfg);
+	*exposes = TRUE;
+	if (can_take_listeners(s)) {
+		g_strv_builder_add(b, "-x");
+		g_strv_builder_add(b, s->expose_sock);
+	}
+	return g_strv_builder_end(b);
+}
+
+/* Without -x (haproxy < 1.8) a closing listener drops its accept queue,
+ * unless the kernel moves it to a sibling (Linux >= 5.14). */
+static void notice_migrate_req(struct supervisor *s)
+{
+	g_autofree gchar *value = NULL;
+
+	if (s->told_migrate_req)
+		return;
+	s->told_migrate_req = TRUE;
+	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,
+				NULL, NULL) && g_str_has_prefix(value, "1"))
+		return;
+	log_notice("haproxy < 1.8 cannot hand its listeners over on reload; "
+		   "set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14) so that "
+		   "connections queued on the old listeners are not reset");
+}
+
+static gboolean on_extend(gpointer data)
+{
+	notify_extend_timeout(EXTEND_BY_US);
+	return G_SOURCE_CONTINUE;
+}
+
+static void spawn_generation(struct supervisor *s,
+			     const struct haproxy_version *v)
+{
+	enum launch_mode mode = haproxy_version_launch_mode(v);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GArray) pids = NULL;
+	g_auto(GStrv) argv = NULL;
+	g_auto(GStrv) extra = NULL;
+	struct generation *g;
+	gboolean hard, exposes;
+
+	if (mode == LAUNCH_DS)
+		notice_migrate_req(s);
+	g = generation_new(s->next_number, mode, v->full);
+	if (!witness_start(&g->witness, on_witness, s, &error)) {
+		generation_free(g);
+		sv_launch_failed(s, EXIT_OS_ERROR, "%s", error->message);
+		return;
+	}
+	pids = old_pids(s, &hard);
+	hard = hard || s->attempt_hard;
+	extra = extra_args(s, v, &exposes);
+	g->exposes = exposes;
+	argv = haproxy_argv_build(s->haproxy_path, mode, s->args,
+				  (const char *const *)extra,
+				  (GPid *)pids->data, pids->len,
+				  g->witness.pid, hard);
+	if (!haproxy_spawn(argv, &g->pid, &error)) {
+		int code = g_error_matches(error, G_SPAWN_ERROR,
+					   G_SPAWN_ERROR_NOENT)
+				   ? EXIT_HAPROXY_NOT_FOUND
+				   : EXIT_HAPROXY_NOT_EXECUTABLE;
+
+		generation_free(g);
+		sv_launch_failed(s, code, "execv(%s) failed: %s",
+			      s->haproxy_path, error->message);
+		return;
+	}
+	s->next_number++;
+	g_ptr_array_add(s->gens, g);
+	s->starting = g;
+	sv_watch_generation(s, g);
+	if (s->opts->ready_timeout_s)
+		s->ready_timer = g_timeout_add_seconds(s->opts->ready_timeout_s,
+						       on_ready_timeout, s);
+	/* Only under systemd: no wakeup for nobody. */
+	if (g_getenv("NOTIFY_SOCKET"))
+		s->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,
+							on_extend, s);
+}
+
+static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
+{
+	const struct stat *c = &s->vcache.st;
+
+	return s->vcache.path && g_str_equal(s->vcache.path, s->haproxy_path) &&
+	       c->st_dev == st->st_dev && c->st_ino == st->st_ino &&
+	       c->st_size == st->st_size &&
+	       c->st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       c->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static void on_version(const char *output, int wait_status,
+		       const GError *error, gpointer data)
+{
+	struct supervisor *s = data;
+	struct haproxy_version v;
+	struct stat st;
+
+	s->probe = NULL;
+	if (error) {
+		sv_launch_failed(s, EXIT_NO_VERSION, "%s -v: %s", s->haproxy_path,
+			      error->message);
+		return;
+	}
+	if (!haproxy_version_parse(output, &v)) {
+		g_autofree gchar *how = describe_wait_status(wait_status);
+
+		sv_launch_failed(s, EXIT_NO_VERSION,
+			      "%s -v %s and printed no haproxy version",
+			      s->haproxy_path, how);
+		return;
+	}
+	if (stat(s->haproxy_path, &st) == 0) {
+		g_free(s->vcache.path);
+		s->vcache.path = g_strdup(s->haproxy_path);
+		s->vcache.st = st;
+		s->vcache.version = v;
+	}
+	spawn_generation(s, &v);
+}
+
+/* Locate haproxy anew, as the 1.x wrapper did at every spawn. */
+void sv_launch(struct supervisor *s)
+{
+	g_autoptr(GError) error = NULL;
+	struct stat st;
+
+	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	if (!s->haproxy_path) {
+		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
+		return;
+	}
+	if (stat(s->haproxy_path, &st) < 0) {
+		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s: %s",
+			      s->haproxy_path, g_strerror(errno));
+		return;
+	}
+	if (access(s->haproxy_path, X_OK) < 0) {
+		sv_launch_failed(s, EXIT_HAPROXY_NOT_EXECUTABLE, "%s: %s",
+			      s->haproxy_path, g_strerror(errno));
+		return;
+	}
+	if (vcache_lookup(s, &st)) {
+		spawn_generation(s, &s->vcache.version);
+		return;
+	}
+	{
+		char *argv[] = { s->haproxy_path, (char *)"-v", NULL };
+
+		s->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS,
+				       on_version, s);
+	}
+}
+
+/* ---- a reload: the optional self upgrade first, then a generation ---- */
+
+static void on_upgrade_check(const char *output, int wait_status,
+			     const GError *error, gpointer data)
+{
+	struct supervisor *s = data;
+	g_autofree gchar *state = NULL;
+	struct handover h;
+
+	s->probe = NULL;
+	if (error || !upgrade_check_passed(output, wait_status)) {
+		log_err("not upgrading: %s --upgrade-check %s; reloading with "
+			"the running wrapper", s->self.path,
+			error ? error->message : "gave an unexpected answer");
+		sv_launch(s);
+		return;
+	}
+	h = sv_handover_of(s);
+	state = state_serialize(&h);
+	g_array_unref(h.waiters);
+	log_notice("re-executing on %s.", signal_name(s->reload_signal));
+	upgrade_exec(&s->self, s->orig_argv, state);
+	sv_launch(s);
+}
+
+static gboolean upgrade_wanted(struct supervisor *s)
+{
+	if (!s->can_upgrade || s->skip_upgrade)
+		return FALSE;
+	switch (s->opts->self_upgrade) {
+	case SELF_UPGRADE_ALWAYS:
+		return TRUE;
+	case SELF_UPGRADE_NEVER:
+		return FALSE;
+	case SELF_UPGRADE_AUTO:
+		break;
+	}
+	return self_image_replaced(&s->self);
+}
+
+void sv_begin_reload(struct supervisor *s, int sig, gboolean hard)
+{
+	g_autofree gchar *line = NULL;
+
+	s->busy = TRUE;
+	s->reload_signal = sig;
+	s->attempt++;
+	s->attempt_hard = hard;
+	s->attempt_started_us = g_get_monotonic_time();
+	log_notice("%sreloading on %s.", hard ? "hard-" : "",
+		   sig ? signal_name(sig) : "request");
+	/* After our own exec this is the same reload: systemd heard of it. */
+	if (!s->skip_upgrade) {
+		line = sv_summary(s);
+		notify_reloading(line);
+	}
+	if (upgrade_wanted(s))
+		s->probe = upgrade_check_start(&s->self, on_upgrade_check, s);
+	else
+		sv_launch(s);
+}
+
+/* sig: the signal that asked, or 0 for the control socket. client: who
+ * waits for the verdict, if anyone. */
+void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
+			   struct control_client *client)
+{
+	const char *who = sig ? signal_name(sig) : "control request";
+
+	if (s->phase == PHASE_STOPPING) {
+		log_notice("ignoring %s: stopping", who);
+		if (client)
+			control_reply(client, "error: stopping");
+		return;
+	}
+	if (client) {
+		struct waiter *w = g_new0(struct waiter, 1);
+
+		*w = (struct waiter){ .client = client, .target = s->attempt + 1 };
+		g_ptr_array_add(s->waiters, w);
+	}
+	if (s->busy) {
+		if (!s->reload_pending)
+			log_info("%s: a reload is in progress; one more will "
+				 "follow it", who);
+		s->reload_pending = TRUE;
+		s->pending_signal = sig;
+		s->pending_hard = s->pending_hard || hard;
+		return;
+	}
+	sv_begin_reload(s, sig, hard);
+}

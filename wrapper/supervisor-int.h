@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The supervisor's insides, shared by its three files and nobody else:
+ * supervisor.c (life cycle, signals, control, stop, generation exits),
+ * reload.c (the reload pipeline: request, probe, spawn, witness, verdict,
+ * bounded draining) and handover.c (the self-upgrade handover).
+ */
+#pragma once
+
+#include "wrapper/supervisor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "legacy/launch.h"
+#include "legacy/pidfile.h"
+#include "legacy/version.h"
+#include "migrate/proc.h"
+#include "wrapper/child.h"
+#include "wrapper/control.h"
+#include "wrapper/generation.h"
+#include "wrapper/log.h"
+#include "wrapper/notify.h"
+#include "wrapper/probe.h"
+#include "wrapper/rundir.h"
+#include "wrapper/signals.h"
+#include "wrapper/state.h"
+#include "wrapper/status.h"
+#include "wrapper/upgrade.h"
+
+#define VERSION_PROBE_TIMEOUT_MS 10000
+/* While haproxy loads, systemd is told every EXTEND_EVERY_S that it is
+ * still alive, and given EXTEND_BY_US more. */
+#define EXTEND_EVERY_S 10
+#define EXTEND_BY_US (30 * G_USEC_PER_SEC)
+
+enum phase {
+	PHASE_STARTING,	/* the first generation is not ready yet */
+	PHASE_RUNNING,
+	PHASE_STOPPING,
+};
+
+/* "haproxy -v" is asked again only when the binary changed. */
+struct version_cache {
+	gchar *path;
+	struct stat st;
+	struct haproxy_version version;
+};
+
+struct supervisor {
+	GMainLoop *loop;
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
+	char **orig_argv;
+	struct self_image self;
+	gboolean can_upgrade;
+
+	GPtrArray *gens;		/* oldest first; owns them */
+	struct generation *current;
+	struct generation *starting;
+	guint next_number;
+	guint reloads;
+	enum phase phase;
+
+	/* One reload in flight; any number of requests meanwhile make one
+	 * more. "busy" spans the upgrade check, the version probe and the
+	 * starting generation. */
+	gboolean busy;
+	int reload_signal;
+	gboolean reload_pending;
+	int pending_signal;
+	gboolean pending_hard;
+	guint pending_idle;
+	/* Reload attempts are numbered (0: the first start). A client that
+	 * asks for a reload waits for the first attempt after its request. */
+	guint attempt;
+	gboolean attempt_hard;		/* this one uses -st */
+	gint64 attempt_started_us;
+	GPtrArray *waiters;		/* struct waiter * */
+	struct reload_report last;
+	struct failed_generation failed;
+	gboolean skip_upgrade;		/* this reload follows our own exec */
+	struct probe *probe;
+	guint ready_timer;
+	gchar *haproxy_path;		/* of the generation being started */
+	struct version_cache vcache;
+
+	/* The serving generation ended while its successor was starting:
+	 * usually the soft stop the successor sent once bound, which can
+	 * reach us before the witness does. The successor decides. */
+	gboolean current_lost;
+	int lost_status;
+	enum launch_mode lost_mode;
+
+	struct control *control;
+	gchar *rundir;
+	gchar *expose_cfg;		/* our -f fragment; NULL: no -x */
+	gchar *expose_sock;
+	guint extend_timer;
+	guint watchdog_timer;
+	gboolean told_migrate_req;
+
+	gboolean stop_hard;
+	guint stop_timer;
+	gboolean done;
+	gboolean have_exit_code;
+	int exit_code;
+	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
+};
+
+struct waiter {
+	struct control_client *client;
+	guint target;
+};
+
+/* supervisor.c */
+void sv_set_exit_code(struct supervisor *s, int code);
+int sv_lost_exit_code(enum launch_mode mode, int status);
+gchar *sv_summary(struct supervisor *s);
+void sv_pidfile_publish(struct supervisor *s, struct generation *g);
+void sv_watch_generation(struct supervisor *s, struct generation *g);
+void sv_begin_stop(struct supervisor *s, int sig);
+
+/* reload.c */
+void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
+		       struct control_client *client);
+void sv_begin_reload(struct supervisor *s, int sig, gboolean hard);
+void sv_launch(struct supervisor *s);
+void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg);
+void sv_launch_failed(struct supervisor *s, int exit_code, const char *fmt,
+		      ...) G_GNUC_PRINTF(3, 4);
+void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
+
+/* handover.c */
+struct handover sv_handover_of(struct supervisor *s);
+gboolean sv_restore_handover(struct supervisor *s);
