@@ -1,9 +1,117 @@
-# Installation. DESTDIR, PREFIX, SBINDIR as usual.
-.PHONY: install uninstall
+# Installation and packaging.
+#
+#   make install     the wrapper, its man page and systemd units, under DESTDIR:
+#                    PREFIX (/usr), SBINDIR ($(PREFIX)/sbin), MANDIR
+#                    ($(PREFIX)/share/man), DOCDIR ($(PREFIX)/share/doc/$(PROG)),
+#                    UNITDIR (pkg-config's systemdsystemunitdir, else
+#                    /lib/systemd/system)
+#   make uninstall   removes exactly what install put there
+#   make man-lint    mandoc -Tlint and groff -ww on the man page, and the
+#                    man page's option list against --help (in `make check`)
+#   make deb         the Debian package, built in a copy of the tree under
+#                    build/deb/ (the tree itself stays clean): build/deb/*.deb
+#   make deb-lint    lintian on it: no error allowed (in `make check`)
+#
+# Installed units (contrib/systemd/, the wrapper's path substituted):
+#   $(UNITDIR)/haproxy-systemd-wrapper.service    from haproxy.service
+#   $(UNITDIR)/haproxy-systemd-wrapper@.service   from haproxy@.service
+# Not named haproxy.service: that is Debian's haproxy package's unit. Every
+# unit, under its contrib/ name, also goes to $(DOCDIR)/examples/: the
+# historic 1.5-era one, and the Type=notify-reload one (systemd >= 253).
+
+.PHONY: install uninstall man-lint deb deb-lint
+
+DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container
+
+MANDIR       ?= $(PREFIX)/share/man
+DOCDIR       ?= $(PREFIX)/share/doc/$(PROG)
+UNITDIR      ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+
+MAN_PAGE     := doc/$(PROG).8
+UNIT_SRC     := haproxy.service haproxy@.service
+UNIT_DST     := $(PROG).service $(PROG)@.service
+EXAMPLES     := haproxy.service haproxy@.service haproxy-historic.service \
+                haproxy-notify-reload.service
+
+# The units name /usr/sbin/haproxy-systemd-wrapper and /usr/sbin/haproxy.
+UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
+                -e 's|/usr/sbin/haproxy |$(HAPROXY_FALLBACK) |g' \
+                -e 's|@WRAPPER@|$(SBINDIR)/$(PROG)|g'
 
 install: $(PROG)
-	install -d $(DESTDIR)$(SBINDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
 	install -m 0755 $(PROG) $(DESTDIR)$(SBINDIR)/$(PROG)
+	install -m 0644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man8/$(PROG).8
+	set -e; set -- $(UNIT_DST); for u in $(UNIT_SRC); do \
+		sed $(UNIT_SED) contrib/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$1.tmp; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$1.tmp; \
+		mv $(DESTDIR)$(UNITDIR)/$$1.tmp $(DESTDIR)$(UNITDIR)/$$1; \
+		shift; \
+	done
+	set -e; for u in $(EXAMPLES); do \
+		sed $(UNIT_SED) contrib/systemd/$$u > $(DESTDIR)$(DOCDIR)/examples/$$u.tmp; \
+		chmod 0644 $(DESTDIR)$(DOCDIR)/examples/$$u.tmp; \
+		mv $(DESTDIR)$(DOCDIR)/examples/$$u.tmp $(DESTDIR)$(DOCDIR)/examples/$$u; \
+	done
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/$(PROG)
+	rm -f $(DESTDIR)$(SBINDIR)/$(PROG) $(DESTDIR)$(MANDIR)/man8/$(PROG).8
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNIT_DST))
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES))
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# ---- man page ----
+
+CHECK_EXTRA  += man-lint
+
+man-lint: $(PROG)
+	mandoc -Tlint -Wall $(MAN_PAGE)
+	groff -ww -man -z $(MAN_PAGE) 2>&1 | { ! grep .; }
+	doc/check-man.sh ./$(PROG) $(MAN_PAGE) $(VERSION)
+
+# ---- Debian package ----
+
+DEB_DIR      := build/deb
+DEB_ARCH     := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE     := $(DEB_DIR)/$(PROG)_$(VERSION)_$(DEB_ARCH).deb
+# What the package is made of: rebuilt when any of it changes.
+DEB_INPUTS   := Makefile $(wildcard mk/*.mk) wrapper/main.c $(LIB_SRC) $(HEADERS) \
+                $(MAN_PAGE) $(wildcard contrib/systemd/*) $(shell find debian -type f 2>/dev/null)
+
+# t/int-systemd installs it into a container.
+tests: $(DEB_FILE)
+CHECK_EXTRA  += deb-lint
+
+deb: $(DEB_FILE)
+
+# A copy of the sources only (no .git, objects, build/), built in a
+# directory of its own (two builds at once do not mix), the results moved
+# into place by rename.
+$(DEB_FILE): $(DEB_INPUTS)
+	@mkdir -p $(DEB_DIR)
+	@set -e; tmp=$$(mktemp -d $(DEB_DIR)/build.XXXXXX); \
+	trap 'rm -rf "$$tmp"' EXIT; \
+	src=$$tmp/$(PROG)-$(VERSION); mkdir $$src; \
+	tar -cf - --exclude=./.git --exclude=./build --exclude='*.o' \
+		--exclude='*.a' . | tar -xf - -C $$src; \
+	echo "dpkg-buildpackage -us -uc -b in $$src"; \
+	if ! (cd $$src && dpkg-buildpackage -us -uc -b) >$$tmp/build.log 2>&1; then \
+		cp $$tmp/build.log $(DEB_DIR)/build.log; \
+		tail -n 40 $(DEB_DIR)/build.log; exit 1; \
+	fi; \
+	cp $$tmp/build.log $(DEB_DIR)/build.log; \
+	for f in $$tmp/*.deb $$tmp/*.buildinfo $$tmp/*.changes; do \
+		mv -f $$f $(DEB_DIR)/; \
+	done
+	test -f $@
+	@echo "built $@ (log: $(DEB_DIR)/build.log)"
+
+deb-lint: $(DEB_FILE)
+	lintian --fail-on error --info --display-info $(DEB_FILE) \
+		$(DEB_DIR)/$(PROG)_$(VERSION)_$(DEB_ARCH).changes
+
+.PHONY: deb-clean
+clean: deb-clean
+deb-clean:
+	rm -rf $(DEB_DIR)
