@@ -139,9 +139,10 @@ gchar *status_summary(const struct status_view *v)
 	g_autofree gchar *serving = c ? g_strdup_printf(
 		"generation %u (pid %d, haproxy %s) serving", c->number, c->pid,
 		c->version) : g_strdup("no generation serving");
-	const char *last = !v->last->valid ? "" :
-			   v->last->ok ? "; last reload ok" :
-			   "; last reload FAILED";
+	g_autofree gchar *last = !v->last->valid ? g_strdup("") :
+				 v->last->ok ? g_strdup("; last reload ok") :
+				 g_strdup_printf("; last reload FAILED: %s",
+						 v->last->message);
 
 	return g_strdup_printf("%s; %u reload(s)%s", serving, v->reloads, last);
 }
