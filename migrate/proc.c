@@ -2,6 +2,7 @@
 #include "migrate/proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,4 +85,327 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent)
 gboolean proc_pidfd_signal(int pidfd, int sig)
 {
 	return pidfd_send_signal(pidfd, sig, NULL, 0) == 0;
+}
+
+/* ---- proc trees under any root, and their untrusted content ---- */
+
+/* The next run of non-space bytes in [*p, end), advancing *p past it. */
+static gboolean next_token(const char **p, const char *end, const char **tok,
+			   gsize *len)
+{
+	const char *s = *p;
+
+	while (s < end && *s == ' ')
+		s++;
+	*tok = s;
+	while (s < end && *s != ' ' && *s != '\n')
+		s++;
+	*len = (gsize)(s - *tok);
+	*p = s;
+	return *len > 0;
+}
+
+/* A decimal token, optionally negative, fitting a gint64. */
+static gboolean token_to_int64(const char *tok, gsize len, gint64 *v)
+{
+	gboolean neg = len > 0 && tok[0] == '-';
+	guint64 acc = 0;
+
+	if (neg) {
+		tok++;
+		len--;
+	}
+	/* 19 digits always fit a gint64: no overflow check needed. */
+	if (len == 0 || len > 19)
+		return FALSE;
+	for (gsize i = 0; i < len; i++) {
+		if (!g_ascii_isdigit(tok[i]))
+			return FALSE;
+		acc = acc * 10 + (guint64)(tok[i] - '0');
+	}
+	if (acc > G_MAXINT64)
+		return FALSE;
+	*v = neg ? -(gint64)acc : (gint64)acc;
+	return TRUE;
+}
+
+static gboolean token_to_pid(const char *tok, gsize len, GPid *pid)
+{
+	gint64 v;
+
+	if (!token_to_int64(tok, len, &v) || v < 0 || v > G_MAXINT)
+		return FALSE;
+	*pid = (GPid)v;
+	return TRUE;
+}
+
+/* Fields after the command name, numbered as in proc(5). */
+enum {
+	STAT_STATE = 3,
+	STAT_PPID = 4,
+	STAT_SESSION = 6,
+	STAT_START_TIME = 22,
+};
+
+gboolean proc_parse_stat(const char *text, gsize len, struct proc_stat *out)
+{
+	const char *close, *p, *end, *tok;
+	struct proc_stat st = { 0 };
+	gint64 v;
+	gsize n;
+
+	if (!text)
+		return FALSE;
+	close = memrchr(text, ')', len);
+	end = text + len;
+	/* The name may hold ")" itself: only the last one closes it. */
+	if (!close || !memchr(text, '(', (gsize)(close - text)))
+		return FALSE;
+	p = close + 1;
+	if (!next_token(&p, end, &tok, &n) || n != 1 || !g_ascii_isalpha(*tok))
+		return FALSE;
+	st.state = *tok;
+	for (int field = STAT_STATE + 1; field <= STAT_START_TIME; field++) {
+		if (!next_token(&p, end, &tok, &n))
+			return FALSE;
+		if (field == STAT_PPID && !token_to_pid(tok, n, &st.ppid))
+			return FALSE;
+		if (field == STAT_SESSION && !token_to_pid(tok, n, &st.session))
+			return FALSE;
+		if (field == STAT_START_TIME) {
+			if (!token_to_int64(tok, n, &v) || v < 0)
+				return FALSE;
+			st.start_time = (guint64)v;
+		}
+	}
+	*out = st;
+	return TRUE;
+}
+
+GStrv proc_parse_cmdline(const char *data, gsize len)
+{
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+	gsize start = 0;
+
+	/* What follows the last argument is padding, not empty arguments. */
+	while (len > 0 && data[len - 1] == '\0')
+		len--;
+	while (start < len && argv->len < PROC_ARGV_MAX) {
+		const char *nul = memchr(data + start, '\0', len - start);
+		gsize stop = nul ? (gsize)(nul - data) : len;
+
+		g_ptr_array_add(argv, g_strndup(data + start, stop - start));
+		start = stop + 1;
+	}
+	g_ptr_array_add(argv, NULL);
+	return (GStrv)g_ptr_array_free(g_steal_pointer(&argv), FALSE);
+}
+
+GArray *proc_list_pids_at(const char *root, GError **error)
+{
+	g_autoptr(GDir) dir = g_dir_open(root, 0, error);
+	GArray *pids;
+	const char *name;
+
+	if (!dir)
+		return NULL;
+	pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	while ((name = g_dir_read_name(dir))) {
+		GPid pid;
+
+		if (parse_pid(name, &pid))
+			g_array_append_val(pids, pid);
+	}
+	return pids;
+}
+
+static gchar *pid_path(const char *root, GPid pid, const char *what)
+{
+	g_autofree gchar *dir = g_strdup_printf("%d", pid);
+
+	return g_build_filename(root, dir, what, NULL);
+}
+
+/* All of a small file, at most max bytes (the rest is dropped). */
+static gchar *read_at_most(const char *path, gsize max, gsize *len,
+			   GError **error)
+{
+	g_autofree gchar *buf = NULL;
+	gsize total = 0, size = MIN(4096, max);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0) {
+		int errsv = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errsv),
+			    "%s: %s", path, g_strerror(errsv));
+		return NULL;
+	}
+	buf = g_malloc(size + 1);
+	for (;;) {
+		ssize_t r;
+
+		if (total == size && size < max) {
+			size = MIN(size * 2, max);
+			buf = g_realloc(buf, size + 1);
+		}
+		if (total == size)
+			break;
+		r = read(fd, buf + total, size - total);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int errsv = errno;
+
+			g_set_error(error, G_FILE_ERROR,
+				    g_file_error_from_errno(errsv), "%s: %s",
+				    path, g_strerror(errsv));
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		total += (gsize)r;
+	}
+	close(fd);
+	buf[total] = '\0';
+	*len = total;
+	return g_steal_pointer(&buf);
+}
+
+/* A stat line is a few hundred bytes; a name cannot make it reach this. */
+#define STAT_MAX 4096
+
+gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
+		      GError **error)
+{
+	g_autofree gchar *path = pid_path(root, pid, "stat");
+	g_autofree gchar *text = NULL;
+	gsize len = 0;
+
+	text = read_at_most(path, STAT_MAX, &len, error);
+	if (!text)
+		return FALSE;
+	if (!proc_parse_stat(text, len, out)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s: not a stat line", path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+GStrv proc_cmdline_at(const char *root, GPid pid, GError **error)
+{
+	g_autofree gchar *path = pid_path(root, pid, "cmdline");
+	g_autofree gchar *data = NULL;
+	gsize len = 0;
+
+	data = read_at_most(path, PROC_CMDLINE_MAX, &len, error);
+	return data ? proc_parse_cmdline(data, len) : NULL;
+}
+
+gchar *proc_exe_at(const char *root, GPid pid, gboolean *deleted,
+		   GError **error)
+{
+	g_autofree gchar *path = pid_path(root, pid, "exe");
+	gchar *target = g_file_read_link(path, error);
+	gboolean gone = target && g_str_has_suffix(target, DELETED_SUFFIX);
+
+	if (gone)
+		target[strlen(target) - strlen(DELETED_SUFFIX)] = '\0';
+	if (deleted)
+		*deleted = gone;
+	return target;
+}
+
+gchar *proc_cwd_at(const char *root, GPid pid)
+{
+	g_autofree gchar *path = pid_path(root, pid, "cwd");
+
+	return g_file_read_link(path, NULL);
+}
+
+gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time)
+{
+	struct proc_stat st;
+
+	return proc_stat_at(root, pid, &st, NULL) &&
+	       st.start_time == start_time && st.state != 'Z' &&
+	       st.state != 'X';
+}
+
+/* "Key:\t<16 hex digits>" at the start of a line of [text, text + len). */
+static gboolean find_mask(const char *text, gsize len, const char *key,
+			  guint64 *mask)
+{
+	gsize klen = strlen(key);
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (gsize)(end - p));
+		const char *stop = eol ? eol : end;
+		const char *v = p + klen;
+		guint64 acc = 0;
+		gsize n = 0;
+
+		if ((gsize)(stop - p) > klen && memcmp(p, key, klen) == 0) {
+			while (v < stop && (*v == '\t' || *v == ' '))
+				v++;
+			for (; v < stop && n <= 16; v++, n++) {
+				if (!g_ascii_isxdigit(*v))
+					break;
+				acc = acc << 4 |
+				      (guint64)g_ascii_xdigit_value(*v);
+			}
+			if (v != stop || n == 0 || n > 16)
+				return FALSE;
+			*mask = acc;
+			return TRUE;
+		}
+		p = stop + 1;
+	}
+	return FALSE;
+}
+
+gboolean proc_parse_sigmasks(const char *text, gsize len,
+			     struct proc_sigmasks *out)
+{
+	struct proc_sigmasks m;
+
+	if (!text || !find_mask(text, len, "SigBlk:", &m.blocked) ||
+	    !find_mask(text, len, "SigIgn:", &m.ignored) ||
+	    !find_mask(text, len, "SigCgt:", &m.caught))
+		return FALSE;
+	*out = m;
+	return TRUE;
+}
+
+/* status is a few kB; the groups line alone can make it longer. */
+#define STATUS_MAX (256u << 10)
+
+gboolean proc_sigmasks_at(const char *root, GPid pid,
+			  struct proc_sigmasks *out, GError **error)
+{
+	g_autofree gchar *path = pid_path(root, pid, "status");
+	g_autofree gchar *text = NULL;
+	gsize len = 0;
+
+	text = read_at_most(path, STATUS_MAX, &len, error);
+	if (!text)
+		return FALSE;
+	if (!proc_parse_sigmasks(text, len, out)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s: no signal masks", path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
+{
+	struct proc_sigmasks m;
+
+	if (sig < 1 || sig > 64 || !proc_sigmasks_at(root, pid, &m, NULL))
+		return FALSE;
+	return (m.caught & PROC_SIGBIT(sig)) && !(m.blocked & PROC_SIGBIT(sig));
 }

@@ -26,3 +26,75 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent);
 
 /* Send sig through a pidfd; FALSE (errno set) when it could not be sent. */
 gboolean proc_pidfd_signal(int pidfd, int sig);
+
+/*
+ * The same questions asked of any proc tree: root is "/proc" in production,
+ * a directory of fake PID/{stat,cmdline,exe,cwd} entries in tests. The
+ * parsers take untrusted bytes (len, not NUL-terminated) and never fail
+ * worse than returning FALSE or an empty result.
+ */
+
+/* What /proc/PID/stat says about a process that matters here. */
+struct proc_stat {
+	char state;		/* R, S, D, T, Z (zombie), X (dead)... */
+	GPid ppid;
+	GPid session;
+	/* Clock ticks after boot: with the pid, names one process for good. */
+	guint64 start_time;
+};
+
+/* Longest cmdline read; the kernel's own limit on arguments is lower. */
+#define PROC_CMDLINE_MAX (4u << 20)
+/* More arguments than this are dropped. */
+#define PROC_ARGV_MAX 65536u
+
+/* Parse stat content; the command name in parentheses may hold anything. */
+gboolean proc_parse_stat(const char *text, gsize len, struct proc_stat *out);
+
+/*
+ * Split cmdline content at NULs into a GStrv (bytes kept as they are, not
+ * necessarily UTF-8). Trailing empty strings are dropped: they are the
+ * padding a process leaves when it overwrites its arguments in place.
+ * Empty content (a kernel thread, a zombie) gives an empty GStrv.
+ */
+GStrv proc_parse_cmdline(const char *data, gsize len);
+
+/* The pids (numeric entries) under root, unsorted; NULL and error when
+ * root cannot be listed. */
+GArray *proc_list_pids_at(const char *root, GError **error);
+
+gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
+		      GError **error);
+GStrv proc_cmdline_at(const char *root, GPid pid, GError **error);
+
+/* PID/exe; *deleted tells whether it ended in " (deleted)", removed here. */
+gchar *proc_exe_at(const char *root, GPid pid, gboolean *deleted,
+		   GError **error);
+/* PID/cwd; NULL when it cannot be read. */
+gchar *proc_cwd_at(const char *root, GPid pid);
+
+/* Is pid still the process that started at start_time, and not a zombie?
+ * Asked after pidfd_open(), it tells that the pidfd names that process. */
+gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time);
+
+/* Signal masks from /proc/PID/status: bit (n - 1) stands for signal n. */
+struct proc_sigmasks {
+	guint64 blocked;	/* SigBlk (of the main thread) */
+	guint64 ignored;	/* SigIgn */
+	guint64 caught;		/* SigCgt: a handler is installed */
+};
+
+#define PROC_SIGBIT(sig) (G_GUINT64_CONSTANT(1) << ((sig) - 1))
+
+/* Parse status content; FALSE unless all three masks are there. */
+gboolean proc_parse_sigmasks(const char *text, gsize len,
+			     struct proc_sigmasks *out);
+gboolean proc_sigmasks_at(const char *root, GPid pid,
+			  struct proc_sigmasks *out, GError **error);
+
+/*
+ * Does pid handle sig now: a handler installed and sig not blocked? A
+ * haproxy master re-executes itself after every load (2.5+) and a signal
+ * that comes while it does may be lost: this tells when it has settled.
+ */
+gboolean proc_catches_signal_at(const char *root, GPid pid, int sig);

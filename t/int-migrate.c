@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Integration tests for migrate/find.c on the real haproxy (Debian's 2.6
+ * in /usr/sbin/haproxy), 127.0.0.1 only: daemons started the way init
+ * scripts start them are found by pidfile and by configuration, with the
+ * shape /proc really shows; a pidfile naming another program gets it
+ * skipped, and that program no signal. The daemons are not our children:
+ * they are ended by the pid found, through a pidfd, after checking that it
+ * is still that haproxy.
+ */
+#include "t/harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "legacy/pidfile.h"
+#include "migrate/find.h"
+#include "migrate/proc.h"
+
+#define HAPROXY "/usr/sbin/haproxy"
+#define BOTH (FOREIGN_BY_PIDFILE | FOREIGN_BY_CONFIG)
+
+/* ---- safety net: a failed assertion aborts; leave no daemon behind ---- */
+
+struct started {
+	GPid pid;
+	guint64 start_time;
+	const char *exe_suffix;	/* what its executable must be */
+};
+
+static struct started started[8];
+static guint n_started;
+
+/* A signal to pid only if it still is the process registered. */
+static gboolean signal_verified(const struct started *p, int sig)
+{
+	g_autofree gchar *exe = NULL;
+	gboolean ok = FALSE;
+	int fd = pidfd_open(p->pid, 0);
+
+	if (fd < 0)
+		return FALSE;
+	/* Checked after the open: the pidfd pins the process checked. */
+	exe = proc_exe(p->pid);
+	if (exe && g_str_has_suffix(exe, p->exe_suffix) &&
+	    proc_same_process_at("/proc", p->pid, p->start_time))
+		ok = proc_pidfd_signal(fd, sig);
+	close(fd);
+	return ok;
+}
+
+/* Synchronous abort from g_assert in the main thread: /proc reads are fine. */
+static void on_abort(int sig)
+{
+	for (guint i = 0; i < n_started; i++)
+		signal_verified(&started[i], SIGKILL);
+	signal(SIGABRT, SIG_DFL);
+	raise(SIGABRT);
+}
+
+static struct started *remember(GPid pid, const char *exe_suffix)
+{
+	struct proc_stat st;
+	struct started *p;
+
+	g_assert_cmpuint(n_started, <, G_N_ELEMENTS(started));
+	g_assert_true(proc_stat_at("/proc", pid, &st, NULL));
+	p = &started[n_started++];
+	*p = (struct started){ pid, st.start_time, exe_suffix };
+	return p;
+}
+
+/* Ends a process we started (not our child): SIGTERM, then SIGKILL. */
+static void end_started(struct started *p)
+{
+	if (!signal_verified(p, SIGTERM))
+		return;
+	if (!t_wait_gone(p->pid, T_WAIT))
+		signal_verified(p, SIGKILL);
+	g_assert_true(t_wait_gone(p->pid, T_WAIT));
+}
+
+static void end_all_started(void)
+{
+	while (n_started > 0)
+		end_started(&started[--n_started]);
+}
+
+/* ---- starting things the way an init script does ---- */
+
+struct site {
+	gchar *dir;
+	gchar *cfg;
+	gchar *pidfile;
+	guint16 port;
+};
+
+static void site_init(struct site *s)
+{
+	s->dir = t_tmpdir();
+	s->port = t_free_port();
+	s->cfg = t_write_config(s->dir, "h.cfg", s->port, NULL);
+	s->pidfile = g_build_filename(s->dir, "h.pid", NULL);
+}
+
+static void site_clear(struct site *s)
+{
+	end_all_started();
+	t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->cfg);
+	g_free(s->pidfile);
+}
+
+/* Waits (bounded) for a child to exit; its wait status, or -1. */
+static int wait_child(GPid pid, guint timeout_ms)
+{
+	gint64 end = g_get_monotonic_time() + timeout_ms * 1000LL;
+	int fd = pidfd_open(pid, 0), status = -1;
+
+	g_assert_cmpint(fd, >=, 0);
+	while (waitpid(pid, &status, WNOHANG) != pid) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		gint64 left = end - g_get_monotonic_time();
+
+		if (left <= 0) {
+			status = -1;
+			break;
+		}
+		poll(&p, 1, (int)(left / 1000) + 1);
+	}
+	close(fd);
+	return status;
+}
+
+/* Runs a command that daemonizes (its launcher exits), in dir, output in
+ * dir/launch.log; asserts that the launcher exited 0. */
+static void launch(const char *dir, const char *const *argv)
+{
+	g_autofree gchar *log = g_build_filename(dir, "launch.log", NULL);
+	g_autoptr(GError) error = NULL;
+	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	GPid pid;
+	int status;
+
+	g_assert_cmpint(out, >=, 0);
+	g_spawn_async_with_fds(dir, (char **)argv, NULL,
+			       G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+			       -1, out, out, &error);
+	close(out);
+	g_assert_no_error(error);
+	status = wait_child(pid, T_WAIT);
+	if (status != 0) {
+		g_autofree gchar *text = NULL;
+
+		g_file_get_contents(log, &text, NULL, NULL);
+		g_test_message("%s exited with status %d: %s", argv[0], status,
+			       text ? text : "");
+	}
+	g_assert_cmpint(status, ==, 0);
+}
+
+/* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
+static GPid wait_pidfile(const char *pidfile)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autoptr(GArray) pids = NULL;
+
+		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len)
+			return g_array_index(pids, GPid, 0);
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+/* ---- what was found ---- */
+
+static GPtrArray *found;
+static GPtrArray *skipped;
+
+static guint find(const char *pidfile, const char *cfg)
+{
+	const char *configs[] = { cfg, NULL };
+	g_autoptr(GError) error = NULL;
+
+	g_clear_pointer(&found, g_ptr_array_unref);
+	g_clear_pointer(&skipped, g_ptr_array_unref);
+	g_assert_true(find_foreign("/proc", pidfile, configs, getpid(), &found,
+				   &skipped, &error));
+	g_assert_no_error(error);
+	for (guint i = 0; i < found->len; i++) {
+		g_autofree gchar *line = foreign_describe(
+			g_ptr_array_index(found, i));
+
+		g_test_message("found: %s", line);
+	}
+	for (guint i = 0; i < skipped->len; i++) {
+		const struct foreign_skip *s = g_ptr_array_index(skipped, i);
+
+		g_test_message("skipped %d: %s", s->pid, s->reason);
+	}
+	return found->len;
+}
+
+static const struct foreign *instance(guint i)
+{
+	g_assert_cmpuint(i, <, found->len);
+	return g_ptr_array_index(found, i);
+}
+
+static void show_shape(GPid pid)
+{
+	struct proc_stat st;
+	g_autofree gchar *cwd = NULL;
+
+	if (!proc_stat_at("/proc", pid, &st, NULL))
+		return;
+	cwd = proc_cwd_at("/proc", pid);
+	g_test_message("pid %d: ppid %d, session %d, cwd %s", pid, st.ppid,
+		       st.session, cwd ? cwd : "?");
+}
+
+/* Wait (bounded) until pid has a handler for sig, not blocked. */
+static gboolean wait_catches(GPid pid, int sig)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	while (!proc_catches_signal_at("/proc", pid, sig)) {
+		if (g_get_monotonic_time() >= end)
+			return FALSE;
+		g_usleep(5 * 1000);
+	}
+	return TRUE;
+}
+
+/* Wait (bounded) until f handles the signals -sf would send it. */
+static gboolean wait_settled(const struct foreign *f)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	while (!foreign_settled("/proc", f)) {
+		if (g_get_monotonic_time() >= end)
+			return FALSE;
+		g_usleep(5 * 1000);
+	}
+	return TRUE;
+}
+
+/* Another thread of pid, or 0. */
+static GPid other_thread(GPid pid)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/task", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		GPid tid = (GPid)g_ascii_strtoll(name, NULL, 10);
+
+		if (tid > 0 && tid != pid)
+			return tid;
+	}
+	return 0;
+}
+
+static void assert_thread_skipped(GPid pid)
+{
+	g_autofree gchar *dir = t_tmpdir();
+	g_autofree gchar *pidfile = g_build_filename(dir, "t.pid", NULL);
+	g_autofree gchar *content = NULL;
+	const struct foreign_skip *skip;
+	GPid tid = other_thread(pid);
+
+	if (!tid) {
+		g_test_message("pid %d has one thread", pid);
+		t_rmtree(dir);
+		return;
+	}
+	content = g_strdup_printf("%d\n", tid);
+	g_assert_true(g_file_set_contents(pidfile, content, -1, NULL));
+	g_assert_cmpuint(find(pidfile, NULL), ==, 0);
+	g_assert_cmpuint(skipped->len, ==, 1);
+	skip = g_ptr_array_index(skipped, 0);
+	g_assert_cmpint(skip->pid, ==, tid);
+	g_assert_nonnull(strstr(skip->reason, "a thread"));
+	t_rmtree(dir);
+}
+
+/* ---- tests ---- */
+
+static gboolean have_haproxy(void)
+{
+	if (t_have_haproxy())
+		return TRUE;
+	g_test_skip("no " HAPROXY);
+	return FALSE;
+}
+
+static void test_daemon(void)
+{
+	struct site s = { 0 };
+	const struct foreign *f;
+	GPid pid, serving;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	launch(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", s.pidfile,
+					     "-f", s.cfg, NULL });
+	pid = wait_pidfile(s.pidfile);
+	g_assert_cmpint(pid, >, 0);
+	remember(pid, "/haproxy");
+	serving = t_wait_serving(s.port, T_WAIT);
+	show_shape(pid);
+
+	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 1);
+	f = instance(0);
+	g_assert_cmpint(f->kind, ==, FOREIGN_STANDALONE);
+	g_assert_cmpint(f->pid, ==, pid);
+	g_assert_cmpint(f->pid, ==, serving);
+	g_assert_cmpuint(f->workers->len, ==, 0);
+	g_assert_cmpstr(f->exe, ==, HAPROXY);
+	g_assert_cmpstr(f->config_files[0], ==, s.cfg);
+	g_assert_cmpuint(f->found_by, ==, BOTH);
+	g_assert_cmpuint(skipped->len, ==, 0);
+	g_assert_true(proc_same_process_at("/proc", pid, f->start_time));
+	g_assert_true(wait_settled(f));
+
+	/* Each way alone finds it too. */
+	g_assert_cmpuint(find(s.pidfile, NULL), ==, 1);
+	g_assert_cmpint(instance(0)->pid, ==, pid);
+	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
+	g_assert_cmpint(instance(0)->pid, ==, pid);
+
+	/* A pidfile naming one of its threads names no process. */
+	assert_thread_skipped(pid);
+
+	site_clear(&s);
+	g_assert_false(t_pid_alive(pid));
+}
+
+/* "cd dir && haproxy -D -f h.cfg": found through its cwd. */
+static void test_daemon_relative(void)
+{
+	struct site s = { 0 };
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	launch(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", "h.pid",
+					     "-f", "h.cfg", NULL });
+	pid = wait_pidfile(s.pidfile);
+	g_assert_cmpint(pid, >, 0);
+	remember(pid, "/haproxy");
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
+
+	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
+	g_assert_cmpint(instance(0)->pid, ==, pid);
+	g_assert_cmpstr(instance(0)->config_files[0], ==, s.cfg);
+	site_clear(&s);
+}
+
+static void test_master_worker_daemon(void)
+{
+	struct site s = { 0 };
+	const struct foreign *f;
+	struct started *master;
+	GPid pid, serving, reloaded;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	launch(s.dir, (const char *const[]){ HAPROXY, "-W", "-D", "-p",
+					     s.pidfile, "-f", s.cfg, NULL });
+	/* The master's pid; the worker is the one that answers. */
+	pid = wait_pidfile(s.pidfile);
+	g_assert_cmpint(pid, >, 0);
+	master = remember(pid, "/haproxy");
+	serving = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(serving, >, 0);
+	g_assert_cmpint(serving, !=, pid);
+	show_shape(pid);
+	show_shape(serving);
+
+	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 1);
+	f = instance(0);
+	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
+	g_assert_cmpint(f->pid, ==, pid);
+	g_assert_cmpuint(f->workers->len, ==, 1);
+	g_assert_cmpint(g_array_index(f->workers, GPid, 0), ==, serving);
+	g_assert_cmpuint(f->found_by, ==, BOTH);
+	g_assert_cmpuint(skipped->len, ==, 0);
+
+	/*
+	 * After a reload of its own, the newest worker comes last. 2.6
+	 * re-executes its master once the worker is up, and a SIGUSR2 that
+	 * comes meanwhile is lost: wait until it handles one again.
+	 */
+	g_assert_true(wait_settled(f));
+	g_assert_true(wait_catches(pid, SIGUSR2));
+	g_assert_true(signal_verified(master, SIGUSR2));
+	for (gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	     ((reloaded = t_http_pid(s.port)) == serving || !reloaded) &&
+	     g_get_monotonic_time() < end;)
+		g_usleep(20 * 1000);
+	g_assert_cmpint(reloaded, !=, serving);
+	show_shape(reloaded);
+	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
+	f = instance(0);
+	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
+	g_assert_cmpint(f->pid, ==, pid);
+	g_assert_cmpint(g_array_index(f->workers, GPid, f->workers->len - 1),
+			==, reloaded);
+
+	/* The master takes its workers with it. */
+	site_clear(&s);
+	g_assert_true(t_wait_gone(reloaded, T_WAIT));
+}
+
+/* Starts sigrecorder detached from us, as an unrelated daemon would be. */
+static GPid start_recorder(const char *file)
+{
+	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
+						      NULL);
+	const char *argv[] = { "/bin/sh", "-c", "\"$0\" \"$1\" </dev/null "
+			       ">/dev/null 2>&1 &", recorder, file, NULL };
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	g_autoptr(GError) error = NULL;
+	GPid sh;
+
+	g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+		      NULL, NULL, &sh, &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(wait_child(sh, T_WAIT), ==, 0);
+	do {
+		g_autofree gchar *text = NULL;
+		const char *ready;
+
+		if (g_file_get_contents(file, &text, NULL, NULL) &&
+		    (ready = strstr(text, "ready pid=")) && strchr(ready, '\n'))
+			return t_pid_in(ready, "pid=");
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+/* Lines of file holding "signal=", once marker (sent by us, after any
+ * other) has been recorded: real-time signals come after every standard
+ * one, and SIGRTMAX after every other real-time one. */
+static gchar *signals_before_marker(const char *file, const struct started *p)
+{
+	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	g_assert_true(signal_verified(p, SIGRTMAX));
+	do {
+		g_autofree gchar *text = NULL;
+		g_auto(GStrv) lines = NULL;
+		g_autoptr(GString) got = g_string_new(NULL);
+
+		if (!g_file_get_contents(file, &text, NULL, NULL) ||
+		    !strstr(text, marker)) {
+			g_usleep(10 * 1000);
+			continue;
+		}
+		lines = g_strsplit(text, "\n", -1);
+		for (guint i = 0; lines[i]; i++)
+			if (strstr(lines[i], "signal=") &&
+			    !strstr(lines[i], marker))
+				g_string_append_printf(got, "%s\n", lines[i]);
+		return g_string_free(g_steal_pointer(&got), FALSE);
+	} while (g_get_monotonic_time() < end);
+	g_assert_not_reached();
+}
+
+static void test_pidfile_names_other_program(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *record = NULL, *pids = NULL, *others = NULL;
+	const struct foreign_skip *skip;
+	struct started *recorder;
+	GPid pid;
+
+	site_init(&s);
+	record = g_build_filename(s.dir, "signals", NULL);
+	pid = start_recorder(record);
+	g_assert_cmpint(pid, >, 0);
+	recorder = remember(pid, "/sigrecorder");
+	/* Not ours: an unrelated daemon the stale pidfile happens to name. */
+	g_assert_cmpint(proc_parent(pid), !=, getpid());
+	pids = g_strdup_printf("%d\n", pid);
+	g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
+
+	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 0);
+	g_assert_cmpuint(skipped->len, ==, 1);
+	skip = g_ptr_array_index(skipped, 0);
+	g_assert_cmpint(skip->pid, ==, pid);
+	g_assert_cmpuint(skip->found_by, ==, FOREIGN_BY_PIDFILE);
+	g_assert_nonnull(strstr(skip->reason, "sigrecorder, not haproxy"));
+
+	others = signals_before_marker(record, recorder);
+	g_assert_cmpstr(others, ==, "");
+	g_assert_true(signal_verified(recorder, SIGKILL));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	site_clear(&s);
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	g_test_init(&argc, &argv, NULL);
+	signal(SIGABRT, on_abort);
+	g_test_add_func("/migrate/real/daemon", test_daemon);
+	g_test_add_func("/migrate/real/daemon-relative", test_daemon_relative);
+	g_test_add_func("/migrate/real/master-worker-daemon",
+			test_master_worker_daemon);
+	g_test_add_func("/migrate/real/pidfile-names-other-program",
+			test_pidfile_names_other_program);
+	status = g_test_run();
+	g_clear_pointer(&found, g_ptr_array_unref);
+	g_clear_pointer(&skipped, g_ptr_array_unref);
+	return status;
+}
