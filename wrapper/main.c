@@ -22,6 +22,7 @@ struct cli {
 	struct wrapper_options opts;
 	gchar *self_upgrade;
 	gchar *seamless;
+	gchar *takeover;
 	gint stop_timeout;
 	gint ready_timeout;
 	gint drain_timeout;
@@ -66,6 +67,10 @@ static GOptionContext *option_context(struct cli *c)
 		{ "seamless-reload", 0, 0, G_OPTION_ARG_STRING, &c->seamless,
 		  "Hand listening sockets to the new haproxy (-x, haproxy >= "
 		  "1.8): auto (default) or off", "WHEN" },
+		{ "takeover", 0, 0, G_OPTION_ARG_STRING, &c->takeover,
+		  "At start, take over haproxy instances this wrapper did not "
+		  "start (same pidfile or configuration): auto (default) or "
+		  "off", "WHEN" },
 		{ "runtime-dir", 0, 0, G_OPTION_ARG_FILENAME,
 		  &c->opts.runtime_dir,
 		  "Directory of the control socket (default: "
@@ -151,6 +156,12 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "--seamless-reload takes auto or off");
 		return FALSE;
 	}
+	if (c->takeover && !g_str_equal(c->takeover, "auto") &&
+	    !g_str_equal(c->takeover, "off")) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--takeover takes auto or off");
+		return FALSE;
+	}
 	if (c->reload + c->hard_reload + c->status > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "--reload, --hard-reload and --status exclude "
@@ -158,6 +169,7 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 		return FALSE;
 	}
 	c->opts.seamless = !c->seamless || g_str_equal(c->seamless, "auto");
+	c->opts.takeover = !c->takeover || g_str_equal(c->takeover, "auto");
 	c->opts.stop_timeout_s = c->stop_timeout;
 	c->opts.ready_timeout_s = c->ready_timeout;
 	c->opts.drain_timeout_s = c->drain_timeout;
@@ -250,5 +262,6 @@ int main(int argc, char **argv)
 	g_free(c.opts.runtime_dir);
 	g_free(c.self_upgrade);
 	g_free(c.seamless);
+	g_free(c.takeover);
 	return code;
 }

@@ -241,6 +241,11 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 				    s->args->user_old_pids->len);
 		*hard = s->args->user_old_hard;
 	}
+	if (s->next_number == 1 && s->takeover) {
+		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
+
+		g_array_append_vals(pids, foreign->data, foreign->len);
+	}
 	return pids;
 }
 

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "migrate/find.h"
+
 static gchar *iso_time(gint64 us)
 {
 	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(us / G_USEC_PER_SEC);
@@ -57,6 +59,13 @@ gchar *status_text(const struct status_view *v)
 	text_last(s, v->last);
 	for (guint i = v->gens->len; i-- > 0;)
 		text_generation(s, g_ptr_array_index((GPtrArray *)v->gens, i));
+	for (guint i = 0; v->foreign && i < v->foreign->len; i++) {
+		const struct foreign *f = g_ptr_array_index(
+			(GPtrArray *)v->foreign, i);
+
+		g_string_append_printf(s, "foreign pid %d %s %s\n", f->pid,
+				       f->exe, foreign_kind_name(f->kind));
+	}
 	if (v->failed->valid) {
 		g_autofree gchar *started = iso_time(v->failed->started_us);
 
@@ -121,6 +130,15 @@ gchar *status_json(const struct status_view *v)
 			g_string_append_c(s, ',');
 		json_generation(s, g->number, g->pid, g->version,
 				g->started_us, generation_state_name(g->state));
+	}
+	for (guint i = 0; v->foreign && i < v->foreign->len; i++) {
+		const struct foreign *f = g_ptr_array_index(
+			(GPtrArray *)v->foreign, i);
+
+		if (!first)
+			g_string_append_c(s, ',');
+		first = FALSE;
+		json_generation(s, 0, f->pid, f->exe, 0, "foreign");
 	}
 	if (v->failed->valid) {
 		if (!first)

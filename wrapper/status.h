@@ -32,6 +32,7 @@ struct status_view {
 	const struct failed_generation *failed;
 	const GPtrArray *gens;	/* struct generation *, oldest first */
 	const struct generation *current;
+	const GPtrArray *foreign;	/* struct foreign *, may be NULL */
 };
 
 gchar *status_text(const struct status_view *v);

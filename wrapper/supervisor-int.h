@@ -20,6 +20,7 @@
 #include "legacy/pidfile.h"
 #include "legacy/version.h"
 #include "migrate/proc.h"
+#include "migrate/takeover.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
@@ -96,6 +97,7 @@ struct supervisor {
 	int lost_status;
 	enum launch_mode lost_mode;
 
+	struct takeover *takeover;	/* foreign instances, first start */
 	struct control *control;
 	gchar *rundir;
 	gchar *expose_cfg;		/* our -f fragment; NULL: no -x */

@@ -120,6 +120,7 @@ static struct status_view status_view_of(struct supervisor *s)
 		.failed = &s->failed,
 		.gens = s->gens,
 		.current = s->current,
+		.foreign = s->takeover ? takeover_instances(s->takeover) : NULL,
 	};
 }
 
@@ -304,6 +305,8 @@ void sv_begin_stop(struct supervisor *s, int sig)
 	}
 	s->reload_pending = FALSE;
 	sv_answer_waiters(s, G_MAXUINT, "error: stopping");
+	if (s->takeover)
+		takeover_cancel(s->takeover);
 	if (s->probe)
 		g_clear_pointer(&s->probe, probe_cancel);
 	signal_all(s, sig);
@@ -449,6 +452,44 @@ static void start_watchdog(struct supervisor *s)
 						  on_watchdog, s);
 }
 
+static void on_takeover_settled(gpointer data)
+{
+	sv_launch(data);
+}
+
+/* haproxy's own argv, as a running haproxy would show it, to match the
+ * configuration files of instances we did not start. */
+static GStrv own_haproxy_argv(struct supervisor *s)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	g_strv_builder_add(b, "haproxy");
+	g_strv_builder_addv(b, (const char **)s->args->haproxy_args);
+	if (s->args->config_tail) {
+		g_strv_builder_add(b, "--");
+		g_strv_builder_addv(b, (const char **)s->args->config_tail);
+	}
+	return g_strv_builder_end(b);
+}
+
+/* The first generation: after a takeover of what already runs, if any. */
+static void start_first(struct supervisor *s)
+{
+	g_auto(GStrv) argv = NULL;
+	g_autofree gchar *cwd = NULL;
+
+	if (!s->opts->takeover) {
+		pidfile_notice_strangers(s);
+		sv_launch(s);
+		return;
+	}
+	argv = own_haproxy_argv(s);
+	cwd = g_get_current_dir();
+	s->takeover = takeover_begin(s->args->pidfile,
+				     (const char *const *)argv, cwd,
+				     on_takeover_settled, s);
+}
+
 int supervisor_run(struct supervisor *s)
 {
 	g_autoptr(GError) error = NULL;
@@ -466,10 +507,9 @@ int supervisor_run(struct supervisor *s)
 	setup_runtime(s);
 	start_watchdog(s);
 	if (!sv_restore_handover(s)) {
-		pidfile_notice_strangers(s);
 		s->busy = TRUE;
 		s->attempt_started_us = g_get_monotonic_time();
-		sv_launch(s);
+		start_first(s);
 	}
 	if (!s->done)
 		g_main_loop_run(s->loop);
@@ -492,6 +532,7 @@ void supervisor_free(struct supervisor *s)
 		probe_cancel(s->probe);
 	g_ptr_array_unref(s->gens);
 	g_ptr_array_unref(s->waiters);
+	takeover_free(s->takeover);
 	reload_report_clear(&s->last);
 	failed_generation_clear(&s->failed);
 	g_free(s->rundir);

@@ -32,6 +32,7 @@ struct wrapper_options {
 	gboolean seamless;	/* hand listeners over with -x (>= 1.8) */
 	gint max_old_workers;	/* -1: no bound on draining generations */
 	guint drain_timeout_s;	/* 0: drain as long as they like */
+	gboolean takeover;	/* take over foreign instances at start */
 };
 
 struct supervisor;

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "migrate/takeover.h"
+
+#include <errno.h>
+#include <glib-unix.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include "migrate/find.h"
+#include "migrate/proc.h"
+#include "wrapper/log.h"
+
+#define PROC_ROOT "/proc"
+/* A 2.6 master re-executes itself after each load: give it time. */
+#define SETTLE_POLL_MS 20
+#define SETTLE_LIMIT_MS 10000
+
+struct watched {
+	struct takeover *t;
+	struct foreign *f;
+	int pidfd;
+	guint source;
+};
+
+struct takeover {
+	GPtrArray *found;	/* struct foreign *, alive */
+	GPtrArray *watches;	/* struct watched * */
+	takeover_fn settled;
+	gpointer data;
+	guint timer;
+	gint64 deadline;
+};
+
+static void watched_free(struct watched *w)
+{
+	if (w->source)
+		g_source_remove(w->source);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	g_free(w);
+}
+
+static gboolean on_gone(int fd, GIOCondition cond, gpointer data)
+{
+	struct watched *w = data;
+	struct takeover *t = w->t;
+
+	log_notice("foreign haproxy pid %d (%s) has exited", w->f->pid,
+		   foreign_kind_name(w->f->kind));
+	w->source = 0;
+	g_ptr_array_remove(t->found, w->f);
+	g_ptr_array_remove(t->watches, w);
+	return G_SOURCE_REMOVE;
+}
+
+/* A pidfd becomes readable when its process exits, child or not. */
+static void watch(struct takeover *t, struct foreign *f)
+{
+	struct watched *w = g_new0(struct watched, 1);
+
+	*w = (struct watched){ .t = t, .f = f, .pidfd = pidfd_open(f->pid, 0) };
+	if (w->pidfd < 0 ||
+	    !proc_same_process_at(PROC_ROOT, f->pid, f->start_time)) {
+		watched_free(w);
+		return;
+	}
+	w->source = g_unix_fd_add(w->pidfd, G_IO_IN, on_gone, w);
+	g_ptr_array_add(t->watches, w);
+}
+
+static void log_findings(GPtrArray *found, GPtrArray *skipped)
+{
+	for (guint i = 0; skipped && i < skipped->len; i++) {
+		struct foreign_skip *k = g_ptr_array_index(skipped, i);
+
+		if (k->pid)
+			log_notice("not taking over pid %d: %s", k->pid,
+				   k->reason);
+		else
+			log_notice("pidfile: %s", k->reason);
+	}
+	for (guint i = 0; i < found->len; i++) {
+		g_autofree gchar *what =
+			foreign_describe(g_ptr_array_index(found, i));
+
+		log_notice("taking over %s", what);
+	}
+}
+
+static gboolean all_settled(struct takeover *t)
+{
+	for (guint i = 0; i < t->found->len; i++)
+		if (!foreign_settled(PROC_ROOT, g_ptr_array_index(t->found, i)))
+			return FALSE;
+	return TRUE;
+}
+
+static gboolean on_poll(gpointer data)
+{
+	struct takeover *t = data;
+
+	if (!all_settled(t) && g_get_monotonic_time() < t->deadline)
+		return G_SOURCE_CONTINUE;
+	if (!all_settled(t))
+		log_warn("a foreign haproxy does not handle SIGUSR1 yet after "
+			 "%d ms; taking over anyway", SETTLE_LIMIT_MS);
+	t->timer = 0;
+	t->settled(t->data);
+	return G_SOURCE_REMOVE;
+}
+
+struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
+				const char *cwd, takeover_fn settled,
+				gpointer data)
+{
+	struct takeover *t = g_new0(struct takeover, 1);
+	g_autoptr(GPtrArray) skipped = NULL;
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) configs = foreign_argv_config_files(argv, cwd, FALSE);
+
+	t->settled = settled;
+	t->data = data;
+	t->watches = g_ptr_array_new_with_free_func((GDestroyNotify)watched_free);
+	if (!find_foreign(PROC_ROOT, pidfile, (const char *const *)configs,
+			  getpid(), &t->found, &skipped, &error)) {
+		log_warn("cannot look for foreign haproxy instances: %s",
+			 error->message);
+		t->found = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)foreign_free);
+	}
+	log_findings(t->found, skipped);
+	for (guint i = 0; i < t->found->len; i++)
+		watch(t, g_ptr_array_index(t->found, i));
+	t->deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
+	/* From the loop, like every later outcome. */
+	t->timer = g_timeout_add(t->found->len ? SETTLE_POLL_MS : 0, on_poll, t);
+	return t;
+}
+
+static void add_if_same(GArray *pids, GPid pid, guint64 start_time)
+{
+	if (proc_same_process_at(PROC_ROOT, pid, start_time))
+		g_array_append_val(pids, pid);
+	else
+		log_notice("pid %d is gone or is another process now; not "
+			   "listed for -sf", pid);
+}
+
+/*
+ * Who takes haproxy's -sf signals: the standalone process; the -Ds
+ * parent's workers (the parent swallows them); the master and its
+ * workers (masters before 2.2 do not forward SIGTTOU/SIGTTIN, and a
+ * second SIGUSR1 to a worker is harmless).
+ */
+GArray *takeover_targets(struct takeover *t)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	for (guint i = 0; i < t->found->len; i++) {
+		struct foreign *f = g_ptr_array_index(t->found, i);
+
+		if (f->kind != FOREIGN_DS_PARENT)
+			add_if_same(pids, f->pid, f->start_time);
+		if (f->kind == FOREIGN_STANDALONE)
+			continue;
+		for (guint w = 0; w < f->workers->len; w++)
+			add_if_same(pids, g_array_index(f->workers, GPid, w),
+				    g_array_index(f->worker_start_times,
+						  guint64, w));
+	}
+	return pids;
+}
+
+const GPtrArray *takeover_instances(struct takeover *t)
+{
+	return t->found;
+}
+
+void takeover_cancel(struct takeover *t)
+{
+	g_clear_handle_id(&t->timer, g_source_remove);
+}
+
+void takeover_free(struct takeover *t)
+{
+	if (!t)
+		return;
+	takeover_cancel(t);
+	g_ptr_array_unref(t->watches);
+	g_ptr_array_unref(t->found);
+	g_free(t);
+}

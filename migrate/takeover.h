@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Taking over haproxy instances this wrapper did not start (an init
+ * script's -D daemon, a manual -sf restart, a master-worker instance): at
+ * the first start they are found (find.h), the wrapper waits until each of
+ * them handles SIGUSR1, and the first generation starts with their pids
+ * after -sf. haproxy's own protocol then pauses them while it binds, and
+ * soft-stops them once it has bound, or resumes them if it could not: a
+ * failed takeover leaves them serving. The wrapper itself never signals
+ * them; it watches them (pidfds) until they are gone.
+ */
+#pragma once
+
+#include <glib.h>
+
+struct takeover;
+
+typedef void (*takeover_fn)(gpointer data);
+
+/*
+ * Look for instances using pidfile or the configuration files of argv
+ * (haproxy's arguments, argv[0] included and ignored), taken against cwd.
+ * settled is called once, from the main loop, when every instance found
+ * is ready for -sf, or after a bounded wait (logged), or at once if there
+ * is none.
+ */
+struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
+				const char *cwd, takeover_fn settled,
+				gpointer data);
+
+/* The pids for the first generation's -sf, each checked again to still be
+ * the process that was found. */
+GArray *takeover_targets(struct takeover *t);
+
+/* The instances still alive (struct foreign *), for status. */
+const GPtrArray *takeover_instances(struct takeover *t);
+
+/* Stop waiting (a stop request came); the instances are left alone. */
+void takeover_cancel(struct takeover *t);
+
+void takeover_free(struct takeover *t);
