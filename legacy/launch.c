@@ -24,6 +24,8 @@ static const char *const scrubbed_names[] = {
 	"HAPROXY_WRAPPER_FD",
 	"HAPROXY_WRAPPER_STATE",
 	"NOTIFY_SOCKET",
+	"WATCHDOG_PID",		/* systemd's watchdog is the wrapper's */
+	"WATCHDOG_USEC",
 };
 
 static gboolean is_scrubbed(const char *entry)

@@ -456,7 +456,8 @@ static void on_upgrade_check(const char *output, int wait_status,
 	h = sv_handover_of(s);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
-	log_notice("re-executing on %s.", signal_name(s->reload_signal));
+	log_notice("re-executing on %s.", s->reload_signal ?
+		   signal_name(s->reload_signal) : "request");
 	upgrade_exec(&s->self, s->orig_argv, state);
 	sv_launch(s);
 }
