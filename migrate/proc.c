@@ -82,6 +82,21 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent)
 	return fd;
 }
 
+gint64 proc_start_time_us(guint64 ticks)
+{
+	g_autofree gchar *stat = NULL;
+	const char *btime;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || !g_file_get_contents("/proc/stat", &stat, NULL, NULL))
+		return 0;
+	btime = strstr(stat, "\nbtime ");
+	if (!btime)
+		return 0;
+	return g_ascii_strtoll(btime + 7, NULL, 10) * G_USEC_PER_SEC +
+	       (gint64)(ticks * G_USEC_PER_SEC / hz);
+}
+
 gboolean proc_pidfd_signal(int pidfd, int sig)
 {
 	return pidfd_send_signal(pidfd, sig, NULL, 0) == 0;

@@ -24,6 +24,10 @@ gchar *proc_exe(GPid pid);
  */
 int proc_open_if_child_of(GPid pid, GPid expected_parent);
 
+/* A start time from stat (clock ticks since boot) as wall-clock
+ * microseconds; 0 when the boot time cannot be read. */
+gint64 proc_start_time_us(guint64 ticks);
+
 /* Send sig through a pidfd; FALSE (errno set) when it could not be sent. */
 gboolean proc_pidfd_signal(int pidfd, int sig);
 

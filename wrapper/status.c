@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "migrate/find.h"
+#include "migrate/proc.h"
 
 static gchar *iso_time(gint64 us)
 {
@@ -63,8 +64,12 @@ gchar *status_text(const struct status_view *v)
 		const struct foreign *f = g_ptr_array_index(
 			(GPtrArray *)v->foreign, i);
 
-		g_string_append_printf(s, "foreign pid %d %s %s\n", f->pid,
-				       f->exe, foreign_kind_name(f->kind));
+		g_autofree gchar *started =
+			iso_time(proc_start_time_us(f->start_time));
+
+		g_string_append_printf(s, "foreign pid %d %s %s started %s\n",
+				       f->pid, f->exe,
+				       foreign_kind_name(f->kind), started);
 	}
 	if (v->failed->valid) {
 		g_autofree gchar *started = iso_time(v->failed->started_us);
@@ -93,6 +98,21 @@ static void json_generation(GString *s, guint number, GPid pid,
 	g_string_append(s, ",\"state\":");
 	json_string(s, state);
 	g_string_append_c(s, '}');
+}
+
+/* Not ours: no number, no known version; its executable and kind. */
+static void json_foreign(GString *s, const struct foreign *f)
+{
+	g_autofree gchar *started = iso_time(proc_start_time_us(f->start_time));
+
+	g_string_append_printf(s, "{\"number\":null,\"pid\":%d,"
+			       "\"haproxy\":null,\"executable\":", f->pid);
+	json_string(s, f->exe);
+	g_string_append(s, ",\"kind\":");
+	json_string(s, foreign_kind_name(f->kind));
+	g_string_append(s, ",\"started\":");
+	json_string(s, started);
+	g_string_append(s, ",\"state\":\"foreign\"}");
 }
 
 static void json_last(GString *s, const struct reload_report *r)
@@ -138,7 +158,7 @@ gchar *status_json(const struct status_view *v)
 		if (!first)
 			g_string_append_c(s, ',');
 		first = FALSE;
-		json_generation(s, 0, f->pid, f->exe, 0, "foreign");
+		json_foreign(s, f);
 	}
 	if (v->failed->valid) {
 		if (!first)

@@ -1,0 +1,950 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Integration tests of the takeover at first start (migrate/takeover.c) on
+ * the real haproxy (Debian's 2.6 in /usr/sbin/haproxy), 127.0.0.1 only: a
+ * -D daemon and a -W -D master-worker instance using the same pidfile or
+ * configuration are taken over under load without a failed request; a
+ * pidfile naming another program gets it no signal; a generation that
+ * cannot bind leaves the foreign instance serving; --takeover=off leaves
+ * it alone. Every wait is on a real event (a log line, a process exit, a
+ * socket answering, a file's content) and bounded. The daemons are not our
+ * children: they are ended by the pid read, through a pidfd, after
+ * checking that it still is that process.
+ */
+#include "t/harness.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "legacy/pidfile.h"
+#include "migrate/proc.h"
+
+#define HAPROXY "/usr/sbin/haproxy"
+
+/* ---- safety net: a failed assertion aborts; leave nothing behind ---- */
+
+struct started {
+	GPid pid;
+	guint64 start_time;
+	const char *exe_suffix;	/* what its executable must end with */
+};
+
+static struct started started[8];
+static guint n_started;
+
+/* A signal to pid only if it still is the process registered. */
+static gboolean signal_verified(const struct started *p, int sig)
+{
+	g_autofree gchar *exe = NULL;
+	gboolean ok = FALSE;
+	int fd = pidfd_open(p->pid, 0);
+
+	if (fd < 0)
+		return FALSE;
+	/* Checked after the open: the pidfd pins the process checked. */
+	exe = proc_exe(p->pid);
+	if (exe && g_str_has_suffix(exe, p->exe_suffix) &&
+	    proc_same_process_at("/proc", p->pid, p->start_time))
+		ok = proc_pidfd_signal(fd, sig);
+	close(fd);
+	return ok;
+}
+
+/* From a failed assertion in the main thread: /proc reads are fine. */
+static void on_abort(int sig)
+{
+	for (guint i = 0; i < n_started; i++)
+		signal_verified(&started[i], SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Registered before anything is asserted about it. */
+static struct started *remember(GPid pid, const char *exe_suffix)
+{
+	struct proc_stat st;
+	struct started *p;
+
+	g_assert_cmpuint(n_started, <, G_N_ELEMENTS(started));
+	g_assert_true(proc_stat_at("/proc", pid, &st, NULL));
+	p = &started[n_started++];
+	*p = (struct started){ pid, st.start_time, exe_suffix };
+	return p;
+}
+
+/* Ends a process we started but that is not our child. */
+static void end_started(struct started *p)
+{
+	if (!signal_verified(p, SIGTERM))
+		return;
+	if (!t_wait_gone(p->pid, T_WAIT))
+		signal_verified(p, SIGKILL);
+	g_assert_true(t_wait_gone(p->pid, T_WAIT));
+}
+
+static void end_all_started(void)
+{
+	while (n_started > 0)
+		end_started(&started[--n_started]);
+}
+
+/* ---- a service: directory, configuration, pidfile, port ---- */
+
+struct site {
+	gchar *dir;
+	gchar *cfg;
+	gchar *pidfile;
+	gchar *rundir_opt;
+	guint16 port;
+};
+
+static void site_init(struct site *s)
+{
+	s->dir = t_tmpdir();
+	s->port = t_free_port();
+	s->cfg = t_write_config(s->dir, "h.cfg", s->port, NULL);
+	s->pidfile = g_build_filename(s->dir, "h.pid", NULL);
+	s->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", s->dir);
+}
+
+static void site_clear(struct site *s)
+{
+	end_all_started();
+	t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->cfg);
+	g_free(s->pidfile);
+	g_free(s->rundir_opt);
+}
+
+/* Waits (bounded) for a child to exit; its wait status, or -1. */
+static int wait_child(GPid pid, guint timeout_ms)
+{
+	gint64 end = g_get_monotonic_time() + timeout_ms * 1000LL;
+	int fd = pidfd_open(pid, 0), status = -1;
+
+	g_assert_cmpint(fd, >=, 0);
+	while (waitpid(pid, &status, WNOHANG) != pid) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		gint64 left = end - g_get_monotonic_time();
+
+		if (left <= 0) {
+			status = -1;
+			break;
+		}
+		poll(&p, 1, (int)(left / 1000) + 1);
+	}
+	close(fd);
+	return status;
+}
+
+/* Runs a command that daemonizes (its launcher exits), in dir, the way an
+ * init script does; asserts that the launcher exited 0. */
+static void launch(const char *dir, const char *const *argv)
+{
+	g_autofree gchar *log = g_build_filename(dir, "launch.log", NULL);
+	g_autoptr(GError) error = NULL;
+	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	GPid pid;
+	int status;
+
+	g_assert_cmpint(out, >=, 0);
+	g_spawn_async_with_fds(dir, (char **)argv, NULL,
+			       G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+			       -1, out, out, &error);
+	close(out);
+	g_assert_no_error(error);
+	status = wait_child(pid, T_WAIT);
+	if (status != 0) {
+		g_autofree gchar *text = NULL;
+
+		g_file_get_contents(log, &text, NULL, NULL);
+		g_test_message("%s exited with status %d: %s", argv[0], status,
+			       text ? text : "");
+	}
+	g_assert_cmpint(status, ==, 0);
+}
+
+/* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
+static GPid wait_pidfile(const char *pidfile)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autoptr(GArray) pids = NULL;
+
+		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len)
+			return g_array_index(pids, GPid, 0);
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
+static GPid start_daemon(struct site *s, gboolean master_worker)
+{
+	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
+				 s->cfg, NULL };
+	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
+				  "-f", s->cfg, NULL };
+	GPid pid;
+
+	launch(s->dir, master_worker ? mworker : daemon);
+	pid = wait_pidfile(s->pidfile);
+	g_assert_cmpint(pid, >, 0);
+	remember(pid, HAPROXY);
+	return pid;
+}
+
+/* Poll (bounded) until port answers with pid; the last pid that answered. */
+static GPid wait_answering(guint16 port, GPid pid)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	GPid got;
+
+	while ((got = t_http_pid(port)) != pid &&
+	       g_get_monotonic_time() < end)
+		g_usleep(20 * 1000);
+	return got;
+}
+
+/* ---- /proc/net/tcp: who holds which socket ---- */
+
+/* Inodes of the sockets on local port lport, remote port rport (0: any),
+ * in TCP state st (0x0A: LISTEN, 0: any). */
+static GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(guint64));
+	g_autofree gchar *table = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	g_assert_true(g_file_get_contents("/proc/net/tcp", &table, NULL, NULL));
+	lines = g_strsplit(table, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		unsigned int lp, rp, state;
+		guint64 inode;
+
+		/* sl local rem st tx:rx tr:when retr uid timeout inode */
+		if (sscanf(*l, " %*s %*8s:%x %*8s:%x %x %*s %*s %*s %*s %*s "
+			   "%" G_GUINT64_FORMAT, &lp, &rp, &state, &inode) != 4)
+			continue;
+		if (lp == lport && (!rport || rp == rport) &&
+		    (!st || state == st) && inode)
+			g_array_append_val(out, inode);
+	}
+	return out;
+}
+
+/* Does pid hold one of these socket inodes? */
+static gboolean holds_socket(GPid pid, GArray *inodes)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+		guint64 inode;
+
+		if (!link || sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
+				    &inode) != 1)
+			continue;
+		for (guint i = 0; i < inodes->len; i++)
+			if (g_array_index(inodes, guint64, i) == inode)
+				return TRUE;
+	}
+	return FALSE;
+}
+
+/* A haproxy that soft-stops closes its listeners first thing. */
+static gboolean listens_on(GPid pid, guint16 port)
+{
+	g_autoptr(GArray) inodes = tcp_inodes(port, 0, 0x0A);
+
+	return holds_socket(pid, inodes);
+}
+
+/* Has pid accepted our connection conn to port (holds its other end)? */
+static gboolean accepted_by(GPid pid, int conn, guint16 port)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	g_autoptr(GArray) inodes = NULL;
+
+	g_assert_cmpint(getsockname(conn, (struct sockaddr *)&a, &len), ==, 0);
+	inodes = tcp_inodes(port, ntohs(a.sin_port), 0);
+	return holds_socket(pid, inodes);
+}
+
+/* ---- sockets of our own ---- */
+
+static int connect_port(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	/* Bounds connect() too, and every read and write. */
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends what is left of a request on fd; the answering pid, or NULL and
+ * why not. */
+static gchar *finish_request(int fd, const char *rest, GPid *pid)
+{
+	g_autoptr(GString) resp = g_string_new(NULL);
+	const char *body;
+	char buf[512];
+	ssize_t n;
+
+	*pid = 0;
+	if (write(fd, rest, strlen(rest)) != (ssize_t)strlen(rest))
+		return g_strdup_printf("write: %s", g_strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(resp, buf, n);
+	if (n < 0)
+		return g_strdup_printf("read: %s (after %zu bytes)",
+				       g_strerror(errno), resp->len);
+	if (!g_str_has_prefix(resp->str, "HTTP/1.") ||
+	    !strstr(resp->str, " 200 "))
+		return g_strdup_printf("answer \"%.40s\"", resp->str);
+	body = strstr(resp->str, "\r\n\r\n");
+	*pid = body ? t_pid_in(body, "pid=") : 0;
+	return *pid ? NULL : g_strdup("no pid in the answer");
+}
+
+/* One request on a fresh connection. */
+static gchar *one_request(guint16 port, GPid *pid)
+{
+	gchar *err;
+	int fd = connect_port(port);
+
+	*pid = 0;
+	if (fd < 0)
+		return g_strdup_printf("connect: %s", g_strerror(errno));
+	err = finish_request(fd, "GET / HTTP/1.0\r\nHost: t\r\n\r\n", pid);
+	close(fd);
+	return err;
+}
+
+/* A plain listener without SO_REUSEPORT: haproxy cannot share its port. */
+static int plain_listener(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(listen(fd, 1), ==, 0);
+	return fd;
+}
+
+/* ---- load: fresh connections one after the other, in a thread ---- */
+
+/* Bounds of a load run, whatever the test does. */
+#define LOAD_MAX_REQUESTS 200000
+#define LOAD_MAX_US (60 * G_USEC_PER_SEC)
+#define LOAD_ERRORS_KEPT 10
+
+struct load {
+	guint16 port;
+	GThread *thread;
+	GMutex lock;
+	GCond cond;
+	gboolean stop;
+	gboolean done;
+	guint requests;
+	guint failures;
+	GHashTable *answers;	/* pid -> count */
+	GString *errors;	/* the first failures, for the report */
+};
+
+static gpointer load_run(gpointer data)
+{
+	struct load *l = data;
+	gint64 end = g_get_monotonic_time() + LOAD_MAX_US;
+	gboolean stop = FALSE;
+
+	for (guint i = 0; !stop && i < LOAD_MAX_REQUESTS &&
+	     g_get_monotonic_time() < end; i++) {
+		GPid pid;
+		g_autofree gchar *err = one_request(l->port, &pid);
+
+		g_mutex_lock(&l->lock);
+		l->requests++;
+		if (err && ++l->failures <= LOAD_ERRORS_KEPT)
+			g_string_append_printf(l->errors, "request %u: %s\n",
+					       l->requests, err);
+		if (!err) {
+			gpointer key = GINT_TO_POINTER(pid);
+			guint n = GPOINTER_TO_UINT(
+				g_hash_table_lookup(l->answers, key));
+
+			g_hash_table_insert(l->answers, key,
+					    GUINT_TO_POINTER(n + 1));
+		}
+		g_cond_broadcast(&l->cond);
+		stop = l->stop;
+		g_mutex_unlock(&l->lock);
+	}
+	g_mutex_lock(&l->lock);
+	l->done = TRUE;
+	g_cond_broadcast(&l->cond);
+	g_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+static void load_start(struct load *l, guint16 port)
+{
+	*l = (struct load){ .port = port };
+	g_mutex_init(&l->lock);
+	g_cond_init(&l->cond);
+	l->answers = g_hash_table_new(NULL, NULL);
+	l->errors = g_string_new(NULL);
+	l->thread = g_thread_new("load", load_run, l);
+}
+
+/* Wait (bounded) until pid has answered n requests of the load. */
+static gboolean load_wait_answers(struct load *l, GPid pid, guint n)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	gboolean ok;
+
+	g_mutex_lock(&l->lock);
+	while (!(ok = GPOINTER_TO_UINT(g_hash_table_lookup(
+			      l->answers, GINT_TO_POINTER(pid))) >= n) &&
+	       !l->done && g_cond_wait_until(&l->cond, &l->lock, end))
+		;
+	g_mutex_unlock(&l->lock);
+	return ok;
+}
+
+/* Stops the load and reports it; the number of failed requests. */
+static guint load_finish(struct load *l)
+{
+	g_autoptr(GString) by = g_string_new(NULL);
+	GHashTableIter it;
+	gpointer pid, n;
+	guint failures;
+
+	g_mutex_lock(&l->lock);
+	l->stop = TRUE;
+	g_mutex_unlock(&l->lock);
+	g_thread_join(l->thread);
+	g_hash_table_iter_init(&it, l->answers);
+	while (g_hash_table_iter_next(&it, &pid, &n))
+		g_string_append_printf(by, " pid %d: %u;", GPOINTER_TO_INT(pid),
+				       GPOINTER_TO_UINT(n));
+	g_test_message("load on port %u: %u requests, %u failed; answered "
+		       "by%s", l->port, l->requests, l->failures, by->str);
+	if (l->failures)
+		g_test_message("first failures:\n%s", l->errors->str);
+	failures = l->failures;
+	g_hash_table_unref(l->answers);
+	g_string_free(l->errors, TRUE);
+	g_cond_clear(&l->cond);
+	g_mutex_clear(&l->lock);
+	return failures;
+}
+
+/* ---- the wrapper ---- */
+
+/* The wrapper on the site's pidfile and cfg (NULL: the site's), with
+ * option (may be NULL) before haproxy's arguments. */
+static struct wrapper *start_wrapper(struct site *s, const char *option,
+				     const char *cfg)
+{
+	g_autoptr(GPtrArray) args = g_ptr_array_new();
+
+	g_ptr_array_add(args, s->rundir_opt);
+	if (option)
+		g_ptr_array_add(args, (gpointer)option);
+	g_ptr_array_add(args, "-f");
+	g_ptr_array_add(args, (gpointer)(cfg ? cfg : s->cfg));
+	g_ptr_array_add(args, "-p");
+	g_ptr_array_add(args, s->pidfile);
+	g_ptr_array_add(args, NULL);
+	return wrapper_start((const char *const *)args->pdata, NULL);
+}
+
+/* A log line that may have come before or after the last one waited for. */
+static const char *wait_log_anywhere(struct wrapper *w, const char *needle)
+{
+	return wrapper_find_log(w, needle) ? : wrapper_wait_log(w, needle,
+							       T_WAIT);
+}
+
+/* The pids after -sf on an "executing" line. */
+static GArray *sf_pids(const char *line)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	const char *p = line ? strstr(line, " -sf ") : NULL;
+	g_auto(GStrv) words = NULL;
+
+	if (!p)
+		return pids;
+	words = g_strsplit(p + strlen(" -sf "), " ", -1);
+	for (char **x = words; *x && **x; x++) {
+		guint64 v;
+		GPid pid;
+
+		if (!g_ascii_string_to_unsigned(*x, 10, 1, G_MAXINT, &v, NULL))
+			break;
+		pid = (GPid)v;
+		g_array_append_val(pids, pid);
+	}
+	return pids;
+}
+
+/* Generation 1's -sf list is want (n pids) and then the witness. */
+static void assert_first_sf(struct wrapper *w, const GPid *want, guint n)
+{
+	const char *line = wrapper_wait_log(w, "executing ", T_WAIT);
+	g_autoptr(GArray) pids = sf_pids(line);
+
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_cmpuint(pids->len, ==, n + 1);
+	for (guint i = 0; i < n; i++)
+		g_assert_cmpint(g_array_index(pids, GPid, i), ==, want[i]);
+}
+
+static void assert_exit_code(int status, int code)
+{
+	g_assert_cmpint(status, !=, -1);
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, code);
+}
+
+static void stop_wrapper(struct wrapper *w)
+{
+	wrapper_signal(w, SIGTERM);
+	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+}
+
+/* `--status [--json]`, run to its end (bounded); its output. */
+static gchar *run_status(struct site *s, gboolean json)
+{
+	const char *argv[] = { t_wrapper_path(), "--status", s->rundir_opt,
+			       json ? "--json" : NULL, NULL };
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	GPid pid;
+	int fd, status;
+
+	g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+				 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+				 NULL, &fd, NULL, &error);
+	g_assert_no_error(error);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		gint64 left = end - g_get_monotonic_time();
+		char buf[1024];
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)(left / 1000) + 1) <= 0)
+			break;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		g_string_append_len(out, buf, n);
+	}
+	close(fd);
+	status = wait_child(pid, T_WAIT);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	g_test_message("status:\n%s", out->str);
+	assert_exit_code(status, 0);
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+/*
+ * Status lists the foreign instance pid, unless it has exited and the
+ * wrapper has seen it (its pidfd fired): checked in that order, a missing
+ * line with the process still alive is a failure, without a race.
+ */
+static void assert_status_foreign(struct site *s, GPid pid, const char *kind)
+{
+	g_autofree gchar *text = run_status(s, FALSE);
+	g_autofree gchar *json = run_status(s, TRUE);
+	g_autofree gchar *line = g_strdup_printf("foreign pid %d " HAPROXY
+						 " %s started ", pid, kind);
+	g_autofree gchar *obj = g_strdup_printf(
+		"{\"number\":null,\"pid\":%d,\"haproxy\":null,"
+		"\"executable\":\"" HAPROXY "\",", pid);
+	const char *at = strstr(json, obj);
+	g_autofree gchar *entry = at ? g_strndup(at, strcspn(at, "}")) : NULL;
+
+	if (!strstr(text, line) || !entry) {
+		g_test_message("pid %d not in status: it must have exited", pid);
+		g_assert_false(t_pid_alive(pid));
+		return;
+	}
+	g_assert_nonnull(strstr(entry, "\"state\":\"foreign\""));
+	/* Its real start time, not the epoch. */
+	g_assert_null(strstr(entry, "\"started\":\"1970-"));
+}
+
+/* ---- tests ---- */
+
+static gboolean have_haproxy(void)
+{
+	if (t_have_haproxy())
+		return TRUE;
+	g_test_skip("no " HAPROXY);
+	return FALSE;
+}
+
+/* A request started and not finished: the daemon drains it, so it stays
+ * alive (soft-stopping) until we finish it. */
+static int hold_request(guint16 port, GPid daemon)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	int fd = connect_port(port);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, "GET / HTTP/1.0\r\n", 16), ==, 16);
+	while (!accepted_by(daemon, fd, port) &&
+	       g_get_monotonic_time() < end)
+		g_usleep(5 * 1000);
+	g_assert_true(accepted_by(daemon, fd, port));
+	return fd;
+}
+
+static void test_takeover_daemon_under_load(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *taking = NULL, *exited = NULL, *err = NULL;
+	struct load l;
+	GPid daemon, gen1, answered;
+	int held;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	daemon = start_daemon(&s, FALSE);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	held = hold_request(s.port, daemon);
+	load_start(&l, s.port);
+	g_assert_true(load_wait_answers(&l, daemon, 20));
+
+	w = start_wrapper(&s, NULL, NULL);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	assert_first_sf(w, &daemon, 1);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(gen1, !=, daemon);
+	assert_status_foreign(&s, daemon, "standalone");
+
+	/* The request it had accepted is answered, then it goes. */
+	err = finish_request(held, "Host: t\r\n\r\n", &answered);
+	close(held);
+	g_assert_null(err);
+	g_assert_cmpint(answered, ==, daemon);
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	exited = g_strdup_printf("foreign haproxy pid %d (standalone) has "
+				 "exited", daemon);
+	g_assert_nonnull(wait_log_anywhere(w, exited));
+
+	g_assert_true(load_wait_answers(&l, gen1, 20));
+	g_assert_cmpuint(load_finish(&l), ==, 0);
+	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
+	g_assert_null(wrapper_find_log(w, "not taking over"));
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+static void test_takeover_master_worker(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *taking = NULL, *exited = NULL;
+	const char *line;
+	struct load l;
+	GPid master, worker, gen1;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	master = start_daemon(&s, TRUE);
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	remember(worker, HAPROXY);
+	g_assert_cmpint(worker, !=, master);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	load_start(&l, s.port);
+	g_assert_true(load_wait_answers(&l, worker, 20));
+
+	/* The wrapper waits itself until the master handles SIGUSR1. */
+	w = start_wrapper(&s, NULL, NULL);
+	taking = g_strdup_printf("taking over master-worker master pid %d ",
+				 master);
+	line = wrapper_wait_log(w, taking, T_WAIT);
+	g_assert_nonnull(line);
+	g_assert_true(t_pid_in(line, "(workers ") == worker);
+	assert_first_sf(w, (const GPid[]){ master, worker }, 2);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	g_assert_true(t_wait_gone(master, T_WAIT));
+	exited = g_strdup_printf("foreign haproxy pid %d (master-worker "
+				 "master) has exited", master);
+	g_assert_nonnull(wait_log_anywhere(w, exited));
+
+	g_assert_true(load_wait_answers(&l, gen1, 20));
+	g_assert_cmpuint(load_finish(&l), ==, 0);
+	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+/* Started as our child, so that we can reap it; registered once ready. */
+static struct started *start_recorder(const char *file)
+{
+	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
+						      NULL);
+	const char *argv[] = { recorder, file, NULL };
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	g_autoptr(GError) error = NULL;
+	struct started *p;
+	GPid pid;
+
+	g_spawn_async(NULL, (char **)argv, NULL,
+		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, &error);
+	g_assert_no_error(error);
+	p = remember(pid, "/sigrecorder");
+	do {
+		g_autofree gchar *text = NULL;
+		const char *ready;
+
+		if (g_file_get_contents(file, &text, NULL, NULL) &&
+		    (ready = strstr(text, "ready pid=")) && strchr(ready, '\n')) {
+			g_assert_cmpint(t_pid_in(ready, "pid="), ==, pid);
+			return p;
+		}
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < end);
+	g_assert_not_reached();
+}
+
+/*
+ * The "signal=" lines of file, once marker (sent by us, after any other)
+ * has been recorded: real-time signals come after every standard one,
+ * and SIGRTMAX after every other real-time one.
+ */
+static gchar *signals_before_marker(const char *file, const struct started *p)
+{
+	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	g_assert_true(signal_verified(p, SIGRTMAX));
+	do {
+		g_autofree gchar *text = NULL;
+		g_auto(GStrv) lines = NULL;
+		g_autoptr(GString) got = g_string_new(NULL);
+
+		if (!g_file_get_contents(file, &text, NULL, NULL) ||
+		    !strstr(text, marker)) {
+			g_usleep(10 * 1000);
+			continue;
+		}
+		lines = g_strsplit(text, "\n", -1);
+		for (guint i = 0; lines[i]; i++)
+			if (strstr(lines[i], "signal=") &&
+			    !strstr(lines[i], marker))
+				g_string_append_printf(got, "%s\n", lines[i]);
+		return g_string_free(g_steal_pointer(&got), FALSE);
+	} while (g_get_monotonic_time() < end);
+	g_assert_not_reached();
+}
+
+static void test_pidfile_naming_unrelated_process(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *record = NULL, *pids = NULL, *skip = NULL;
+	g_autofree gchar *others = NULL;
+	struct started *recorder;
+	GPid pid, gen1, gen2;
+
+	site_init(&s);
+	record = g_build_filename(s.dir, "signals", NULL);
+	recorder = start_recorder(record);
+	pid = recorder->pid;
+	pids = g_strdup_printf("%d\n", pid);
+	g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
+
+	w = start_wrapper(&s, NULL, NULL);
+	skip = g_strdup_printf("not taking over pid %d: ", pid);
+	g_assert_nonnull(wrapper_wait_log(w, skip, T_WAIT));
+	assert_first_sf(w, NULL, 0);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
+	g_assert_null(wrapper_find_log(w, "taking over standalone"));
+
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
+	stop_wrapper(w);
+
+	others = signals_before_marker(record, recorder);
+	g_assert_cmpstr(others, ==, "");
+	g_assert_true(signal_verified(recorder, SIGKILL));
+	g_assert_cmpint(wait_child(pid, T_WAIT), !=, -1);
+	site_clear(&s);
+}
+
+static void test_cannot_bind_leaves_foreign_serving(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *taking = NULL, *wcfg = NULL, *bind_q = NULL;
+	guint16 q = t_free_port();
+	GPid daemon;
+	int holder;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	daemon = start_daemon(&s, FALSE);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	holder = plain_listener(q);
+
+	/* Same pidfile, so the daemon is found; a config that also binds q. */
+	bind_q = g_strdup_printf("    bind 127.0.0.1:%u\n", q);
+	wcfg = t_write_config(s.dir, "w.cfg", s.port, bind_q);
+	w = start_wrapper(&s, NULL, wcfg);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	assert_first_sf(w, &daemon, 1);
+	/* haproxy retries for about 2 s, pausing the daemon meanwhile. */
+	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
+	/* The witness, listed after the daemon, got SIGTTOU: so did the
+	 * daemon. Its SIGTTIN report may come after haproxy's exit has
+	 * ended the wrapper: not asserted. */
+	g_assert_nonnull(wrapper_find_log(w, "an address is in use"));
+	if (!wrapper_find_log(w, "old processes were told to resume"))
+		g_test_message("the witness's SIGTTIN was not logged");
+	g_assert_null(wrapper_find_log(w, "generation 1 ready"));
+
+	/* Resumed (SIGTTIN): alive, listening, answering, still in the
+	 * pidfile. */
+	g_assert_true(t_pid_alive(daemon));
+	g_assert_cmpint(wait_answering(s.port, daemon), ==, daemon);
+	g_assert_true(listens_on(daemon, s.port));
+	g_assert_cmpint(wait_pidfile(s.pidfile), ==, daemon);
+	close(holder);
+	site_clear(&s);
+}
+
+static void test_takeover_off(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	struct load l;
+	GPid daemon, gen1;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	daemon = start_daemon(&s, FALSE);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	load_start(&l, s.port);
+	g_assert_true(load_wait_answers(&l, daemon, 20));
+
+	w = start_wrapper(&s, "--takeover=off", NULL);
+	assert_first_sf(w, NULL, 0);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	/* Both listen with SO_REUSEPORT: ask /proc, not the port. */
+	g_assert_true(t_pid_alive(daemon));
+	g_assert_true(listens_on(daemon, s.port));
+	g_assert_true(load_wait_answers(&l, gen1, 20));
+	g_assert_cmpuint(load_finish(&l), ==, 0);
+	g_assert_null(wrapper_find_log(w, "taking over"));
+	stop_wrapper(w);
+
+	/* Never signalled: once the wrapper is gone, it alone answers. */
+	g_assert_true(t_pid_alive(daemon));
+	g_assert_true(listens_on(daemon, s.port));
+	g_assert_cmpint(wait_answering(s.port, daemon), ==, daemon);
+	site_clear(&s);
+	g_assert_false(t_pid_alive(daemon));
+}
+
+static void test_no_foreign(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	GPid gen1;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	w = start_wrapper(&s, NULL, NULL);
+	/* The witness alone after -sf: nothing to wait for, nothing found. */
+	assert_first_sf(w, NULL, 0);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
+	g_assert_null(wrapper_find_log(w, "taking over"));
+	g_assert_null(wrapper_find_log(w, "foreign"));
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_abort };
+
+	g_test_init(&argc, &argv, NULL);
+	/* g_assert aborts; g_error may trap. */
+	sigaction(SIGABRT, &sa, NULL);
+	sigaction(SIGTRAP, &sa, NULL);
+
+	g_test_add_func("/takeover/daemon-under-load",
+			test_takeover_daemon_under_load);
+	g_test_add_func("/takeover/master-worker", test_takeover_master_worker);
+	g_test_add_func("/takeover/pidfile-naming-unrelated-process",
+			test_pidfile_naming_unrelated_process);
+	g_test_add_func("/takeover/cannot-bind-leaves-foreign-serving",
+			test_cannot_bind_leaves_foreign_serving);
+	g_test_add_func("/takeover/takeover-off", test_takeover_off);
+	g_test_add_func("/takeover/no-foreign", test_no_foreign);
+	return g_test_run();
+}
