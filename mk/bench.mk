@@ -1,0 +1,27 @@
+# Benchmarks: never part of `make check`.
+#
+#   make bench               every reload mode, RELOADS=200 reloads each
+#   make bench RELOADS=50    a quicker run
+#
+# bench/run measures, side by side on Debian's haproxy, failed requests
+# and reload latency for the wrapper, `haproxy -Ws` and manual -sf
+# restarts, under load from bench/loadclient; see bench/README.
+# BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run.
+
+.PHONY: bench bench-build
+
+RELOADS      ?= 200
+BENCH_CONC   ?= 8
+BENCH_BINS   := bench/loadclient bench/reloader
+BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -pthread
+
+CLEAN_FILES  += $(BENCH_BINS)
+
+$(BENCH_BINS): %: %.c
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
+
+bench-build: $(PROG) $(BENCH_BINS)
+
+bench: bench-build
+	@RELOADS=$(RELOADS) BENCH_CONC=$(BENCH_CONC) WRAPPER=$(CURDIR)/$(PROG) \
+		HAPROXY=$(HAPROXY_FALLBACK) bench/run
