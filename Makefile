@@ -6,6 +6,8 @@
 #   make install    DESTDIR, PREFIX, SBINDIR
 #   make deps       install what the build and tests need from Debian's packages
 
+.DEFAULT_GOAL := all
+
 VERSION      := 0.1.0
 PROG         := haproxy-systemd-wrapper
 

@@ -445,3 +445,37 @@ gboolean t_have_haproxy(void)
 {
 	return g_file_test("/usr/sbin/haproxy", G_FILE_TEST_IS_EXECUTABLE);
 }
+
+struct wrapper *wrapper_start_prefixed(const char *const *prefix,
+				       const char *const *args,
+				       const char *const *env)
+{
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_auto(GStrv) envp = g_get_environ();
+	g_autoptr(GError) error = NULL;
+	struct wrapper *w = g_new0(struct wrapper, 1);
+
+	for (; prefix && *prefix; prefix++)
+		g_ptr_array_add(argv, (char *)*prefix);
+	g_ptr_array_add(argv, (char *)t_wrapper_path());
+	for (; args && *args; args++)
+		g_ptr_array_add(argv, (char *)*args);
+	g_ptr_array_add(argv, NULL);
+	for (; env && *env; env++) {
+		g_auto(GStrv) kv = g_strsplit(*env, "=", 2);
+
+		envp = g_environ_setenv(envp, kv[0], kv[1] ? : "", TRUE);
+	}
+	w->lines = g_ptr_array_new_with_free_func(g_free);
+	w->partial = g_string_new(NULL);
+	/* A bare prefix name (valgrind) is looked up in PATH. */
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
+				      G_SPAWN_DO_NOT_REAP_CHILD |
+				      G_SPAWN_SEARCH_PATH, die_with_test,
+				      NULL, &w->pid, NULL, NULL, &w->err_fd,
+				      &error))
+		g_error("cannot start %s: %s", (char *)argv->pdata[0],
+			error->message);
+	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
+	return w;
+}

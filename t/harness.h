@@ -84,3 +84,10 @@ gchar *t_write_file(const char *dir, const char *name, const char *content);
 
 /* Is the real haproxy there? Tests skip cleanly when not. */
 gboolean t_have_haproxy(void);
+
+/* Like wrapper_start_at(), with the wrapper run through a command prefix
+ * (NULL-terminated, e.g. { "valgrind", "--tool=memcheck", NULL }) that
+ * execs it in the same process: w->pid is then the wrapper's pid. */
+struct wrapper *wrapper_start_prefixed(const char *const *prefix,
+				       const char *const *args,
+				       const char *const *env);

@@ -11,6 +11,10 @@
  */
 void child_discard(GPid pid, guint watch_source);
 
+/* Before exiting: run the loop until every discarded child is reaped
+ * (they were SIGKILLed: a matter of milliseconds), at most timeout_ms. */
+void child_reap_discarded(guint timeout_ms);
+
 /*
  * After a self re-exec: every child of ours that is not one of keep
  * (GPid array) is a helper the old image left behind (a witness, a

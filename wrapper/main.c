@@ -211,6 +211,46 @@ static int run_oneshot(const struct wrapper_args *args,
 	return haproxy_exec(argv);
 }
 
+static void cli_clear(struct cli *c)
+{
+	g_free(c->opts.haproxy);
+	g_free(c->opts.runtime_dir);
+	g_free(c->self_upgrade);
+	g_free(c->seamless);
+	g_free(c->takeover);
+}
+
+/* What a well-formed command line asks for. */
+static int dispatch(struct cli *c, struct wrapper_args *args,
+		    GOptionContext *ctx, char **orig_argv)
+{
+	struct supervisor *s;
+	int code;
+
+	if (c->help) {
+		g_autofree gchar *help = g_option_context_get_help(ctx, TRUE, NULL);
+
+		fputs(help, stdout);
+		return 0;
+	}
+	if (c->version) {
+		printf("%s %s\n", LOG_IDENT, WRAPPER_VERSION);
+		return 0;
+	}
+	if (c->upgrade_check) {
+		upgrade_check_print();
+		return 0;
+	}
+	if (c->reload || c->hard_reload || c->status)
+		return run_client(c, args);
+	if (args->oneshot != ONESHOT_NONE)
+		return run_oneshot(args, &c->opts);
+	s = supervisor_new(args, &c->opts, orig_argv);
+	code = supervisor_run(s);
+	supervisor_free(s);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	/* First, before GLib can start a thread that would take them. */
@@ -222,46 +262,15 @@ int main(int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 	struct wrapper_args args = { 0 };
 	struct cli c = { .stop_timeout = 10, .opts.max_old_workers = -1 };
-	struct supervisor *s;
 	int code;
 
 	ctx = option_context(&c);
-	if (!wrapper_args_parse(argc - 1, argv + 1, cwd, &args, &error))
-		return usage_error(error->message);
-	if (!parse_wrapper_options(&c, ctx, args.wrapper_opts, &error)) {
-		wrapper_args_clear(&args);
-		return usage_error(error->message);
-	}
-	if (c.help) {
-		g_autofree gchar *help = g_option_context_get_help(ctx, TRUE, NULL);
-
-		fputs(help, stdout);
-		return 0;
-	}
-	if (c.version) {
-		printf("%s %s\n", LOG_IDENT, WRAPPER_VERSION);
-		return 0;
-	}
-	if (c.upgrade_check) {
-		upgrade_check_print();
-		return 0;
-	}
-	if (c.reload || c.hard_reload || c.status) {
-		code = run_client(&c, &args);
-		wrapper_args_clear(&args);
-		return code;
-	}
-	if (args.oneshot != ONESHOT_NONE)
-		return run_oneshot(&args, &c.opts);
-
-	s = supervisor_new(&args, &c.opts, orig_argv);
-	code = supervisor_run(s);
-	supervisor_free(s);
+	if (!wrapper_args_parse(argc - 1, argv + 1, cwd, &args, &error) ||
+	    !parse_wrapper_options(&c, ctx, args.wrapper_opts, &error))
+		code = usage_error(error->message);
+	else
+		code = dispatch(&c, &args, ctx, orig_argv);
 	wrapper_args_clear(&args);
-	g_free(c.opts.haproxy);
-	g_free(c.opts.runtime_dir);
-	g_free(c.self_upgrade);
-	g_free(c.seamless);
-	g_free(c.takeover);
+	cli_clear(&c);
 	return code;
 }

@@ -311,6 +311,27 @@ static gboolean on_extend(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/*
+ * The wrapper's exit status for a command it could not run: as a shell
+ * says it for a missing or non-executable file, an OS error for the rest
+ * (fork, pipes, memory); otherwise, what the caller chose.
+ */
+static int spawn_exit_code(const GError *error, int otherwise)
+{
+	if (error->domain != G_SPAWN_ERROR)
+		return otherwise;
+	switch (error->code) {
+	case G_SPAWN_ERROR_NOENT:
+		return EXIT_HAPROXY_NOT_FOUND;
+	case G_SPAWN_ERROR_ACCES:
+	case G_SPAWN_ERROR_PERM:
+	case G_SPAWN_ERROR_NOEXEC:
+		return EXIT_HAPROXY_NOT_EXECUTABLE;
+	default:
+		return EXIT_OS_ERROR;
+	}
+}
+
 static void spawn_generation(struct supervisor *s,
 			     const struct haproxy_version *v)
 {
@@ -339,14 +360,11 @@ static void spawn_generation(struct supervisor *s,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
 	if (!haproxy_spawn(argv, &g->pid, &error)) {
-		int code = g_error_matches(error, G_SPAWN_ERROR,
-					   G_SPAWN_ERROR_NOENT)
-				   ? EXIT_HAPROXY_NOT_FOUND
-				   : EXIT_HAPROXY_NOT_EXECUTABLE;
-
 		generation_free(g);
-		sv_launch_failed(s, code, "execv(%s) failed: %s",
-			      s->haproxy_path, error->message);
+		sv_launch_failed(s, spawn_exit_code(error,
+						    EXIT_HAPROXY_NOT_EXECUTABLE),
+				 "cannot run %s: %s", s->haproxy_path,
+				 error->message);
 		return;
 	}
 	s->next_number++;
@@ -382,8 +400,8 @@ static void on_version(const char *output, int wait_status,
 
 	s->probe = NULL;
 	if (error) {
-		sv_launch_failed(s, EXIT_NO_VERSION, "%s -v: %s", s->haproxy_path,
-			      error->message);
+		sv_launch_failed(s, spawn_exit_code(error, EXIT_NO_VERSION),
+				 "%s -v: %s", s->haproxy_path, error->message);
 		return;
 	}
 	if (!haproxy_version_parse(output, &v)) {

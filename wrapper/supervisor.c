@@ -513,6 +513,10 @@ int supervisor_run(struct supervisor *s)
 	}
 	if (!s->done)
 		g_main_loop_run(s->loop);
+	/* Witness and probes killed on the way out are ours to reap. */
+	if (s->probe)
+		g_clear_pointer(&s->probe, probe_cancel);
+	child_reap_discarded(1000);
 	pidfile_retract(s);
 	teardown_runtime(s);
 	if (!s->have_exit_code)

@@ -1,0 +1,151 @@
+# Robustness: fuzzing, sanitizers, memcheck, fault injection.
+#
+#   make fuzz            each libFuzzer target for FUZZ_SECONDS (default 60)
+#   make asan-check      the whole test suite under ASan + UBSan (build/asan)
+#   make valgrind-check  the wrapper under memcheck: start, reloads, stop
+#   make robustness-clean
+#
+# Everything sanitized is built out of tree under build/, so that it never
+# mixes with the in-tree objects of a normal build.
+
+.PHONY: fuzz fuzz-build fuzz-short asan-check asan-build valgrind-check \
+        robustness-clean
+
+DEB_PACKAGES += clang libclang-rt-14-dev valgrind
+
+ROBUST_DIR   := build
+FUZZ_DIR     := $(ROBUST_DIR)/fuzz
+ASAN_DIR     := $(ROBUST_DIR)/asan
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := args pidfile version state
+
+# Short passes in `make check`: each fuzz target for a few seconds, then
+# the sanitized suite and memcheck.
+CHECK_EXTRA  += fuzz-short asan-check valgrind-check
+CLEAN_FILES  += t/failshim.so t/memcheck
+
+# ---- fuzzing (libFuzzer, clang) ----
+
+FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer \
+                 -I. $(shell $(PKG_CONFIG) --cflags glib-2.0) \
+                 -DWRAPPER_VERSION='"$(VERSION)"' \
+                 -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
+FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0)
+
+# What each target links: only the modules its parser needs, so that work
+# in progress elsewhere in the tree cannot break the fuzz build.
+FUZZ_SRC_args    := legacy/args.c
+FUZZ_SRC_pidfile := legacy/pidfile.c
+FUZZ_SRC_version := legacy/version.c
+FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
+                    wrapper/child.c wrapper/log.c migrate/proc.c
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
+
+# The modules are gcc-clean (the normal build's -Werror); a diagnostic only
+# clang makes is shown, not fatal here.
+$(FUZZ_DIR)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-error $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
+
+define fuzz_target_rule
+$(FUZZ_DIR)/fuzz-$(1): t/fuzz/fuzz-$(1).c t/fuzz/fuzz.h $(HEADERS) \
+		$(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRC_$(1)))
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(FUZZ_SAN) -fsanitize=fuzzer -o $$@ $$< \
+		$$(filter %.o,$$^) $$(FUZZ_LIBS)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_target_rule,$(t))))
+
+fuzz-build: $(FUZZ_BINS)
+
+# New inputs go to build/fuzz/corpus/<target>; the seeds in t/fuzz/corpus
+# are only read (crash inputs added there are replayed on every run).
+# A crash, a leak, a timeout or a failed invariant fails the target.
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/artifacts; \
+		dict=; [ -f t/fuzz/$$t.dict ] && dict=-dict=t/fuzz/$$t.dict; \
+		log=$(FUZZ_DIR)/fuzz-$$t.log; \
+		if ! $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$dict \
+			$(FUZZ_DIR)/corpus/$$t t/fuzz/corpus/$$t >$$log 2>&1; then \
+			tail -n 60 $$log; \
+			echo "fuzz-$$t: FAILED (log: $$log, input: $(FUZZ_DIR)/artifacts/)"; \
+			exit 1; \
+		fi; \
+		runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+		rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$log); \
+		cov=$$(grep -E '^#[0-9]+' $$log | tail -n 1 | \
+			sed -n 's/.*\(cov: [0-9]* ft: [0-9]* corp: [^ ]*\).*/\1/p'); \
+		echo "fuzz-$$t: ok, $$runs runs, $$rate exec/s, $$cov"; \
+	done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+# ---- AddressSanitizer + UndefinedBehaviorSanitizer, the whole suite ----
+
+# gcc, as the normal build: the same warnings, with -Werror. The runtimes
+# linked in statically, so that the shim t/int-faults preloads can come
+# first in the library list, as ASan's shared runtime would not allow.
+ASAN_CC      := gcc
+ASAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -fno-omit-frame-pointer -O1 -g -static-libasan -static-libubsan
+ASAN_REPORTS  = $(abspath $(ASAN_DIR))/reports
+# fast_unwind_on_malloc=0: whole stacks through GLib (no frame pointers)
+# in leak reports.
+ASAN_ENV      = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:fast_unwind_on_malloc=0:log_path=$(ASAN_REPORTS)/asan \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(ASAN_REPORTS)/ubsan
+# t/int-systemd runs the wrapper under systemd in a container, where these
+# options and the reports directory do not reach, or from the .deb, which
+# dpkg-buildpackage builds without sanitizers: nothing to see there.
+ASAN_SKIP    := t/int-systemd
+ASAN_PROGS    = $(filter-out $(ASAN_SKIP),$(TEST_PROGS))
+
+# A copy of the tree (no .git, no build/), cleaned of whatever was built
+# in place, built again with the sanitizers: never a stale object.
+asan-build:
+	@rm -rf $(ASAN_DIR) && mkdir -p $(ASAN_DIR)
+	@tar -cf - --exclude=./.git --exclude=./build --exclude='*.o' \
+		--exclude='*.a' . | tar -xf - -C $(ASAN_DIR)
+	@$(MAKE) --no-print-directory -s -C $(ASAN_DIR) clean >/dev/null
+	@$(MAKE) --no-print-directory -C $(ASAN_DIR) CC=$(ASAN_CC) \
+		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
+		$(PROG) $(NEXT_WRAPPER) $(TEST_HELPERS) $(ASAN_PROGS)
+
+# Any report fails, even one from a process whose exit nobody checks (a
+# witness, a helper): they all write to $(ASAN_REPORTS).
+asan-check: asan-build
+	@rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
+	@status=0; cd $(ASAN_DIR) && $(ASAN_ENV) \
+		prove --exec '' --timer $(ASAN_PROGS) || status=$$?; \
+	if [ -n "$$(ls -A $(ASAN_REPORTS))" ]; then \
+		cat $(ASAN_REPORTS)/*; \
+		echo "asan-check: sanitizer reports in $(ASAN_REPORTS)"; \
+		exit 1; \
+	fi; \
+	[ $$status -eq 0 ] && echo "asan-check: all tests pass, 0 sanitizer reports"; \
+	exit $$status
+
+# ---- valgrind memcheck on the wrapper, with the real haproxy ----
+
+t/memcheck: t/memcheck.c t/harness.o libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+
+valgrind-check: $(PROG) t/memcheck
+	prove --exec '' --timer t/memcheck
+
+# ---- fault injection: t/int-faults preloads a shim into the wrapper ----
+
+# Never sanitized (it is preloaded into uninstrumented haproxy too) and
+# depending on libc only.
+t/failshim.so: t/failshim.c
+	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared -o $@ $< -ldl
+
+t/int-faults: t/failshim.so
+
+robustness-clean:
+	rm -rf $(FUZZ_DIR) $(ASAN_DIR) t/failshim.so t/memcheck

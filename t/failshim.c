@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * failshim.so - an LD_PRELOAD shim that makes system calls fail on demand,
+ * for t/int-faults. Inert unless the process runs the executable named by
+ * FAILSHIM_EXE (a basename, default haproxy-systemd-wrapper), so that the
+ * haproxy children that inherit LD_PRELOAD are never touched.
+ *
+ * FAILSHIM_CONTROL	a file the test rewrites at any time; every call
+ *			reads it, and fails when its token is listed:
+ *   fork		fork(): EAGAIN (what RLIMIT_NPROC gives)
+ *   spawn-fork		only a fork() that GLib makes (g_spawn*)
+ *   pipe2		pipe(), pipe2(): EMFILE
+ *   spawn-pipe2	only a pipe2() that GLib makes (g_spawn*)
+ *   signalfd		signalfd(): EMFILE
+ *   execve		execve(), execv(): EACCES
+ * FAILSHIM_LOG		a file to which "<pid> <token>" is appended for each
+ *			failure injected, so that a test knows it happened.
+ *
+ * execve() is also called in a child between fork and exec: what it runs
+ * (listed(), note()) is async-signal-safe, raw system calls and string
+ * functions; the backtrace behind "spawn-*" is only taken for fork() and
+ * pipe2().
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DEFAULT_EXE "haproxy-systemd-wrapper"
+
+static bool active;
+static const char *control;
+static const char *logpath;
+
+/* Resolved before main(): dlsym() is not safe between fork and exec. */
+static pid_t (*real_fork)(void);
+static int (*real_pipe)(int[2]);
+static int (*real_pipe2)(int[2], int);
+static int (*real_signalfd)(int, const sigset_t *, int);
+static int (*real_execve)(const char *, char *const[], char *const[]);
+static int (*real_execv)(const char *, char *const[]);
+
+static void resolve(void)
+{
+	real_fork = dlsym(RTLD_NEXT, "fork");
+	real_pipe = dlsym(RTLD_NEXT, "pipe");
+	real_pipe2 = dlsym(RTLD_NEXT, "pipe2");
+	real_signalfd = dlsym(RTLD_NEXT, "signalfd");
+	real_execve = dlsym(RTLD_NEXT, "execve");
+	real_execv = dlsym(RTLD_NEXT, "execv");
+}
+
+static void __attribute__((constructor)) failshim_init(void)
+{
+	const char *want = getenv("FAILSHIM_EXE");
+	void *frames[1];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *base;
+
+	resolve();
+	/* Loads the unwinder now, not at the first injected call. */
+	backtrace(frames, 1);
+	control = getenv("FAILSHIM_CONTROL");
+	logpath = getenv("FAILSHIM_LOG");
+	if (n <= 0 || !control)
+		return;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	active = strcmp(base, want && *want ? want : DEFAULT_EXE) == 0;
+}
+
+/* Is token listed, as a whole word, in the control file? */
+static bool listed(const char *token)
+{
+	char buf[512];
+	size_t len = strlen(token);
+	ssize_t n;
+	int fd;
+
+	if (!active)
+		return false;
+	fd = syscall(SYS_openat, AT_FDCWD, control, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *p = buf; (p = strstr(p, token)); p += len) {
+		bool starts = p == buf || strchr(" \t\n", p[-1]);
+		bool ends = !p[len] || strchr(" \t\n", p[len]);
+
+		if (starts && ends)
+			return true;
+	}
+	return false;
+}
+
+/* "<pid> <token>\n", without stdio. */
+static int format_note(char *line, const char *token)
+{
+	char digits[16];
+	int pid = getpid(), nd = 0, len = 0;
+
+	do {
+		digits[nd++] = '0' + pid % 10;
+		pid /= 10;
+	} while (pid);
+	while (nd)
+		line[len++] = digits[--nd];
+	line[len++] = ' ';
+	for (const char *t = token; *t && len < 40; t++)
+		line[len++] = *t;
+	line[len++] = '\n';
+	return len;
+}
+
+static void note(const char *token)
+{
+	char line[64];
+	int len, fd;
+
+	if (!logpath)
+		return;
+	len = format_note(line, token);
+	fd = syscall(SYS_openat, AT_FDCWD, logpath,
+		     O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (syscall(SYS_write, fd, line, len) != len)
+		errno = 0;	/* nothing to do: the note is best effort */
+	syscall(SYS_close, fd);
+}
+
+/* Fail with err when token is listed: -1 and errno, as the call would. */
+static bool inject(const char *token, int err)
+{
+	int saved = errno;
+
+	if (!listed(token)) {
+		errno = saved;
+		return false;
+	}
+	note(token);
+	errno = err;
+	return true;
+}
+
+/*
+ * Was the call made by GLib (g_spawn*), not by the wrapper's own code? The
+ * first frame that is neither this shim nor a sanitizer's interceptor of
+ * the same call decides. Never called between fork and exec.
+ */
+static bool from_glib(const char *call)
+{
+	void *frames[8];
+	int n = backtrace(frames, 8);
+
+	for (int i = 1; i < n; i++) {
+		Dl_info info;
+
+		if (!dladdr(frames[i], &info) || !info.dli_fname)
+			return false;
+		if (strstr(info.dli_fname, "failshim"))
+			continue;
+		if (info.dli_sname &&
+		    (strstr(info.dli_sname, "interceptor_") ||
+		     strcmp(info.dli_sname, call) == 0))
+			continue;
+		return strstr(info.dli_fname, "libglib-2.0") != NULL;
+	}
+	return false;
+}
+
+pid_t fork(void)
+{
+	if (inject("fork", EAGAIN))
+		return -1;
+	if (listed("spawn-fork") && from_glib("fork") &&
+	    inject("spawn-fork", EAGAIN))
+		return -1;
+	return real_fork();
+}
+
+int pipe(int fds[2])
+{
+	if (inject("pipe2", EMFILE))
+		return -1;
+	return real_pipe(fds);
+}
+
+int pipe2(int fds[2], int flags)
+{
+	if (inject("pipe2", EMFILE))
+		return -1;
+	if (listed("spawn-pipe2") && from_glib("pipe2") &&
+	    inject("spawn-pipe2", EMFILE))
+		return -1;
+	return real_pipe2(fds, flags);
+}
+
+int signalfd(int fd, const sigset_t *mask, int flags)
+{
+	if (inject("signalfd", EMFILE))
+		return -1;
+	return real_signalfd(fd, mask, flags);
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (inject("execve", EACCES))
+		return -1;
+	return real_execve(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+	if (inject("execve", EACCES))
+		return -1;
+	return real_execv(path, argv);
+}
