@@ -52,6 +52,15 @@ GStrv haproxy_environ(void)
 	return g_strv_builder_end(b);
 }
 
+GStrv haproxy_environ_for_handoff(void)
+{
+	const char *notify = g_getenv("NOTIFY_SOCKET");
+	GStrv envp = haproxy_environ();
+
+	return notify ? g_environ_setenv(envp, "NOTIFY_SOCKET", notify, TRUE)
+		      : envp;
+}
+
 static void child_setup(gpointer unused)
 {
 	signals_reset_for_exec();

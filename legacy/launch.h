@@ -26,6 +26,9 @@ gchar *haproxy_locate(const char *override, const char *self_path,
 
 /* The environment of every haproxy child: ours minus the scrubbed names. */
 GStrv haproxy_environ(void);
+/* The same, but keeping NOTIFY_SOCKET: for the haproxy -Ws that replaces
+ * the wrapper and becomes the service's main process. */
+GStrv haproxy_environ_for_handoff(void);
 
 /* Spawn argv[0] with argv, not reaped (the caller adds a child watch). */
 gboolean haproxy_spawn(char *const *argv, GPid *pid, GError **error);

@@ -80,6 +80,30 @@ void control_reply(struct control_client *c, const char *text)
 		c->out_source = g_unix_fd_add(c->fd, G_IO_OUT, on_writable, c);
 }
 
+void control_reply_now(struct control_client *c, const char *text)
+{
+	struct timeval tv = { .tv_sec = 1 };
+	g_autofree gchar *line = g_str_has_suffix(text, "\n")
+					 ? g_strdup(text)
+					 : g_strdup_printf("%s\n", text);
+	const char *p = line;
+	gsize left = strlen(line);
+
+	g_unix_set_fd_nonblocking(c->fd, FALSE, NULL);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (left) {
+		ssize_t n = send(c->fd, p, left, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		p += n;
+		left -= n;
+	}
+	client_free(c);
+}
+
 /* A client that sent nothing useful in time is dropped; one waiting for a
  * reload is not: its answer comes when the reload ends. */
 static gboolean on_idle(gpointer data)

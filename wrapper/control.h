@@ -26,6 +26,10 @@ struct control *control_listen(const char *path, control_fn fn,
 /* Send text (its last line "ok ..." or "error: ..."), then close. */
 void control_reply(struct control_client *c, const char *text);
 
+/* Send text and close before returning (before an exec that would close
+ * the connection unanswered). Blocks at most a moment: answers are short. */
+void control_reply_now(struct control_client *c, const char *text);
+
 /* A client waiting for its answer, as a descriptor to hand over across a
  * self re-exec (made inheritable), and taken back by the new image. */
 int control_client_handover_fd(struct control_client *c);

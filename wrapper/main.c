@@ -34,6 +34,7 @@ struct cli {
 	gboolean hard_reload;
 	gboolean status;
 	gboolean json;
+	gboolean handoff;
 };
 
 static const char summary[] =
@@ -80,6 +81,9 @@ static GOptionContext *option_context(struct cli *c)
 		  "haproxy serves, 1 if the reload failed", NULL },
 		{ "hard-reload", 0, 0, G_OPTION_ARG_NONE, &c->hard_reload,
 		  "Client: reload with -st (old haproxy stops at once)", NULL },
+		{ "handoff", 0, 0, G_OPTION_ARG_NONE, &c->handoff,
+		  "Client: replace the running wrapper, same pid, by haproxy "
+		  "-Ws (for a unit moving to upstream's)", NULL },
 		{ "status", 0, 0, G_OPTION_ARG_NONE, &c->status,
 		  "Client: print the running wrapper's generations", NULL },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &c->json,
@@ -162,10 +166,10 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "--takeover takes auto or off");
 		return FALSE;
 	}
-	if (c->reload + c->hard_reload + c->status > 1) {
+	if (c->reload + c->hard_reload + c->status + c->handoff > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--reload, --hard-reload and --status exclude "
-			    "each other");
+			    "--reload, --hard-reload, --status and --handoff "
+			    "exclude each other");
 		return FALSE;
 	}
 	c->opts.seamless = !c->seamless || g_str_equal(c->seamless, "auto");
@@ -189,6 +193,7 @@ static int run_client(const struct cli *c, const struct wrapper_args *args)
 	g_autofree gchar *socket = rundir_control_socket(dir);
 	const char *command = c->reload ? "reload" :
 			      c->hard_reload ? "hard-reload" :
+			      c->handoff ? "handoff" :
 			      c->json ? "status json" : "status";
 
 	return client_run(socket, command);
@@ -241,7 +246,7 @@ static int dispatch(struct cli *c, struct wrapper_args *args,
 		upgrade_check_print();
 		return 0;
 	}
-	if (c->reload || c->hard_reload || c->status)
+	if (c->reload || c->hard_reload || c->status || c->handoff)
 		return run_client(c, args);
 	if (args->oneshot != ONESHOT_NONE)
 		return run_oneshot(args, &c->opts);

@@ -137,6 +137,9 @@ void sv_launch_failed(struct supervisor *s, int exit_code, const char *fmt,
 		      ...) G_GNUC_PRINTF(3, 4);
 void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
 
+/* handoff.c: replace the wrapper by haproxy -Ws, same pid. */
+void sv_handoff(struct supervisor *s, struct control_client *client);
+
 /* handover.c */
 struct handover sv_handover_of(struct supervisor *s);
 gboolean sv_restore_handover(struct supervisor *s);

@@ -244,6 +244,8 @@ static void on_control(struct control_client *c, const char *line,
 		sv_request_reload(s, 0, FALSE, c);
 	} else if (g_str_equal(line, "hard-reload")) {
 		sv_request_reload(s, 0, TRUE, c);
+	} else if (g_str_equal(line, "handoff")) {
+		sv_handoff(s, c);
 	} else if (g_str_equal(line, "status")) {
 		text = status_text(&v);
 		control_reply(c, text);
@@ -252,7 +254,7 @@ static void on_control(struct control_client *c, const char *line,
 		control_reply(c, text);
 	} else {
 		control_reply(c, "error: unknown command (reload, hard-reload, "
-				 "status, status json)");
+				 "status, status json, handoff)");
 	}
 }
 

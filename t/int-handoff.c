@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The hand-off to upstream's unit: --handoff replaces the running wrapper,
+ * same pid, by haproxy -Ws, which takes the listening sockets over and
+ * soft-stops the old generation; a configuration haproxy refuses, or a
+ * haproxy without master-worker mode, leaves the wrapper as it was.
+ */
+#include <glib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "t/harness.h"
+
+struct site {
+	gchar *dir;
+	gchar *rundir_opt;
+	gchar *cfg;
+	guint16 port;
+	Wrapper *w;
+	GPid gen1;
+};
+
+static void site_start(struct site *s)
+{
+	g_autofree gchar *pidfile = NULL;
+	const char *args[7];
+
+	s->dir = t_tmpdir();
+	s->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", s->dir);
+	s->port = t_free_port();
+	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
+	pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
+	args[0] = s->rundir_opt;
+	args[1] = "-f";
+	args[2] = s->cfg;
+	args[3] = "-p";
+	args[4] = pidfile;
+	args[5] = NULL;
+	s->w = wrapper_start(args, NULL);
+	s->gen1 = wrapper_wait_ready(s->w, 1, T_WAIT);
+	g_assert_cmpint(s->gen1, >, 0);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->gen1);
+}
+
+static void site_clear(struct site *s)
+{
+	wrapper_free(s->w);
+	t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->rundir_opt);
+	g_free(s->cfg);
+}
+
+/* The client command, its exit status and its output. */
+static int run_handoff(struct site *s, gchar **out)
+{
+	const char *argv[] = { t_wrapper_path(), "--handoff", s->rundir_opt,
+			       NULL };
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *err = NULL;
+	int status;
+
+	g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL,
+				   out, &err, &status, &error));
+	g_assert_no_error(error);
+	g_test_message("handoff: %s%s", *out, err);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static gchar *exe_of(GPid pid)
+{
+	g_autofree gchar *link = g_strdup_printf("/proc/%d/exe", pid);
+
+	return g_file_read_link(link, NULL);
+}
+
+/* Does pid handle sig now (SigCgt)? A 2.6 master re-executes itself
+ * after its first load; a signal sent meanwhile is lost. */
+static gboolean catches(GPid pid, int sig)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/status", pid);
+	g_autofree gchar *text = NULL;
+	const char *p;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL) ||
+	    !(p = strstr(text, "SigCgt:")))
+		return FALSE;
+	return g_ascii_strtoull(p + 7, NULL, 16) & (1ULL << (sig - 1));
+}
+
+/* A 2.5+ master re-executes itself into "wait mode" after each load. */
+static gboolean in_wait_mode(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/environ", pid);
+	g_autofree gchar *env = NULL;
+	gsize len = 0;
+
+	if (!g_file_get_contents(path, &env, &len, NULL))
+		return FALSE;
+	for (gsize i = 0; i < len; i += strlen(env + i) + 1)
+		if (g_str_has_prefix(env + i, "HAPROXY_MWORKER_WAIT_ONLY="))
+			return TRUE;
+	return FALSE;
+}
+
+/* Bounded: until the master, settled in wait mode, handles sig. */
+static gboolean wait_settled(GPid pid, int sig)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	while (!(in_wait_mode(pid) && catches(pid, sig)) &&
+	       g_get_monotonic_time() < deadline)
+		t_wait_gone(pid, 10);	/* a bounded pause that ends early
+					 * only if pid dies */
+	return in_wait_mode(pid) && catches(pid, sig);
+}
+
+static void test_handoff(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *exe = NULL;
+	g_autofree gchar *cmdline = NULL;
+	g_autofree gchar *cmdline_path = NULL;
+	GPid worker, reloaded;
+
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return;
+	}
+	site_start(&s);
+	g_assert_cmpint(run_handoff(&s, &out), ==, 0);
+	g_assert_nonnull(strstr(out, "is now haproxy -Ws"));
+
+	/* Same pid, now haproxy's master. The answer comes just before the
+	 * exec: wait (bounded) for it to have happened. */
+	g_assert_nonnull(wrapper_wait_log(s.w, " -Ws ", T_WAIT));
+	cmdline_path = g_strdup_printf("/proc/%d/cmdline", s.w->pid);
+	for (gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	     g_get_monotonic_time() < end; t_wait_gone(s.w->pid, 10)) {
+		g_clear_pointer(&cmdline, g_free);
+		if (g_file_get_contents(cmdline_path, &cmdline, NULL, NULL) &&
+		    g_str_equal(cmdline, "/usr/sbin/haproxy"))
+			break;
+	}
+	g_assert_cmpstr(cmdline, ==, "/usr/sbin/haproxy");
+	exe = exe_of(s.w->pid);
+	g_assert_cmpstr(exe, ==, "/usr/sbin/haproxy");
+
+	/* The old generation soft-stops; the master's worker serves. */
+	g_assert_true(t_wait_gone(s.gen1, T_WAIT));
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, s.gen1);
+
+	/* Reloads are haproxy's own now: SIGUSR2 to the same pid. */
+	g_assert_true(wait_settled(s.w->pid, SIGUSR2));
+	wrapper_signal(s.w, SIGUSR2);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	reloaded = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(reloaded, >, 0);
+	g_assert_cmpint(reloaded, !=, worker);
+
+	/* haproxy >= 2.0 masters exit 0 after SIGTERM. Settled first: the
+	 * master re-executes itself after the reload too. The new worker
+	 * serves before that, so wait for the re-executed image: the old
+	 * worker's exit is reaped by it. */
+	g_assert_true(wait_settled(s.w->pid, SIGTERM));
+	wrapper_signal(s.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+	site_clear(&s);
+}
+
+static void test_handoff_bad_config(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *exe = NULL;
+
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return;
+	}
+	site_start(&s);
+	g_free(t_write_config(s.dir, "haproxy.cfg", s.port,
+			      "    no-such-keyword\n"));
+	g_assert_cmpint(run_handoff(&s, &out), ==, 1);
+	g_assert_nonnull(wrapper_wait_log(s.w, "not handing off", T_WAIT));
+
+	/* Still the wrapper, still serving, still reloading. */
+	exe = exe_of(s.w->pid);
+	g_assert_cmpstr(exe, ==, t_wrapper_path());
+	g_assert_cmpint(t_http_pid(s.port), ==, s.gen1);
+	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, NULL));
+	wrapper_signal(s.w, SIGUSR2);
+	g_assert_cmpint(wrapper_wait_ready(s.w, 2, T_WAIT), >, 0);
+	wrapper_signal(s.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+	site_clear(&s);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/handoff/in-place", test_handoff);
+	g_test_add_func("/handoff/bad-config", test_handoff_bad_config);
+	return g_test_run();
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The hand-off to upstream's unit: the wrapper replaces itself, same pid
+ * (systemd's MainPID does not change), by "haproxy -Ws <args> -sf <live
+ * pids>". The new master's first worker takes the listening sockets of
+ * the serving generation (-x) and soft-stops the old generations, which
+ * are now the master's children. Checked before it is irrevocable: the
+ * haproxy must have master-worker mode (>= 1.8) and accept the
+ * configuration (-c); otherwise the wrapper answers an error and goes on.
+ */
+#include "wrapper/supervisor-int.h"
+
+#include <stdio.h>
+
+#define HANDOFF_PROBE_MS 30000
+
+struct handoff {
+	struct supervisor *s;
+	struct control_client *client;
+	gchar *path;
+};
+
+static void handoff_free(struct handoff *h)
+{
+	g_free(h->path);
+	g_free(h);
+}
+
+static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void refuse(struct handoff *h, const char *fmt, ...)
+{
+	g_autofree gchar *msg = NULL;
+	g_autofree gchar *answer = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	log_err("not handing off: %s", msg);
+	answer = g_strdup_printf("error: %s", msg);
+	control_reply(h->client, answer);
+	h->s->busy = FALSE;
+	h->s->probe = NULL;
+	handoff_free(h);
+}
+
+/* haproxy's arguments, with `first` flags in front and `last` ones
+ * before the user's "--" tail. */
+static GStrv handoff_argv(struct supervisor *s, const char *path,
+			  const char *const *first, GStrv last)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	g_strv_builder_add(b, path);
+	g_strv_builder_addv(b, (const char **)first);
+	g_strv_builder_addv(b, (const char **)s->args->haproxy_args);
+	if (last)
+		g_strv_builder_addv(b, (const char **)last);
+	if (s->args->config_tail) {
+		g_strv_builder_add(b, "--");
+		g_strv_builder_addv(b, (const char **)s->args->config_tail);
+	}
+	return g_strv_builder_end(b);
+}
+
+/* -x from the serving generation, -sf every live generation. */
+static GStrv takeover_flags(struct supervisor *s)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	if (s->current && s->current->exposes && s->expose_sock &&
+	    g_file_test(s->expose_sock, G_FILE_TEST_EXISTS)) {
+		g_strv_builder_add(b, "-x");
+		g_strv_builder_add(b, s->expose_sock);
+	}
+	for (guint i = 0; i < s->gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(s->gens, i), pids);
+	if (pids->len) {
+		g_strv_builder_add(b, "-sf");
+		for (guint i = 0; i < pids->len; i++) {
+			char pid[16];
+
+			snprintf(pid, sizeof(pid), "%d",
+				 g_array_index(pids, GPid, i));
+			g_strv_builder_add(b, pid);
+		}
+	}
+	return g_strv_builder_end(b);
+}
+
+static void exec_haproxy(struct handoff *h)
+{
+	static const char *const ws[] = { "-Ws", NULL };
+	struct supervisor *s = h->s;
+	g_auto(GStrv) last = takeover_flags(s);
+	g_auto(GStrv) argv = handoff_argv(s, h->path, ws, last);
+	g_auto(GStrv) envp = haproxy_environ_for_handoff();
+	g_autofree gchar *answer = g_strdup_printf(
+		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
+		getpid());
+	int saved;
+
+	log_notice("handing off to haproxy -Ws in place (pid %d)", getpid());
+	log_executing(argv);
+	control_reply_now(h->client, answer);
+	/* The control signals stay blocked: haproxy sets its own mask, and
+	 * whatever is pending reaches haproxy's handlers, not a default
+	 * action that would kill the service. */
+	execve(argv[0], argv, envp);
+	saved = errno;
+	log_err("hand-off failed: execve(%s): %s; the wrapper goes on",
+		argv[0], g_strerror(saved));
+	s->busy = FALSE;
+	handoff_free(h);
+}
+
+static void on_checked(const char *output, int wait_status,
+		       const GError *error, gpointer data)
+{
+	struct handoff *h = data;
+	g_autofree gchar *how = NULL;
+
+	h->s->probe = NULL;
+	if (error) {
+		refuse(h, "%s -c: %s", h->path, error->message);
+		return;
+	}
+	if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+		how = describe_wait_status(wait_status);
+		refuse(h, "the configuration check (%s -c) %s", h->path, how);
+		return;
+	}
+	exec_haproxy(h);
+}
+
+static void on_version(const char *output, int wait_status,
+		       const GError *error, gpointer data)
+{
+	static const char *const check[] = { "-c", "-q", NULL };
+	struct handoff *h = data;
+	struct haproxy_version v;
+	g_auto(GStrv) argv = NULL;
+
+	h->s->probe = NULL;
+	if (error || !haproxy_version_parse(output, &v)) {
+		refuse(h, "%s -v gave no haproxy version", h->path);
+		return;
+	}
+	if (haproxy_version_compare(&v, 1, 8, 0) < 0) {
+		refuse(h, "haproxy %s has no master-worker mode (-Ws needs "
+		       ">= 1.8)", v.full);
+		return;
+	}
+	argv = handoff_argv(h->s, h->path, check, NULL);
+	h->s->probe = probe_start(argv, HANDOFF_PROBE_MS, on_checked, h);
+}
+
+void sv_handoff(struct supervisor *s, struct control_client *client)
+{
+	g_autoptr(GError) error = NULL;
+	struct handoff *h;
+
+	if (s->phase != PHASE_RUNNING || s->busy) {
+		control_reply(client, "error: a start, reload or stop is in "
+				      "progress; hand off once it is over");
+		return;
+	}
+	h = g_new0(struct handoff, 1);
+	*h = (struct handoff){ .s = s, .client = client };
+	h->path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	if (!h->path) {
+		refuse(h, "%s", error->message);
+		return;
+	}
+	/* Reloads wait while we check: nothing may change under us. */
+	s->busy = TRUE;
+	{
+		char *argv[] = { h->path, (char *)"-v", NULL };
+
+		s->probe = probe_start(argv, HANDOFF_PROBE_MS, on_version, h);
+	}
+}
