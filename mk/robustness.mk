@@ -18,7 +18,7 @@ FUZZ_DIR     := $(ROBUST_DIR)/fuzz
 ASAN_DIR     := $(ROBUST_DIR)/asan
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := args pidfile version state
+FUZZ_TARGETS := args pidfile version state control proc
 
 # Short passes in `make check`: each fuzz target for a few seconds, then
 # the sanitized suite and memcheck.
@@ -39,6 +39,8 @@ FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0)
 FUZZ_SRC_args    := legacy/args.c
 FUZZ_SRC_pidfile := legacy/pidfile.c
 FUZZ_SRC_version := legacy/version.c
+FUZZ_SRC_control := wrapper/protocol.c
+FUZZ_SRC_proc    := migrate/proc.c
 FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
                     wrapper/child.c wrapper/log.c migrate/proc.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)

@@ -13,7 +13,6 @@
 
 #include "wrapper/log.h"
 
-#define MAX_LINE	256
 #define MAX_CLIENTS	64
 #define IDLE_SECONDS	10
 
@@ -115,31 +114,31 @@ static gboolean on_idle(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static gboolean take_line(struct control_client *c)
+/* TRUE: read on. One command a connection: after it, read no further. */
+static gboolean take_command(struct control_client *c)
 {
-	char *nl = memchr(c->in->str, '\n', c->in->len);
-	g_autofree gchar *line = NULL;
+	const char *error;
+	enum control_command cmd = control_parse(c->in->str, c->in->len,
+						 &error);
+	g_autofree gchar *answer = NULL;
 
-	if (!nl) {
-		if (c->in->len > MAX_LINE) {
-			control_reply(c, "error: line too long");
-			return FALSE;
-		}
+	if (cmd == CMD_INCOMPLETE)
 		return TRUE;
-	}
-	line = g_strndup(c->in->str, nl - c->in->str);
-	g_strchomp(line);
-	/* One command a connection: read no further. */
 	c->in_source = 0;
 	g_clear_handle_id(&c->idle_timer, g_source_remove);
-	c->ctl->fn(c, line, c->ctl->data);
+	if (cmd == CMD_INVALID) {
+		answer = g_strdup_printf("error: %s", error);
+		control_reply(c, answer);
+		return FALSE;
+	}
+	c->ctl->fn(c, cmd, c->ctl->data);
 	return FALSE;
 }
 
 static gboolean on_readable(int fd, GIOCondition cond, gpointer data)
 {
 	struct control_client *c = data;
-	char buf[MAX_LINE + 1];
+	char buf[CONTROL_MAX_LINE + 1];
 	ssize_t n = recv(fd, buf, sizeof(buf), 0);
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -150,15 +149,7 @@ static gboolean on_readable(int fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_REMOVE;
 	}
 	g_string_append_len(c->in, buf, n);
-	if (memchr(buf, '\0', n)) {
-		control_reply(c, "error: binary data");
-		c->in_source = 0;
-		return G_SOURCE_REMOVE;
-	}
-	if (take_line(c))
-		return G_SOURCE_CONTINUE;
-	c->in_source = 0;
-	return G_SOURCE_REMOVE;
+	return take_command(c) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
 int control_client_handover_fd(struct control_client *c)

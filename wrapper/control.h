@@ -12,13 +12,15 @@
 
 #include <glib.h>
 
+#include "wrapper/protocol.h"
+
 struct control;
 struct control_client;
 
-/* line: the command, without its newline. The handler answers now or
- * later with control_reply(); the client stays open until then. */
-typedef void (*control_fn)(struct control_client *c, const char *line,
-			   gpointer data);
+/* A well-formed command (protocol.h). The handler answers now or later
+ * with control_reply(); the client stays open until then. */
+typedef void (*control_fn)(struct control_client *c,
+			   enum control_command command, gpointer data);
 
 struct control *control_listen(const char *path, control_fn fn,
 			       gpointer data, GError **error);

@@ -233,28 +233,30 @@ static void on_generation_exit(GPid pid, int status, gpointer data)
 	}
 }
 
-static void on_control(struct control_client *c, const char *line,
-		       gpointer data)
+static void on_control(struct control_client *c,
+		       enum control_command command, gpointer data)
 {
 	struct supervisor *s = data;
 	struct status_view v = status_view_of(s);
 	g_autofree gchar *text = NULL;
 
-	if (g_str_equal(line, "reload")) {
-		sv_request_reload(s, 0, FALSE, c);
-	} else if (g_str_equal(line, "hard-reload")) {
-		sv_request_reload(s, 0, TRUE, c);
-	} else if (g_str_equal(line, "handoff")) {
+	switch (command) {
+	case CMD_RELOAD:
+	case CMD_HARD_RELOAD:
+		sv_request_reload(s, 0, command == CMD_HARD_RELOAD, c);
+		break;
+	case CMD_HANDOFF:
 		sv_handoff(s, c);
-	} else if (g_str_equal(line, "status")) {
-		text = status_text(&v);
+		break;
+	case CMD_STATUS:
+	case CMD_STATUS_JSON:
+		text = command == CMD_STATUS ? status_text(&v)
+					     : status_json(&v);
 		control_reply(c, text);
-	} else if (g_str_equal(line, "status json")) {
-		text = status_json(&v);
-		control_reply(c, text);
-	} else {
-		control_reply(c, "error: unknown command (reload, hard-reload, "
-				 "status, status json, handoff)");
+		break;
+	case CMD_INCOMPLETE:
+	case CMD_INVALID:
+		g_assert_not_reached();
 	}
 }
 
