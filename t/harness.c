@@ -479,3 +479,68 @@ struct wrapper *wrapper_start_prefixed(const char *const *prefix,
 	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
 	return w;
 }
+
+static struct t_started started[8];
+static guint n_started;
+
+gboolean t_signal_verified(const struct t_started *p, int sig)
+{
+	g_autofree gchar *exe = NULL;
+	gboolean ok = FALSE;
+	int fd = pidfd_open(p->pid, 0);
+
+	if (fd < 0)
+		return FALSE;
+	/* Checked after the open: the pidfd pins the process checked. */
+	exe = proc_exe(p->pid);
+	if (exe && g_str_has_suffix(exe, p->exe_suffix) &&
+	    proc_same_process_at("/proc", p->pid, p->start_time))
+		ok = proc_pidfd_signal(fd, sig);
+	close(fd);
+	return ok;
+}
+
+/* From a failed assertion in the main thread: /proc reads are fine. */
+static void end_started_now(int sig)
+{
+	for (guint i = 0; i < n_started; i++)
+		t_signal_verified(&started[i], SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void t_end_started_on_abort(void)
+{
+	struct sigaction sa = { .sa_handler = end_started_now };
+
+	/* g_assert aborts; g_error may trap. */
+	sigaction(SIGABRT, &sa, NULL);
+	sigaction(SIGTRAP, &sa, NULL);
+}
+
+struct t_started *t_remember(GPid pid, const char *exe_suffix)
+{
+	struct proc_stat st;
+	struct t_started *p;
+
+	g_assert_cmpuint(n_started, <, G_N_ELEMENTS(started));
+	g_assert_true(proc_stat_at("/proc", pid, &st, NULL));
+	p = &started[n_started++];
+	*p = (struct t_started){ pid, st.start_time, exe_suffix };
+	return p;
+}
+
+void t_end_started(struct t_started *p)
+{
+	if (!t_signal_verified(p, SIGTERM))
+		return;
+	if (!t_wait_gone(p->pid, T_WAIT))
+		t_signal_verified(p, SIGKILL);
+	g_assert_true(t_wait_gone(p->pid, T_WAIT));
+}
+
+void t_end_all_started(void)
+{
+	while (n_started > 0)
+		t_end_started(&started[--n_started]);
+}

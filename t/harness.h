@@ -91,3 +91,25 @@ gboolean t_have_haproxy(void);
 struct wrapper *wrapper_start_prefixed(const char *const *prefix,
 				       const char *const *args,
 				       const char *const *env);
+
+/*
+ * Processes a test started that are not its children (daemons, detached
+ * helpers): registered with their start time and what their executable
+ * must be, and signalled only through a pidfd opened and then verified,
+ * so that a reused pid never receives anything.
+ */
+struct t_started {
+	GPid pid;
+	guint64 start_time;
+	const char *exe_suffix;	/* what its executable must end with */
+};
+
+/* Register pid before anything is asserted about it. */
+struct t_started *t_remember(GPid pid, const char *exe_suffix);
+gboolean t_signal_verified(const struct t_started *p, int sig);
+/* SIGTERM, then SIGKILL if it lingers; asserts it is gone. */
+void t_end_started(struct t_started *p);
+void t_end_all_started(void);
+/* A failed assertion (SIGABRT, SIGTRAP) kills every registered process
+ * before the test dies. */
+void t_end_started_on_abort(void);

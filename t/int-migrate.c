@@ -27,70 +27,6 @@
 
 /* ---- safety net: a failed assertion aborts; leave no daemon behind ---- */
 
-struct started {
-	GPid pid;
-	guint64 start_time;
-	const char *exe_suffix;	/* what its executable must be */
-};
-
-static struct started started[8];
-static guint n_started;
-
-/* A signal to pid only if it still is the process registered. */
-static gboolean signal_verified(const struct started *p, int sig)
-{
-	g_autofree gchar *exe = NULL;
-	gboolean ok = FALSE;
-	int fd = pidfd_open(p->pid, 0);
-
-	if (fd < 0)
-		return FALSE;
-	/* Checked after the open: the pidfd pins the process checked. */
-	exe = proc_exe(p->pid);
-	if (exe && g_str_has_suffix(exe, p->exe_suffix) &&
-	    proc_same_process_at("/proc", p->pid, p->start_time))
-		ok = proc_pidfd_signal(fd, sig);
-	close(fd);
-	return ok;
-}
-
-/* Synchronous abort from g_assert in the main thread: /proc reads are fine. */
-static void on_abort(int sig)
-{
-	for (guint i = 0; i < n_started; i++)
-		signal_verified(&started[i], SIGKILL);
-	signal(SIGABRT, SIG_DFL);
-	raise(SIGABRT);
-}
-
-static struct started *remember(GPid pid, const char *exe_suffix)
-{
-	struct proc_stat st;
-	struct started *p;
-
-	g_assert_cmpuint(n_started, <, G_N_ELEMENTS(started));
-	g_assert_true(proc_stat_at("/proc", pid, &st, NULL));
-	p = &started[n_started++];
-	*p = (struct started){ pid, st.start_time, exe_suffix };
-	return p;
-}
-
-/* Ends a process we started (not our child): SIGTERM, then SIGKILL. */
-static void end_started(struct started *p)
-{
-	if (!signal_verified(p, SIGTERM))
-		return;
-	if (!t_wait_gone(p->pid, T_WAIT))
-		signal_verified(p, SIGKILL);
-	g_assert_true(t_wait_gone(p->pid, T_WAIT));
-}
-
-static void end_all_started(void)
-{
-	while (n_started > 0)
-		end_started(&started[--n_started]);
-}
-
 /* ---- starting things the way an init script does ---- */
 
 struct site {
@@ -110,7 +46,7 @@ static void site_init(struct site *s)
 
 static void site_clear(struct site *s)
 {
-	end_all_started();
+	t_end_all_started();
 	t_rmtree(s->dir);
 	g_free(s->dir);
 	g_free(s->cfg);
@@ -315,7 +251,7 @@ static void test_daemon(void)
 					     "-f", s.cfg, NULL });
 	pid = wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
-	remember(pid, "/haproxy");
+	t_remember(pid, "/haproxy");
 	serving = t_wait_serving(s.port, T_WAIT);
 	show_shape(pid);
 
@@ -358,7 +294,7 @@ static void test_daemon_relative(void)
 					     "-f", "h.cfg", NULL });
 	pid = wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
-	remember(pid, "/haproxy");
+	t_remember(pid, "/haproxy");
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
 
 	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
@@ -371,7 +307,7 @@ static void test_master_worker_daemon(void)
 {
 	struct site s = { 0 };
 	const struct foreign *f;
-	struct started *master;
+	struct t_started *master;
 	GPid pid, serving, reloaded;
 
 	if (!have_haproxy())
@@ -382,7 +318,7 @@ static void test_master_worker_daemon(void)
 	/* The master's pid; the worker is the one that answers. */
 	pid = wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
-	master = remember(pid, "/haproxy");
+	master = t_remember(pid, "/haproxy");
 	serving = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(serving, >, 0);
 	g_assert_cmpint(serving, !=, pid);
@@ -405,7 +341,7 @@ static void test_master_worker_daemon(void)
 	 */
 	g_assert_true(wait_settled(f));
 	g_assert_true(wait_catches(pid, SIGUSR2));
-	g_assert_true(signal_verified(master, SIGUSR2));
+	g_assert_true(t_signal_verified(master, SIGUSR2));
 	for (gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 	     ((reloaded = t_http_pid(s.port)) == serving || !reloaded) &&
 	     g_get_monotonic_time() < end;)
@@ -454,12 +390,12 @@ static GPid start_recorder(const char *file)
 /* Lines of file holding "signal=", once marker (sent by us, after any
  * other) has been recorded: real-time signals come after every standard
  * one, and SIGRTMAX after every other real-time one. */
-static gchar *signals_before_marker(const char *file, const struct started *p)
+static gchar *signals_before_marker(const char *file, const struct t_started *p)
 {
 	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 
-	g_assert_true(signal_verified(p, SIGRTMAX));
+	g_assert_true(t_signal_verified(p, SIGRTMAX));
 	do {
 		g_autofree gchar *text = NULL;
 		g_auto(GStrv) lines = NULL;
@@ -485,14 +421,14 @@ static void test_pidfile_names_other_program(void)
 	struct site s = { 0 };
 	g_autofree gchar *record = NULL, *pids = NULL, *others = NULL;
 	const struct foreign_skip *skip;
-	struct started *recorder;
+	struct t_started *recorder;
 	GPid pid;
 
 	site_init(&s);
 	record = g_build_filename(s.dir, "signals", NULL);
 	pid = start_recorder(record);
 	g_assert_cmpint(pid, >, 0);
-	recorder = remember(pid, "/sigrecorder");
+	recorder = t_remember(pid, "/sigrecorder");
 	/* Not ours: an unrelated daemon the stale pidfile happens to name. */
 	g_assert_cmpint(proc_parent(pid), !=, getpid());
 	pids = g_strdup_printf("%d\n", pid);
@@ -507,7 +443,7 @@ static void test_pidfile_names_other_program(void)
 
 	others = signals_before_marker(record, recorder);
 	g_assert_cmpstr(others, ==, "");
-	g_assert_true(signal_verified(recorder, SIGKILL));
+	g_assert_true(t_signal_verified(recorder, SIGKILL));
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	site_clear(&s);
 }
@@ -517,7 +453,7 @@ int main(int argc, char **argv)
 	int status;
 
 	g_test_init(&argc, &argv, NULL);
-	signal(SIGABRT, on_abort);
+	t_end_started_on_abort();
 	g_test_add_func("/migrate/real/daemon", test_daemon);
 	g_test_add_func("/migrate/real/daemon-relative", test_daemon_relative);
 	g_test_add_func("/migrate/real/master-worker-daemon",

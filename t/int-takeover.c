@@ -33,71 +33,6 @@
 
 /* ---- safety net: a failed assertion aborts; leave nothing behind ---- */
 
-struct started {
-	GPid pid;
-	guint64 start_time;
-	const char *exe_suffix;	/* what its executable must end with */
-};
-
-static struct started started[8];
-static guint n_started;
-
-/* A signal to pid only if it still is the process registered. */
-static gboolean signal_verified(const struct started *p, int sig)
-{
-	g_autofree gchar *exe = NULL;
-	gboolean ok = FALSE;
-	int fd = pidfd_open(p->pid, 0);
-
-	if (fd < 0)
-		return FALSE;
-	/* Checked after the open: the pidfd pins the process checked. */
-	exe = proc_exe(p->pid);
-	if (exe && g_str_has_suffix(exe, p->exe_suffix) &&
-	    proc_same_process_at("/proc", p->pid, p->start_time))
-		ok = proc_pidfd_signal(fd, sig);
-	close(fd);
-	return ok;
-}
-
-/* From a failed assertion in the main thread: /proc reads are fine. */
-static void on_abort(int sig)
-{
-	for (guint i = 0; i < n_started; i++)
-		signal_verified(&started[i], SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Registered before anything is asserted about it. */
-static struct started *remember(GPid pid, const char *exe_suffix)
-{
-	struct proc_stat st;
-	struct started *p;
-
-	g_assert_cmpuint(n_started, <, G_N_ELEMENTS(started));
-	g_assert_true(proc_stat_at("/proc", pid, &st, NULL));
-	p = &started[n_started++];
-	*p = (struct started){ pid, st.start_time, exe_suffix };
-	return p;
-}
-
-/* Ends a process we started but that is not our child. */
-static void end_started(struct started *p)
-{
-	if (!signal_verified(p, SIGTERM))
-		return;
-	if (!t_wait_gone(p->pid, T_WAIT))
-		signal_verified(p, SIGKILL);
-	g_assert_true(t_wait_gone(p->pid, T_WAIT));
-}
-
-static void end_all_started(void)
-{
-	while (n_started > 0)
-		end_started(&started[--n_started]);
-}
-
 /* ---- a service: directory, configuration, pidfile, port ---- */
 
 struct site {
@@ -119,7 +54,7 @@ static void site_init(struct site *s)
 
 static void site_clear(struct site *s)
 {
-	end_all_started();
+	t_end_all_started();
 	t_rmtree(s->dir);
 	g_free(s->dir);
 	g_free(s->cfg);
@@ -202,7 +137,7 @@ static GPid start_daemon(struct site *s, gboolean master_worker)
 	launch(s->dir, master_worker ? mworker : daemon);
 	pid = wait_pidfile(s->pidfile);
 	g_assert_cmpint(pid, >, 0);
-	remember(pid, HAPROXY);
+	t_remember(pid, HAPROXY);
 	return pid;
 }
 
@@ -700,7 +635,7 @@ static void test_takeover_master_worker(void)
 	master = start_daemon(&s, TRUE);
 	worker = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);
-	remember(worker, HAPROXY);
+	t_remember(worker, HAPROXY);
 	g_assert_cmpint(worker, !=, master);
 	g_assert_cmpint(proc_parent(worker), ==, master);
 	load_start(&l, s.port);
@@ -731,21 +666,21 @@ static void test_takeover_master_worker(void)
 }
 
 /* Started as our child, so that we can reap it; registered once ready. */
-static struct started *start_recorder(const char *file)
+static struct t_started *start_recorder(const char *file)
 {
 	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
 						      NULL);
 	const char *argv[] = { recorder, file, NULL };
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 	g_autoptr(GError) error = NULL;
-	struct started *p;
+	struct t_started *p;
 	GPid pid;
 
 	g_spawn_async(NULL, (char **)argv, NULL,
 		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
 		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, &error);
 	g_assert_no_error(error);
-	p = remember(pid, "/sigrecorder");
+	p = t_remember(pid, "/sigrecorder");
 	do {
 		g_autofree gchar *text = NULL;
 		const char *ready;
@@ -765,12 +700,12 @@ static struct started *start_recorder(const char *file)
  * has been recorded: real-time signals come after every standard one,
  * and SIGRTMAX after every other real-time one.
  */
-static gchar *signals_before_marker(const char *file, const struct started *p)
+static gchar *signals_before_marker(const char *file, const struct t_started *p)
 {
 	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 
-	g_assert_true(signal_verified(p, SIGRTMAX));
+	g_assert_true(t_signal_verified(p, SIGRTMAX));
 	do {
 		g_autofree gchar *text = NULL;
 		g_auto(GStrv) lines = NULL;
@@ -797,7 +732,7 @@ static void test_pidfile_naming_unrelated_process(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *record = NULL, *pids = NULL, *skip = NULL;
 	g_autofree gchar *others = NULL;
-	struct started *recorder;
+	struct t_started *recorder;
 	GPid pid, gen1, gen2;
 
 	site_init(&s);
@@ -824,7 +759,7 @@ static void test_pidfile_naming_unrelated_process(void)
 
 	others = signals_before_marker(record, recorder);
 	g_assert_cmpstr(others, ==, "");
-	g_assert_true(signal_verified(recorder, SIGKILL));
+	g_assert_true(t_signal_verified(recorder, SIGKILL));
 	g_assert_cmpint(wait_child(pid, T_WAIT), !=, -1);
 	site_clear(&s);
 }
@@ -930,12 +865,8 @@ static void test_no_foreign(void)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_abort };
-
 	g_test_init(&argc, &argv, NULL);
-	/* g_assert aborts; g_error may trap. */
-	sigaction(SIGABRT, &sa, NULL);
-	sigaction(SIGTRAP, &sa, NULL);
+	t_end_started_on_abort();
 
 	g_test_add_func("/takeover/daemon-under-load",
 			test_takeover_daemon_under_load);
