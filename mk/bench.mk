@@ -2,15 +2,19 @@
 #
 #   make bench               every reload mode, RELOADS=200 reloads each
 #   make bench RELOADS=50    a quicker run
+#   make bench-soak          the wrapper alone, SOAK_RELOADS=2000 reloads under
+#                            load: its VmRSS and descriptors every SOAK_EVERY=250
 #
 # bench/run measures, side by side on Debian's haproxy, failed requests
 # and reload latency for the wrapper, `haproxy -Ws` and manual -sf
 # restarts, under load from bench/loadclient; see bench/README.
 # BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run.
 
-.PHONY: bench bench-build
+.PHONY: bench bench-build bench-soak
 
 RELOADS      ?= 200
+SOAK_RELOADS ?= 2000
+SOAK_EVERY   ?= 250
 BENCH_CONC   ?= 8
 BENCH_BINS   := bench/loadclient bench/reloader
 BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -pthread
@@ -25,3 +29,7 @@ bench-build: $(PROG) $(BENCH_BINS)
 bench: bench-build
 	@RELOADS=$(RELOADS) BENCH_CONC=$(BENCH_CONC) WRAPPER=$(CURDIR)/$(PROG) \
 		HAPROXY=$(HAPROXY_FALLBACK) bench/run
+
+bench-soak: bench-build
+	@SOAK_RELOADS=$(SOAK_RELOADS) SOAK_EVERY=$(SOAK_EVERY) BENCH_CONC=$(BENCH_CONC) \
+		WRAPPER=$(CURDIR)/$(PROG) HAPROXY=$(HAPROXY_FALLBACK) bench/run --soak

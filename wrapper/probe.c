@@ -2,6 +2,7 @@
 #include "wrapper/probe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib-unix.h>
 #include <signal.h>
 #include <unistd.h>
@@ -137,6 +138,9 @@ struct probe *probe_start(char *const *argv, guint timeout_ms, probe_fn done,
 		p->timer = g_idle_add(on_spawn_error, p);
 		return p;
 	}
+	/* GLib 2.74 makes this pipe inheritable: a callback that execs (a
+	 * self upgrade, the hand-off) would carry it into the new image. */
+	fcntl(p->fd, F_SETFD, FD_CLOEXEC);
 	g_unix_set_fd_nonblocking(p->fd, TRUE, NULL);
 	p->fd_source = g_unix_fd_add(p->fd, G_IO_IN | G_IO_HUP, on_output, p);
 	p->child_source = g_child_watch_add(p->pid, on_probe_exit, p);
