@@ -544,3 +544,45 @@ void t_end_all_started(void)
 	while (n_started > 0)
 		t_end_started(&started[--n_started]);
 }
+
+gchar *t_request_once(guint16 port)
+{
+	static const char req[] = "GET / HTTP/1.0\r\nHost: t\r\n\r\n";
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 5 };
+	struct linger abort_close = { .l_onoff = 1, .l_linger = 0 };
+	char buf[1024];
+	gsize got = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	gchar *why = NULL;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		why = g_strdup_printf("connect: %s", g_strerror(errno));
+	else if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) !=
+		 sizeof(req) - 1)
+		why = g_strdup_printf("send: %s", g_strerror(errno));
+	while (!why && got < sizeof(buf) - 1 &&
+	       (n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			why = g_strdup_printf("recv: %s", g_strerror(errno));
+		else
+			got += n;
+	}
+	/* haproxy closed first: an RST now ends our side at once instead
+	 * of leaving tens of thousands of sockets in TIME_WAIT. */
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_close,
+		   sizeof(abort_close));
+	close(fd);
+	buf[got] = '\0';
+	if (!why && (!g_str_has_prefix(buf, "HTTP/1.") ||
+		     !strstr(buf, " 200 ") || !strstr(buf, "pid=")))
+		why = g_strdup_printf("bad answer: \"%s\"", buf);
+	return why;
+}

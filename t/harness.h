@@ -113,3 +113,8 @@ void t_end_all_started(void);
 /* A failed assertion (SIGABRT, SIGTRAP) kills every registered process
  * before the test dies. */
 void t_end_started_on_abort(void);
+
+/* One load request on a fresh connection, closed with an RST (no
+ * TIME_WAIT pile-up); NULL if answered 200 with a pid, else what went
+ * wrong. */
+gchar *t_request_once(guint16 port);
