@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "legacy/pidfile.h"
 #include "migrate/proc.h"
 
 const char *t_wrapper_path(void)
@@ -585,4 +586,63 @@ gchar *t_request_once(guint16 port)
 		     !strstr(buf, " 200 ") || !strstr(buf, "pid=")))
 		why = g_strdup_printf("bad answer: \"%s\"", buf);
 	return why;
+}
+
+int t_wait_child(GPid pid, guint timeout_ms)
+{
+	gint64 end = g_get_monotonic_time() + timeout_ms * 1000LL;
+	int fd = pidfd_open(pid, 0), status = -1;
+
+	g_assert_cmpint(fd, >=, 0);
+	while (waitpid(pid, &status, WNOHANG) != pid) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		gint64 left = end - g_get_monotonic_time();
+
+		if (left <= 0) {
+			status = -1;
+			break;
+		}
+		poll(&p, 1, (int)(left / 1000) + 1);
+	}
+	close(fd);
+	return status;
+}
+
+void t_launch_daemon(const char *dir, const char *const *argv)
+{
+	g_autofree gchar *log = g_build_filename(dir, "launch.log", NULL);
+	g_autoptr(GError) error = NULL;
+	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	GPid pid;
+	int status;
+
+	g_assert_cmpint(out, >=, 0);
+	g_spawn_async_with_fds(dir, (char **)argv, NULL,
+			       G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+			       -1, out, out, &error);
+	close(out);
+	g_assert_no_error(error);
+	status = t_wait_child(pid, T_WAIT);
+	if (status != 0) {
+		g_autofree gchar *text = NULL;
+
+		g_file_get_contents(log, &text, NULL, NULL);
+		g_test_message("%s exited with status %d: %s", argv[0], status,
+			       text ? text : "");
+	}
+	g_assert_cmpint(status, ==, 0);
+}
+
+GPid t_wait_pidfile(const char *pidfile)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autoptr(GArray) pids = NULL;
+
+		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len)
+			return g_array_index(pids, GPid, 0);
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
 }

@@ -118,3 +118,13 @@ void t_end_started_on_abort(void);
  * TIME_WAIT pile-up); NULL if answered 200 with a pid, else what went
  * wrong. */
 gchar *t_request_once(guint16 port);
+
+/* Waits (bounded) for a child to exit; its wait status, or -1. */
+int t_wait_child(GPid pid, guint timeout_ms);
+
+/* Runs a command that daemonizes (its launcher exits), in dir, output in
+ * dir/launch.log; asserts that the launcher exited 0. */
+void t_launch_daemon(const char *dir, const char *const *argv);
+
+/* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
+GPid t_wait_pidfile(const char *pidfile);

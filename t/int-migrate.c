@@ -53,69 +53,6 @@ static void site_clear(struct site *s)
 	g_free(s->pidfile);
 }
 
-/* Waits (bounded) for a child to exit; its wait status, or -1. */
-static int wait_child(GPid pid, guint timeout_ms)
-{
-	gint64 end = g_get_monotonic_time() + timeout_ms * 1000LL;
-	int fd = pidfd_open(pid, 0), status = -1;
-
-	g_assert_cmpint(fd, >=, 0);
-	while (waitpid(pid, &status, WNOHANG) != pid) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		gint64 left = end - g_get_monotonic_time();
-
-		if (left <= 0) {
-			status = -1;
-			break;
-		}
-		poll(&p, 1, (int)(left / 1000) + 1);
-	}
-	close(fd);
-	return status;
-}
-
-/* Runs a command that daemonizes (its launcher exits), in dir, output in
- * dir/launch.log; asserts that the launcher exited 0. */
-static void launch(const char *dir, const char *const *argv)
-{
-	g_autofree gchar *log = g_build_filename(dir, "launch.log", NULL);
-	g_autoptr(GError) error = NULL;
-	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	GPid pid;
-	int status;
-
-	g_assert_cmpint(out, >=, 0);
-	g_spawn_async_with_fds(dir, (char **)argv, NULL,
-			       G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
-			       -1, out, out, &error);
-	close(out);
-	g_assert_no_error(error);
-	status = wait_child(pid, T_WAIT);
-	if (status != 0) {
-		g_autofree gchar *text = NULL;
-
-		g_file_get_contents(log, &text, NULL, NULL);
-		g_test_message("%s exited with status %d: %s", argv[0], status,
-			       text ? text : "");
-	}
-	g_assert_cmpint(status, ==, 0);
-}
-
-/* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
-static GPid wait_pidfile(const char *pidfile)
-{
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	do {
-		g_autoptr(GArray) pids = NULL;
-
-		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len)
-			return g_array_index(pids, GPid, 0);
-		g_usleep(10 * 1000);
-	} while (g_get_monotonic_time() < end);
-	return 0;
-}
-
 /* ---- what was found ---- */
 
 static GPtrArray *found;
@@ -247,9 +184,9 @@ static void test_daemon(void)
 	if (!have_haproxy())
 		return;
 	site_init(&s);
-	launch(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", s.pidfile,
+	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", s.pidfile,
 					     "-f", s.cfg, NULL });
-	pid = wait_pidfile(s.pidfile);
+	pid = t_wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
 	t_remember(pid, "/haproxy");
 	serving = t_wait_serving(s.port, T_WAIT);
@@ -290,9 +227,9 @@ static void test_daemon_relative(void)
 	if (!have_haproxy())
 		return;
 	site_init(&s);
-	launch(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", "h.pid",
+	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", "h.pid",
 					     "-f", "h.cfg", NULL });
-	pid = wait_pidfile(s.pidfile);
+	pid = t_wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
 	t_remember(pid, "/haproxy");
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
@@ -313,10 +250,10 @@ static void test_master_worker_daemon(void)
 	if (!have_haproxy())
 		return;
 	site_init(&s);
-	launch(s.dir, (const char *const[]){ HAPROXY, "-W", "-D", "-p",
+	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-W", "-D", "-p",
 					     s.pidfile, "-f", s.cfg, NULL });
 	/* The master's pid; the worker is the one that answers. */
-	pid = wait_pidfile(s.pidfile);
+	pid = t_wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
 	master = t_remember(pid, "/haproxy");
 	serving = t_wait_serving(s.port, T_WAIT);
@@ -374,7 +311,7 @@ static GPid start_recorder(const char *file)
 	g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
 		      NULL, NULL, &sh, &error);
 	g_assert_no_error(error);
-	g_assert_cmpint(wait_child(sh, T_WAIT), ==, 0);
+	g_assert_cmpint(t_wait_child(sh, T_WAIT), ==, 0);
 	do {
 		g_autofree gchar *text = NULL;
 		const char *ready;

@@ -62,69 +62,6 @@ static void site_clear(struct site *s)
 	g_free(s->rundir_opt);
 }
 
-/* Waits (bounded) for a child to exit; its wait status, or -1. */
-static int wait_child(GPid pid, guint timeout_ms)
-{
-	gint64 end = g_get_monotonic_time() + timeout_ms * 1000LL;
-	int fd = pidfd_open(pid, 0), status = -1;
-
-	g_assert_cmpint(fd, >=, 0);
-	while (waitpid(pid, &status, WNOHANG) != pid) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		gint64 left = end - g_get_monotonic_time();
-
-		if (left <= 0) {
-			status = -1;
-			break;
-		}
-		poll(&p, 1, (int)(left / 1000) + 1);
-	}
-	close(fd);
-	return status;
-}
-
-/* Runs a command that daemonizes (its launcher exits), in dir, the way an
- * init script does; asserts that the launcher exited 0. */
-static void launch(const char *dir, const char *const *argv)
-{
-	g_autofree gchar *log = g_build_filename(dir, "launch.log", NULL);
-	g_autoptr(GError) error = NULL;
-	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	GPid pid;
-	int status;
-
-	g_assert_cmpint(out, >=, 0);
-	g_spawn_async_with_fds(dir, (char **)argv, NULL,
-			       G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
-			       -1, out, out, &error);
-	close(out);
-	g_assert_no_error(error);
-	status = wait_child(pid, T_WAIT);
-	if (status != 0) {
-		g_autofree gchar *text = NULL;
-
-		g_file_get_contents(log, &text, NULL, NULL);
-		g_test_message("%s exited with status %d: %s", argv[0], status,
-			       text ? text : "");
-	}
-	g_assert_cmpint(status, ==, 0);
-}
-
-/* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
-static GPid wait_pidfile(const char *pidfile)
-{
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	do {
-		g_autoptr(GArray) pids = NULL;
-
-		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len)
-			return g_array_index(pids, GPid, 0);
-		g_usleep(10 * 1000);
-	} while (g_get_monotonic_time() < end);
-	return 0;
-}
-
 /* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
 static GPid start_daemon(struct site *s, gboolean master_worker)
 {
@@ -134,8 +71,8 @@ static GPid start_daemon(struct site *s, gboolean master_worker)
 				  "-f", s->cfg, NULL };
 	GPid pid;
 
-	launch(s->dir, master_worker ? mworker : daemon);
-	pid = wait_pidfile(s->pidfile);
+	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
+	pid = t_wait_pidfile(s->pidfile);
 	g_assert_cmpint(pid, >, 0);
 	t_remember(pid, HAPROXY);
 	return pid;
@@ -512,7 +449,7 @@ static gchar *run_status(struct site *s, gboolean json)
 		g_string_append_len(out, buf, n);
 	}
 	close(fd);
-	status = wait_child(pid, T_WAIT);
+	status = t_wait_child(pid, T_WAIT);
 	if (status == -1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -760,7 +697,7 @@ static void test_pidfile_naming_unrelated_process(void)
 	others = signals_before_marker(record, recorder);
 	g_assert_cmpstr(others, ==, "");
 	g_assert_true(t_signal_verified(recorder, SIGKILL));
-	g_assert_cmpint(wait_child(pid, T_WAIT), !=, -1);
+	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
 	site_clear(&s);
 }
 
@@ -802,7 +739,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	g_assert_true(t_pid_alive(daemon));
 	g_assert_cmpint(wait_answering(s.port, daemon), ==, daemon);
 	g_assert_true(listens_on(daemon, s.port));
-	g_assert_cmpint(wait_pidfile(s.pidfile), ==, daemon);
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, daemon);
 	close(holder);
 	site_clear(&s);
 }
