@@ -65,16 +65,21 @@ static void die_with_test(gpointer unused)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
-struct wrapper *wrapper_start_at(const char *wrapper_path,
-				 const char *const *args,
-				 const char *const *env)
+/* argv: prefix (a bare first name, valgrind, is looked up in PATH), then
+ * the wrapper at path, then args; env adds "K=V" to ours. */
+static struct wrapper *spawn_wrapper(const char *const *prefix,
+				     const char *path,
+				     const char *const *args,
+				     const char *const *env)
 {
 	g_autoptr(GPtrArray) argv = g_ptr_array_new();
 	g_auto(GStrv) envp = g_get_environ();
 	g_autoptr(GError) error = NULL;
 	struct wrapper *w = g_new0(struct wrapper, 1);
 
-	g_ptr_array_add(argv, (char *)(wrapper_path ? : t_wrapper_path()));
+	for (; prefix && *prefix; prefix++)
+		g_ptr_array_add(argv, (char *)*prefix);
+	g_ptr_array_add(argv, (char *)path);
 	for (; args && *args; args++)
 		g_ptr_array_add(argv, (char *)*args);
 	g_ptr_array_add(argv, NULL);
@@ -86,12 +91,22 @@ struct wrapper *wrapper_start_at(const char *wrapper_path,
 	w->lines = g_ptr_array_new_with_free_func(g_free);
 	w->partial = g_string_new(NULL);
 	if (!g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
-				      G_SPAWN_DO_NOT_REAP_CHILD, die_with_test,
+				      G_SPAWN_DO_NOT_REAP_CHILD |
+				      G_SPAWN_SEARCH_PATH, die_with_test,
 				      NULL, &w->pid, NULL, NULL, &w->err_fd,
 				      &error))
-		g_error("cannot start the wrapper: %s", error->message);
+		g_error("cannot start %s: %s", (char *)argv->pdata[0],
+			error->message);
 	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
 	return w;
+}
+
+struct wrapper *wrapper_start_at(const char *wrapper_path,
+				 const char *const *args,
+				 const char *const *env)
+{
+	return spawn_wrapper(NULL, wrapper_path ? : t_wrapper_path(), args,
+			     env);
 }
 
 struct wrapper *wrapper_start(const char *const *args, const char *const *env)
@@ -451,34 +466,7 @@ struct wrapper *wrapper_start_prefixed(const char *const *prefix,
 				       const char *const *args,
 				       const char *const *env)
 {
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_auto(GStrv) envp = g_get_environ();
-	g_autoptr(GError) error = NULL;
-	struct wrapper *w = g_new0(struct wrapper, 1);
-
-	for (; prefix && *prefix; prefix++)
-		g_ptr_array_add(argv, (char *)*prefix);
-	g_ptr_array_add(argv, (char *)t_wrapper_path());
-	for (; args && *args; args++)
-		g_ptr_array_add(argv, (char *)*args);
-	g_ptr_array_add(argv, NULL);
-	for (; env && *env; env++) {
-		g_auto(GStrv) kv = g_strsplit(*env, "=", 2);
-
-		envp = g_environ_setenv(envp, kv[0], kv[1] ? : "", TRUE);
-	}
-	w->lines = g_ptr_array_new_with_free_func(g_free);
-	w->partial = g_string_new(NULL);
-	/* A bare prefix name (valgrind) is looked up in PATH. */
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
-				      G_SPAWN_DO_NOT_REAP_CHILD |
-				      G_SPAWN_SEARCH_PATH, die_with_test,
-				      NULL, &w->pid, NULL, NULL, &w->err_fd,
-				      &error))
-		g_error("cannot start %s: %s", (char *)argv->pdata[0],
-			error->message);
-	fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
-	return w;
+	return spawn_wrapper(prefix, t_wrapper_path(), args, env);
 }
 
 static struct t_started started[8];
