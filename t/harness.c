@@ -436,10 +436,9 @@ gchar *t_write_file(const char *dir, const char *name, const char *content)
 	return path;
 }
 
-gchar *t_write_config(const char *dir, const char *name, guint16 port,
-		      const char *extra)
+gchar *t_config_text(guint16 port, const char *extra)
 {
-	g_autofree gchar *cfg = g_strdup_printf(
+	return g_strdup_printf(
 		"global\n"
 		"    hard-stop-after 10s\n"
 		"defaults\n"
@@ -453,6 +452,12 @@ gchar *t_write_config(const char *dir, const char *name, guint16 port,
 		"lf-string \"pid=%%pid\\n\"\n"
 		"%s",
 		port, extra ? extra : "");
+}
+
+gchar *t_write_config(const char *dir, const char *name, guint16 port,
+		      const char *extra)
+{
+	g_autofree gchar *cfg = t_config_text(port, extra);
 
 	return t_write_file(dir, name, cfg);
 }

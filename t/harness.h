@@ -77,7 +77,9 @@ int t_hold_connection(guint16 port);
 
 gchar *t_tmpdir(void);
 void t_rmtree(const char *dir);
-/* A real-haproxy config serving "pid=<pid>" on 127.0.0.1:port. */
+/* A real-haproxy config serving "pid=<pid>" on 127.0.0.1:port, extra
+ * appended; as text, or written to dir/name. */
+gchar *t_config_text(guint16 port, const char *extra);
 gchar *t_write_config(const char *dir, const char *name, guint16 port,
 		      const char *extra);
 gchar *t_write_file(const char *dir, const char *name, const char *content);

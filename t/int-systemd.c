@@ -39,6 +39,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "t/harness.h"
+
 #define PROG		"haproxy-systemd-wrapper"
 #define SBIN_WRAPPER	"/usr/sbin/" PROG
 #define HAPROXY		"/usr/sbin/haproxy"
@@ -636,27 +638,10 @@ static void install_unit(struct container *c, const char *src,
 	put_text(c, dropin, "[Unit]\nStartLimitIntervalSec=0\n");
 }
 
-static gchar *haproxy_config(guint16 port, const char *extra)
-{
-	return g_strdup_printf(
-		"global\n"
-		"    hard-stop-after 10s\n"
-		"defaults\n"
-		"    mode http\n"
-		"    timeout connect 1s\n"
-		"    timeout client 10s\n"
-		"    timeout server 10s\n"
-		"frontend fe\n"
-		"    bind 127.0.0.1:%u\n"
-		"    http-request return status 200 content-type text/plain "
-		"lf-string \"pid=%%pid\\n\"\n"
-		"%s", port, extra ? extra : "");
-}
-
 static void put_config(struct container *c, const char *path, guint16 port,
 		       const char *extra)
 {
-	g_autofree gchar *cfg = haproxy_config(port, extra);
+	g_autofree gchar *cfg = t_config_text(port, extra);
 
 	put_text(c, path, cfg);
 }
