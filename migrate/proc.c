@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define DELETED_SUFFIX " (deleted)"
@@ -80,6 +81,71 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent)
 		return -1;
 	}
 	return fd;
+}
+
+/* "socket:[12345]" -> 12345, or 0. */
+static guint64 socket_inode(GPid pid, const char *fd_name)
+{
+	g_autofree gchar *link = g_strdup_printf("/proc/%d/fd/%s", pid, fd_name);
+	g_autofree gchar *target = g_file_read_link(link, NULL);
+
+	if (!target || !g_str_has_prefix(target, "socket:["))
+		return 0;
+	return g_ascii_strtoull(target + 8, NULL, 10);
+}
+
+static gboolean fd_listens(int pidfd, int fd)
+{
+	int dup = pidfd_getfd(pidfd, fd, 0);
+	int listening = 0;
+	socklen_t len = sizeof(listening);
+
+	if (dup < 0)
+		return FALSE;
+	if (getsockopt(dup, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
+		listening = 0;
+	close(dup);
+	return listening;
+}
+
+GHashTable *proc_listening_inodes(GPid pid)
+{
+	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	GHashTable *inodes;
+	const char *name;
+	int pidfd = pidfd_open(pid, 0);
+
+	if (pidfd < 0 || !dir) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return NULL;
+	}
+	inodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+				       NULL);
+	while ((name = g_dir_read_name(dir))) {
+		guint64 ino = socket_inode(pid, name);
+
+		if (ino && fd_listens(pidfd, atoi(name)))
+			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
+	}
+	close(pidfd);
+	return inodes;
+}
+
+gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes)
+{
+	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	const char *name;
+
+	while (dir && (name = g_dir_read_name(dir))) {
+		guint64 ino = socket_inode(pid, name);
+
+		if (ino && g_hash_table_contains(inodes, &ino))
+			return TRUE;
+	}
+	return FALSE;
 }
 
 gint64 proc_start_time_us(guint64 ticks)

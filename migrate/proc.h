@@ -24,6 +24,16 @@ gchar *proc_exe(GPid pid);
  */
 int proc_open_if_child_of(GPid pid, GPid expected_parent);
 
+/*
+ * The inodes of the listening sockets pid holds, read by duplicating each
+ * socket descriptor (pidfd_getfd: our own child, or root) and asking it
+ * SO_ACCEPTCONN. NULL when that cannot be done (kernel < 5.6, no right).
+ */
+GHashTable *proc_listening_inodes(GPid pid);
+
+/* Does pid still hold a descriptor on one of these socket inodes? */
+gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);
+
 /* A start time from stat (clock ticks since boot) as wall-clock
  * microseconds; 0 when the boot time cannot be read. */
 gint64 proc_start_time_us(guint64 ticks);

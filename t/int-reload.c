@@ -765,32 +765,16 @@ static GPid site_reload(Site *s, const char *command, guint number)
  * has acted on its soft stop it still holds the shared listener (-x)
  * and can take that request: seen under CPU load, a wrapper bug.
  */
-/* Bounded: until a request is answered by pid. */
-static gboolean answered_by(guint16 port, GPid pid)
-{
-	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	while (g_get_monotonic_time() < deadline)
-		if (t_http_pid(port) == pid)
-			return TRUE;
-	return FALSE;
-}
-
 /*
- * The client returns once the new generation serves. The old one may
- * still accept on the socket they share (-x) until it has handled its
- * soft stop, a window of a fraction of a millisecond: a request that
- * lands there is served, by the old configuration. Closing that window
- * is a known refinement (README.wrapper), reported here as TODO.
+ * The client returns once the new generation serves and the old one has
+ * let go of the sockets they share (-x): the very next request is the
+ * new generation's.
  */
 static GPid site_reload_strict(Site *s, const char *command, guint number)
 {
 	GPid pid = reload_client(s, command, number);
 
-	if (t_http_pid(s->port) != pid)
-		g_test_incomplete("the old generation answered once more after "
-				  "the reload returned");
-	g_assert_true(answered_by(s->port, pid));
+	g_assert_cmpint(t_http_pid(s->port), ==, pid);
 	return pid;
 }
 

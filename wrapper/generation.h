@@ -29,7 +29,8 @@ struct generation {
 	struct witness witness;
 	gboolean warned_addr_in_use;
 	gboolean exited;	/* reaped: its pid may already be someone's */
-	gboolean exposes;	/* started with the listeners socket (-x) */
+	gboolean exposes;	/* exposes its listeners (our -f fragment) */
+	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
 	guint drain_timer;
 };

@@ -3,6 +3,9 @@
  * verdict, and the bounds on generations still draining. */
 #include "wrapper/supervisor-int.h"
 
+#include <poll.h>
+#include <sys/pidfd.h>
+
 /* ---- the end of a reload, however it ended, and who waits for it ---- */
 
 static gboolean run_pending_reload(gpointer data)
@@ -148,6 +151,46 @@ static void bound_draining(struct supervisor *s)
 	}
 }
 
+/*
+ * With -x the old generation holds the very sockets the new one took over
+ * and accepts on them until it has acted on its soft stop, which was sent
+ * together with the witness's signal. Wait for it to let go, bounded and
+ * only during a reload, so that a reload reported done means that new
+ * connections reach the new configuration. If it cannot be told (no
+ * pidfd_getfd), the verdict comes as it would without -x.
+ */
+#define RELEASE_LIMIT_MS 200
+
+static void wait_listeners_released(struct generation *old,
+				    struct generation *g)
+{
+	g_autoptr(GHashTable) inodes = NULL;
+	gint64 deadline = g_get_monotonic_time() + RELEASE_LIMIT_MS * 1000LL;
+	int pidfd;
+
+	if (!g->took_listeners || old->mode != LAUNCH_DB || old->exited)
+		return;
+	inodes = proc_listening_inodes(g->pid);
+	if (!inodes || g_hash_table_size(inodes) == 0)
+		return;
+	pidfd = pidfd_open(old->pid, 0);
+	if (pidfd < 0)
+		return;
+	while (proc_holds_any_socket(old->pid, inodes)) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		if (g_get_monotonic_time() >= deadline) {
+			log_debug("generation %u (pid %d) still holds its "
+				  "listeners after %d ms", old->number,
+				  old->pid, RELEASE_LIMIT_MS);
+			break;
+		}
+		/* Woken at once if it exits. */
+		poll(&p, 1, 1);
+	}
+	close(pidfd);
+}
+
 static void generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->current;
@@ -158,6 +201,7 @@ static void generation_ready(struct supervisor *s, struct generation *g)
 	s->starting = NULL;
 	s->current_lost = FALSE;
 	if (old) {
+		wait_listeners_released(old, g);
 		old->state = GEN_DRAINING;
 		/* A -Ds parent may have forked workers after we listed them
 		 * for -sf; a second SIGUSR1 to the others is harmless. */
@@ -355,6 +399,7 @@ static void spawn_generation(struct supervisor *s,
 	hard = hard || s->attempt_hard;
 	extra = extra_args(s, v, &exposes);
 	g->exposes = exposes;
+	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
 	argv = haproxy_argv_build(s->haproxy_path, mode, s->args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
