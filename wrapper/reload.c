@@ -168,7 +168,9 @@ static void wait_listeners_released(struct generation *old,
 	gint64 deadline = g_get_monotonic_time() + RELEASE_LIMIT_MS * 1000LL;
 	int pidfd;
 
-	if (!g->took_listeners || old->mode != LAUNCH_DB || old->exited)
+	/* A reaped pid may already be someone else's: never look at it. */
+	if (!g->took_listeners || old->mode != LAUNCH_DB || old->exited ||
+	    g->exited)
 		return;
 	inodes = proc_listening_inodes(g->pid);
 	if (!inodes || g_hash_table_size(inodes) == 0)
