@@ -264,6 +264,19 @@ static void add_config_tail(GPtrArray *argv, const struct wrapper_args *a)
 	add_strv(argv, a->config_tail);
 }
 
+static const char *mode_flag(enum launch_mode mode)
+{
+	switch (mode) {
+	case LAUNCH_DS:
+		return "-Ds";
+	case LAUNCH_DB:
+		return "-db";
+	case LAUNCH_MW:
+		return "-Ws";
+	}
+	g_return_val_if_reached("-db");
+}
+
 GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 			 const struct wrapper_args *a,
 			 const char *const *extra, const GPid *old_pids,
@@ -274,7 +287,7 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 	g_ptr_array_add(argv, g_strdup(haproxy_path));
 	add_strv(argv, a->haproxy_args);
 	add_strv(argv, (GStrv)extra);
-	g_ptr_array_add(argv, g_strdup(mode == LAUNCH_DS ? "-Ds" : "-db"));
+	g_ptr_array_add(argv, g_strdup(mode_flag(mode)));
 	if (n_old > 0 || witness > 0) {
 		g_ptr_array_add(argv, g_strdup(hard ? "-st" : "-sf"));
 		for (guint i = 0; i < n_old; i++)

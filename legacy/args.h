@@ -12,6 +12,8 @@
 enum launch_mode {
 	LAUNCH_DS,	/* haproxy < 1.8: "-Ds", the 1.x systemd mode */
 	LAUNCH_DB,	/* haproxy >= 1.8: "-db", one foreground process */
+	LAUNCH_MW,	/* haproxy >= 1.8: "-Ws", master-worker (the hand-off);
+			 * never a generation of ours */
 };
 
 /* A command line that haproxy answers at once, with no supervision. */

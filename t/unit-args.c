@@ -359,6 +359,23 @@ static void test_argv_build_extra(void)
 	wrapper_args_clear(&a);
 }
 
+/* The hand-off's master: -Ws in the mode flag's place, no witness. */
+static void test_argv_build_master(void)
+{
+	static const char *const extra[] = { "-x", "/run/l.sock", NULL };
+	static const GPid old[] = { 10, 20 };
+	struct wrapper_args a;
+	g_auto(GStrv) got = NULL;
+
+	parse_ok(ARGV("-f", "a.cfg", "-p", "/run/h.pid", "--", "b.cfg"), &a);
+	got = haproxy_argv_build("/usr/sbin/haproxy", LAUNCH_MW, &a, extra,
+				 old, 2, 0, FALSE);
+	assert_strv(got, ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-p",
+			      "/run/h.pid", "-x", "/run/l.sock", "-Ws", "-sf",
+			      "10", "20", "--", "b.cfg"));
+	wrapper_args_clear(&a);
+}
+
 static void test_argv_build(void)
 {
 	static const GPid old[] = { 10, 20 };
@@ -435,6 +452,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/args/clear-twice", test_clear_twice);
 	g_test_add_func("/args/argv-build", test_argv_build);
 	g_test_add_func("/args/argv-build-extra", test_argv_build_extra);
+	g_test_add_func("/args/argv-build-master", test_argv_build_master);
 	g_test_add_func("/args/argv-oneshot", test_argv_oneshot);
 
 	return g_test_run();

@@ -10,8 +10,6 @@
  */
 #include "wrapper/supervisor-int.h"
 
-#include <stdio.h>
-
 #define HANDOFF_PROBE_MS 30000
 
 struct handoff {
@@ -45,18 +43,15 @@ static void refuse(struct handoff *h, const char *fmt, ...)
 	handoff_free(h);
 }
 
-/* haproxy's arguments, with `first` flags in front and `last` ones
- * before the user's "--" tail. */
-static GStrv handoff_argv(struct supervisor *s, const char *path,
-			  const char *const *first, GStrv last)
+/* "haproxy -c -q <its arguments>": would the master accept them? */
+static GStrv check_argv(struct supervisor *s, const char *path)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 
 	g_strv_builder_add(b, path);
-	g_strv_builder_addv(b, (const char **)first);
+	g_strv_builder_add(b, "-c");
+	g_strv_builder_add(b, "-q");
 	g_strv_builder_addv(b, (const char **)s->args->haproxy_args);
-	if (last)
-		g_strv_builder_addv(b, (const char **)last);
 	if (s->args->config_tail) {
 		g_strv_builder_add(b, "--");
 		g_strv_builder_addv(b, (const char **)s->args->config_tail);
@@ -64,38 +59,21 @@ static GStrv handoff_argv(struct supervisor *s, const char *path,
 	return g_strv_builder_end(b);
 }
 
-/* -x from the serving generation, -sf every live generation. */
-static GStrv takeover_flags(struct supervisor *s)
+/* -Ws, -x from the serving generation, -sf every live generation. */
+static GStrv master_argv(struct supervisor *s, const char *path)
 {
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-	g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	const char *const take[] = { "-x", s->expose_sock, NULL };
+	g_autoptr(GArray) pids = sv_generations_sf_pids(s);
 
-	if (s->current && s->current->exposes && s->expose_sock &&
-	    g_file_test(s->expose_sock, G_FILE_TEST_EXISTS)) {
-		g_strv_builder_add(b, "-x");
-		g_strv_builder_add(b, s->expose_sock);
-	}
-	for (guint i = 0; i < s->gens->len; i++)
-		generation_sf_pids(g_ptr_array_index(s->gens, i), pids);
-	if (pids->len) {
-		g_strv_builder_add(b, "-sf");
-		for (guint i = 0; i < pids->len; i++) {
-			char pid[16];
-
-			snprintf(pid, sizeof(pid), "%d",
-				 g_array_index(pids, GPid, i));
-			g_strv_builder_add(b, pid);
-		}
-	}
-	return g_strv_builder_end(b);
+	return haproxy_argv_build(path, LAUNCH_MW, s->args,
+				  sv_can_take_listeners(s) ? take : NULL,
+				  (GPid *)pids->data, pids->len, 0, FALSE);
 }
 
 static void exec_haproxy(struct handoff *h)
 {
-	static const char *const ws[] = { "-Ws", NULL };
 	struct supervisor *s = h->s;
-	g_auto(GStrv) last = takeover_flags(s);
-	g_auto(GStrv) argv = handoff_argv(s, h->path, ws, last);
+	g_auto(GStrv) argv = master_argv(s, h->path);
 	g_auto(GStrv) envp = haproxy_environ_for_handoff();
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
@@ -138,7 +116,6 @@ static void on_checked(const char *output, int wait_status,
 static void on_version(const char *output, int wait_status,
 		       const GError *error, gpointer data)
 {
-	static const char *const check[] = { "-c", "-q", NULL };
 	struct handoff *h = data;
 	struct haproxy_version v;
 	g_auto(GStrv) argv = NULL;
@@ -153,7 +130,7 @@ static void on_version(const char *output, int wait_status,
 		       ">= 1.8)", v.full);
 		return;
 	}
-	argv = handoff_argv(h->s, h->path, check, NULL);
+	argv = check_argv(h->s, h->path);
 	h->s->probe = probe_start(argv, HANDOFF_PROBE_MS, on_checked, h);
 }
 

@@ -275,13 +275,20 @@ static gboolean on_ready_timeout(gpointer data)
 
 /* Old pids for -sf: every live generation's, then the user's own -sf/-st
  * pids for the first generation only. */
-static GArray *old_pids(struct supervisor *s, gboolean *hard)
+GArray *sv_generations_sf_pids(struct supervisor *s)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	*hard = FALSE;
 	for (guint i = 0; i < s->gens->len; i++)
 		generation_sf_pids(g_ptr_array_index(s->gens, i), pids);
+	return pids;
+}
+
+static GArray *old_pids(struct supervisor *s, gboolean *hard)
+{
+	GArray *pids = sv_generations_sf_pids(s);
+
+	*hard = FALSE;
 	if (s->next_number == 1 && s->args->user_old_pids) {
 		g_array_append_vals(pids, s->args->user_old_pids->data,
 				    s->args->user_old_pids->len);
@@ -297,7 +304,7 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 
 /* The serving generation's listeners socket, if a new one can take its
  * sockets from there (-x fails hard on a missing socket: check first). */
-static gboolean can_take_listeners(struct supervisor *s)
+gboolean sv_can_take_listeners(struct supervisor *s)
 {
 	return s->current && s->current->exposes && !s->current->exited &&
 	       g_file_test(s->expose_sock, G_FILE_TEST_EXISTS);
@@ -327,7 +334,7 @@ static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
 	g_strv_builder_add(b, "-f");
 	g_strv_builder_add(b, s->expose_cfg);
 	*exposes = TRUE;
-	if (can_take_listeners(s)) {
+	if (sv_can_take_listeners(s)) {
 		g_strv_builder_add(b, "-x");
 		g_strv_builder_add(b, s->expose_sock);
 	}

@@ -60,6 +60,7 @@ static struct generation *parse_gen(const char *token)
 	if (g_strv_length(f) != 6 ||
 	    !parse_uint(f[0], G_MAXUINT, &number) ||
 	    !parse_uint(f[1], G_MAXINT, &pid) || pid == 0 ||
+	    /* A generation runs -Ds or -db, never -Ws. */
 	    !parse_uint(f[2], LAUNCH_DB, &mode) ||
 	    !parse_uint(f[3], GEN_DRAINING, &state) ||
 	    !parse_int64(f[4], &started))

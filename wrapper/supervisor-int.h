@@ -136,6 +136,10 @@ void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg);
 void sv_launch_failed(struct supervisor *s, int exit_code, const char *fmt,
 		      ...) G_GNUC_PRINTF(3, 4);
 void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
+/* The -sf pids of every live generation. */
+GArray *sv_generations_sf_pids(struct supervisor *s);
+/* Can a new haproxy take the serving generation's listeners (-x)? */
+gboolean sv_can_take_listeners(struct supervisor *s);
 
 /* handoff.c: replace the wrapper by haproxy -Ws, same pid. */
 void sv_handoff(struct supervisor *s, struct control_client *client);
