@@ -117,6 +117,18 @@ static gboolean parse_self_upgrade(const char *s, enum self_upgrade *out)
 	return TRUE;
 }
 
+/* An "auto" (the default, when value is NULL) or "off" option. */
+static gboolean parse_auto_off(const char *value, const char *option,
+			       gboolean *on, GError **error)
+{
+	*on = !value || g_str_equal(value, "auto");
+	if (*on || g_str_equal(value, "off"))
+		return TRUE;
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s takes auto or off", option);
+	return FALSE;
+}
+
 /* GOption sees only the tokens wrapper_args_parse set apart as ours. */
 static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 				      GStrv opts, GError **error)
@@ -154,26 +166,17 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "--max-old-workers takes 0 or more");
 		return FALSE;
 	}
-	if (c->seamless && !g_str_equal(c->seamless, "auto") &&
-	    !g_str_equal(c->seamless, "off")) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--seamless-reload takes auto or off");
+	if (!parse_auto_off(c->seamless, "--seamless-reload",
+			    &c->opts.seamless, error) ||
+	    !parse_auto_off(c->takeover, "--takeover", &c->opts.takeover,
+			    error))
 		return FALSE;
-	}
-	if (c->takeover && !g_str_equal(c->takeover, "auto") &&
-	    !g_str_equal(c->takeover, "off")) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--takeover takes auto or off");
-		return FALSE;
-	}
 	if (c->reload + c->hard_reload + c->status + c->handoff > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "--reload, --hard-reload, --status and --handoff "
 			    "exclude each other");
 		return FALSE;
 	}
-	c->opts.seamless = !c->seamless || g_str_equal(c->seamless, "auto");
-	c->opts.takeover = !c->takeover || g_str_equal(c->takeover, "auto");
 	c->opts.stop_timeout_s = c->stop_timeout;
 	c->opts.ready_timeout_s = c->ready_timeout;
 	c->opts.drain_timeout_s = c->drain_timeout;
