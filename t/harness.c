@@ -639,3 +639,29 @@ GPid t_wait_pidfile(const char *pidfile)
 	} while (g_get_monotonic_time() < end);
 	return 0;
 }
+
+gchar *t_signals_before_marker(const char *file, const struct t_started *p)
+{
+	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	g_assert_true(t_signal_verified(p, SIGRTMAX));
+	do {
+		g_autofree gchar *text = NULL;
+		g_auto(GStrv) lines = NULL;
+		g_autoptr(GString) got = g_string_new(NULL);
+
+		if (!g_file_get_contents(file, &text, NULL, NULL) ||
+		    !strstr(text, marker)) {
+			g_usleep(10 * 1000);
+			continue;
+		}
+		lines = g_strsplit(text, "\n", -1);
+		for (guint i = 0; lines[i]; i++)
+			if (strstr(lines[i], "signal=") &&
+			    !strstr(lines[i], marker))
+				g_string_append_printf(got, "%s\n", lines[i]);
+		return g_string_free(g_steal_pointer(&got), FALSE);
+	} while (g_get_monotonic_time() < end);
+	g_assert_not_reached();
+}

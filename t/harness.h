@@ -130,3 +130,11 @@ void t_launch_daemon(const char *dir, const char *const *argv);
 
 /* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
 GPid t_wait_pidfile(const char *pidfile);
+
+/*
+ * The "signal=" lines a t/sigrecorder wrote to file, once a marker sent
+ * now (SIGRTMAX, to p) has been recorded: real-time signals come after
+ * every standard one, and SIGRTMAX after every other real-time one, so
+ * nothing sent before is still on its way.
+ */
+gchar *t_signals_before_marker(const char *file, const struct t_started *p);

@@ -632,37 +632,6 @@ static struct t_started *start_recorder(const char *file)
 	g_assert_not_reached();
 }
 
-/*
- * The "signal=" lines of file, once marker (sent by us, after any other)
- * has been recorded: real-time signals come after every standard one,
- * and SIGRTMAX after every other real-time one.
- */
-static gchar *signals_before_marker(const char *file, const struct t_started *p)
-{
-	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	g_assert_true(t_signal_verified(p, SIGRTMAX));
-	do {
-		g_autofree gchar *text = NULL;
-		g_auto(GStrv) lines = NULL;
-		g_autoptr(GString) got = g_string_new(NULL);
-
-		if (!g_file_get_contents(file, &text, NULL, NULL) ||
-		    !strstr(text, marker)) {
-			g_usleep(10 * 1000);
-			continue;
-		}
-		lines = g_strsplit(text, "\n", -1);
-		for (guint i = 0; lines[i]; i++)
-			if (strstr(lines[i], "signal=") &&
-			    !strstr(lines[i], marker))
-				g_string_append_printf(got, "%s\n", lines[i]);
-		return g_string_free(g_steal_pointer(&got), FALSE);
-	} while (g_get_monotonic_time() < end);
-	g_assert_not_reached();
-}
-
 static void test_pidfile_naming_unrelated_process(void)
 {
 	struct site s = { 0 };
@@ -694,7 +663,7 @@ static void test_pidfile_naming_unrelated_process(void)
 	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
 	stop_wrapper(w);
 
-	others = signals_before_marker(record, recorder);
+	others = t_signals_before_marker(record, recorder);
 	g_assert_cmpstr(others, ==, "");
 	g_assert_true(t_signal_verified(recorder, SIGKILL));
 	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
