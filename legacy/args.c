@@ -20,6 +20,7 @@ struct args_builder {
 	const char *basedir;	/* last -C value, borrowed from argv */
 	GArray *user_old_pids;
 	gboolean user_old_hard;
+	gboolean master_worker;
 	enum oneshot oneshot;
 };
 
@@ -64,8 +65,7 @@ static gboolean is_wrapper_option(const char *arg)
 	return arg[0] == '-' && arg[1] == '-' && arg[2] != '\0';
 }
 
-/* -f, -p, -C... and -cc take the next argument, whatever it looks like. */
-static gboolean takes_value(const char *arg)
+gboolean haproxy_flag_takes_value(const char *arg)
 {
 	if (arg[0] != '-' || arg[1] == '\0')
 		return FALSE;
@@ -170,17 +170,17 @@ static int parse_one(struct args_builder *b, int argc, char *const *argv,
 		g_ptr_array_add(b->wrapper_opts, g_strdup(arg));
 		return i;
 	}
-	if (takes_value(arg))
+	if (haproxy_flag_takes_value(arg))
 		return take_flag_value(b, argc, argv, i, error);
 	if (strcmp(arg, "-sf") == 0 || strcmp(arg, "-st") == 0)
 		return collect_old_pids(b, argc, argv, i, error);
 	if (is_removed_mode_flag(arg))
 		return i;
+	/* -W/-Ws: run the master-worker mode behind the wrapper, which
+	 * adds -Ws itself. */
 	if (g_str_has_prefix(arg, "-W")) {
-		g_set_error(error, WRAPPER_ARGS_ERROR, WRAPPER_ARGS_ERROR_USAGE,
-			    "option '%s': master-worker mode (-W/-Ws) is not a per-generation mode and cannot be combined with this wrapper's generations",
-			    arg);
-		return -1;
+		b->master_worker = TRUE;
+		return i;
 	}
 	if (strcmp(arg, "-c") == 0)
 		note_oneshot(b, ONESHOT_CHECK);
@@ -235,6 +235,7 @@ gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
 	out->pidfile = resolve_pidfile(b.pidfile, b.basedir, cwd);
 	out->user_old_pids = g_steal_pointer(&b.user_old_pids);
 	out->user_old_hard = b.user_old_hard;
+	out->master_worker = b.master_worker;
 	out->oneshot = b.oneshot;
 	args_builder_free(&b);
 	return TRUE;

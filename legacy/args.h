@@ -12,8 +12,7 @@
 enum launch_mode {
 	LAUNCH_DS,	/* haproxy < 1.8: "-Ds", the 1.x systemd mode */
 	LAUNCH_DB,	/* haproxy >= 1.8: "-db", one foreground process */
-	LAUNCH_MW,	/* haproxy >= 1.8: "-Ws", master-worker (the hand-off);
-			 * never a generation of ours */
+	LAUNCH_MW,	/* haproxy >= 1.8: "-Ws", a master and its workers */
 };
 
 /* A command line that haproxy answers at once, with no supervision. */
@@ -35,6 +34,7 @@ struct wrapper_args {
 	/* Pids the user gave with -sf or -st; used by the first generation only. */
 	GArray *user_old_pids;	/* of GPid */
 	gboolean user_old_hard;	/* they came with -st */
+	gboolean master_worker;	/* the user gave -W or -Ws */
 	enum oneshot oneshot;
 };
 
@@ -49,8 +49,8 @@ enum wrapper_args_error_code {
  * Split argv (argv[0] excluded) into wrapper options and haproxy arguments.
  * cwd is the directory a relative -C is taken against. Fails on input that
  * no haproxy would accept either in the wrapper's context: a value-taking
- * flag at the end, a non-numeric -sf/-st pid, -W/-Ws (master-worker is not
- * a per-generation mode). out is overwritten, not freed first. With both
+ * flag at the end, a non-numeric -sf/-st pid. -W/-Ws are taken out and
+ * noted as a request for master-worker mode. out is overwritten, not freed first. With both
  * -v and -c, oneshot is ONESHOT_VERSION: haproxy answers -v first.
  */
 gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
@@ -67,6 +67,9 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 			 const struct wrapper_args *a,
 			 const char *const *extra, const GPid *old_pids,
 			 guint n_old, GPid witness, gboolean hard);
+
+/* -f, -p, -C... and -cc take the next argument, whatever it looks like. */
+gboolean haproxy_flag_takes_value(const char *arg);
 
 /* The argv for a one-shot command: haproxy_path, the user's arguments and
  * the user's "--" tail. */

@@ -66,9 +66,14 @@ static void child_setup(gpointer unused)
 	signals_reset_for_exec();
 }
 
-gboolean haproxy_spawn(char *const *argv, GPid *pid, GError **error)
+gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
+		       GPid *pid, GError **error)
 {
 	g_auto(GStrv) envp = haproxy_environ();
+
+	if (notify_socket)
+		envp = g_environ_setenv(envp, "NOTIFY_SOCKET", notify_socket,
+					TRUE);
 
 	log_executing(argv);
 	/* GLib closes every descriptor above stderr in the child. */

@@ -30,8 +30,10 @@ GStrv haproxy_environ(void);
  * the wrapper and becomes the service's main process. */
 GStrv haproxy_environ_for_handoff(void);
 
-/* Spawn argv[0] with argv, not reaped (the caller adds a child watch). */
-gboolean haproxy_spawn(char *const *argv, GPid *pid, GError **error);
+/* Spawn argv[0] with argv, not reaped (the caller adds a child watch).
+ * notify_socket, when not NULL, is the child's NOTIFY_SOCKET (-Ws). */
+gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
+		       GPid *pid, GError **error);
 
 /* Replace the wrapper by haproxy (one-shot commands like -c, -v); only
  * returns on failure, with the exit status to use. */

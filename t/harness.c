@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -541,6 +542,11 @@ void t_end_all_started(void)
 
 gchar *t_request_once(guint16 port)
 {
+	return t_request_pid(port, NULL);
+}
+
+gchar *t_request_pid(guint16 port, GPid *pid)
+{
 	static const char req[] = "GET / HTTP/1.0\r\nHost: t\r\n\r\n";
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_port = htons(port) };
@@ -578,7 +584,109 @@ gchar *t_request_once(guint16 port)
 	if (!why && (!g_str_has_prefix(buf, "HTTP/1.") ||
 		     !strstr(buf, " 200 ") || !strstr(buf, "pid=")))
 		why = g_strdup_printf("bad answer: \"%s\"", buf);
+	if (pid)
+		*pid = why ? 0 : atoi(strstr(buf, "pid=") + 4);
 	return why;
+}
+
+/* ---- load: fresh connections one after the other, in a thread ---- */
+
+/* Bounds of a load run, whatever the test does. */
+#define LOAD_MAX_REQUESTS 200000
+#define LOAD_MAX_US (120 * G_USEC_PER_SEC)
+#define LOAD_ERRORS_KEPT 10
+
+static gboolean load_take(struct t_load *l, const char *err, GPid pid)
+{
+	gboolean stop;
+
+	g_mutex_lock(&l->lock);
+	l->requests++;
+	if (err && ++l->failures <= LOAD_ERRORS_KEPT)
+		g_string_append_printf(l->errors, "request %u: %s\n",
+				       l->requests, err);
+	if (!err) {
+		gpointer key = GINT_TO_POINTER(pid);
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(l->answers,
+							       key));
+
+		g_hash_table_insert(l->answers, key, GUINT_TO_POINTER(n + 1));
+	}
+	g_cond_broadcast(&l->cond);
+	stop = l->stop;
+	g_mutex_unlock(&l->lock);
+	return stop;
+}
+
+static gpointer load_run(gpointer data)
+{
+	struct t_load *l = data;
+	gint64 end = g_get_monotonic_time() + LOAD_MAX_US;
+	gboolean stop = FALSE;
+
+	for (guint i = 0; !stop && i < LOAD_MAX_REQUESTS &&
+	     g_get_monotonic_time() < end; i++) {
+		GPid pid;
+		g_autofree gchar *err = t_request_pid(l->port, &pid);
+
+		stop = load_take(l, err, pid);
+	}
+	g_mutex_lock(&l->lock);
+	l->done = TRUE;
+	g_cond_broadcast(&l->cond);
+	g_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+void t_load_start(struct t_load *l, guint16 port)
+{
+	*l = (struct t_load){ .port = port };
+	g_mutex_init(&l->lock);
+	g_cond_init(&l->cond);
+	l->answers = g_hash_table_new(NULL, NULL);
+	l->errors = g_string_new(NULL);
+	l->thread = g_thread_new("load", load_run, l);
+}
+
+gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	gboolean ok;
+
+	g_mutex_lock(&l->lock);
+	while (!(ok = GPOINTER_TO_UINT(g_hash_table_lookup(
+			      l->answers, GINT_TO_POINTER(pid))) >= n) &&
+	       !l->done && g_cond_wait_until(&l->cond, &l->lock, end))
+		;
+	g_mutex_unlock(&l->lock);
+	return ok;
+}
+
+guint t_load_finish(struct t_load *l)
+{
+	g_autoptr(GString) by = g_string_new(NULL);
+	GHashTableIter it;
+	gpointer pid, n;
+	guint failures;
+
+	g_mutex_lock(&l->lock);
+	l->stop = TRUE;
+	g_mutex_unlock(&l->lock);
+	g_thread_join(l->thread);
+	g_hash_table_iter_init(&it, l->answers);
+	while (g_hash_table_iter_next(&it, &pid, &n))
+		g_string_append_printf(by, " pid %d: %u;", GPOINTER_TO_INT(pid),
+				       GPOINTER_TO_UINT(n));
+	g_test_message("load on port %u: %u requests, %u failed; answered "
+		       "by%s", l->port, l->requests, l->failures, by->str);
+	if (l->failures)
+		g_test_message("first failures:\n%s", l->errors->str);
+	failures = l->failures;
+	g_hash_table_unref(l->answers);
+	g_string_free(l->errors, TRUE);
+	g_cond_clear(&l->cond);
+	g_mutex_clear(&l->lock);
+	return failures;
 }
 
 int t_wait_child(GPid pid, guint timeout_ms)

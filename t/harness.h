@@ -120,6 +120,29 @@ void t_end_started_on_abort(void);
  * TIME_WAIT pile-up); NULL if answered 200 with a pid, else what went
  * wrong. */
 gchar *t_request_once(guint16 port);
+/* The same; *pid is the answering pid (0 on failure). */
+gchar *t_request_pid(guint16 port, GPid *pid);
+
+/* A load: one request after the other on fresh connections, in a thread,
+ * counting failures and which pid answered. */
+struct t_load {
+	guint16 port;
+	GThread *thread;
+	GMutex lock;
+	GCond cond;
+	gboolean stop;
+	gboolean done;
+	guint requests;
+	guint failures;
+	GHashTable *answers;	/* pid -> count */
+	GString *errors;	/* the first failures, for the report */
+};
+
+void t_load_start(struct t_load *l, guint16 port);
+/* Wait (bounded) until pid has answered n requests of the load. */
+gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n);
+/* Stops the load and reports it; the number of failed requests. */
+guint t_load_finish(struct t_load *l);
 
 /* Waits (bounded) for a child to exit; its wait status, or -1. */
 int t_wait_child(GPid pid, guint timeout_ms);

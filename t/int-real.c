@@ -881,7 +881,7 @@ static void test_missing_haproxy(void)
 		{ "--haproxy=/nonexistent/haproxy", 127, "cannot start haproxy" },
 		{ NULL, 126, "cannot start haproxy" },	/* not executable */
 		{ "--no-such-option", 64, NULL },
-		{ "-W", 64, NULL },
+		{ "--master-worker=sometimes", 64, NULL },
 	};
 
 	if (!test_begin())

@@ -274,11 +274,22 @@ static void test_old_pids_invalid(void)
 	parse_fails(ARGV("-f", "a", "-st", " 5"), "-st");
 }
 
-static void test_master_worker_refused(void)
+/* -W/-Ws ask for master-worker mode; the wrapper adds -Ws itself. */
+static void test_master_worker_asked(void)
 {
-	parse_fails(ARGV("-W"), "master-worker");
-	parse_fails(ARGV("-f", "a.cfg", "-Ws"), "'-Ws'");
-	parse_fails(ARGV("-Wx", "--", "a"), "'-Wx'");
+	struct wrapper_args a;
+
+	parse_ok(ARGV("-f", "a.cfg"), &a);
+	g_assert_false(a.master_worker);
+	wrapper_args_clear(&a);
+	parse_ok(ARGV("-W", "-f", "a.cfg", "-Ws"), &a);
+	g_assert_true(a.master_worker);
+	assert_strv(a.haproxy_args, ARGV("-f", "a.cfg"));
+	wrapper_args_clear(&a);
+	/* After "--", a file name. */
+	parse_ok(ARGV("-f", "a.cfg", "--", "-W"), &a);
+	g_assert_false(a.master_worker);
+	wrapper_args_clear(&a);
 }
 
 static void check_oneshot(const char *const *argv, enum oneshot want)
@@ -444,8 +455,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/args/old-pids-dash-ends-list",
 			test_old_pids_dash_ends_list);
 	g_test_add_func("/args/old-pids-invalid", test_old_pids_invalid);
-	g_test_add_func("/args/master-worker-refused",
-			test_master_worker_refused);
+	g_test_add_func("/args/master-worker-asked",
+			test_master_worker_asked);
 	g_test_add_func("/args/oneshot", test_oneshot);
 	g_test_add_func("/args/oneshot-after-dashdash",
 			test_oneshot_after_dashdash);

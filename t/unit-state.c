@@ -20,6 +20,7 @@ static struct handover sample(void)
 			(GDestroyNotify)generation_free),
 		.waiters = g_array_new(FALSE, FALSE,
 				       sizeof(struct handover_waiter)),
+		.notify_fd = -1,
 	};
 	struct handover_waiter w1 = { .fd = 7, .target = 9 };
 	struct handover_waiter w2 = { .fd = 12, .target = 10 };
@@ -72,6 +73,30 @@ static void test_round_trip(void)
 	g_assert_cmpint(b->state, ==, GEN_CURRENT);
 	/* Separators inside a version survive the trip. */
 	g_assert_cmpstr(b->version, ==, "2.6.12-1+deb12u4 x:y%z");
+	g_assert_cmpint(back.notify_fd, ==, -1);
+	handover_clear(&h);
+	handover_clear(&back);
+}
+
+/* A master-worker generation and its notify socket. */
+static void test_master_round_trip(void)
+{
+	struct handover h = sample(), back;
+	struct generation *m = generation_new(8, LAUNCH_MW, "2.6.12");
+	g_autofree gchar *text = NULL;
+	struct generation *g;
+
+	m->pid = 4321;
+	m->state = GEN_CURRENT;
+	g_ptr_array_add(h.gens, m);
+	h.notify_fd = 11;
+	text = state_serialize(&h);
+	g_assert_true(state_parse(text, &back));
+	g_assert_cmpint(back.notify_fd, ==, 11);
+	g_assert_cmpuint(back.gens->len, ==, 3);
+	g = g_ptr_array_index(back.gens, 2);
+	g_assert_cmpint(g->mode, ==, LAUNCH_MW);
+	g_assert_cmpint(g->pid, ==, 4321);
 	handover_clear(&h);
 	handover_clear(&back);
 }
@@ -110,6 +135,10 @@ static void test_malformed(void)
 		"1 1 0 12 0 1 0 0 w7",
 		"1 1 0 12 0 1 0 0 w7:1:2",
 		"1 1 0 12 0 1 0 0 x7:1",
+		"1 1 0 12 0 1 0 0 n2",			/* stdio is no socket */
+		"1 1 0 12 0 1 0 0 n",
+		"1 1 0 12 0 1 0 0 n7:1",
+		"1 1 0 12 0 1 0 0 n7 n8",		/* one socket */
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -127,6 +156,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/state/round-trip", test_round_trip);
 	g_test_add_func("/state/no-generations", test_no_generations);
+	g_test_add_func("/state/master-round-trip", test_master_round_trip);
 	g_test_add_func("/state/malformed", test_malformed);
 	return g_test_run();
 }

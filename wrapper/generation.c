@@ -8,6 +8,14 @@
 #include "migrate/proc.h"
 #include "wrapper/log.h"
 
+static void cohort_free(struct worker_cohort *c)
+{
+	if (c->drain_timer)
+		g_source_remove(c->drain_timer);
+	g_array_unref(c->pids);
+	g_free(c);
+}
+
 struct generation *generation_new(guint number, enum launch_mode mode,
 				  const char *version)
 {
@@ -18,6 +26,9 @@ struct generation *generation_new(guint number, enum launch_mode mode,
 	g->state = GEN_STARTING;
 	g->started_us = g_get_real_time();
 	g_strlcpy(g->version, version, sizeof(g->version));
+	g->workers = g_array_new(FALSE, FALSE, sizeof(GPid));
+	g->cohorts = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)cohort_free);
 	return g;
 }
 
@@ -28,6 +39,8 @@ void generation_free(struct generation *g)
 		g_source_remove(g->child_source);
 	if (g->drain_timer)
 		g_source_remove(g->drain_timer);
+	g_array_unref(g->workers);
+	g_ptr_array_unref(g->cohorts);
 	g_free(g);
 }
 
@@ -50,7 +63,8 @@ void generation_sf_pids(const struct generation *g, GArray *pids)
 
 	if (g->exited)
 		return;
-	if (g->mode == LAUNCH_DB) {
+	/* A master soft-stops its workers itself. */
+	if (g->mode == LAUNCH_DB || g->mode == LAUNCH_MW) {
 		g_array_append_val(pids, g->pid);
 		return;
 	}
@@ -101,10 +115,62 @@ void generation_signal(const struct generation *g, int sig,
 {
 	if (g->exited)
 		return;
-	if (g->mode == LAUNCH_DB || g->state == GEN_STARTING) {
+	/* A master relays every signal but SIGKILL to its workers. */
+	if (g->mode == LAUNCH_DB || g->state == GEN_STARTING ||
+	    (g->mode == LAUNCH_MW && sig != SIGKILL)) {
 		signal_direct(g, sig, log_relay);
 		return;
 	}
 	if (signal_workers(g, sig, log_relay) == 0 || sig == SIGKILL)
 		signal_direct(g, sig, log_relay);
+}
+
+static gboolean pids_contain(const GArray *pids, GPid pid)
+{
+	for (guint i = 0; i < pids->len; i++)
+		if (g_array_index(pids, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+void generation_prune_cohorts(struct generation *g)
+{
+	for (guint i = 0; i < g->cohorts->len;) {
+		struct worker_cohort *c = g_ptr_array_index(g->cohorts, i);
+
+		/* Gone, or its pid is already another's (a current worker). */
+		for (guint j = 0; j < c->pids->len;) {
+			GPid pid = g_array_index(c->pids, GPid, j);
+
+			if (g->exited || proc_parent(pid) != g->pid ||
+			    pids_contain(g->workers, pid))
+				g_array_remove_index(c->pids, j);
+			else
+				j++;
+		}
+		if (c->pids->len == 0)
+			g_ptr_array_remove_index(g->cohorts, i);
+		else
+			i++;
+	}
+}
+
+guint cohort_signal(const struct worker_cohort *c, int sig)
+{
+	guint sent = 0;
+
+	if (c->master->exited)
+		return 0;
+	for (guint i = 0; i < c->pids->len; i++) {
+		GPid w = g_array_index(c->pids, GPid, i);
+		int fd = proc_open_if_child_of(w, c->master->pid);
+
+		if (fd < 0)
+			continue;
+		log_debug("%s -> %d.", signal_name(sig), w);
+		if (proc_pidfd_signal(fd, sig))
+			sent++;
+		close(fd);
+	}
+	return sent;
 }

@@ -4,6 +4,8 @@
  * its start until it exits. With -db (haproxy >= 1.8) that child is the
  * whole generation; with -Ds (haproxy < 1.8) it is a foreground parent
  * whose workers, its own children, do the serving and take the signals.
+ * With -Ws it is a master that reloads itself in place: its workers are
+ * counted in cohorts, the ones each load started (see wrapper/master.c).
  */
 #pragma once
 
@@ -33,6 +35,20 @@ struct generation {
 	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
 	guint drain_timer;
+	/* -Ws: the workers of the last good load, and older ones still
+	 * draining (struct worker_cohort *, oldest first). */
+	GArray *workers;
+	GPtrArray *cohorts;
+	guint reloads;		/* -Ws: loads after the first */
+};
+
+/* Workers of a master-worker generation superseded by one of its reloads. */
+struct worker_cohort {
+	struct generation *master;
+	guint reload;		/* the master's load that started them */
+	GArray *pids;
+	gboolean terminated;
+	guint drain_timer;
 };
 
 struct generation *generation_new(guint number, enum launch_mode mode,
@@ -53,3 +69,11 @@ void generation_sf_pids(const struct generation *g, GArray *pids);
  */
 void generation_signal(const struct generation *g, int sig,
 		       gboolean log_relay);
+
+/* -Ws: forget the workers that have exited; drop empty cohorts. */
+void generation_prune_cohorts(struct generation *g);
+
+/* -Ws: send sig to a cohort's workers, each verified a child of the
+ * master; the number signalled. */
+guint cohort_signal(const struct worker_cohort *c, int sig);
+

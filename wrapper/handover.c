@@ -34,6 +34,7 @@ struct handover sv_handover_of(struct supervisor *s)
 		.pending_hard = s->pending_hard,
 		.gens = s->gens,
 		.waiters = handover_waiters(s),
+		.notify_fd = sv_master_handover_fd(s),
 	};
 }
 
@@ -76,7 +77,12 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		if (g->state == GEN_CURRENT)
 			s->current = g;
 		/* Same instance, same runtime directory, same fragment. */
-		g->exposes = s->expose_cfg && g->mode == LAUNCH_DB;
+		g->exposes = s->expose_cfg && g->mode != LAUNCH_DS;
+		if (g->mode == LAUNCH_MW) {
+			g_autoptr(GArray) w = proc_children(g->pid);
+
+			g_array_append_vals(g->workers, w->data, w->len);
+		}
 		sv_watch_generation(s, g);
 	}
 	child_discard_strays_of(s);
@@ -122,6 +128,23 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 	}
 }
 
+/* A master reports to the path in its NOTIFY_SOCKET: the socket bound
+ * there comes over with us, or is bound anew. */
+static void adopt_notify(struct supervisor *s, struct handover *h)
+{
+	g_autoptr(GError) error = NULL;
+	gboolean masters = FALSE;
+
+	for (guint i = 0; i < s->gens->len; i++)
+		masters |= ((struct generation *)g_ptr_array_index(
+				    s->gens, i))->mode == LAUNCH_MW;
+	if (h->notify_fd >= 0 && (!masters || !fd_is_socket(h->notify_fd) ||
+				  !sv_master_adopt_notify(s, h->notify_fd)))
+		close(h->notify_fd);
+	if (masters && !sv_master_notify_socket(s, &error))
+		log_warn("%s", error->message);
+}
+
 gboolean sv_restore_handover(struct supervisor *s)
 {
 	const char *text = g_getenv(STATE_ENV);
@@ -138,6 +161,7 @@ gboolean sv_restore_handover(struct supervisor *s)
 	}
 	g_unsetenv(STATE_ENV);
 	adopted = adopt(s, &h);
+	adopt_notify(s, &h);
 	adopt_waiters(s, &h, adopted);
 	if (adopted) {
 		s->skip_upgrade = TRUE;

@@ -23,6 +23,7 @@ struct cli {
 	gchar *self_upgrade;
 	gchar *seamless;
 	gchar *takeover;
+	gchar *master_worker;
 	gint stop_timeout;
 	gint ready_timeout;
 	gint drain_timeout;
@@ -72,6 +73,12 @@ static GOptionContext *option_context(struct cli *c)
 		  "At start, take over haproxy instances this wrapper did not "
 		  "start (same pidfile or configuration): auto (default) or "
 		  "off", "WHEN" },
+		{ "master-worker", 0, 0, G_OPTION_ARG_STRING,
+		  &c->master_worker,
+		  "Run haproxy (>= 1.8) as a master and its workers (-Ws), "
+		  "reloaded in place: auto (default: when the configuration "
+		  "needs it, nbproc > 1 before 2.5), on (also -W/-Ws) or off",
+		  "WHEN" },
 		{ "runtime-dir", 0, 0, G_OPTION_ARG_FILENAME,
 		  &c->opts.runtime_dir,
 		  "Directory of the control socket (default: "
@@ -129,16 +136,36 @@ static gboolean parse_auto_off(const char *value, const char *option,
 	return FALSE;
 }
 
+static gboolean parse_master_worker(const char *value, gboolean asked,
+				    enum mw_policy *out, GError **error)
+{
+	if (!value || g_str_equal(value, "auto"))
+		*out = asked ? MW_POLICY_ON : MW_POLICY_AUTO;
+	else if (g_str_equal(value, "on"))
+		*out = MW_POLICY_ON;
+	else if (g_str_equal(value, "off") && !asked)
+		*out = MW_POLICY_OFF;
+	else if (g_str_equal(value, "off"))
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "-W/-Ws ask for master-worker mode, which "
+			    "--master-worker=off refuses");
+	else
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--master-worker takes auto, on or off");
+	return !(error && *error);
+}
+
 /* GOption sees only the tokens wrapper_args_parse set apart as ours. */
 static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
-				      GStrv opts, GError **error)
+				      const struct wrapper_args *args,
+				      GError **error)
 {
 	g_autoptr(GPtrArray) v = g_ptr_array_new();
 	int n;
 	char **argv;
 
 	g_ptr_array_add(v, (char *)LOG_IDENT);
-	for (char **o = opts; o && *o; o++)
+	for (char **o = args->wrapper_opts; o && *o; o++)
 		g_ptr_array_add(v, *o);
 	g_ptr_array_add(v, NULL);
 	n = v->len - 1;
@@ -169,7 +196,9 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 	if (!parse_auto_off(c->seamless, "--seamless-reload",
 			    &c->opts.seamless, error) ||
 	    !parse_auto_off(c->takeover, "--takeover", &c->opts.takeover,
-			    error))
+			    error) ||
+	    !parse_master_worker(c->master_worker, args->master_worker,
+				 &c->opts.master_worker, error))
 		return FALSE;
 	if (c->reload + c->hard_reload + c->status + c->handoff > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -226,6 +255,7 @@ static void cli_clear(struct cli *c)
 	g_free(c->self_upgrade);
 	g_free(c->seamless);
 	g_free(c->takeover);
+	g_free(c->master_worker);
 }
 
 /* What a well-formed command line asks for. */
@@ -274,7 +304,7 @@ int main(int argc, char **argv)
 
 	ctx = option_context(&c);
 	if (!wrapper_args_parse(argc - 1, argv + 1, cwd, &args, &error) ||
-	    !parse_wrapper_options(&c, ctx, args.wrapper_opts, &error))
+	    !parse_wrapper_options(&c, ctx, &args, &error))
 		code = usage_error(error->message);
 	else
 		code = dispatch(&c, &args, ctx, orig_argv);

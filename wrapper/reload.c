@@ -66,6 +66,7 @@ void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 	g_clear_handle_id(&s->extend_timer, g_source_remove);
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_pointer(&s->haproxy_path, g_free);
+	sv_master_abandon(s);
 	s->busy = FALSE;
 	s->skip_upgrade = FALSE;
 	/* From the loop, not from inside whichever event ended this one. */
@@ -123,8 +124,49 @@ static void start_drain_clock(struct supervisor *s, struct generation *g)
 						       on_drain_deadline, g);
 }
 
+/* A master's superseded workers count as old generations too. */
+static guint master_cohorts_draining(struct generation *g)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < g->cohorts->len; i++) {
+		struct worker_cohort *c = g_ptr_array_index(g->cohorts, i);
+
+		n += !c->terminated;
+	}
+	return n;
+}
+
+/* The oldest draining cohorts of the masters go first: they are older
+ * than any generation started since (the masters came before them). */
+static guint bound_master_cohorts(struct supervisor *s, guint draining)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		for (guint j = 0; j < g->cohorts->len &&
+				  draining > (guint)s->opts->max_old_workers;
+		     j++) {
+			struct worker_cohort *c =
+				g_ptr_array_index(g->cohorts, j);
+			g_autofree gchar *pids = NULL;
+
+			if (c->terminated)
+				continue;
+			pids = sv_pids_text(c->pids);
+			log_notice("more than %d old generation(s) draining: "
+				   "SIGTERM to workers %s of generation %u",
+				   s->opts->max_old_workers, pids, g->number);
+			cohort_signal(c, SIGTERM);
+			c->terminated = TRUE;
+			draining--;
+		}
+	}
+	return draining;
+}
+
 /* More than max-old-workers generations draining: the oldest go now. */
-static void bound_draining(struct supervisor *s)
+void sv_bound_draining(struct supervisor *s)
 {
 	guint draining = 0;
 
@@ -133,9 +175,12 @@ static void bound_draining(struct supervisor *s)
 	for (guint i = 0; i < s->gens->len; i++) {
 		struct generation *g = g_ptr_array_index(s->gens, i);
 
+		generation_prune_cohorts(g);
+		draining += master_cohorts_draining(g);
 		if (g->state == GEN_DRAINING && !g->terminated)
 			draining++;
 	}
+	draining = bound_master_cohorts(s, draining);
 	for (guint i = 0; i < s->gens->len &&
 			  draining > (guint)s->opts->max_old_workers; i++) {
 		struct generation *g = g_ptr_array_index(s->gens, i);
@@ -193,7 +238,7 @@ static void wait_listeners_released(struct generation *old,
 	close(pidfd);
 }
 
-static void generation_ready(struct supervisor *s, struct generation *g)
+void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->current;
 
@@ -211,11 +256,19 @@ static void generation_ready(struct supervisor *s, struct generation *g)
 			generation_signal(old, SIGUSR1, FALSE);
 		start_drain_clock(s, old);
 	}
-	bound_draining(s);
+	sv_bound_draining(s);
 	sv_pidfile_publish(s, g);
 	failed_generation_clear(&s->failed);
-	log_notice("generation %u ready: pid %d, haproxy %s", g->number,
-		   g->pid, g->version);
+	if (g->mode == LAUNCH_MW) {
+		g_autofree gchar *workers = sv_pids_text(g->workers);
+
+		log_notice("generation %u ready: master pid %d, workers %s, "
+			   "haproxy %s", g->number, g->pid, workers,
+			   g->version);
+	} else {
+		log_notice("generation %u ready: pid %d, haproxy %s", g->number,
+			   g->pid, g->version);
+	}
 	if (s->phase == PHASE_STARTING)
 		s->phase = PHASE_RUNNING;
 	else
@@ -241,7 +294,7 @@ static void on_witness(int signo, GPid sender, gpointer data)
 	switch (signo) {
 	case SIGUSR1:
 	case SIGTERM:
-		generation_ready(s, g);
+		sv_generation_ready(s, g);
 		break;
 	case SIGTTOU:
 		if (!g->warned_addr_in_use)
@@ -269,6 +322,11 @@ static gboolean on_ready_timeout(gpointer data)
 			s->starting->number, s->starting->pid,
 			s->opts->ready_timeout_s);
 		generation_signal(s->starting, SIGKILL, FALSE);
+	} else if (sv_master_reloading(s)) {
+		/* Its old workers serve: leave the master be. */
+		sv_launch_failed(s, 1, "the haproxy master (pid %d) gave no "
+				 "verdict within %us", s->current->pid,
+				 s->opts->ready_timeout_s);
 	}
 	return G_SOURCE_REMOVE;
 }
@@ -385,10 +443,37 @@ static int spawn_exit_code(const GError *error, int otherwise)
 	}
 }
 
-static void spawn_generation(struct supervisor *s,
-			     const struct haproxy_version *v)
+/* While haproxy loads: the ready timeout, and systemd's patience. */
+static void start_load_timers(struct supervisor *s)
 {
-	enum launch_mode mode = haproxy_version_launch_mode(v);
+	if (s->opts->ready_timeout_s)
+		s->ready_timer = g_timeout_add_seconds(s->opts->ready_timeout_s,
+						       on_ready_timeout, s);
+	/* Only under systemd: no wakeup for nobody. */
+	if (g_getenv("NOTIFY_SOCKET"))
+		s->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,
+							on_extend, s);
+}
+
+/* A master tells its readiness on our notify socket; the others, through
+ * the witness at the end of their -sf list. */
+static gboolean prepare_readiness(struct supervisor *s, struct generation *g,
+				  const char **notify_socket, GError **error)
+{
+	*notify_socket = NULL;
+	if (g->mode != LAUNCH_MW)
+		return witness_start(&g->witness, on_witness, s, error);
+	*notify_socket = sv_master_notify_socket(s, error);
+	if (!*notify_socket)
+		g_prefix_error(error, "master-worker mode: ");
+	return *notify_socket != NULL;
+}
+
+static void spawn_generation(struct supervisor *s,
+			     const struct haproxy_version *v,
+			     enum launch_mode mode)
+{
+	const char *notify_socket;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GArray) pids = NULL;
 	g_auto(GStrv) argv = NULL;
@@ -399,7 +484,7 @@ static void spawn_generation(struct supervisor *s,
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(s);
 	g = generation_new(s->next_number, mode, v->full);
-	if (!witness_start(&g->witness, on_witness, s, &error)) {
+	if (!prepare_readiness(s, g, &notify_socket, &error)) {
 		generation_free(g);
 		sv_launch_failed(s, EXIT_OS_ERROR, "%s", error->message);
 		return;
@@ -413,7 +498,7 @@ static void spawn_generation(struct supervisor *s,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
-	if (!haproxy_spawn(argv, &g->pid, &error)) {
+	if (!haproxy_spawn(argv, notify_socket, &g->pid, &error)) {
 		generation_free(g);
 		sv_launch_failed(s, spawn_exit_code(error,
 						    EXIT_HAPROXY_NOT_EXECUTABLE),
@@ -425,13 +510,50 @@ static void spawn_generation(struct supervisor *s,
 	g_ptr_array_add(s->gens, g);
 	s->starting = g;
 	sv_watch_generation(s, g);
-	if (s->opts->ready_timeout_s)
-		s->ready_timer = g_timeout_add_seconds(s->opts->ready_timeout_s,
-						       on_ready_timeout, s);
-	/* Only under systemd: no wakeup for nobody. */
-	if (g_getenv("NOTIFY_SOCKET"))
-		s->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,
-							on_extend, s);
+	start_load_timers(s);
+}
+
+/* Say why the launch mode is not the obvious one, once per change. */
+static void tell_mode(struct supervisor *s, enum launch_mode mode,
+		      const char *why)
+{
+	if (s->told_mode_valid && s->told_mode == mode)
+		return;
+	s->told_mode = mode;
+	s->told_mode_valid = TRUE;
+	if (*why)
+		log_notice("%s: running haproxy with %s", why,
+			   mode == LAUNCH_MW ? "-Ws" :
+			   mode == LAUNCH_DB ? "-db" : "-Ds");
+}
+
+static enum launch_mode choose_mode(struct supervisor *s,
+				    const struct haproxy_version *v)
+{
+	g_autofree gchar *cwd = g_get_current_dir();
+	struct config_hints hints;
+	enum launch_mode mode;
+	const char *why;
+
+	config_hints_read(s->args, cwd, &hints);
+	mode = mw_choose_mode(v, s->opts->master_worker, &hints, &why);
+	tell_mode(s, mode, why);
+	return mode;
+}
+
+/* A serving master reloads itself; anything else means a new generation. */
+static void launch_version(struct supervisor *s,
+			   const struct haproxy_version *v)
+{
+	enum launch_mode mode = choose_mode(s, v);
+	struct generation *c = s->current;
+
+	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
+		start_load_timers(s);
+		sv_master_reload(s, v);
+		return;
+	}
+	spawn_generation(s, v, mode);
 }
 
 static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
@@ -472,7 +594,7 @@ static void on_version(const char *output, int wait_status,
 		s->vcache.st = st;
 		s->vcache.version = v;
 	}
-	spawn_generation(s, &v);
+	launch_version(s, &v);
 }
 
 /* Locate haproxy anew, as the 1.x wrapper did at every spawn. */
@@ -497,7 +619,7 @@ void sv_launch(struct supervisor *s)
 		return;
 	}
 	if (vcache_lookup(s, &st)) {
-		spawn_generation(s, &s->vcache.version);
+		launch_version(s, &s->vcache.version);
 		return;
 	}
 	{

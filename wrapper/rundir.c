@@ -74,3 +74,8 @@ gchar *rundir_expose_config(const char *dir)
 {
 	return g_build_filename(dir, "listeners.cfg", NULL);
 }
+
+gchar *rundir_notify_socket(const char *dir)
+{
+	return g_build_filename(dir, "notify.sock", NULL);
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The instance's runtime directory: the control socket, and the stats
+ * The instance's runtime directory: the control socket, the stats
  * socket through which a new haproxy takes the listening sockets of the
- * old one (-x). One per instance, so that several wrappers can share a
+ * old one (-x), and a master-worker haproxy's notify socket. One per instance, so that several wrappers can share a
  * host. The wrapper and its client commands derive the same path from the
  * same command line:
  *   --runtime-dir=DIR, else $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=),
@@ -27,3 +27,5 @@ gboolean rundir_socket_path_fits(const char *path);
 gchar *rundir_control_socket(const char *dir);
 gchar *rundir_expose_socket(const char *dir);
 gchar *rundir_expose_config(const char *dir);
+/* The NOTIFY_SOCKET of a master-worker haproxy (-Ws). */
+gchar *rundir_notify_socket(const char *dir);

@@ -8,8 +8,8 @@
  * "<format> <next> <reloads> <signal> <pending> <attempt> <hard>
  * <pending_hard>" then tokens: generations
  * "<number>:<pid>:<mode>:<state>:<started_us>:<version>", the version
- * URI-escaped so that it holds no separator, and waiting control clients
- * "w<fd>:<attempt>".
+ * URI-escaped so that it holds no separator, waiting control clients
+ * "w<fd>:<attempt>", and a master-worker haproxy's notify socket "n<fd>".
  */
 #define HEADER_FIELDS 8
 
@@ -36,6 +36,8 @@ gchar *state_serialize(const struct handover *h)
 
 		g_string_append_printf(s, " w%d:%u", w->fd, w->target);
 	}
+	if (h->notify_fd >= 0)
+		g_string_append_printf(s, " n%d", h->notify_fd);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
@@ -60,8 +62,7 @@ static struct generation *parse_gen(const char *token)
 	if (g_strv_length(f) != 6 ||
 	    !parse_uint(f[0], G_MAXUINT, &number) ||
 	    !parse_uint(f[1], G_MAXINT, &pid) || pid == 0 ||
-	    /* A generation runs -Ds or -db, never -Ws. */
-	    !parse_uint(f[2], LAUNCH_DB, &mode) ||
+	    !parse_uint(f[2], LAUNCH_MW, &mode) ||
 	    !parse_uint(f[3], GEN_DRAINING, &state) ||
 	    !parse_int64(f[4], &started))
 		return NULL;
@@ -93,6 +94,15 @@ static gboolean parse_token(const char *token, struct handover *h)
 	struct handover_waiter w;
 	struct generation *g;
 
+	if (token[0] == 'n') {
+		guint64 fd;
+
+		if (h->notify_fd >= 0 ||
+		    !parse_uint(token + 1, G_MAXINT, &fd) || fd < 3)
+			return FALSE;
+		h->notify_fd = fd;
+		return TRUE;
+	}
 	if (token[0] == 'w') {
 		if (!parse_waiter(token, &w))
 			return FALSE;
@@ -120,6 +130,7 @@ gboolean state_parse(const char *text, struct handover *h)
 			(GDestroyNotify)generation_free),
 		.waiters = g_array_new(FALSE, FALSE,
 				       sizeof(struct handover_waiter)),
+		.notify_fd = -1,
 	};
 	if (n < HEADER_FIELDS)
 		goto bad;
@@ -142,6 +153,7 @@ gboolean state_parse(const char *text, struct handover *h)
 bad:
 	g_ptr_array_set_size(h->gens, 0);
 	g_array_set_size(h->waiters, 0);
+	h->notify_fd = -1;
 	return FALSE;
 }
 

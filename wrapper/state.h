@@ -30,6 +30,7 @@ struct handover {
 	gboolean pending_hard;
 	GPtrArray *gens;	/* struct generation *, pids not yet verified */
 	GArray *waiters;	/* struct handover_waiter */
+	int notify_fd;		/* a master's notify socket; -1: none */
 };
 
 gchar *state_serialize(const struct handover *h);

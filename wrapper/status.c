@@ -27,13 +27,40 @@ static void json_string(GString *s, const char *text)
 	g_string_append_c(s, '"');
 }
 
+static void text_pids(GString *s, const GArray *pids)
+{
+	for (guint i = 0; i < pids->len; i++)
+		g_string_append_printf(s, " %d", g_array_index(pids, GPid, i));
+}
+
+/* A master's workers: those of its last load, then older ones. */
+static void text_workers(GString *s, const struct generation *g)
+{
+	if (g->workers->len) {
+		g_string_append_printf(s, "generation %u workers", g->number);
+		text_pids(s, g->workers);
+		g_string_append(s, " current\n");
+	}
+	for (guint i = 0; i < g->cohorts->len; i++) {
+		const struct worker_cohort *c = g_ptr_array_index(g->cohorts, i);
+
+		g_string_append_printf(s, "generation %u workers", g->number);
+		text_pids(s, c->pids);
+		g_string_append(s, c->terminated ? " terminated\n"
+						 : " draining\n");
+	}
+}
+
 static void text_generation(GString *s, const struct generation *g)
 {
 	g_autofree gchar *started = iso_time(g->started_us);
 
 	g_string_append_printf(s, "generation %u pid %d haproxy %s started %s "
-			       "%s\n", g->number, g->pid, g->version, started,
-			       generation_state_name(g->state));
+			       "%s%s\n", g->number, g->pid, g->version, started,
+			       generation_state_name(g->state),
+			       g->mode == LAUNCH_MW ? " master" : "");
+	if (g->mode == LAUNCH_MW)
+		text_workers(s, g);
 }
 
 static void text_last(GString *s, const struct reload_report *r)
@@ -100,6 +127,32 @@ static void json_generation(GString *s, guint number, GPid pid,
 	g_string_append_c(s, '}');
 }
 
+static void json_pids(GString *s, const GArray *pids)
+{
+	g_string_append_c(s, '[');
+	for (guint i = 0; i < pids->len; i++)
+		g_string_append_printf(s, "%s%d", i ? "," : "",
+				       g_array_index(pids, GPid, i));
+	g_string_append_c(s, ']');
+}
+
+/* A master: its workers, current then older, added to its object. */
+static void json_master(GString *s, const struct generation *g)
+{
+	g_string_truncate(s, s->len - 1);
+	g_string_append(s, ",\"master\":true,\"workers\":");
+	json_pids(s, g->workers);
+	g_string_append(s, ",\"old_workers\":[");
+	for (guint i = 0; i < g->cohorts->len; i++) {
+		const struct worker_cohort *c = g_ptr_array_index(g->cohorts, i);
+
+		if (i)
+			g_string_append_c(s, ',');
+		json_pids(s, c->pids);
+	}
+	g_string_append(s, "]}");
+}
+
 /* Not ours: no number, no known version; its executable and kind. */
 static void json_foreign(GString *s, const struct foreign *f)
 {
@@ -150,6 +203,8 @@ gchar *status_json(const struct status_view *v)
 			g_string_append_c(s, ',');
 		json_generation(s, g->number, g->pid, g->version,
 				g->started_us, generation_state_name(g->state));
+		if (g->mode == LAUNCH_MW)
+			json_master(s, g);
 	}
 	for (guint i = 0; v->foreign && i < v->foreign->len; i++) {
 		const struct foreign *f = g_ptr_array_index(

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The supervisor's insides, shared by its three files and nobody else:
+ * The supervisor's insides, shared by its files and nobody else:
  * supervisor.c (life cycle, signals, control, stop, generation exits),
  * reload.c (the reload pipeline: request, probe, spawn, witness, verdict,
- * bounded draining) and handover.c (the self-upgrade handover).
+ * bounded draining), master.c (the same for a master-worker haproxy),
+ * handover.c (the self-upgrade handover) and handoff.c (exec into -Ws).
  */
 #pragma once
 
@@ -16,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "legacy/config.h"
 #include "legacy/launch.h"
+#include "legacy/mworker.h"
 #include "legacy/pidfile.h"
 #include "legacy/version.h"
 #include "migrate/proc.h"
@@ -25,6 +28,7 @@
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
 #include "wrapper/log.h"
+#include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
 #include "wrapper/probe.h"
 #include "wrapper/rundir.h"
@@ -106,6 +110,16 @@ struct supervisor {
 	guint watchdog_timer;
 	gboolean told_migrate_req;
 
+	/* Master-worker mode (master.c): the notify socket, and while a
+	 * reload of the master is ours, its children before the SIGUSR2. */
+	struct mw_notify *mw_notify;
+	GArray *mw_before;
+	guint mw_settle_timer;
+	gint64 mw_settle_deadline;
+	gchar mw_version[64];
+	enum launch_mode told_mode;	/* the last mode a notice was about */
+	gboolean told_mode_valid;
+
 	gboolean stop_hard;
 	guint stop_timer;
 	gboolean done;
@@ -140,6 +154,23 @@ void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
 GArray *sv_generations_sf_pids(struct supervisor *s);
 /* Can a new haproxy take the serving generation's listeners (-x)? */
 gboolean sv_can_take_listeners(struct supervisor *s);
+
+/* Make g the serving generation, and say so. */
+void sv_generation_ready(struct supervisor *s, struct generation *g);
+/* SIGTERM the oldest draining generations or workers beyond the bound. */
+void sv_bound_draining(struct supervisor *s);
+
+/* master.c: master-worker mode. */
+const char *sv_master_notify_socket(struct supervisor *s, GError **error);
+gboolean sv_master_adopt_notify(struct supervisor *s, int fd);
+int sv_master_handover_fd(struct supervisor *s);
+void sv_master_free(struct supervisor *s);
+/* Reload the serving master (SIGUSR2) into haproxy v. */
+void sv_master_reload(struct supervisor *s, const struct haproxy_version *v);
+/* Is a reload of the serving master ours and under way? */
+gboolean sv_master_reloading(struct supervisor *s);
+void sv_master_abandon(struct supervisor *s);
+gchar *sv_pids_text(const GArray *pids);
 
 /* handoff.c: replace the wrapper by haproxy -Ws, same pid. */
 void sv_handoff(struct supervisor *s, struct control_client *client);

@@ -36,8 +36,14 @@ void sv_pidfile_publish(struct supervisor *s, struct generation *g)
 {
 	g_autoptr(GError) error = NULL;
 
-	if (!s->args->pidfile || g->mode != LAUNCH_DB)
+	if (!s->args->pidfile || g->mode == LAUNCH_DS)
 		return;
+	/* A master writes its own pid there (-p), as upstream's unit has
+	 * it: ours to remove at exit all the same. */
+	if (g->mode == LAUNCH_MW) {
+		s->pidfile_pid = g->pid;
+		return;
+	}
 	if (!pidfile_write(s->args->pidfile, &g->pid, 1, &error)) {
 		log_warn("cannot write pidfile: %s", error->message);
 		return;
@@ -112,6 +118,8 @@ static const char *phase_name(enum phase phase)
 
 static struct status_view status_view_of(struct supervisor *s)
 {
+	for (guint i = 0; i < s->gens->len; i++)
+		generation_prune_cohorts(g_ptr_array_index(s->gens, i));
 	return (struct status_view){
 		.wrapper_pid = getpid(),
 		.phase = phase_name(s->phase),
@@ -427,6 +435,7 @@ static void teardown_runtime(struct supervisor *s)
 {
 	sv_answer_waiters(s, G_MAXUINT, "error: the wrapper exited");
 	g_clear_pointer(&s->control, control_free);
+	sv_master_free(s);
 	/* Every haproxy of ours is gone: their listeners socket too. */
 	if (s->expose_cfg) {
 		unlink(s->expose_cfg);

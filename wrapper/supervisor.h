@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "legacy/args.h"
+#include "legacy/mworker.h"
 
 /* Exit statuses of the wrapper itself (haproxy's own are passed through). */
 #define EXIT_USAGE	64	/* bad wrapper command line (EX_USAGE) */
@@ -33,6 +34,7 @@ struct wrapper_options {
 	gint max_old_workers;	/* -1: no bound on draining generations */
 	guint drain_timeout_s;	/* 0: drain as long as they like */
 	gboolean takeover;	/* take over foreign instances at start */
+	enum mw_policy master_worker;	/* run haproxy -Ws behind us */
 };
 
 struct supervisor;

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "legacy/config.h"
+
+#include <string.h>
+
+/* A line's first word, after blanks; comments and empty lines give "". */
+static gchar **line_words(const char *line)
+{
+	g_autofree gchar *copy = g_strdup(line);
+	char *hash = strchr(copy, '#');
+
+	if (hash)
+		*hash = '\0';
+	g_strstrip(copy);
+	return g_regex_split_simple("[ \t]+", copy, 0, 0);
+}
+
+/* nbproc and master-worker exist only in the global section: no need to
+ * know which section a line is in. The last nbproc wins, as in haproxy. */
+static void scan_line(const char *line, struct config_hints *hints)
+{
+	g_auto(GStrv) w = line_words(line);
+	guint64 n;
+
+	if (!w[0] || !w[0][0])
+		return;
+	if (g_str_equal(w[0], "nbproc") && w[1] &&
+	    g_ascii_string_to_unsigned(w[1], 10, 1, G_MAXUINT, &n, NULL))
+		hints->nbproc = n;
+	else if (g_str_equal(w[0], "master-worker"))
+		hints->master_worker = TRUE;
+}
+
+void config_hints_scan_text(const char *text, gsize len,
+			    struct config_hints *hints)
+{
+	g_autofree gchar *copy = g_strndup(text, len);
+	g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+
+	for (guint i = 0; lines[i]; i++)
+		scan_line(lines[i], hints);
+}
+
+static void scan_file(const char *path, struct config_hints *hints)
+{
+	g_autofree gchar *text = NULL;
+	gsize len;
+
+	if (g_file_get_contents(path, &text, &len, NULL))
+		config_hints_scan_text(text, len, hints);
+}
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void scan_path(const char *path, struct config_hints *hints)
+{
+	g_autoptr(GDir) dir = NULL;
+	g_autoptr(GPtrArray) names = NULL;
+	const char *name;
+
+	if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+		scan_file(path, hints);
+		return;
+	}
+	dir = g_dir_open(path, 0, NULL);
+	if (!dir)
+		return;
+	names = g_ptr_array_new_with_free_func(g_free);
+	while ((name = g_dir_read_name(dir)))
+		if (g_str_has_suffix(name, ".cfg"))
+			g_ptr_array_add(names, g_build_filename(path, name,
+								NULL));
+	g_ptr_array_sort(names, compare_names);
+	for (guint i = 0; i < names->len; i++)
+		if (g_file_test(g_ptr_array_index(names, i),
+				G_FILE_TEST_IS_REGULAR))
+			scan_file(g_ptr_array_index(names, i), hints);
+}
+
+static gchar *resolve(const char *path, const char *basedir, const char *cwd)
+{
+	g_autofree gchar *base = NULL;
+
+	if (g_path_is_absolute(path))
+		return g_strdup(path);
+	if (!basedir)
+		return g_build_filename(cwd, path, NULL);
+	base = g_path_is_absolute(basedir) ? g_strdup(basedir)
+					   : g_build_filename(cwd, basedir, NULL);
+	return g_build_filename(base, path, NULL);
+}
+
+void config_hints_read(const struct wrapper_args *a, const char *cwd,
+		       struct config_hints *hints)
+{
+	char *const *args = a->haproxy_args;
+	const char *basedir = NULL;
+
+	*hints = (struct config_hints){ 0 };
+	/* haproxy changes to -C before it loads anything. */
+	for (guint i = 0; args && args[i] && args[i + 1]; i++)
+		if (haproxy_flag_takes_value(args[i]) && args[i][1] == 'C')
+			basedir = args[++i];
+		else if (haproxy_flag_takes_value(args[i]))
+			i++;
+	/* The parser left every value-taking flag paired with its value. */
+	for (guint i = 0; args && args[i] && args[i + 1]; i++) {
+		if (!haproxy_flag_takes_value(args[i]))
+			continue;
+		if (args[i][1] == 'f') {
+			g_autofree gchar *p = resolve(args[i + 1], basedir, cwd);
+
+			scan_path(p, hints);
+		}
+		i++;
+	}
+	for (guint i = 0; a->config_tail && a->config_tail[i]; i++) {
+		g_autofree gchar *p = resolve(a->config_tail[i], basedir, cwd);
+
+		scan_path(p, hints);
+	}
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A glance at haproxy's configuration files for the few global keywords
+ * that decide how the wrapper must launch it (legacy/mworker.h). Not a
+ * parser of haproxy's language: haproxy itself judges the configuration.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "legacy/args.h"
+#include "legacy/mworker.h"
+
+/* Scan one file's text. */
+void config_hints_scan_text(const char *text, gsize len,
+			    struct config_hints *hints);
+
+/*
+ * Scan every configuration haproxy would load from these arguments: each
+ * -f and each path after "--", a directory meaning its *.cfg files in
+ * name order, relative paths taken from -C like haproxy does. Files that
+ * cannot be read are skipped: haproxy will say what is wrong with them.
+ */
+void config_hints_read(const struct wrapper_args *a, const char *cwd,
+		       struct config_hints *hints);

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Master-worker mode behind the wrapper: the generation is a haproxy
+ * master (-Ws) that reloads itself in place on SIGUSR2. The wrapper keeps
+ * the stable pid, the status and the synchronous reload: it signals the
+ * master, and takes the verdict from what the master says on a private
+ * NOTIFY_SOCKET and, where that says too little (haproxy < 2.7), from the
+ * master's children: a load that worked started a new worker.
+ */
+#include "wrapper/supervisor-int.h"
+
+#include "wrapper/mwnotify.h"
+
+/* A 2.5+ master re-executes itself after every load; a SIGUSR2 that came
+ * before its new image installs handlers would kill it. */
+#define SETTLE_POLL_MS 10
+#define SETTLE_LIMIT_MS 5000
+
+static gboolean pids_contain(const GArray *pids, GPid pid)
+{
+	for (guint i = 0; i < pids->len; i++)
+		if (g_array_index(pids, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+/* The pids of now not in before. */
+static GArray *pids_minus(const GArray *now, const GArray *before)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	for (guint i = 0; i < now->len; i++) {
+		GPid pid = g_array_index(now, GPid, i);
+
+		if (!pids_contain(before, pid))
+			g_array_append_val(out, pid);
+	}
+	return out;
+}
+
+gchar *sv_pids_text(const GArray *pids)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; i < pids->len; i++)
+		g_string_append_printf(s, "%s%d", i ? " " : "",
+				       g_array_index(pids, GPid, i));
+	return g_string_free(s, FALSE);
+}
+
+static struct generation *master_of(struct supervisor *s, GPid sender)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->mode == LAUNCH_MW && !g->exited && g->pid == sender)
+			return g;
+	}
+	return NULL;
+}
+
+static void stop_waiting(struct supervisor *s)
+{
+	g_clear_handle_id(&s->mw_settle_timer, g_source_remove);
+	g_clear_pointer(&s->mw_before, g_array_unref);
+}
+
+/* ---- the workers a reload supersedes ---- */
+
+static gboolean on_cohort_deadline(gpointer data)
+{
+	struct worker_cohort *c = data;
+	g_autofree gchar *pids = sv_pids_text(c->pids);
+
+	c->drain_timer = 0;
+	log_notice("workers %s of generation %u still draining after their "
+		   "deadline; SIGTERM", pids, c->master->number);
+	cohort_signal(c, SIGTERM);
+	c->terminated = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+static void retire_workers(struct supervisor *s, struct generation *g)
+{
+	struct worker_cohort *c;
+
+	if (g->workers->len == 0)
+		return;
+	c = g_new0(struct worker_cohort, 1);
+	*c = (struct worker_cohort){
+		.master = g,
+		.reload = g->reloads,
+		.pids = g_steal_pointer(&g->workers),
+	};
+	g->workers = g_array_new(FALSE, FALSE, sizeof(GPid));
+	g_ptr_array_add(g->cohorts, c);
+	if (s->attempt_hard) {
+		cohort_signal(c, SIGTERM);
+		c->terminated = TRUE;
+	} else if (s->opts->drain_timeout_s) {
+		c->drain_timer = g_timeout_add_seconds(s->opts->drain_timeout_s,
+						       on_cohort_deadline, c);
+	}
+}
+
+/* ---- a reload's verdict ---- */
+
+static void reload_loaded(struct supervisor *s, struct generation *g,
+			  GArray *fresh)
+{
+	g_autofree gchar *pids = sv_pids_text(fresh);
+	g_autofree gchar *msg = NULL;
+
+	stop_waiting(s);
+	generation_prune_cohorts(g);
+	retire_workers(s, g);
+	g_array_append_vals(g->workers, fresh->data, fresh->len);
+	g->reloads++;
+	g_strlcpy(g->version, s->mw_version, sizeof(g->version));
+	sv_bound_draining(s);
+	failed_generation_clear(&s->failed);
+	s->reloads++;
+	log_notice("generation %u reloaded: master pid %d, workers %s, "
+		   "haproxy %s", g->number, g->pid, pids, g->version);
+	msg = g_strdup_printf("generation %u (master pid %d) serving with "
+			      "workers %s", g->number, g->pid, pids);
+	sv_reload_finished(s, TRUE, msg);
+}
+
+static void reload_verdict(struct supervisor *s, struct generation *g,
+			   enum mw_verdict verdict, const char *status)
+{
+	g_autoptr(GArray) now = proc_children(g->pid);
+	g_autoptr(GArray) fresh = pids_minus(now, s->mw_before);
+
+	if (verdict == MW_VERDICT_ASK_WORKERS)
+		verdict = fresh->len ? MW_VERDICT_LOADED : MW_VERDICT_FAILED;
+	if (verdict == MW_VERDICT_LOADED && fresh->len) {
+		reload_loaded(s, g, fresh);
+		return;
+	}
+	stop_waiting(s);
+	sv_launch_failed(s, 1, "the haproxy master did not load the new "
+			 "configuration (%s)",
+			 status ? status : "it started no new worker");
+}
+
+/* A master reloaded by someone else (a SIGUSR2 straight to it): follow. */
+static void reloaded_behind_our_back(struct supervisor *s,
+				     struct generation *g)
+{
+	g_autoptr(GArray) now = proc_children(g->pid);
+	g_autoptr(GArray) fresh = NULL;
+	g_autofree gchar *pids = NULL;
+
+	generation_prune_cohorts(g);
+	fresh = pids_minus(now, g->workers);
+	for (guint i = 0; i < g->cohorts->len; i++) {
+		struct worker_cohort *c = g_ptr_array_index(g->cohorts, i);
+		g_autoptr(GArray) rest = pids_minus(fresh, c->pids);
+
+		g_array_set_size(fresh, 0);
+		g_array_append_vals(fresh, rest->data, rest->len);
+	}
+	if (fresh->len == 0)
+		return;
+	pids = sv_pids_text(fresh);
+	log_notice("the haproxy master (pid %d) was reloaded without us; "
+		   "its workers are now %s", g->pid, pids);
+	retire_workers(s, g);
+	g_array_append_vals(g->workers, fresh->data, fresh->len);
+	g->reloads++;
+}
+
+static void master_ready(struct supervisor *s, struct generation *g,
+			 enum mw_verdict verdict, const char *status)
+{
+	g_autoptr(GArray) workers = NULL;
+
+	if (verdict == MW_VERDICT_FAILED) {
+		/* Not seen on a first load, which fails by exiting. */
+		log_warn("generation %u (pid %d) says \"%s\"", g->number,
+			 g->pid, status);
+		return;
+	}
+	workers = proc_children(g->pid);
+	g_array_append_vals(g->workers, workers->data, workers->len);
+	sv_generation_ready(s, g);
+}
+
+static void on_master_message(const struct mw_message *m, GPid sender,
+			      gpointer data)
+{
+	struct supervisor *s = data;
+	struct generation *g = master_of(s, sender);
+	enum mw_verdict verdict = mw_message_verdict(m);
+
+	if (!g) {
+		log_debug("notify socket: ignoring pid %d, not a master of ours",
+			  sender);
+		return;
+	}
+	if (m->stopping)
+		log_info("generation %u (pid %d) is stopping", g->number,
+			 g->pid);
+	if (verdict == MW_VERDICT_NONE)
+		return;
+	if (g == s->starting)
+		master_ready(s, g, verdict, m->status);
+	else if (g == s->current && s->mw_before && !s->mw_settle_timer)
+		reload_verdict(s, g, verdict, m->status);
+	else if (g == s->current)
+		reloaded_behind_our_back(s, g);
+}
+
+/* ---- the notify socket ---- */
+
+const char *sv_master_notify_socket(struct supervisor *s, GError **error)
+{
+	g_autofree gchar *path = NULL;
+
+	if (s->mw_notify)
+		return mw_notify_path(s->mw_notify);
+	if (!s->rundir || !g_file_test(s->rundir, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+			    "no runtime directory for its notify socket");
+		return NULL;
+	}
+	path = rundir_notify_socket(s->rundir);
+	s->mw_notify = mw_notify_listen(path, on_master_message, s, error);
+	return s->mw_notify ? mw_notify_path(s->mw_notify) : NULL;
+}
+
+gboolean sv_master_adopt_notify(struct supervisor *s, int fd)
+{
+	g_autofree gchar *path = NULL;
+
+	if (!s->rundir)
+		return FALSE;
+	path = rundir_notify_socket(s->rundir);
+	s->mw_notify = mw_notify_adopt(fd, path, on_master_message, s);
+	return s->mw_notify != NULL;
+}
+
+int sv_master_handover_fd(struct supervisor *s)
+{
+	return s->mw_notify ? mw_notify_handover_fd(s->mw_notify) : -1;
+}
+
+void sv_master_free(struct supervisor *s)
+{
+	stop_waiting(s);
+	g_clear_pointer(&s->mw_notify, mw_notify_free);
+}
+
+/* ---- a reload: SIGUSR2 once the master can take it ---- */
+
+static void send_reload(struct supervisor *s, struct generation *g)
+{
+	g_clear_pointer(&s->mw_before, g_array_unref);
+	s->mw_before = proc_children(g->pid);
+	log_debug("SIGUSR2 -> %d.", g->pid);
+	/* Our own child, not reaped yet: the pid is exact. */
+	if (kill(g->pid, SIGUSR2) < 0) {
+		stop_waiting(s);
+		sv_launch_failed(s, EXIT_OS_ERROR, "SIGUSR2 to the haproxy "
+				 "master (pid %d): %s", g->pid,
+				 g_strerror(errno));
+	}
+}
+
+static gboolean on_settle_poll(gpointer data)
+{
+	struct supervisor *s = data;
+	struct generation *g = s->current;
+
+	if (proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
+		s->mw_settle_timer = 0;
+		send_reload(s, g);
+		return G_SOURCE_REMOVE;
+	}
+	if (g_get_monotonic_time() < s->mw_settle_deadline)
+		return G_SOURCE_CONTINUE;
+	s->mw_settle_timer = 0;
+	stop_waiting(s);
+	sv_launch_failed(s, 1, "the haproxy master (pid %d) has not handled "
+			 "SIGUSR2 for %d ms", g->pid, SETTLE_LIMIT_MS);
+	return G_SOURCE_REMOVE;
+}
+
+void sv_master_reload(struct supervisor *s, const struct haproxy_version *v)
+{
+	struct generation *g = s->current;
+
+	g_strlcpy(s->mw_version, v->full, sizeof(s->mw_version));
+	if (proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
+		send_reload(s, g);
+		return;
+	}
+	/* Waiting counts as loading: mw_before marks the reload as ours. */
+	s->mw_before = g_array_new(FALSE, FALSE, sizeof(GPid));
+	s->mw_settle_deadline = g_get_monotonic_time() +
+				SETTLE_LIMIT_MS * 1000LL;
+	s->mw_settle_timer = g_timeout_add(SETTLE_POLL_MS, on_settle_poll, s);
+}
+
+gboolean sv_master_reloading(struct supervisor *s)
+{
+	return s->mw_before != NULL;
+}
+
+/* The reload ended another way (timeout, stop, the master's exit). */
+void sv_master_abandon(struct supervisor *s)
+{
+	stop_waiting(s);
+}
