@@ -3,31 +3,36 @@
 
 #include <string.h>
 
-/* A line's first word, after blanks; comments and empty lines give "". */
-static gchar **line_words(const char *line)
+/* A line's words, without its comment; bytes, not necessarily UTF-8. */
+static GPtrArray *line_words(const char *line)
 {
+	GPtrArray *words = g_ptr_array_new_with_free_func(g_free);
 	g_autofree gchar *copy = g_strdup(line);
 	char *hash = strchr(copy, '#');
+	g_auto(GStrv) parts = NULL;
 
 	if (hash)
 		*hash = '\0';
-	g_strstrip(copy);
-	return g_regex_split_simple("[ \t]+", copy, 0, 0);
+	parts = g_strsplit_set(copy, " \t\r", -1);
+	for (guint i = 0; parts[i]; i++)
+		if (parts[i][0])
+			g_ptr_array_add(words, g_strdup(parts[i]));
+	return words;
 }
 
 /* nbproc and master-worker exist only in the global section: no need to
  * know which section a line is in. The last nbproc wins, as in haproxy. */
 static void scan_line(const char *line, struct config_hints *hints)
 {
-	g_auto(GStrv) w = line_words(line);
+	g_autoptr(GPtrArray) w = line_words(line);
+	const char *first = w->len > 0 ? g_ptr_array_index(w, 0) : "";
 	guint64 n;
 
-	if (!w[0] || !w[0][0])
-		return;
-	if (g_str_equal(w[0], "nbproc") && w[1] &&
-	    g_ascii_string_to_unsigned(w[1], 10, 1, G_MAXUINT, &n, NULL))
+	if (g_str_equal(first, "nbproc") && w->len > 1 &&
+	    g_ascii_string_to_unsigned(g_ptr_array_index(w, 1), 10, 1,
+				       G_MAXUINT, &n, NULL))
 		hints->nbproc = n;
-	else if (g_str_equal(w[0], "master-worker"))
+	else if (g_str_equal(first, "master-worker"))
 		hints->master_worker = TRUE;
 }
 

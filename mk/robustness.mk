@@ -18,7 +18,7 @@ FUZZ_DIR     := $(ROBUST_DIR)/fuzz
 ASAN_DIR     := $(ROBUST_DIR)/asan
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := args pidfile version state control proc
+FUZZ_TARGETS := args pidfile version state control proc notify
 
 # Short passes in `make check`: each fuzz target for a few seconds, then
 # the sanitized suite and memcheck.
@@ -41,6 +41,8 @@ FUZZ_SRC_pidfile := legacy/pidfile.c
 FUZZ_SRC_version := legacy/version.c
 FUZZ_SRC_control := wrapper/protocol.c
 FUZZ_SRC_proc    := migrate/proc.c
+FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/version.c \
+                    legacy/args.c
 FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
                     wrapper/child.c wrapper/log.c migrate/proc.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)

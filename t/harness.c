@@ -773,3 +773,78 @@ gchar *t_signals_before_marker(const char *file, const struct t_started *p)
 	} while (g_get_monotonic_time() < end);
 	g_assert_not_reached();
 }
+
+/* ---- a command run to its end, bounded ---- */
+
+static gboolean read_some(int fd, GString *to)
+{
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0 && errno == EINTR)
+		return TRUE;
+	if (n > 0)
+		g_string_append_len(to, buf, n);
+	return n > 0;
+}
+
+/* Both pipes to EOF, within the deadline; FALSE if it passed. */
+static gboolean read_to_eof(int out_fd, GString *out, int err_fd,
+			    GString *err, gint64 deadline)
+{
+	gboolean out_open = TRUE, err_open = TRUE;
+
+	while (out_open || err_open) {
+		struct pollfd p[2] = {
+			{ .fd = out_open ? out_fd : -1, .events = POLLIN },
+			{ .fd = err_open ? err_fd : -1, .events = POLLIN },
+		};
+		gint64 left = deadline - g_get_monotonic_time();
+
+		if (left <= 0)
+			return FALSE;
+		if (poll(p, 2, (int)(left / 1000) + 1) <= 0)
+			continue;
+		if (p[0].revents)
+			out_open = read_some(out_fd, out);
+		if (p[1].revents)
+			err_open = read_some(err_fd, err);
+	}
+	return TRUE;
+}
+
+int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
+		  gchar **err)
+{
+	gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000LL;
+	g_autoptr(GString) o = g_string_new(NULL);
+	g_autoptr(GString) e = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	int out_fd, err_fd, status = -1;
+	GPid pid;
+
+	g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+				 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+				 NULL, &out_fd, &err_fd, &error);
+	g_assert_no_error(error);
+	if (read_to_eof(out_fd, o, err_fd, e, deadline)) {
+		gint64 left = deadline - g_get_monotonic_time();
+
+		status = t_wait_child(pid, MAX(left / 1000, 1));
+	}
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	close(out_fd);
+	close(err_fd);
+	g_test_message("%s %s: status 0x%x out \"%s\" err \"%s\"", argv[0],
+		       argv[1] ? argv[1] : "", status, o->str, e->str);
+	g_assert_cmpint(status, !=, -1);
+	g_assert_true(WIFEXITED(status));
+	if (out)
+		*out = g_strdup(o->str);
+	if (err)
+		*err = g_strdup(e->str);
+	return WEXITSTATUS(status);
+}

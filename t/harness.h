@@ -144,6 +144,11 @@ gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n);
 /* Stops the load and reports it; the number of failed requests. */
 guint t_load_finish(struct t_load *l);
 
+/* Runs argv to its end (killed after timeout_ms, which fails the test);
+ * its exit code, and what it printed (out, err may be NULL). */
+int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
+		  gchar **err);
+
 /* Waits (bounded) for a child to exit; its wait status, or -1. */
 int t_wait_child(GPid pid, guint timeout_ms);
 

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Master-worker mode behind the wrapper: haproxy runs as -Ws, the wrapper
+ * keeps the stable pid and turns SIGUSR2 and --reload into a SIGUSR2 to
+ * the master, whose verdict it reads on a private notify socket. Driven
+ * against the real haproxy 2.6 under load, and against the fake one for
+ * the notify sequences of the other versions, nbproc, and masters that
+ * handle SIGUSR2 late.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/harness.h"
+
+#define HAPROXY "/usr/sbin/haproxy"
+
+typedef struct {
+	gchar *dir;
+	gchar *cfg;
+	gchar *pidfile;
+	gchar *rundir_opt;
+	guint16 port;
+	gboolean fake;
+	Wrapper *w;
+	GPid master;
+} Site;
+
+static void site_write_config(Site *s, const char *extra)
+{
+	g_autofree gchar *text = NULL;
+
+	if (s->fake)
+		text = g_strdup_printf("bind 127.0.0.1:%u\n%s", s->port,
+				       extra ? extra : "");
+	else
+		text = t_config_text(s->port, extra);
+	g_assert_true(g_file_set_contents(s->cfg, text, -1, NULL));
+}
+
+static void site_init(Site *s, gboolean fake, const char *extra)
+{
+	*s = (Site){ .fake = fake };
+	s->dir = t_tmpdir();
+	s->cfg = g_build_filename(s->dir, "haproxy.cfg", NULL);
+	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
+	s->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", s->dir);
+	s->port = t_free_port();
+	site_write_config(s, extra);
+}
+
+static void site_clear(Site *s)
+{
+	wrapper_free(s->w);
+	t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->cfg);
+	g_free(s->pidfile);
+	g_free(s->rundir_opt);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
+
+/*
+ * Start the wrapper with opts (up to 3, NULL-terminated) and the fake
+ * haproxy of version (NULL: the real one); the generation 1 line's pid
+ * (the master's, in master-worker mode) once it is ready.
+ */
+static GPid site_start(Site *s, const char *version, const char *const *opts)
+{
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake-haproxy",
+						    t_dir());
+	g_autofree gchar *env_version = g_strdup_printf(
+		"FAKE_HAPROXY_VERSION=%s", version ? version : "");
+	const char *env[] = { env_version, NULL };
+	const char *args[12];
+	guint n = 0;
+
+	args[n++] = s->rundir_opt;
+	if (s->fake)
+		args[n++] = haproxy;
+	for (guint i = 0; opts && opts[i]; i++)
+		args[n++] = opts[i];
+	args[n++] = "-f";
+	args[n++] = s->cfg;
+	args[n++] = "-p";
+	args[n++] = s->pidfile;
+	args[n] = NULL;
+	g_assert_cmpuint(n, <, G_N_ELEMENTS(args));
+	s->w = wrapper_start(args, s->fake ? env : NULL);
+	s->master = wrapper_wait_ready(s->w, 1, T_WAIT);
+	g_assert_cmpint(s->master, >, 0);
+	return s->master;
+}
+
+/* A client command; its exit code and what it printed (answers on
+ * stdout, errors on stderr). */
+static int site_client(Site *s, const char *command, gchar **out)
+{
+	const char *argv[] = { t_wrapper_path(), command, s->rundir_opt,
+			       NULL };
+	g_autofree gchar *o = NULL;
+	g_autofree gchar *e = NULL;
+	int code = t_run_command(argv, T_WAIT, &o, &e);
+
+	if (out)
+		*out = g_strconcat(o, e, NULL);
+	return code;
+}
+
+/* "... serving with workers 12 13" -> the first worker. */
+static GPid worker_in(const char *text)
+{
+	return t_pid_in(text, "workers ");
+}
+
+/* --reload, which must succeed; the new worker, which must answer. */
+static GPid site_reload(Site *s, GPid old_worker)
+{
+	g_autofree gchar *out = NULL;
+	GPid worker;
+
+	g_assert_cmpint(site_client(s, "--reload", &out), ==, 0);
+	g_assert_true(g_str_has_prefix(out, "ok "));
+	worker = worker_in(out);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, old_worker);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), >, 0);
+	return worker;
+}
+
+static gchar *site_status(Site *s)
+{
+	gchar *out = NULL;
+
+	g_assert_cmpint(site_client(s, "--status", &out), ==, 0);
+	return out;
+}
+
+static GPid read_pidfile(const char *path)
+{
+	g_autofree gchar *text = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return 0;
+	return (GPid)strtol(text, NULL, 10);
+}
+
+static gboolean skip_without_haproxy(void)
+{
+	if (t_have_haproxy())
+		return FALSE;
+	g_test_skip("no haproxy at " HAPROXY);
+	return TRUE;
+}
+
+/* ---- the real haproxy 2.6 ---- */
+
+/* Serial reloads, by signal and by request, under load: the master and
+ * the wrapper stay, each reload brings a new worker, no request fails. */
+static void test_real_serial_reloads(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+	g_autoptr(GArray) retired = g_array_new(FALSE, FALSE, sizeof(GPid));
+	g_autofree gchar *status = NULL;
+	g_autofree gchar *master_line = NULL;
+	struct t_load load;
+	GPid worker;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	g_assert_nonnull(wrapper_find_log(s.w, " -Ws"));
+	worker = t_pid_in(wrapper_find_log(s.w, "generation 1 ready"),
+			  "workers ");
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, worker);
+	g_assert_cmpint(read_pidfile(s.pidfile), ==, s.master);
+	t_load_start(&load, s.port);
+	g_assert_true(t_load_wait_answers(&load, worker, 1));
+	for (guint i = 0; i < 8; i++) {
+		GPid next;
+
+		g_array_append_val(retired, worker);
+		if (i % 2) {
+			next = site_reload(&s, worker);
+			/* Past its line, for the next signal's. */
+			g_assert_nonnull(wrapper_wait_log(
+				s.w, "generation 1 reloaded", T_WAIT));
+		} else {
+			wrapper_signal(s.w, SIGUSR2);
+			next = t_pid_in(wrapper_wait_log(
+				s.w, "generation 1 reloaded", T_WAIT),
+				"workers ");
+			g_assert_cmpint(next, >, 0);
+			g_assert_cmpint(next, !=, worker);
+		}
+		g_assert_true(t_load_wait_answers(&load, next, 1));
+		worker = next;
+	}
+	g_assert_cmpuint(t_load_finish(&load), ==, 0);
+	/* One master all along, the only pid in the pidfile. */
+	status = site_status(&s);
+	master_line = g_strdup_printf("generation 1 pid %d ", s.master);
+	g_assert_nonnull(strstr(status, master_line));
+	g_assert_nonnull(strstr(status, "reloads 8\n"));
+	g_assert_cmpint(read_pidfile(s.pidfile), ==, s.master);
+	for (guint i = 0; i < retired->len; i++)
+		g_assert_true(t_wait_gone(g_array_index(retired, GPid, i),
+					  T_WAIT));
+	g_assert_true(t_pid_alive(worker));
+}
+
+/* A configuration the master refuses: --reload says so and exits 1, the
+ * old worker keeps serving, and the next good reload works. */
+static void test_real_bad_config_reload(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "--master-worker=on", NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *status = NULL;
+	struct t_load load;
+	GPid worker, next;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	t_load_start(&load, s.port);
+	site_write_config(&s, "    no-such-keyword here\n");
+	g_assert_cmpint(site_client(&s, "--reload", &out), ==, 1);
+	g_assert_nonnull(strstr(out, "did not load the new configuration"));
+	g_assert_nonnull(wrapper_wait_log(s.w, "<3>", T_WAIT));
+	status = site_status(&s);
+	g_assert_nonnull(strstr(status, "last reload: failed"));
+	/* Requests after the verdict still reach the old worker. */
+	g_assert_true(t_load_wait_answers(&load, worker, 20));
+	g_assert_cmpint(t_http_pid(s.port), ==, worker);
+	g_assert_true(t_pid_alive(s.master));
+	site_write_config(&s, NULL);
+	next = site_reload(&s, worker);
+	g_assert_true(t_load_wait_answers(&load, next, 1));
+	g_assert_cmpuint(t_load_finish(&load), ==, 0);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+}
+
+/* SIGTERM stops the master and its workers; the wrapper exits 0 and
+ * removes the pidfile the master wrote. */
+static void test_real_stop(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+	GPid worker;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	wrapper_signal(s.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+	g_assert_true(t_wait_gone(s.master, T_WAIT));
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
+	g_assert_nonnull(wrapper_find_log(s.w, "SIGTERM -> "));
+}
+
+/* The master killed: the service is down, the wrapper exits with its
+ * status for Restart=, and no worker is left behind. */
+static void test_real_master_killed(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+	int status;
+	GPid worker;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	/* Our wrapper's child, alive: the pid is the master's. */
+	g_assert_cmpint(kill(s.master, SIGKILL), ==, 0);
+	status = wrapper_wait_exit(s.w, T_WAIT);
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, 128 + SIGKILL);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+}
+
+/* A request left half-written keeps its worker busy through a soft stop
+ * (until haproxy's client timeout, 10 s here). */
+static int hold_half_request(guint16 port)
+{
+	static const char half[] = "GET / HTTP/1.1\r\nHost: t\r\n";
+	int fd = t_hold_connection(port);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, half, sizeof(half) - 1), ==,
+			sizeof(half) - 1);
+	return fd;
+}
+
+/* --hard-reload: the old workers get SIGTERM once the new one serves. */
+static void test_real_hard_reload(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *relay = NULL;
+	GPid worker;
+	int held;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	held = hold_half_request(s.port);
+	g_assert_cmpint(site_client(&s, "--hard-reload", &out), ==, 0);
+	relay = g_strdup_printf("SIGTERM -> %d.", worker);
+	g_assert_nonnull(wrapper_wait_log(s.w, relay, T_WAIT));
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	g_assert_cmpint(t_http_pid(s.port), ==, worker_in(out));
+	close(held);
+}
+
+/* The wrapper replaces itself on reload and keeps driving the master:
+ * its notify socket comes over with it. */
+static void test_real_self_upgrade(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", "--self-upgrade=always", NULL };
+	GPid wrapper, worker;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	wrapper = s.w->pid;
+	worker = t_wait_serving(s.port, T_WAIT);
+	worker = site_reload(&s, worker);
+	worker = site_reload(&s, worker);
+	g_assert_cmpuint(wrapper_count_log(s.w, "adopted 1 generation(s)"),
+			 ==, 2);
+	g_assert_cmpint(s.w->pid, ==, wrapper);
+	g_assert_true(t_pid_alive(s.master));
+	g_assert_cmpint(t_http_pid(s.port), ==, worker);
+}
+
+/* "auto" keeps the real 2.6 as one -db process a generation. */
+static void test_real_auto_is_db(void)
+{
+	g_auto(Site) s = { 0 };
+	GPid pid;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	pid = site_start(&s, NULL, NULL);
+	g_assert_nonnull(wrapper_find_log(s.w, " -db"));
+	g_assert_null(wrapper_find_log(s.w, " -Ws"));
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
+}
+
+/* ---- the fake haproxy: other versions ---- */
+
+/* Every version's notify sequence gives the right verdicts: STATUS
+ * from 2.7, the new worker before. */
+static void test_fake_versions(void)
+{
+	static const char *const versions[] = {
+		"1.8.30", "2.0.0", "2.4.0", "2.6.12", "2.7.1", "3.0.0",
+		"3.1.0",
+	};
+	const char *opts[] = { "-Ws", NULL };
+
+	for (guint i = 0; i < G_N_ELEMENTS(versions); i++) {
+		g_auto(Site) s = { 0 };
+		g_autofree gchar *out = NULL;
+		gboolean has_status = !g_str_has_prefix(versions[i], "1.") &&
+				      strcmp(versions[i], "2.7") >= 0;
+		GPid worker;
+
+		g_test_message("haproxy %s", versions[i]);
+		site_init(&s, TRUE, NULL);
+		site_start(&s, versions[i], opts);
+		worker = t_wait_serving(s.port, T_WAIT);
+		worker = site_reload(&s, worker);
+		site_write_config(&s, "fake-config-error\n");
+		g_assert_cmpint(site_client(&s, "--reload", &out), ==, 1);
+		g_assert_nonnull(strstr(out, has_status ? "Reload failed!"
+							: "no new worker"));
+		g_assert_cmpint(t_http_pid(s.port), ==, worker);
+		site_write_config(&s, NULL);
+		site_reload(&s, worker);
+		wrapper_signal(s.w, SIGTERM);
+		g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+		g_assert_true(t_wait_gone(s.master, T_WAIT));
+	}
+}
+
+/* nbproc > 1 on 1.8 needs master-worker mode, which "auto" picks, with
+ * every worker; without nbproc the next reload goes back to -db. */
+static void test_fake_nbproc_auto(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *status = NULL;
+	g_autofree gchar *out = NULL;
+	const char *workers;
+	GPid second;
+
+	site_init(&s, TRUE, "nbproc 2\n");
+	site_start(&s, "1.8.30", NULL);
+	g_assert_nonnull(wrapper_find_log(s.w, "nbproc > 1 needs "
+					  "master-worker mode"));
+	g_assert_nonnull(wrapper_find_log(s.w, " -Ws"));
+	status = site_status(&s);
+	workers = strstr(status, "generation 1 workers ");
+	g_assert_nonnull(workers);
+	/* Two pids on that line. */
+	g_assert_cmpint(sscanf(workers, "generation 1 workers %*d %d",
+			       &second), ==, 1);
+	site_write_config(&s, NULL);
+	g_assert_cmpint(site_client(&s, "--reload", &out), ==, 0);
+	g_assert_nonnull(strstr(out, "generation 2 "));
+	g_assert_nonnull(wrapper_find_log(s.w, " -db"));
+	g_assert_true(t_wait_gone(s.master, T_WAIT));
+	g_assert_true(t_wait_gone(second, T_WAIT));
+}
+
+/* --master-worker=off keeps -db, and says what that costs. */
+static void test_fake_nbproc_off(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "--master-worker=off", NULL };
+
+	site_init(&s, TRUE, "nbproc 2\n");
+	site_start(&s, "1.8.30", opts);
+	g_assert_nonnull(wrapper_find_log(s.w, "master-worker mode is off"));
+	g_assert_nonnull(wrapper_find_log(s.w, " -db"));
+}
+
+/* Below 1.8 there is no master-worker mode: -Ds, with a notice. */
+static void test_fake_before_1_8(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+
+	site_init(&s, TRUE, NULL);
+	site_start(&s, "1.7.0", opts);
+	g_assert_nonnull(wrapper_find_log(s.w, "needs haproxy >= 1.8"));
+	g_assert_nonnull(wrapper_find_log(s.w, " -Ds"));
+}
+
+/* A master that says READY before it handles SIGUSR2 (which would kill
+ * it until then): the wrapper waits for the handler. */
+static void test_fake_late_handler(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-Ws", NULL };
+	GPid worker;
+
+	site_init(&s, TRUE, "fake-master-late-handler-ms 500\n");
+	site_start(&s, "2.6.12", opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	site_reload(&s, worker);
+	g_assert_true(t_pid_alive(s.master));
+	g_assert_null(wrapper_find_log(s.w, "<3>"));
+}
+
+/* Old workers held by a client: --max-old-workers=0 ends them at the
+ * reload, --drain-timeout after it. */
+static void test_fake_bounded_draining(void)
+{
+	static const char *const bounds[] = { "--max-old-workers=0",
+					      "--drain-timeout=1" };
+
+	for (guint i = 0; i < G_N_ELEMENTS(bounds); i++) {
+		g_auto(Site) s = { 0 };
+		const char *opts[] = { "-Ws", bounds[i], NULL };
+		g_autofree gchar *relay = NULL;
+		GPid worker;
+		int held;
+
+		g_test_message("%s", bounds[i]);
+		site_init(&s, TRUE, NULL);
+		site_start(&s, "2.6.12", opts);
+		worker = t_wait_serving(s.port, T_WAIT);
+		held = t_hold_connection(s.port);
+		g_assert_cmpint(held, >=, 0);
+		site_reload(&s, worker);
+		relay = g_strdup_printf("SIGTERM -> %d.", worker);
+		g_assert_nonnull(wrapper_wait_log(s.w, relay, T_WAIT));
+		g_assert_true(t_wait_gone(worker, T_WAIT));
+		close(held);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	t_end_started_on_abort();
+	g_test_add_func("/mworker/real/serial-reloads", test_real_serial_reloads);
+	g_test_add_func("/mworker/real/bad-config-reload",
+			test_real_bad_config_reload);
+	g_test_add_func("/mworker/real/stop", test_real_stop);
+	g_test_add_func("/mworker/real/master-killed", test_real_master_killed);
+	g_test_add_func("/mworker/real/hard-reload", test_real_hard_reload);
+	g_test_add_func("/mworker/real/self-upgrade", test_real_self_upgrade);
+	g_test_add_func("/mworker/real/auto-is-db", test_real_auto_is_db);
+	g_test_add_func("/mworker/fake/versions", test_fake_versions);
+	g_test_add_func("/mworker/fake/nbproc-auto", test_fake_nbproc_auto);
+	g_test_add_func("/mworker/fake/nbproc-off", test_fake_nbproc_off);
+	g_test_add_func("/mworker/fake/before-1.8", test_fake_before_1_8);
+	g_test_add_func("/mworker/fake/late-handler", test_fake_late_handler);
+	g_test_add_func("/mworker/fake/bounded-draining",
+			test_fake_bounded_draining);
+	return g_test_run();
+}
