@@ -630,6 +630,8 @@ static gpointer load_run(gpointer data)
 		g_autofree gchar *err = t_request_pid(l->port, &pid);
 
 		stop = load_take(l, err, pid);
+		if (!stop && l->pause_us)
+			g_usleep(l->pause_us);
 	}
 	g_mutex_lock(&l->lock);
 	l->done = TRUE;
@@ -640,7 +642,12 @@ static gpointer load_run(gpointer data)
 
 void t_load_start(struct t_load *l, guint16 port)
 {
-	*l = (struct t_load){ .port = port };
+	t_load_start_paced(l, port, 0);
+}
+
+void t_load_start_paced(struct t_load *l, guint16 port, guint pause_us)
+{
+	*l = (struct t_load){ .port = port, .pause_us = pause_us };
 	g_mutex_init(&l->lock);
 	g_cond_init(&l->cond);
 	l->answers = g_hash_table_new(NULL, NULL);

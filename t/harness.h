@@ -124,9 +124,11 @@ gchar *t_request_once(guint16 port);
 gchar *t_request_pid(guint16 port, GPid *pid);
 
 /* A load: one request after the other on fresh connections, in a thread,
- * counting failures and which pid answered. */
+ * counting failures and which pid answered. requests and failures stay
+ * readable after t_load_finish(). */
 struct t_load {
 	guint16 port;
+	guint pause_us;		/* between requests: 0, or t_load_start_paced() */
 	GThread *thread;
 	GMutex lock;
 	GCond cond;
@@ -139,6 +141,9 @@ struct t_load {
 };
 
 void t_load_start(struct t_load *l, guint16 port);
+/* The same, pausing between requests: a load that runs for long beside
+ * something that needs the CPU (a booted container) stays light. */
+void t_load_start_paced(struct t_load *l, guint16 port, guint pause_us);
 /* Wait (bounded) until pid has answered n requests of the load. */
 gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n);
 /* Stops the load and reports it; the number of failed requests. */

@@ -663,128 +663,16 @@ static guint16 free_port(void)
 	return port;
 }
 
-/* One request on a fresh connection: the pid in "pid=N", or 0 with why. */
-static GPid http_pid(guint16 port, gchar **why)
-{
-	static const char req[] = "GET / HTTP/1.0\r\nHost: t\r\n\r\n";
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
-	struct timeval tv = { .tv_sec = 5 };
-	g_autoptr(GString) resp = g_string_new(NULL);
-	const char *body;
-	char buf[512];
-	ssize_t n = 0;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		if (why)
-			*why = g_strdup_printf("connect: %s",
-					       g_strerror(errno));
-		close(fd);
-		return 0;
-	}
-	if (write(fd, req, sizeof(req) - 1) != sizeof(req) - 1) {
-		if (why)
-			*why = g_strdup_printf("write: %s", g_strerror(errno));
-		close(fd);
-		return 0;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		g_string_append_len(resp, buf, n);
-	if (n < 0 && why)
-		*why = g_strdup_printf("read: %s", g_strerror(errno));
-	close(fd);
-	body = strstr(resp->str, "\r\n\r\npid=");
-	if (n < 0 || !g_str_has_prefix(resp->str, "HTTP/1.") ||
-	    !strstr(resp->str, " 200 ") || !body) {
-		if (why && !*why)
-			*why = g_strdup_printf("answer: \"%.80s\"", resp->str);
-		return 0;
-	}
-	return atoi(body + 8);
-}
-
-static GPid get_pid(guint16 port)
-{
-	return http_pid(port, NULL);
-}
-
 /* Poll until port answers with a pid other than not (0: any). */
 static GPid wait_serving(guint16 port, GPid not)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
 	GPid pid;
 
-	while (((pid = get_pid(port)) == 0 || pid == not) &&
+	while (((pid = t_http_pid(port)) == 0 || pid == not) &&
 	       g_get_monotonic_time() < deadline)
 		g_usleep(POLL_MS * 1000);
 	return pid == not ? 0 : pid;
-}
-
-/* The load client: fresh connections in a loop until told to stop (or
- * after two minutes), every failure counted. */
-struct load {
-	guint16 port;
-	GThread *thread;
-	gint stop;
-	gint ok;
-	gint failed;
-	GMutex lock;
-	GString *errors;	/* the first failures */
-};
-
-static gpointer load_run(gpointer data)
-{
-	struct load *l = data;
-	gint64 end = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
-
-	while (!g_atomic_int_get(&l->stop) && g_get_monotonic_time() < end) {
-		g_autofree gchar *why = NULL;
-
-		if (http_pid(l->port, &why)) {
-			g_atomic_int_inc(&l->ok);
-		} else {
-			g_atomic_int_inc(&l->failed);
-			g_mutex_lock(&l->lock);
-			if (l->errors->len < 1000)
-				g_string_append_printf(l->errors, "%s; ", why);
-			g_mutex_unlock(&l->lock);
-		}
-		/* Pacing, not synchronization: at most ~1000 connections a
-		 * second, far from exhausting ephemeral ports. */
-		g_usleep(1000);
-	}
-	return NULL;
-}
-
-static struct load *load_start(guint16 port)
-{
-	struct load *l = g_new0(struct load, 1);
-
-	l->port = port;
-	l->errors = g_string_new(NULL);
-	g_mutex_init(&l->lock);
-	l->thread = g_thread_new("load", load_run, l);
-	return l;
-}
-
-/* Stop it; assert it ran and nothing failed. */
-static void load_finish(struct load *l, guint min_ok)
-{
-	g_atomic_int_set(&l->stop, 1);
-	g_thread_join(l->thread);
-	g_test_message("load client: %d requests answered, %d failed", l->ok,
-		       l->failed);
-	if (l->failed)
-		g_test_message("failures: %s", l->errors->str);
-	g_assert_cmpint(l->failed, ==, 0);
-	g_assert_cmpint(l->ok, >=, min_ok);
-	g_string_free(l->errors, TRUE);
-	g_mutex_clear(&l->lock);
-	g_free(l);
 }
 
 /* ---- systemd ---- */
@@ -977,7 +865,7 @@ static void check_start(struct container *c, struct svc *s)
 	g_assert_cmpint(sctl(c, "start", s->unit), ==, 0);
 	if (s->notify) {
 		/* READY=1 came once haproxy serves: no polling. */
-		s->haproxy = get_pid(s->port);
+		s->haproxy = t_http_pid(s->port);
 		g_assert_cmpint(s->haproxy, >, 0);
 		g_assert_true(status_text(c, s->unit, &s->generation,
 					  &(GPid){ 0 }, &text));
@@ -1017,7 +905,7 @@ static void check_reload(struct container *c, struct svc *s)
 		GPid status_pid = 0;
 		guint gen = 0;
 
-		now = get_pid(s->port);
+		now = t_http_pid(s->port);
 		g_assert_true(status_text(c, s->unit, &gen, &status_pid,
 					  &text));
 		if (now != status_pid &&
@@ -1060,11 +948,15 @@ static void check_reload(struct container *c, struct svc *s)
 
 static void check_reloads(struct container *c, struct svc *s, guint n)
 {
-	struct load *l = load_start(s->port);
+	struct t_load l;
 
+	/* Paced, at most ~1000 requests a second: light beside the
+	 * container, and within the load's bounds however long it runs. */
+	t_load_start_paced(&l, s->port, 1000);
 	for (guint i = 0; i < n; i++)
 		check_reload(c, s);
-	load_finish(l, n);
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	g_assert_cmpuint(l.requests - l.failures, >=, n);
 	g_test_message("%s: %u reloads, `systemctl reload` took %.1f ms on "
 		       "average, %.1f ms at most", s->unit, s->reloads,
 		       s->reload_us_sum / 1000.0 / MAX(s->reloads, 1),
@@ -1087,7 +979,7 @@ static void check_stop(struct container *c, struct svc *s)
 	assert_prop(c, s->unit, "MainPID", "0");
 	/* systemd has waited for the cgroup to empty: no polling. */
 	g_assert_cmpuint(processes_in(c, s->cgroup), ==, 0);
-	g_assert_cmpint(get_pid(s->port), ==, 0);
+	g_assert_cmpint(t_http_pid(s->port), ==, 0);
 }
 
 /* ---- fixtures ---- */
@@ -1206,7 +1098,7 @@ static void test_bad_config(struct fixture *f, gconstpointer data)
 		   "    no-such-keyword\n");
 	/* The reload fails, and says so; the old haproxy keeps serving. */
 	g_assert_cmpint(sctl(f->c, "reload", s.unit), !=, 0);
-	g_assert_cmpint(get_pid(s.port), ==, before);
+	g_assert_cmpint(t_http_pid(s.port), ==, before);
 	assert_prop(f->c, s.unit, "ActiveState", "active");
 	g_assert_cmpint(prop_int(f->c, s.unit, "MainPID"), ==, s.main_pid);
 	g_assert_true(status_text(f->c, s.unit, &gen, &pid, &text));
@@ -1245,7 +1137,7 @@ static void test_restart(struct fixture *f, gconstpointer data)
 	s.main_pid = prop_int(f->c, s.unit, "MainPID");
 	g_assert_cmpint(s.main_pid, >, 0);
 	g_assert_cmpint(s.main_pid, !=, main_pid);
-	s.haproxy = get_pid(s.port);
+	s.haproxy = t_http_pid(s.port);
 	g_assert_cmpint(s.haproxy, >, 0);
 	g_assert_cmpint(s.haproxy, !=, killed);
 	g_assert_cmpint(parent_of(f->c, s.haproxy), ==, s.main_pid);
@@ -1396,11 +1288,11 @@ static void test_template(struct fixture *f, gconstpointer data)
 	/* Reloading one leaves the other alone. */
 	b_before = b.haproxy;
 	check_reloads(f->c, &a, 5);
-	g_assert_cmpint(get_pid(b.port), ==, b_before);
+	g_assert_cmpint(t_http_pid(b.port), ==, b_before);
 	g_assert_cmpint(prop_int(f->c, b.unit, "MainPID"), ==, b.main_pid);
 	check_reloads(f->c, &b, 5);
 	check_stop(f->c, &a);
-	g_assert_cmpint(get_pid(b.port), ==, b.haproxy);
+	g_assert_cmpint(t_http_pid(b.port), ==, b.haproxy);
 	assert_prop(f->c, b.unit, "ActiveState", "active");
 	check_stop(f->c, &b);
 	svc_clear(&a);

@@ -209,20 +209,6 @@ static gchar *finish_request(int fd, const char *rest, GPid *pid)
 	return *pid ? NULL : g_strdup("no pid in the answer");
 }
 
-/* One request on a fresh connection. */
-static gchar *one_request(guint16 port, GPid *pid)
-{
-	gchar *err;
-	int fd = connect_port(port);
-
-	*pid = 0;
-	if (fd < 0)
-		return g_strdup_printf("connect: %s", g_strerror(errno));
-	err = finish_request(fd, "GET / HTTP/1.0\r\nHost: t\r\n\r\n", pid);
-	close(fd);
-	return err;
-}
-
 /* A plain listener without SO_REUSEPORT: haproxy cannot share its port. */
 static int plain_listener(guint16 port)
 {
@@ -235,114 +221,6 @@ static int plain_listener(guint16 port)
 	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 	g_assert_cmpint(listen(fd, 1), ==, 0);
 	return fd;
-}
-
-/* ---- load: fresh connections one after the other, in a thread ---- */
-
-/* Bounds of a load run, whatever the test does. */
-#define LOAD_MAX_REQUESTS 200000
-#define LOAD_MAX_US (60 * G_USEC_PER_SEC)
-#define LOAD_ERRORS_KEPT 10
-
-struct load {
-	guint16 port;
-	GThread *thread;
-	GMutex lock;
-	GCond cond;
-	gboolean stop;
-	gboolean done;
-	guint requests;
-	guint failures;
-	GHashTable *answers;	/* pid -> count */
-	GString *errors;	/* the first failures, for the report */
-};
-
-static gpointer load_run(gpointer data)
-{
-	struct load *l = data;
-	gint64 end = g_get_monotonic_time() + LOAD_MAX_US;
-	gboolean stop = FALSE;
-
-	for (guint i = 0; !stop && i < LOAD_MAX_REQUESTS &&
-	     g_get_monotonic_time() < end; i++) {
-		GPid pid;
-		g_autofree gchar *err = one_request(l->port, &pid);
-
-		g_mutex_lock(&l->lock);
-		l->requests++;
-		if (err && ++l->failures <= LOAD_ERRORS_KEPT)
-			g_string_append_printf(l->errors, "request %u: %s\n",
-					       l->requests, err);
-		if (!err) {
-			gpointer key = GINT_TO_POINTER(pid);
-			guint n = GPOINTER_TO_UINT(
-				g_hash_table_lookup(l->answers, key));
-
-			g_hash_table_insert(l->answers, key,
-					    GUINT_TO_POINTER(n + 1));
-		}
-		g_cond_broadcast(&l->cond);
-		stop = l->stop;
-		g_mutex_unlock(&l->lock);
-	}
-	g_mutex_lock(&l->lock);
-	l->done = TRUE;
-	g_cond_broadcast(&l->cond);
-	g_mutex_unlock(&l->lock);
-	return NULL;
-}
-
-static void load_start(struct load *l, guint16 port)
-{
-	*l = (struct load){ .port = port };
-	g_mutex_init(&l->lock);
-	g_cond_init(&l->cond);
-	l->answers = g_hash_table_new(NULL, NULL);
-	l->errors = g_string_new(NULL);
-	l->thread = g_thread_new("load", load_run, l);
-}
-
-/* Wait (bounded) until pid has answered n requests of the load. */
-static gboolean load_wait_answers(struct load *l, GPid pid, guint n)
-{
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-	gboolean ok;
-
-	g_mutex_lock(&l->lock);
-	while (!(ok = GPOINTER_TO_UINT(g_hash_table_lookup(
-			      l->answers, GINT_TO_POINTER(pid))) >= n) &&
-	       !l->done && g_cond_wait_until(&l->cond, &l->lock, end))
-		;
-	g_mutex_unlock(&l->lock);
-	return ok;
-}
-
-/* Stops the load and reports it; the number of failed requests. */
-static guint load_finish(struct load *l)
-{
-	g_autoptr(GString) by = g_string_new(NULL);
-	GHashTableIter it;
-	gpointer pid, n;
-	guint failures;
-
-	g_mutex_lock(&l->lock);
-	l->stop = TRUE;
-	g_mutex_unlock(&l->lock);
-	g_thread_join(l->thread);
-	g_hash_table_iter_init(&it, l->answers);
-	while (g_hash_table_iter_next(&it, &pid, &n))
-		g_string_append_printf(by, " pid %d: %u;", GPOINTER_TO_INT(pid),
-				       GPOINTER_TO_UINT(n));
-	g_test_message("load on port %u: %u requests, %u failed; answered "
-		       "by%s", l->port, l->requests, l->failures, by->str);
-	if (l->failures)
-		g_test_message("first failures:\n%s", l->errors->str);
-	failures = l->failures;
-	g_hash_table_unref(l->answers);
-	g_string_free(l->errors, TRUE);
-	g_cond_clear(&l->cond);
-	g_mutex_clear(&l->lock);
-	return failures;
 }
 
 /* ---- the wrapper ---- */
@@ -517,7 +395,7 @@ static void test_takeover_daemon_under_load(void)
 	struct site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *taking = NULL, *exited = NULL, *err = NULL;
-	struct load l;
+	struct t_load l;
 	GPid daemon, gen1, answered;
 	int held;
 
@@ -527,8 +405,8 @@ static void test_takeover_daemon_under_load(void)
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	held = hold_request(s.port, daemon);
-	load_start(&l, s.port);
-	g_assert_true(load_wait_answers(&l, daemon, 20));
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, daemon, 20));
 
 	w = start_wrapper(&s, NULL, NULL);
 	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
@@ -549,8 +427,8 @@ static void test_takeover_daemon_under_load(void)
 				 "exited", daemon);
 	g_assert_nonnull(wait_log_anywhere(w, exited));
 
-	g_assert_true(load_wait_answers(&l, gen1, 20));
-	g_assert_cmpuint(load_finish(&l), ==, 0);
+	g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
 	g_assert_null(wrapper_find_log(w, "not taking over"));
 	stop_wrapper(w);
@@ -563,7 +441,7 @@ static void test_takeover_master_worker(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *taking = NULL, *exited = NULL;
 	const char *line;
-	struct load l;
+	struct t_load l;
 	GPid master, worker, gen1;
 
 	if (!have_haproxy())
@@ -575,8 +453,8 @@ static void test_takeover_master_worker(void)
 	t_remember(worker, HAPROXY);
 	g_assert_cmpint(worker, !=, master);
 	g_assert_cmpint(proc_parent(worker), ==, master);
-	load_start(&l, s.port);
-	g_assert_true(load_wait_answers(&l, worker, 20));
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, worker, 20));
 
 	/* The wrapper waits itself until the master handles SIGUSR1. */
 	w = start_wrapper(&s, NULL, NULL);
@@ -595,8 +473,8 @@ static void test_takeover_master_worker(void)
 				 "master) has exited", master);
 	g_assert_nonnull(wait_log_anywhere(w, exited));
 
-	g_assert_true(load_wait_answers(&l, gen1, 20));
-	g_assert_cmpuint(load_finish(&l), ==, 0);
+	g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
 	stop_wrapper(w);
 	site_clear(&s);
@@ -717,7 +595,7 @@ static void test_takeover_off(void)
 {
 	struct site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	struct load l;
+	struct t_load l;
 	GPid daemon, gen1;
 
 	if (!have_haproxy())
@@ -725,8 +603,8 @@ static void test_takeover_off(void)
 	site_init(&s);
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
-	load_start(&l, s.port);
-	g_assert_true(load_wait_answers(&l, daemon, 20));
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, daemon, 20));
 
 	w = start_wrapper(&s, "--takeover=off", NULL);
 	assert_first_sf(w, NULL, 0);
@@ -735,8 +613,8 @@ static void test_takeover_off(void)
 	/* Both listen with SO_REUSEPORT: ask /proc, not the port. */
 	g_assert_true(t_pid_alive(daemon));
 	g_assert_true(listens_on(daemon, s.port));
-	g_assert_true(load_wait_answers(&l, gen1, 20));
-	g_assert_cmpuint(load_finish(&l), ==, 0);
+	g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	g_assert_null(wrapper_find_log(w, "taking over"));
 	stop_wrapper(w);
 
