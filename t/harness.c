@@ -783,6 +783,20 @@ gchar *t_signals_before_marker(const char *file, const struct t_started *p)
 
 /* ---- a command run to its end, bounded ---- */
 
+void t_command_spawn(struct t_command *c, const char *const *argv)
+{
+	g_autoptr(GError) error = NULL;
+
+	*c = (struct t_command){ .out = g_string_new(NULL),
+				 .err = g_string_new(NULL) };
+	g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+				 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				 &c->pid, NULL, &c->out_fd, &c->err_fd,
+				 &error);
+	g_assert_no_error(error);
+	c->name = g_strjoinv(" ", (char **)argv);
+}
+
 static gboolean read_some(int fd, GString *to)
 {
 	char buf[4096];
@@ -796,15 +810,14 @@ static gboolean read_some(int fd, GString *to)
 }
 
 /* Both pipes to EOF, within the deadline; FALSE if it passed. */
-static gboolean read_to_eof(int out_fd, GString *out, int err_fd,
-			    GString *err, gint64 deadline)
+static gboolean read_to_eof(struct t_command *c, gint64 deadline)
 {
 	gboolean out_open = TRUE, err_open = TRUE;
 
 	while (out_open || err_open) {
 		struct pollfd p[2] = {
-			{ .fd = out_open ? out_fd : -1, .events = POLLIN },
-			{ .fd = err_open ? err_fd : -1, .events = POLLIN },
+			{ .fd = out_open ? c->out_fd : -1, .events = POLLIN },
+			{ .fd = err_open ? c->err_fd : -1, .events = POLLIN },
 		};
 		gint64 left = deadline - g_get_monotonic_time();
 
@@ -813,45 +826,58 @@ static gboolean read_to_eof(int out_fd, GString *out, int err_fd,
 		if (poll(p, 2, (int)(left / 1000) + 1) <= 0)
 			continue;
 		if (p[0].revents)
-			out_open = read_some(out_fd, out);
+			out_open = read_some(c->out_fd, c->out);
 		if (p[1].revents)
-			err_open = read_some(err_fd, err);
+			err_open = read_some(c->err_fd, c->err);
 	}
 	return TRUE;
+}
+
+int t_command_finish(struct t_command *c, guint timeout_ms)
+{
+	gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000LL;
+	int status = -1;
+
+	if (read_to_eof(c, deadline)) {
+		gint64 left = deadline - g_get_monotonic_time();
+
+		status = t_wait_child(c->pid, MAX(left / 1000, 1));
+	}
+	if (status == -1) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	close(c->out_fd);
+	close(c->err_fd);
+	g_test_message("%s (pid %d): status 0x%x out \"%s\" err \"%s\"",
+		       c->name, c->pid, status, c->out->str, c->err->str);
+	g_assert_cmpint(status, !=, -1);
+	g_assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+void t_command_clear(struct t_command *c)
+{
+	if (c->out)
+		g_string_free(c->out, TRUE);
+	if (c->err)
+		g_string_free(c->err, TRUE);
+	g_free(c->name);
+	*c = (struct t_command){ 0 };
 }
 
 int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
 		  gchar **err)
 {
-	gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000LL;
-	g_autoptr(GString) o = g_string_new(NULL);
-	g_autoptr(GString) e = g_string_new(NULL);
-	g_autoptr(GError) error = NULL;
-	int out_fd, err_fd, status = -1;
-	GPid pid;
+	struct t_command c;
+	int code;
 
-	g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-				 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
-				 NULL, &out_fd, &err_fd, &error);
-	g_assert_no_error(error);
-	if (read_to_eof(out_fd, o, err_fd, e, deadline)) {
-		gint64 left = deadline - g_get_monotonic_time();
-
-		status = t_wait_child(pid, MAX(left / 1000, 1));
-	}
-	if (status == -1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	close(out_fd);
-	close(err_fd);
-	g_test_message("%s %s: status 0x%x out \"%s\" err \"%s\"", argv[0],
-		       argv[1] ? argv[1] : "", status, o->str, e->str);
-	g_assert_cmpint(status, !=, -1);
-	g_assert_true(WIFEXITED(status));
+	t_command_spawn(&c, argv);
+	code = t_command_finish(&c, timeout_ms);
 	if (out)
-		*out = g_strdup(o->str);
+		*out = g_strdup(c.out->str);
 	if (err)
-		*err = g_strdup(e->str);
-	return WEXITSTATUS(status);
+		*err = g_strdup(c.err->str);
+	t_command_clear(&c);
+	return code;
 }

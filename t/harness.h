@@ -149,6 +149,23 @@ gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n);
 /* Stops the load and reports it; the number of failed requests. */
 guint t_load_finish(struct t_load *l);
 
+/* A command (a client of the wrapper, say) run as a child, its output
+ * collected: started, then finished within a bound. */
+struct t_command {
+	GPid pid;
+	int out_fd;
+	int err_fd;
+	GString *out;
+	GString *err;
+	gchar *name;
+};
+
+void t_command_spawn(struct t_command *c, const char *const *argv);
+/* Its output to EOF and its exit, within timeout_ms (else it is killed
+ * and the test fails); its exit code. */
+int t_command_finish(struct t_command *c, guint timeout_ms);
+void t_command_clear(struct t_command *c);
+
 /* Runs argv to its end (killed after timeout_ms, which fails the test);
  * its exit code, and what it printed (out, err may be NULL). */
 int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,

@@ -354,6 +354,64 @@ static void test_real_self_upgrade(void)
 	g_assert_cmpint(t_http_pid(s.port), ==, worker);
 }
 
+/* Someone sends SIGUSR2 to the master itself: the wrapper follows, and
+ * its status names the new worker. */
+static void test_real_reload_behind_back(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+	g_autofree gchar *status = NULL;
+	g_autofree gchar *current = NULL;
+	GPid worker, next;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	/* Our wrapper's child, alive: the pid is the master's. */
+	g_assert_cmpint(kill(s.master, SIGUSR2), ==, 0);
+	next = t_pid_in(wrapper_wait_log(s.w, "reloaded without us", T_WAIT),
+			"workers are now ");
+	g_assert_cmpint(next, >, 0);
+	g_assert_cmpint(next, !=, worker);
+	status = site_status(&s);
+	current = g_strdup_printf("generation 1 workers %d current", next);
+	g_assert_nonnull(strstr(status, current));
+	/* And the next reload of ours still works. */
+	site_reload(&s, next);
+}
+
+/* The hand-off from master-worker mode: the wrapper becomes haproxy -Ws
+ * (same pid), takes the listeners from the worker, soft-stops the old
+ * master; not a request fails. */
+static void test_real_handoff(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-W", NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *exe_link = NULL;
+	g_autofree gchar *exe = NULL;
+	struct t_load load;
+	GPid worker;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	site_start(&s, NULL, opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	t_load_start(&load, s.port);
+	g_assert_true(t_load_wait_answers(&load, worker, 1));
+	g_assert_cmpint(site_client(&s, "--handoff", &out), ==, 0);
+	g_assert_true(t_wait_gone(s.master, T_WAIT));
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	exe_link = g_strdup_printf("/proc/%d/exe", s.w->pid);
+	exe = g_file_read_link(exe_link, NULL);
+	g_assert_cmpstr(exe, ==, HAPROXY);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), >, 0);
+	g_assert_cmpuint(t_load_finish(&load), ==, 0);
+}
+
 /* "auto" keeps the real 2.6 as one -db process a generation. */
 static void test_real_auto_is_db(void)
 {
@@ -435,28 +493,29 @@ static void test_fake_nbproc_auto(void)
 	g_assert_true(t_wait_gone(second, T_WAIT));
 }
 
-/* --master-worker=off keeps -db, and says what that costs. */
-static void test_fake_nbproc_off(void)
+/* When the mode is not what the policy alone says, a notice tells why. */
+static void test_fake_mode_notices(void)
 {
-	g_auto(Site) s = { 0 };
-	const char *opts[] = { "--master-worker=off", NULL };
+	static const struct {
+		const char *version, *config, *opt, *notice, *flag;
+	} cases[] = {
+		{ "1.8.30", "nbproc 2\n", "--master-worker=off",
+		  "master-worker mode is off", " -db" },
+		{ "1.7.0", NULL, "-W", "needs haproxy >= 1.8", " -Ds" },
+		{ "2.6.12", "master-worker\n", NULL,
+		  "the configuration asks for master-worker mode", " -Ws" },
+	};
 
-	site_init(&s, TRUE, "nbproc 2\n");
-	site_start(&s, "1.8.30", opts);
-	g_assert_nonnull(wrapper_find_log(s.w, "master-worker mode is off"));
-	g_assert_nonnull(wrapper_find_log(s.w, " -db"));
-}
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_auto(Site) s = { 0 };
+		const char *opts[] = { cases[i].opt, NULL };
 
-/* Below 1.8 there is no master-worker mode: -Ds, with a notice. */
-static void test_fake_before_1_8(void)
-{
-	g_auto(Site) s = { 0 };
-	const char *opts[] = { "-W", NULL };
-
-	site_init(&s, TRUE, NULL);
-	site_start(&s, "1.7.0", opts);
-	g_assert_nonnull(wrapper_find_log(s.w, "needs haproxy >= 1.8"));
-	g_assert_nonnull(wrapper_find_log(s.w, " -Ds"));
+		g_test_message("%s %s", cases[i].version, cases[i].notice);
+		site_init(&s, TRUE, cases[i].config);
+		site_start(&s, cases[i].version, opts);
+		g_assert_nonnull(wrapper_find_log(s.w, cases[i].notice));
+		g_assert_nonnull(wrapper_find_log(s.w, cases[i].flag));
+	}
 }
 
 /* A master that says READY before it handles SIGUSR2 (which would kill
@@ -514,11 +573,13 @@ int main(int argc, char **argv)
 	g_test_add_func("/mworker/real/master-killed", test_real_master_killed);
 	g_test_add_func("/mworker/real/hard-reload", test_real_hard_reload);
 	g_test_add_func("/mworker/real/self-upgrade", test_real_self_upgrade);
+	g_test_add_func("/mworker/real/reload-behind-back",
+			test_real_reload_behind_back);
+	g_test_add_func("/mworker/real/handoff", test_real_handoff);
 	g_test_add_func("/mworker/real/auto-is-db", test_real_auto_is_db);
 	g_test_add_func("/mworker/fake/versions", test_fake_versions);
 	g_test_add_func("/mworker/fake/nbproc-auto", test_fake_nbproc_auto);
-	g_test_add_func("/mworker/fake/nbproc-off", test_fake_nbproc_off);
-	g_test_add_func("/mworker/fake/before-1.8", test_fake_before_1_8);
+	g_test_add_func("/mworker/fake/mode-notices", test_fake_mode_notices);
 	g_test_add_func("/mworker/fake/late-handler", test_fake_late_handler);
 	g_test_add_func("/mworker/fake/bounded-draining",
 			test_fake_bounded_draining);

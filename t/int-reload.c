@@ -294,94 +294,19 @@ static void expect_reloading(Notify *n)
 
 /* ---- client commands, run as separate processes ---- */
 
-typedef struct {
-	GPid pid;
-	int out_fd;
-	int err_fd;
-	GString *out;
-	GString *err;
-} Client;
+typedef struct t_command Client;
 
 static void client_spawn(Client *c, const char *rundir_opt,
 			 const char *command, const char *extra)
 {
 	const char *argv[] = { t_wrapper_path(), command, rundir_opt, extra,
 			       NULL };
-	g_autoptr(GError) error = NULL;
 
-	*c = (Client){ .out = g_string_new(NULL), .err = g_string_new(NULL) };
-	g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-				 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				 &c->pid, NULL, &c->out_fd, &c->err_fd,
-				 &error);
-	g_assert_no_error(error);
+	t_command_spawn(c, argv);
 	remember(c->pid);
 }
 
-/* Read one of the client's pipes; FALSE at EOF. */
-static gboolean client_read(int fd, GString *to)
-{
-	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof(buf));
-
-	if (n < 0 && errno == EINTR)
-		return TRUE;
-	if (n > 0)
-		g_string_append_len(to, buf, n);
-	return n > 0;
-}
-
-/* Its output to EOF and its exit (bounded); the exit code. */
-static int client_finish(Client *c, guint timeout_ms)
-{
-	gint64 deadline = deadline_in(timeout_ms);
-	gboolean out_open = TRUE, err_open = TRUE;
-	int status = -1;
-
-	while ((out_open || err_open) && ms_until(deadline)) {
-		struct pollfd p[2] = {
-			{ .fd = out_open ? c->out_fd : -1, .events = POLLIN },
-			{ .fd = err_open ? c->err_fd : -1, .events = POLLIN },
-		};
-
-		if (poll(p, 2, ms_until(deadline)) <= 0)
-			continue;
-		if (p[0].revents)
-			out_open = client_read(c->out_fd, c->out);
-		if (p[1].revents)
-			err_open = client_read(c->err_fd, c->err);
-	}
-	if (!out_open && !err_open) {
-		int fd = pidfd_open(c->pid, 0);
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		poll(&p, 1, ms_until(deadline));
-		close(fd);
-		if (waitpid(c->pid, &status, WNOHANG) != c->pid)
-			status = -1;
-	}
-	if (status == -1) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-	}
-	close(c->out_fd);
-	close(c->err_fd);
-	g_test_message("client %d: status 0x%x out \"%s\" err \"%s\"", c->pid,
-		       status, c->out->str, c->err->str);
-	g_assert_cmpint(status, !=, -1);
-	g_assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
-}
-
-static void client_clear(Client *c)
-{
-	if (c->out)
-		g_string_free(c->out, TRUE);
-	if (c->err)
-		g_string_free(c->err, TRUE);
-	c->out = c->err = NULL;
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Client, client_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Client, t_command_clear)
 
 /* Run a client command to its end; its exit code, stdout, stderr. */
 static int run_client(const char *rundir_opt, const char *command,
@@ -391,7 +316,7 @@ static int run_client(const char *rundir_opt, const char *command,
 	int code;
 
 	client_spawn(&c, rundir_opt, command, extra);
-	code = client_finish(&c, T_WAIT);
+	code = t_command_finish(&c, T_WAIT);
 	if (out)
 		*out = g_strdup(c.out->str);
 	if (err)
@@ -981,7 +906,7 @@ static void test_notify_extend_timeout(void)
 	g_assert_nonnull(strstr(ready, "generation 2 "));
 	g_assert_nonnull(strstr(ready, "last reload ok"));
 
-	g_assert_cmpint(client_finish(&c, T_WAIT), ==, CLIENT_OK);
+	g_assert_cmpint(t_command_finish(&c, T_WAIT), ==, CLIENT_OK);
 	gen2 = serving_pid_in(c.out->str, 2);
 	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
 	site_stop(&s);
@@ -1235,13 +1160,13 @@ static void test_concurrent_reload_clients(void)
 	for (guint i = 0; i < G_N_ELEMENTS(c); i++) {
 		guint gen;
 
-		g_assert_cmpint(client_finish(&c[i], T_WAIT), ==, CLIENT_OK);
+		g_assert_cmpint(t_command_finish(&c[i], T_WAIT), ==, CLIENT_OK);
 		serving_pid_in(c[i].out->str, 0);
 		gen = t_pid_in(strstr(c[i].out->str, "ok generation "),
 			       "ok generation ");
 		g_assert_cmpuint(gen, >=, 2);
 		last = MAX(last, gen);
-		client_clear(&c[i]);
+		t_command_clear(&c[i]);
 	}
 	/* One reload for the first request, one more for all the others
 	 * (they came while it was in progress). */

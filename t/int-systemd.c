@@ -1225,6 +1225,63 @@ static void test_restart_prevented(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/*
+ * The wrapper in master-worker mode (-W from EXTRAOPTS) under the
+ * recommended unit: the wrapper stays MainPID, one master below it
+ * reloads in place, `systemctl reload` waits and fails like with -db, and
+ * the master's own notifications never reach systemd.
+ */
+static void test_master_worker(struct fixture *f, gconstpointer data)
+{
+	g_autofree gchar *exe = NULL;
+	g_autofree gchar *text = NULL;
+	GPid main_pid, master, worker, status_pid = 0;
+	guint gen = 0;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	put_text(f->c, "/etc/default/haproxy", "EXTRAOPTS=\"-W\"\n");
+	g_assert_cmpint(sctl(f->c, "start", s.unit), ==, 0);
+	main_pid = prop_int(f->c, s.unit, "MainPID");
+	exe = exe_of(f->c, main_pid);
+	g_assert_cmpstr(exe, ==, SBIN_WRAPPER);
+	worker = t_http_pid(s.port);
+	g_assert_cmpint(worker, >, 0);
+	master = parent_of(f->c, worker);
+	g_assert_cmpint(parent_of(f->c, master), ==, main_pid);
+	g_assert_cmpint(pidfile_pid(f->c, s.pidfile), ==, master);
+	for (guint i = 0; i < 5; i++) {
+		GPid now;
+
+		g_assert_cmpint(sctl(f->c, "reload", s.unit), ==, 0);
+		now = t_http_pid(s.port);
+		g_assert_cmpint(now, >, 0);
+		g_assert_cmpint(now, !=, worker);
+		g_assert_cmpint(parent_of(f->c, now), ==, master);
+		worker = now;
+	}
+	g_assert_cmpint(prop_int(f->c, s.unit, "MainPID"), ==, main_pid);
+	g_assert_true(status_text(f->c, s.unit, &gen, &status_pid, &text));
+	g_test_message("StatusText: %s", text);
+	g_assert_cmpint(status_pid, ==, master);
+	g_assert_nonnull(strstr(text, "last reload ok"));
+	/* A configuration the master refuses: the reload fails, the worker
+	 * serves on. */
+	put_config(f->c, "/etc/haproxy/haproxy.cfg", s.port,
+		   "    no-such-keyword\n");
+	g_assert_cmpint(sctl(f->c, "reload", s.unit), !=, 0);
+	g_assert_cmpint(t_http_pid(s.port), ==, worker);
+	assert_prop(f->c, s.unit, "ActiveState", "active");
+	g_assert_cmpint(prop_int(f->c, s.unit, "MainPID"), ==, main_pid);
+	g_assert_true(journal_has(f->c, s.unit, "err", "reload failed: "));
+	g_assert_cmpint(sctl(f->c, "stop", s.unit), ==, 0);
+	assert_prop(f->c, s.unit, "ActiveState", "inactive");
+	g_assert_null(t_http_get(s.port, 200));
+	svc_clear(&s);
+}
+
 static void test_historic(struct fixture *f, gconstpointer data)
 {
 	struct svc s = {
@@ -1432,6 +1489,7 @@ int main(int argc, char **argv)
 	ADD("recommended/restart-after-sigkill", test_restart, plain);
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
+	ADD("recommended/master-worker", test_master_worker, plain);
 	ADD("historic/start-reload-stop", test_historic, plain);
 	ADD("template/two-instances", test_template, plain);
 	ADD("deb/start-reload-stop", test_deb, with_dpkg);

@@ -140,9 +140,13 @@ static void reload_verdict(struct supervisor *s, struct generation *g,
 		return;
 	}
 	stop_waiting(s);
-	sv_launch_failed(s, 1, "the haproxy master did not load the new "
-			 "configuration (%s)",
-			 status ? status : "it started no new worker");
+	if (verdict == MW_VERDICT_LOADED)
+		sv_launch_failed(s, 1, "the haproxy master says \"%s\" but "
+				 "has no new worker", status);
+	else
+		sv_launch_failed(s, 1, "the haproxy master did not load the "
+				 "new configuration (%s)",
+				 status ? status : "it started no new worker");
 }
 
 /* A master reloaded by someone else (a SIGUSR2 straight to it): follow. */
