@@ -55,6 +55,8 @@ static void site_init(Site *s, gboolean fake, const char *extra)
 
 static void site_clear(Site *s)
 {
+	if (!s->dir)
+		return;		/* skipped before it began */
 	wrapper_free(s->w);
 	t_rmtree(s->dir);
 	g_free(s->dir);
@@ -159,6 +161,22 @@ static gboolean skip_without_haproxy(void)
 
 /* ---- the real haproxy 2.6 ---- */
 
+/* The real haproxy as a master behind the wrapper (-W); its worker, or 0
+ * when there is no haproxy here (the test is then skipped). */
+static GPid real_master_start(Site *s)
+{
+	const char *opts[] = { "-W", NULL };
+	GPid worker;
+
+	if (skip_without_haproxy())
+		return 0;
+	site_init(s, FALSE, NULL);
+	site_start(s, NULL, opts);
+	worker = t_wait_serving(s->port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	return worker;
+}
+
 /* Serial reloads, by signal and by request, under load: the master and
  * the wrapper stay, each reload brings a new worker, no request fails. */
 static void test_real_serial_reloads(void)
@@ -255,15 +273,11 @@ static void test_real_bad_config_reload(void)
 static void test_real_stop(void)
 {
 	g_auto(Site) s = { 0 };
-	const char *opts[] = { "-W", NULL };
 	GPid worker;
 
-	if (skip_without_haproxy())
+	worker = real_master_start(&s);
+	if (!worker)
 		return;
-	site_init(&s, FALSE, NULL);
-	site_start(&s, NULL, opts);
-	worker = t_wait_serving(s.port, T_WAIT);
-	g_assert_cmpint(worker, >, 0);
 	wrapper_signal(s.w, SIGTERM);
 	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
 	g_assert_true(t_wait_gone(s.master, T_WAIT));
@@ -277,15 +291,12 @@ static void test_real_stop(void)
 static void test_real_master_killed(void)
 {
 	g_auto(Site) s = { 0 };
-	const char *opts[] = { "-W", NULL };
 	int status;
 	GPid worker;
 
-	if (skip_without_haproxy())
+	worker = real_master_start(&s);
+	if (!worker)
 		return;
-	site_init(&s, FALSE, NULL);
-	site_start(&s, NULL, opts);
-	worker = t_wait_serving(s.port, T_WAIT);
 	/* Our wrapper's child, alive: the pid is the master's. */
 	g_assert_cmpint(kill(s.master, SIGKILL), ==, 0);
 	status = wrapper_wait_exit(s.w, T_WAIT);
@@ -311,17 +322,14 @@ static int hold_half_request(guint16 port)
 static void test_real_hard_reload(void)
 {
 	g_auto(Site) s = { 0 };
-	const char *opts[] = { "-W", NULL };
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *relay = NULL;
 	GPid worker;
 	int held;
 
-	if (skip_without_haproxy())
+	worker = real_master_start(&s);
+	if (!worker)
 		return;
-	site_init(&s, FALSE, NULL);
-	site_start(&s, NULL, opts);
-	worker = t_wait_serving(s.port, T_WAIT);
 	held = hold_half_request(s.port);
 	g_assert_cmpint(site_client(&s, "--hard-reload", &out), ==, 0);
 	relay = g_strdup_printf("SIGTERM -> %d.", worker);
@@ -359,16 +367,13 @@ static void test_real_self_upgrade(void)
 static void test_real_reload_behind_back(void)
 {
 	g_auto(Site) s = { 0 };
-	const char *opts[] = { "-W", NULL };
 	g_autofree gchar *status = NULL;
 	g_autofree gchar *current = NULL;
 	GPid worker, next;
 
-	if (skip_without_haproxy())
+	worker = real_master_start(&s);
+	if (!worker)
 		return;
-	site_init(&s, FALSE, NULL);
-	site_start(&s, NULL, opts);
-	worker = t_wait_serving(s.port, T_WAIT);
 	/* Our wrapper's child, alive: the pid is the master's. */
 	g_assert_cmpint(kill(s.master, SIGUSR2), ==, 0);
 	next = t_pid_in(wrapper_wait_log(s.w, "reloaded without us", T_WAIT),
@@ -388,18 +393,15 @@ static void test_real_reload_behind_back(void)
 static void test_real_handoff(void)
 {
 	g_auto(Site) s = { 0 };
-	const char *opts[] = { "-W", NULL };
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *exe_link = NULL;
 	g_autofree gchar *exe = NULL;
 	struct t_load load;
 	GPid worker;
 
-	if (skip_without_haproxy())
+	worker = real_master_start(&s);
+	if (!worker)
 		return;
-	site_init(&s, FALSE, NULL);
-	site_start(&s, NULL, opts);
-	worker = t_wait_serving(s.port, T_WAIT);
 	t_load_start(&load, s.port);
 	g_assert_true(t_load_wait_answers(&load, worker, 1));
 	g_assert_cmpint(site_client(&s, "--handoff", &out), ==, 0);
