@@ -41,6 +41,7 @@ static void check_same(const struct handover *a, const struct handover *b)
 			       g_ptr_array_index(b->gens, i));
 	FUZZ_CHECK(fuzz_arrays_equal(a->waiters, b->waiters,
 				     sizeof(struct handover_waiter)));
+	FUZZ_CHECK(a->notify_fd == b->notify_fd);
 }
 
 /* What the new image will act on: a pid, a mode, a state it knows. */
@@ -51,13 +52,16 @@ static void check_sane(const struct handover *h)
 		const struct generation *g = g_ptr_array_index(h->gens, i);
 
 		FUZZ_CHECK(g->pid > 0);
-		FUZZ_CHECK(g->mode == LAUNCH_DS || g->mode == LAUNCH_DB);
+		FUZZ_CHECK(g->mode == LAUNCH_DS || g->mode == LAUNCH_DB ||
+			   g->mode == LAUNCH_MW);
 		FUZZ_CHECK(g->state <= GEN_DRAINING);
 		FUZZ_CHECK(g->started_us >= 0);
 		FUZZ_CHECK(strnlen(g->version, sizeof(g->version)) <
 			   sizeof(g->version));
 	}
-	/* A waiter's fd is inherited across exec; never stdio. */
+	/* Inherited across exec, never stdio: a master's notify socket, */
+	FUZZ_CHECK(h->notify_fd == -1 || h->notify_fd >= 3);
+	/* and a waiter's fd. */
 	for (guint i = 0; i < h->waiters->len; i++)
 		FUZZ_CHECK(g_array_index(h->waiters, struct handover_waiter,
 					 i).fd >= 3);
