@@ -881,3 +881,30 @@ int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
 	t_command_clear(&c);
 	return code;
 }
+
+/* A 2.5+ master re-executes itself into "wait mode" after each load. */
+static gboolean in_wait_mode(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/environ", pid);
+	g_autofree gchar *env = NULL;
+	gsize len = 0;
+
+	if (!g_file_get_contents(path, &env, &len, NULL))
+		return FALSE;
+	for (gsize i = 0; i < len; i += strlen(env + i) + 1)
+		if (g_str_has_prefix(env + i, "HAPROXY_MWORKER_WAIT_ONLY="))
+			return TRUE;
+	return FALSE;
+}
+
+gboolean t_master_settled(GPid pid, int sig)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	while (!(in_wait_mode(pid) &&
+		 proc_catches_signal_at("/proc", pid, sig)) &&
+	       g_get_monotonic_time() < deadline)
+		t_wait_gone(pid, 10);	/* a bounded pause that ends early
+					 * only if pid dies */
+	return in_wait_mode(pid) && proc_catches_signal_at("/proc", pid, sig);
+}

@@ -178,6 +178,10 @@ int t_wait_child(GPid pid, guint timeout_ms);
  * dir/launch.log; asserts that the launcher exited 0. */
 void t_launch_daemon(const char *dir, const char *const *argv);
 
+/* Bounded: until a haproxy 2.5+ master has settled in wait mode and
+ * handles sig (a signal sent while it re-executes itself is lost). */
+gboolean t_master_settled(GPid pid, int sig);
+
 /* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
 GPid t_wait_pidfile(const char *pidfile);
 

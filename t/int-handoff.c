@@ -75,47 +75,6 @@ static gchar *exe_of(GPid pid)
 	return g_file_read_link(link, NULL);
 }
 
-/* Does pid handle sig now (SigCgt)? A 2.6 master re-executes itself
- * after its first load; a signal sent meanwhile is lost. */
-static gboolean catches(GPid pid, int sig)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/status", pid);
-	g_autofree gchar *text = NULL;
-	const char *p;
-
-	if (!g_file_get_contents(path, &text, NULL, NULL) ||
-	    !(p = strstr(text, "SigCgt:")))
-		return FALSE;
-	return g_ascii_strtoull(p + 7, NULL, 16) & (1ULL << (sig - 1));
-}
-
-/* A 2.5+ master re-executes itself into "wait mode" after each load. */
-static gboolean in_wait_mode(GPid pid)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/environ", pid);
-	g_autofree gchar *env = NULL;
-	gsize len = 0;
-
-	if (!g_file_get_contents(path, &env, &len, NULL))
-		return FALSE;
-	for (gsize i = 0; i < len; i += strlen(env + i) + 1)
-		if (g_str_has_prefix(env + i, "HAPROXY_MWORKER_WAIT_ONLY="))
-			return TRUE;
-	return FALSE;
-}
-
-/* Bounded: until the master, settled in wait mode, handles sig. */
-static gboolean wait_settled(GPid pid, int sig)
-{
-	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	while (!(in_wait_mode(pid) && catches(pid, sig)) &&
-	       g_get_monotonic_time() < deadline)
-		t_wait_gone(pid, 10);	/* a bounded pause that ends early
-					 * only if pid dies */
-	return in_wait_mode(pid) && catches(pid, sig);
-}
-
 static void test_handoff(void)
 {
 	struct site s = { 0 };
@@ -155,7 +114,7 @@ static void test_handoff(void)
 	g_assert_cmpint(worker, !=, s.gen1);
 
 	/* Reloads are haproxy's own now: SIGUSR2 to the same pid. */
-	g_assert_true(wait_settled(s.w->pid, SIGUSR2));
+	g_assert_true(t_master_settled(s.w->pid, SIGUSR2));
 	wrapper_signal(s.w, SIGUSR2);
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	reloaded = t_wait_serving(s.port, T_WAIT);
@@ -166,7 +125,7 @@ static void test_handoff(void)
 	 * master re-executes itself after the reload too. The new worker
 	 * serves before that, so wait for the re-executed image: the old
 	 * worker's exit is reaped by it. */
-	g_assert_true(wait_settled(s.w->pid, SIGTERM));
+	g_assert_true(t_master_settled(s.w->pid, SIGTERM));
 	wrapper_signal(s.w, SIGTERM);
 	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
 	site_clear(&s);

@@ -77,7 +77,9 @@ static GPid site_start(Site *s, const char *version, const char *const *opts)
 						    t_dir());
 	g_autofree gchar *env_version = g_strdup_printf(
 		"FAKE_HAPROXY_VERSION=%s", version ? version : "");
-	const char *env[] = { env_version, NULL };
+	g_autofree gchar *env_log = g_strdup_printf(
+		"FAKE_HAPROXY_LOG=%s/fake.log", s->dir);
+	const char *env[] = { env_version, env_log, NULL };
 	const char *args[12];
 	guint n = 0;
 
@@ -375,6 +377,7 @@ static void test_real_reload_behind_back(void)
 	if (!worker)
 		return;
 	/* Our wrapper's child, alive: the pid is the master's. */
+	g_assert_true(t_master_settled(s.master, SIGUSR2));
 	g_assert_cmpint(kill(s.master, SIGUSR2), ==, 0);
 	next = t_pid_in(wrapper_wait_log(s.w, "reloaded without us", T_WAIT),
 			"workers are now ");
@@ -528,12 +531,100 @@ static void test_fake_late_handler(void)
 	const char *opts[] = { "-Ws", NULL };
 	GPid worker;
 
+	g_autofree gchar *log_path = NULL;
+	g_autofree gchar *log = NULL;
+	const char *handles, *reload;
+
 	site_init(&s, TRUE, "fake-master-late-handler-ms 500\n");
 	site_start(&s, "2.6.12", opts);
 	worker = t_wait_serving(s.port, T_WAIT);
 	site_reload(&s, worker);
 	g_assert_true(t_pid_alive(s.master));
 	g_assert_null(wrapper_find_log(s.w, "<3>"));
+	/* The reload was asked for while the handler was not there yet. */
+	log_path = g_build_filename(s.dir, "fake.log", NULL);
+	g_assert_true(g_file_get_contents(log_path, &log, NULL, NULL));
+	handles = strstr(log, "master handles SIGUSR2");
+	reload = strstr(log, "master reload");
+	g_assert_nonnull(handles);
+	g_assert_nonnull(reload);
+	g_assert_true(handles < reload);
+	g_assert_nonnull(wrapper_find_log(s.w, "reloading on request"));
+}
+
+/* Two wrappers on one runtime directory: the second gets no notify
+ * socket (it would steal the first one's verdicts) and fails to start;
+ * the first reloads as before. */
+static void test_fake_runtime_dir_taken(void)
+{
+	g_auto(Site) s = { 0 };
+	g_auto(Site) other = { 0 };
+	const char *opts[] = { "-Ws", NULL };
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake-haproxy",
+						    t_dir());
+	const char *env[] = { "FAKE_HAPROXY_VERSION=2.6.12", NULL };
+	const char *args[8];
+	GPid worker;
+	int status;
+
+	site_init(&s, TRUE, NULL);
+	site_start(&s, "2.6.12", opts);
+	worker = t_wait_serving(s.port, T_WAIT);
+	site_init(&other, TRUE, NULL);
+	args[0] = s.rundir_opt;		/* the first one's */
+	args[1] = haproxy;
+	args[2] = "-Ws";
+	args[3] = "-f";
+	args[4] = other.cfg;
+	args[5] = "--takeover=off";
+	args[6] = NULL;
+	other.w = wrapper_start(args, env);
+	status = wrapper_wait_exit(other.w, T_WAIT);
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), !=, 0);
+	g_assert_nonnull(wrapper_find_log(other.w, "notify socket"));
+	site_reload(&s, worker);
+}
+
+/* A replacement wrapper that does not say it takes master-worker state
+ * (an older one) is not executed: the running one reloads the master. */
+static void test_fake_upgrade_needs_master_support(void)
+{
+	static const char older[] =
+		"#!/bin/sh\necho 'haproxy-systemd-wrapper 0.0.9 "
+		"state-format 1'\n";
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *copy = NULL;
+	g_autofree gchar *data = NULL;
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake-haproxy",
+						    t_dir());
+	g_autofree gchar *env_version = g_strdup("FAKE_HAPROXY_VERSION=2.6.12");
+	const char *env[] = { env_version, NULL };
+	const char *args[8];
+	gsize len;
+	GPid worker;
+
+	site_init(&s, TRUE, NULL);
+	copy = g_build_filename(s.dir, "haproxy-systemd-wrapper", NULL);
+	g_assert_true(g_file_get_contents(t_wrapper_path(), &data, &len, NULL));
+	g_assert_true(g_file_set_contents(copy, data, len, NULL));
+	g_assert_cmpint(g_chmod(copy, 0755), ==, 0);
+	args[0] = s.rundir_opt;
+	args[1] = haproxy;
+	args[2] = "-Ws";
+	args[3] = "-f";
+	args[4] = s.cfg;
+	args[5] = NULL;
+	s.w = wrapper_start_at(copy, args, env);
+	s.master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	worker = t_wait_serving(s.port, T_WAIT);
+	/* Replaced, not rewritten in place: the running image stays. */
+	g_assert_cmpint(g_unlink(copy), ==, 0);
+	g_assert_true(g_file_set_contents(copy, older, -1, NULL));
+	g_assert_cmpint(g_chmod(copy, 0755), ==, 0);
+	site_reload(&s, worker);
+	g_assert_nonnull(wrapper_find_log(s.w, "not upgrading"));
+	g_assert_null(wrapper_find_log(s.w, "re-executing"));
 }
 
 /* Old workers held by a client: --max-old-workers=0 ends them at the
@@ -583,6 +674,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/mworker/fake/nbproc-auto", test_fake_nbproc_auto);
 	g_test_add_func("/mworker/fake/mode-notices", test_fake_mode_notices);
 	g_test_add_func("/mworker/fake/late-handler", test_fake_late_handler);
+	g_test_add_func("/mworker/fake/runtime-dir-taken",
+			test_fake_runtime_dir_taken);
+	g_test_add_func("/mworker/fake/upgrade-needs-master-support",
+			test_fake_upgrade_needs_master_support);
 	g_test_add_func("/mworker/fake/bounded-draining",
 			test_fake_bounded_draining);
 	return g_test_run();

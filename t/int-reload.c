@@ -1126,6 +1126,37 @@ static gboolean waits_on_socket(GPid pid)
 	return link && g_str_has_prefix(link, "socket:");
 }
 
+/* A client waiting for an answer that never comes is an ordinary
+ * command: SIGTERM (timeout(1), Ctrl-C's SIGINT alike) ends it. */
+static void test_client_stops_on_sigterm(void)
+{
+	g_autofree gchar *dir = t_tmpdir();
+	g_autofree gchar *opt = g_strdup_printf("--runtime-dir=%s", dir);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	g_auto(Client) c = { 0 };
+	gint64 deadline = deadline_in(T_WAIT);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int status;
+
+	/* A listener that never accepts: the client's connect succeeds (the
+	 * backlog), its request is sent, and its read waits. */
+	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock", dir);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(listen(fd, 4), ==, 0);
+	client_spawn(&c, opt, "--reload", NULL);
+	while (!waits_on_socket(c.pid) && ms_until(deadline))
+		g_usleep(10 * 1000);
+	g_assert_true(waits_on_socket(c.pid));
+	g_assert_cmpint(kill(c.pid, SIGTERM), ==, 0);
+	status = t_wait_child(c.pid, T_WAIT);
+	g_assert_true(WIFSIGNALED(status));
+	g_assert_cmpint(WTERMSIG(status), ==, SIGTERM);
+	close(c.out_fd);
+	close(c.err_fd);
+	close(fd);
+	t_rmtree(dir);
+}
+
 static void test_concurrent_reload_clients(void)
 {
 	g_auto(Site) s = { 0 };
@@ -1668,6 +1699,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/no-notify-socket", test_no_notify_socket);
 	g_test_add_func("/reload/sync-reload", test_sync_reload);
 	g_test_add_func("/reload/status", test_status);
+	g_test_add_func("/reload/client-stops-on-sigterm",
+			test_client_stops_on_sigterm);
 	g_test_add_func("/reload/concurrent-reload-clients",
 			test_concurrent_reload_clients);
 	g_test_add_func("/reload/control-socket-permissions-and-bad-input",

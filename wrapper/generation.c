@@ -81,13 +81,18 @@ static void relay(GPid pid, int sig, gboolean log_relay)
 		log_debug("%s -> %d.", signal_name(sig), pid);
 }
 
-/* Our own child, not yet reaped (its child watch has not fired): its pid
- * cannot have been reused, so kill() is exact. */
+/* Our own child: GLib may have reaped it before its child watch runs,
+ * so the pid goes through a pidfd opened while it is still our child. */
 static void signal_direct(const struct generation *g, int sig,
 			  gboolean log_relay)
 {
+	int fd = proc_open_if_child_of(g->pid, getpid());
+
+	if (fd < 0)
+		return;
 	relay(g->pid, sig, log_relay);
-	kill(g->pid, sig);
+	proc_pidfd_signal(fd, sig);
+	close(fd);
 }
 
 static guint signal_workers(const struct generation *g, int sig,

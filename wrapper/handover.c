@@ -138,8 +138,10 @@ static void adopt_notify(struct supervisor *s, struct handover *h)
 	for (guint i = 0; i < s->gens->len; i++)
 		masters |= ((struct generation *)g_ptr_array_index(
 				    s->gens, i))->mode == LAUNCH_MW;
-	if (h->notify_fd >= 0 && (!masters || !fd_is_socket(h->notify_fd) ||
-				  !sv_master_adopt_notify(s, h->notify_fd)))
+	/* A leaked variable may name any descriptor: only ours is closed. */
+	if (h->notify_fd >= 0 &&
+	    sv_master_notify_fd_is_ours(s, h->notify_fd) &&
+	    (!masters || !sv_master_adopt_notify(s, h->notify_fd)))
 		close(h->notify_fd);
 	if (masters && !sv_master_notify_socket(s, &error))
 		log_warn("%s", error->message);

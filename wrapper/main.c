@@ -279,8 +279,10 @@ static int dispatch(struct cli *c, struct wrapper_args *args,
 		upgrade_check_print();
 		return 0;
 	}
-	if (c->reload || c->hard_reload || c->status || c->handoff)
+	if (c->reload || c->hard_reload || c->status || c->handoff) {
+		signals_unblock();
 		return run_client(c, args);
+	}
 	if (args->oneshot != ONESHOT_NONE)
 		return run_oneshot(args, &c->opts);
 	s = supervisor_new(args, &c->opts, orig_argv);

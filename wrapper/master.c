@@ -80,7 +80,8 @@ static gboolean on_cohort_deadline(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static void retire_workers(struct supervisor *s, struct generation *g)
+static void retire_workers(struct supervisor *s, struct generation *g,
+			   gboolean hard)
 {
 	struct worker_cohort *c;
 
@@ -94,7 +95,7 @@ static void retire_workers(struct supervisor *s, struct generation *g)
 	};
 	g->workers = g_array_new(FALSE, FALSE, sizeof(GPid));
 	g_ptr_array_add(g->cohorts, c);
-	if (s->attempt_hard) {
+	if (hard) {
 		cohort_signal(c, SIGTERM);
 		c->terminated = TRUE;
 	} else if (s->opts->drain_timeout_s) {
@@ -113,9 +114,11 @@ static void reload_loaded(struct supervisor *s, struct generation *g,
 
 	stop_waiting(s);
 	generation_prune_cohorts(g);
-	retire_workers(s, g);
+	retire_workers(s, g, s->attempt_hard);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
 	g->reloads++;
+	/* The master re-executes its own binary: the version the wrapper
+	 * found is the one it runs when both are the same file. */
 	g_strlcpy(g->version, s->mw_version, sizeof(g->version));
 	sv_bound_draining(s);
 	failed_generation_clear(&s->failed);
@@ -171,9 +174,10 @@ static void reloaded_behind_our_back(struct supervisor *s,
 	pids = sv_pids_text(fresh);
 	log_notice("the haproxy master (pid %d) was reloaded without us; "
 		   "its workers are now %s", g->pid, pids);
-	retire_workers(s, g);
+	retire_workers(s, g, FALSE);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
 	g->reloads++;
+	sv_bound_draining(s);
 }
 
 static void master_ready(struct supervisor *s, struct generation *g,
@@ -207,12 +211,20 @@ static void on_master_message(const struct mw_message *m, GPid sender,
 	if (m->stopping)
 		log_info("generation %u (pid %d) is stopping", g->number,
 			 g->pid);
+	if (g == s->current && s->mw_before && !s->mw_settle_timer &&
+	    m->reloading)
+		s->mw_reloading_seen = TRUE;
 	if (verdict == MW_VERDICT_NONE)
 		return;
 	if (g == s->starting)
 		master_ready(s, g, verdict, m->status);
-	else if (g == s->current && s->mw_before && !s->mw_settle_timer)
+	else if (g == s->current && s->mw_before && !s->mw_settle_timer &&
+		 s->mw_reloading_seen)
 		reload_verdict(s, g, verdict, m->status);
+	else if (g == s->current && s->mw_before && !s->mw_settle_timer)
+		/* The end of a load from before our SIGUSR2 (one whose
+		 * verdict timed out): ours is still to come. */
+		log_debug("generation %u: an earlier load ended", g->number);
 	else if (g == s->current)
 		reloaded_behind_our_back(s, g);
 }
@@ -225,9 +237,10 @@ const char *sv_master_notify_socket(struct supervisor *s, GError **error)
 
 	if (s->mw_notify)
 		return mw_notify_path(s->mw_notify);
-	if (!s->rundir || !g_file_test(s->rundir, G_FILE_TEST_IS_DIR)) {
+	if (!s->rundir_ours) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-			    "no runtime directory for its notify socket");
+			    "no runtime directory of our own for its notify "
+			    "socket");
 		return NULL;
 	}
 	path = rundir_notify_socket(s->rundir);
@@ -246,9 +259,38 @@ gboolean sv_master_adopt_notify(struct supervisor *s, int fd)
 	return s->mw_notify != NULL;
 }
 
+gboolean sv_master_running(struct supervisor *s)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->mode == LAUNCH_MW && !g->exited)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 int sv_master_handover_fd(struct supervisor *s)
 {
-	return s->mw_notify ? mw_notify_handover_fd(s->mw_notify) : -1;
+	if (!s->mw_notify || !sv_master_running(s))
+		return -1;
+	return mw_notify_handover_fd(s->mw_notify);
+}
+
+void sv_master_reclaim_fd(struct supervisor *s)
+{
+	if (s->mw_notify)
+		mw_notify_reclaim_fd(s->mw_notify);
+}
+
+gboolean sv_master_notify_fd_is_ours(struct supervisor *s, int fd)
+{
+	g_autofree gchar *path = NULL;
+
+	if (!s->rundir)
+		return FALSE;
+	path = rundir_notify_socket(s->rundir);
+	return mw_notify_fd_is(fd, path);
 }
 
 void sv_master_free(struct supervisor *s)
@@ -261,15 +303,22 @@ void sv_master_free(struct supervisor *s)
 
 static void send_reload(struct supervisor *s, struct generation *g)
 {
+	/* Still our child once the pidfd is open: it names the master. */
+	int fd = proc_open_if_child_of(g->pid, getpid());
+	gboolean sent = fd >= 0 && proc_pidfd_signal(fd, SIGUSR2);
+	int saved = errno;
+
+	if (fd >= 0)
+		close(fd);
 	g_clear_pointer(&s->mw_before, g_array_unref);
 	s->mw_before = proc_children(g->pid);
+	s->mw_reloading_seen = FALSE;
 	log_debug("SIGUSR2 -> %d.", g->pid);
-	/* Our own child, not reaped yet: the pid is exact. */
-	if (kill(g->pid, SIGUSR2) < 0) {
+	if (!sent) {
 		stop_waiting(s);
-		sv_launch_failed(s, EXIT_OS_ERROR, "SIGUSR2 to the haproxy "
-				 "master (pid %d): %s", g->pid,
-				 g_strerror(errno));
+		sv_launch_failed(s, 1, "cannot signal the haproxy master "
+				 "(pid %d): %s", g->pid,
+				 fd < 0 ? "it is gone" : g_strerror(saved));
 	}
 }
 

@@ -110,7 +110,17 @@ struct mw_notify *mw_notify_listen(const char *path, mw_notify_fn fn,
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
-	/* Ours alone, in our own runtime directory: a leftover is stale. */
+	/* A socket someone still reads is not a leftover to replace. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		close(fd);
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+			    "notify socket %s is in use", path);
+		return NULL;
+	}
+	close(fd);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
 	g_unlink(path);
 	old_umask = umask(0177);
 	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
@@ -126,19 +136,24 @@ fail:
 	return NULL;
 }
 
-struct mw_notify *mw_notify_adopt(int fd, const char *path, mw_notify_fn fn,
-				  gpointer data)
+gboolean mw_notify_fd_is(int fd, const char *path)
 {
 	struct sockaddr_un a;
 	socklen_t alen = sizeof(a);
 	int type;
 	socklen_t tlen = sizeof(type);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 ||
-	    type != SOCK_DGRAM ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0 ||
-	    a.sun_family != AF_UNIX ||
-	    strncmp(a.sun_path, path, sizeof(a.sun_path)) != 0)
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 &&
+	       type == SOCK_DGRAM &&
+	       getsockname(fd, (struct sockaddr *)&a, &alen) == 0 &&
+	       a.sun_family == AF_UNIX &&
+	       strncmp(a.sun_path, path, sizeof(a.sun_path)) == 0;
+}
+
+struct mw_notify *mw_notify_adopt(int fd, const char *path, mw_notify_fn fn,
+				  gpointer data)
+{
+	if (!mw_notify_fd_is(fd, path))
 		return NULL;
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -154,6 +169,11 @@ int mw_notify_handover_fd(struct mw_notify *n)
 {
 	fcntl(n->fd, F_SETFD, 0);
 	return n->fd;
+}
+
+void mw_notify_reclaim_fd(struct mw_notify *n)
+{
+	fcntl(n->fd, F_SETFD, FD_CLOEXEC);
 }
 
 void mw_notify_free(struct mw_notify *n)

@@ -25,7 +25,12 @@ struct mw_notify *mw_notify_adopt(int fd, const char *path, mw_notify_fn fn,
 
 const char *mw_notify_path(const struct mw_notify *n);
 
-/* The descriptor, made inheritable for the self upgrade's exec. */
+/* The descriptor, made inheritable for the self upgrade's exec; and
+ * private again when that exec failed. */
 int mw_notify_handover_fd(struct mw_notify *n);
+void mw_notify_reclaim_fd(struct mw_notify *n);
+
+/* Is fd a datagram socket bound to path (one a previous image had)? */
+gboolean mw_notify_fd_is(int fd, const char *path);
 
 void mw_notify_free(struct mw_notify *n);

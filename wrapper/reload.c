@@ -324,8 +324,10 @@ static gboolean on_ready_timeout(gpointer data)
 		generation_signal(s->starting, SIGKILL, FALSE);
 	} else if (sv_master_reloading(s)) {
 		/* Its old workers serve: leave the master be. */
-		sv_launch_failed(s, 1, "the haproxy master (pid %d) gave no "
-				 "verdict within %us", s->current->pid,
+		sv_launch_failed(s, 1, "the haproxy master (pid %d) %s within "
+				 "%us", s->current->pid,
+				 s->mw_settle_timer ? "did not handle SIGUSR2"
+						    : "gave no verdict",
 				 s->opts->ready_timeout_s);
 	}
 	return G_SOURCE_REMOVE;
@@ -640,7 +642,8 @@ static void on_upgrade_check(const char *output, int wait_status,
 	struct handover h;
 
 	s->probe = NULL;
-	if (error || !upgrade_check_passed(output, wait_status)) {
+	if (error || !upgrade_check_passed(output, wait_status,
+					   sv_master_running(s))) {
 		log_err("not upgrading: %s --upgrade-check %s; reloading with "
 			"the running wrapper", s->self.path,
 			error ? error->message : "gave an unexpected answer");
@@ -653,6 +656,7 @@ static void on_upgrade_check(const char *output, int wait_status,
 	log_notice("re-executing on %s.", s->reload_signal ?
 		   signal_name(s->reload_signal) : "request");
 	upgrade_exec(&s->self, s->orig_argv, state);
+	sv_master_reclaim_fd(s);
 	sv_launch(s);
 }
 

@@ -31,6 +31,14 @@ void signals_block(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+void signals_unblock(void)
+{
+	sigset_t set;
+
+	handled_set(&set);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 struct watch {
 	int fd;
 	signal_fn fn;

@@ -17,6 +17,10 @@ typedef void (*signal_fn)(const struct signalfd_siginfo *si, gpointer data);
  * thread exists (GLib starts one lazily). */
 void signals_block(void);
 
+/* Undo signals_block()'s mask (SIGPIPE stays ignored): for the client
+ * commands, which Ctrl-C and timeout(1) must be able to stop. */
+void signals_unblock(void);
+
 /* Deliver blocked signals to fn from the main loop. */
 gboolean signals_watch(signal_fn fn, gpointer data, GError **error);
 

@@ -104,6 +104,7 @@ struct supervisor {
 	struct takeover *takeover;	/* foreign instances, first start */
 	struct control *control;
 	gchar *rundir;
+	gboolean rundir_ours;		/* no other live wrapper uses it */
 	gchar *expose_cfg;		/* our -f fragment; NULL: no -x */
 	gchar *expose_sock;
 	guint extend_timer;
@@ -117,6 +118,7 @@ struct supervisor {
 	guint mw_settle_timer;
 	gint64 mw_settle_deadline;
 	gchar mw_version[64];
+	gboolean mw_reloading_seen;	/* RELOADING=1 since our SIGUSR2 */
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 
@@ -163,7 +165,14 @@ void sv_bound_draining(struct supervisor *s);
 /* master.c: master-worker mode. */
 const char *sv_master_notify_socket(struct supervisor *s, GError **error);
 gboolean sv_master_adopt_notify(struct supervisor *s, int fd);
+/* Is one of our generations a master? */
+gboolean sv_master_running(struct supervisor *s);
+/* The notify socket, inheritable for the exec; -1 without a master. */
 int sv_master_handover_fd(struct supervisor *s);
+/* The exec failed: the socket is private again. */
+void sv_master_reclaim_fd(struct supervisor *s);
+/* Is fd the notify socket of this instance (handed over)? */
+gboolean sv_master_notify_fd_is_ours(struct supervisor *s, int fd);
 void sv_master_free(struct supervisor *s);
 /* Reload the serving master (SIGUSR2) into haproxy v. */
 void sv_master_reload(struct supervisor *s, const struct haproxy_version *v);

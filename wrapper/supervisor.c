@@ -415,6 +415,7 @@ static void setup_runtime(struct supervisor *s)
 			return;
 		g_clear_error(&error);
 	}
+	s->rundir_ours = TRUE;
 	if (!s->opts->seamless)
 		return;
 	s->expose_sock = rundir_expose_socket(s->rundir);

@@ -13,6 +13,7 @@
 #include "wrapper/state.h"
 
 #define UPGRADE_CHECK_TIMEOUT_MS 5000
+#define UPGRADE_TAKES_MASTERS "handover master-worker"
 
 gboolean self_image_init(struct self_image *self)
 {
@@ -54,15 +55,20 @@ struct probe *upgrade_check_start(const struct self_image *self,
 
 void upgrade_check_print(void)
 {
-	printf("%s %s state-format %d\n", LOG_IDENT, WRAPPER_VERSION,
-	       STATE_FORMAT);
+	/* The format stays last: older images check only that suffix. */
+	printf("%s %s " UPGRADE_TAKES_MASTERS " state-format %d\n", LOG_IDENT,
+	       WRAPPER_VERSION, STATE_FORMAT);
 }
 
-gboolean upgrade_check_passed(const char *output, int wait_status)
+gboolean upgrade_check_passed(const char *output, int wait_status,
+			      gboolean needs_master_worker)
 {
 	g_autofree gchar *want = g_strdup_printf(" state-format %d\n",
 						 STATE_FORMAT);
 
+	if (needs_master_worker &&
+	    !strstr(output, " " UPGRADE_TAKES_MASTERS " "))
+		return FALSE;
 	return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 &&
 	       g_str_has_prefix(output, LOG_IDENT " ") &&
 	       g_str_has_suffix(output, want);

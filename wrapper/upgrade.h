@@ -28,9 +28,13 @@ gboolean self_image_replaced(const struct self_image *self);
 /* Runs "<path> --upgrade-check"; the answer goes to upgrade_check_passed. */
 struct probe *upgrade_check_start(const struct self_image *self,
 				  probe_fn done, gpointer data);
-gboolean upgrade_check_passed(const char *output, int wait_status);
+/* needs_master_worker: the state to hand over holds a master (format 1
+ * with masters is read only by images that say so). */
+gboolean upgrade_check_passed(const char *output, int wait_status,
+			      gboolean needs_master_worker);
 
-/* What --upgrade-check prints: name, version, handover state format. */
+/* What --upgrade-check prints: name, version, what handover state it
+ * takes ("handover master-worker"), handover state format. */
 void upgrade_check_print(void);
 
 /* execv() the new image with state in the environment. Returns only on
