@@ -78,6 +78,7 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent)
 	/* Checked after the open: the pidfd pins the process we verified. */
 	if (proc_parent(pid) != expected_parent) {
 		close(fd);
+		errno = ESRCH;
 		return -1;
 	}
 	return fd;

@@ -20,7 +20,8 @@ gchar *proc_exe(GPid pid);
 /*
  * A pidfd for pid, returned only if, after it was opened, pid's parent is
  * still expected_parent: the pidfd then names that very process. -1 when
- * the process is gone or is someone else's.
+ * the process is gone or is someone else's (errno ESRCH), or when there
+ * are no pidfds (ENOSYS: Linux < 5.3, valgrind).
  */
 int proc_open_if_child_of(GPid pid, GPid expected_parent);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "wrapper/generation.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,18 +82,27 @@ static void relay(GPid pid, int sig, gboolean log_relay)
 		log_debug("%s -> %d.", signal_name(sig), pid);
 }
 
-/* Our own child: GLib may have reaped it before its child watch runs,
- * so the pid goes through a pidfd opened while it is still our child. */
+gboolean generation_signal_child(GPid pid, int sig)
+{
+	int fd = proc_open_if_child_of(pid, getpid());
+	gboolean sent;
+
+	/* Without pidfds, kill(): its child watch has not fired, and that is
+	 * the best there is. */
+	if (fd < 0 && errno == ENOSYS)
+		return kill(pid, sig) == 0;
+	if (fd < 0)
+		return FALSE;
+	sent = proc_pidfd_signal(fd, sig);
+	close(fd);
+	return sent;
+}
+
 static void signal_direct(const struct generation *g, int sig,
 			  gboolean log_relay)
 {
-	int fd = proc_open_if_child_of(g->pid, getpid());
-
-	if (fd < 0)
-		return;
 	relay(g->pid, sig, log_relay);
-	proc_pidfd_signal(fd, sig);
-	close(fd);
+	generation_signal_child(g->pid, sig);
 }
 
 static guint signal_workers(const struct generation *g, int sig,

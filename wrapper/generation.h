@@ -70,6 +70,11 @@ void generation_sf_pids(const struct generation *g, GArray *pids);
 void generation_signal(const struct generation *g, int sig,
 		       gboolean log_relay);
 
+/* Signal pid, a child of ours whose child watch has not fired: GLib may
+ * have reaped it already, so through a pidfd opened while it is still
+ * our child. FALSE (errno set) when it could not be sent. */
+gboolean generation_signal_child(GPid pid, int sig);
+
 /* -Ws: forget the workers that have exited; drop empty cohorts. */
 void generation_prune_cohorts(struct generation *g);
 

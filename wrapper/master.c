@@ -303,13 +303,9 @@ void sv_master_free(struct supervisor *s)
 
 static void send_reload(struct supervisor *s, struct generation *g)
 {
-	/* Still our child once the pidfd is open: it names the master. */
-	int fd = proc_open_if_child_of(g->pid, getpid());
-	gboolean sent = fd >= 0 && proc_pidfd_signal(fd, SIGUSR2);
+	gboolean sent = generation_signal_child(g->pid, SIGUSR2);
 	int saved = errno;
 
-	if (fd >= 0)
-		close(fd);
 	g_clear_pointer(&s->mw_before, g_array_unref);
 	s->mw_before = proc_children(g->pid);
 	s->mw_reloading_seen = FALSE;
@@ -317,8 +313,7 @@ static void send_reload(struct supervisor *s, struct generation *g)
 	if (!sent) {
 		stop_waiting(s);
 		sv_launch_failed(s, 1, "cannot signal the haproxy master "
-				 "(pid %d): %s", g->pid,
-				 fd < 0 ? "it is gone" : g_strerror(saved));
+				 "(pid %d): %s", g->pid, g_strerror(saved));
 	}
 }
 
