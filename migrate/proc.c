@@ -41,6 +41,14 @@ static gboolean parse_pid(const char *name, GPid *pid)
 	return TRUE;
 }
 
+gboolean proc_pids_contain(const GArray *pids, GPid pid)
+{
+	for (guint i = 0; i < pids->len; i++)
+		if (g_array_index(pids, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
 GArray *proc_children(GPid parent)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));

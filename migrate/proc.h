@@ -14,6 +14,9 @@ GPid proc_parent(GPid pid);
 /* The pids whose parent is parent, from a scan of /proc (GArray of GPid). */
 GArray *proc_children(GPid parent);
 
+/* Is pid among pids (a GArray of GPid, like proc_children's)? */
+gboolean proc_pids_contain(const GArray *pids, GPid pid);
+
 /* /proc/pid/exe, without a " (deleted)" suffix; NULL when unreadable. */
 gchar *proc_exe(GPid pid);
 

@@ -40,14 +40,6 @@ void child_discard(GPid pid, guint watch_source)
 	unreaped++;
 }
 
-static gboolean kept(const GArray *keep, GPid pid)
-{
-	for (guint i = 0; i < keep->len; i++)
-		if (g_array_index(keep, GPid, i) == pid)
-			return TRUE;
-	return FALSE;
-}
-
 void child_discard_strays(const GArray *keep)
 {
 	g_autoptr(GArray) kids = proc_children(getpid());
@@ -55,7 +47,7 @@ void child_discard_strays(const GArray *keep)
 	for (guint i = 0; i < kids->len; i++) {
 		GPid pid = g_array_index(kids, GPid, i);
 
-		if (kept(keep, pid))
+		if (proc_pids_contain(keep, pid))
 			continue;
 		/* Our child, not reaped by anyone yet: the pid is stable. */
 		kill(pid, SIGKILL);

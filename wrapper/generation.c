@@ -140,14 +140,6 @@ void generation_signal(const struct generation *g, int sig,
 		signal_direct(g, sig, log_relay);
 }
 
-static gboolean pids_contain(const GArray *pids, GPid pid)
-{
-	for (guint i = 0; i < pids->len; i++)
-		if (g_array_index(pids, GPid, i) == pid)
-			return TRUE;
-	return FALSE;
-}
-
 void generation_prune_cohorts(struct generation *g)
 {
 	for (guint i = 0; i < g->cohorts->len;) {
@@ -158,7 +150,7 @@ void generation_prune_cohorts(struct generation *g)
 			GPid pid = g_array_index(c->pids, GPid, j);
 
 			if (g->exited || proc_parent(pid) != g->pid ||
-			    pids_contain(g->workers, pid))
+			    proc_pids_contain(g->workers, pid))
 				g_array_remove_index(c->pids, j);
 			else
 				j++;

@@ -133,11 +133,7 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 static void adopt_notify(struct supervisor *s, struct handover *h)
 {
 	g_autoptr(GError) error = NULL;
-	gboolean masters = FALSE;
-
-	for (guint i = 0; i < s->gens->len; i++)
-		masters |= ((struct generation *)g_ptr_array_index(
-				    s->gens, i))->mode == LAUNCH_MW;
+	gboolean masters = sv_master_running(s);
 	/* A leaked variable may name any descriptor: only ours is closed. */
 	if (h->notify_fd >= 0 &&
 	    sv_master_notify_fd_is_ours(s, h->notify_fd) &&

@@ -16,14 +16,6 @@
 #define SETTLE_POLL_MS 10
 #define SETTLE_LIMIT_MS 5000
 
-static gboolean pids_contain(const GArray *pids, GPid pid)
-{
-	for (guint i = 0; i < pids->len; i++)
-		if (g_array_index(pids, GPid, i) == pid)
-			return TRUE;
-	return FALSE;
-}
-
 /* The pids of now not in before. */
 static GArray *pids_minus(const GArray *now, const GArray *before)
 {
@@ -32,7 +24,7 @@ static GArray *pids_minus(const GArray *now, const GArray *before)
 	for (guint i = 0; i < now->len; i++) {
 		GPid pid = g_array_index(now, GPid, i);
 
-		if (!pids_contain(before, pid))
+		if (!proc_pids_contain(before, pid))
 			g_array_append_val(out, pid);
 	}
 	return out;

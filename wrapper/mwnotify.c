@@ -110,17 +110,14 @@ struct mw_notify *mw_notify_listen(const char *path, mw_notify_fn fn,
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
-	/* A socket someone still reads is not a leftover to replace. */
+	/* A socket someone still reads is not a leftover to replace. A
+	 * refused connect leaves ours unconnected, free to bind. */
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
 		close(fd);
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
 			    "notify socket %s is in use", path);
 		return NULL;
 	}
-	close(fd);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		goto fail;
 	g_unlink(path);
 	old_umask = umask(0177);
 	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
