@@ -755,9 +755,22 @@ GPid t_wait_pidfile(const char *pidfile)
 	return 0;
 }
 
+static guint count_in_file(const char *file, const char *needle)
+{
+	g_autofree gchar *text = NULL;
+	guint n = 0;
+
+	if (g_file_get_contents(file, &text, NULL, NULL))
+		for (const char *p = text; (p = strstr(p, needle)); p++)
+			n++;
+	return n;
+}
+
 gchar *t_signals_before_marker(const char *file, const struct t_started *p)
 {
 	g_autofree gchar *marker = g_strdup_printf("signal=%d ", SIGRTMAX);
+	/* Earlier calls left markers of their own: wait for one more. */
+	guint markers = count_in_file(file, marker);
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 
 	g_assert_true(t_signal_verified(p, SIGRTMAX));
@@ -766,8 +779,8 @@ gchar *t_signals_before_marker(const char *file, const struct t_started *p)
 		g_auto(GStrv) lines = NULL;
 		g_autoptr(GString) got = g_string_new(NULL);
 
-		if (!g_file_get_contents(file, &text, NULL, NULL) ||
-		    !strstr(text, marker)) {
+		if (count_in_file(file, marker) <= markers ||
+		    !g_file_get_contents(file, &text, NULL, NULL)) {
 			g_usleep(10 * 1000);
 			continue;
 		}
@@ -779,6 +792,85 @@ gchar *t_signals_before_marker(const char *file, const struct t_started *p)
 		return g_string_free(g_steal_pointer(&got), FALSE);
 	} while (g_get_monotonic_time() < end);
 	g_assert_not_reached();
+}
+
+GPid t_wait_recorder_ready(const char *file)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autofree gchar *text = NULL;
+		const char *ready;
+
+		if (g_file_get_contents(file, &text, NULL, NULL) &&
+		    (ready = strstr(text, "ready pid=")) && strchr(ready, '\n'))
+			return t_pid_in(ready, "pid=");
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+struct t_started *t_start_recorder(const char *file)
+{
+	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
+						      NULL);
+	const char *argv[] = { recorder, file, NULL };
+	g_autoptr(GError) error = NULL;
+	struct t_started *p;
+	GPid pid;
+
+	g_spawn_async(NULL, (char **)argv, NULL,
+		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, &error);
+	g_assert_no_error(error);
+	p = t_remember(pid, "/sigrecorder");
+	g_assert_cmpint(t_wait_recorder_ready(file), ==, pid);
+	return p;
+}
+
+void t_stop_recorder(struct t_started *p)
+{
+	g_assert_true(t_signal_verified(p, SIGKILL));
+	waitpid(p->pid, NULL, 0);
+}
+
+int t_plain_listener(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(listen(fd, 1), ==, 0);
+	return fd;
+}
+
+gchar *t_wait_file_line(const char *file, const char *needle,
+			const char *needle2, guint nth, guint timeout_ms)
+{
+	gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000LL;
+
+	for (;;) {
+		g_autofree gchar *text = NULL;
+		g_auto(GStrv) lines = NULL;
+		guint seen = 0;
+
+		if (g_file_get_contents(file, &text, NULL, NULL)) {
+			lines = g_strsplit(text, "\n", -1);
+			for (guint i = 0; lines[i]; i++) {
+				if (!strstr(lines[i], needle) ||
+				    (needle2 && !strstr(lines[i], needle2)))
+					continue;
+				if (++seen == nth)
+					return g_strdup(lines[i]);
+			}
+		}
+		if (g_get_monotonic_time() >= deadline)
+			return NULL;
+		g_usleep(5 * 1000);
+	}
 }
 
 /* ---- a command run to its end, bounded ---- */

@@ -192,3 +192,20 @@ GPid t_wait_pidfile(const char *pidfile);
  * nothing sent before is still on its way.
  */
 gchar *t_signals_before_marker(const char *file, const struct t_started *p);
+
+/* t/sigrecorder, writing to file: its pid once it has said it is ready
+ * (bounded wait), 0 if it never did. */
+GPid t_wait_recorder_ready(const char *file);
+/* A sigrecorder as our child, registered (t_remember) and ready. */
+struct t_started *t_start_recorder(const char *file);
+/* SIGKILL it (verified) and reap it. */
+void t_stop_recorder(struct t_started *p);
+
+/* A plain 127.0.0.1 listener without SO_REUSEPORT: haproxy cannot share
+ * its port. */
+int t_plain_listener(guint16 port);
+
+/* The nth (from 1) line of file holding needle (and needle2, if not
+ * NULL), waiting up to timeout_ms for it; NULL if it never came. */
+gchar *t_wait_file_line(const char *file, const char *needle,
+			const char *needle2, guint nth, guint timeout_ms);

@@ -193,36 +193,9 @@ static gint64 deadline_after(guint ms)
 	return g_get_monotonic_time() + (gint64)ms * 1000;
 }
 
-/* The nth (from 1) line holding every needle, waiting for it. */
-static gchar *fake_wait_nth(struct fx *f, const char *needle,
-			    const char *needle2, guint nth, guint timeout_ms)
-{
-	gint64 deadline = deadline_after(timeout_ms);
-
-	for (;;) {
-		g_autofree gchar *text = NULL;
-		g_auto(GStrv) lines = NULL;
-		guint seen = 0;
-
-		if (g_file_get_contents(f->log, &text, NULL, NULL)) {
-			lines = g_strsplit(text, "\n", -1);
-			for (guint i = 0; lines[i]; i++) {
-				if (!strstr(lines[i], needle) ||
-				    (needle2 && !strstr(lines[i], needle2)))
-					continue;
-				if (++seen == nth)
-					return g_strdup(lines[i]);
-			}
-		}
-		if (g_get_monotonic_time() >= deadline)
-			return NULL;
-		g_usleep(10 * 1000);
-	}
-}
-
 static gchar *fake_wait(struct fx *f, const char *needle, guint timeout_ms)
 {
-	return fake_wait_nth(f, needle, NULL, 1, timeout_ms);
+	return t_wait_file_line(f->log, needle, NULL, 1, timeout_ms);
 }
 
 static guint fake_count(struct fx *f, const char *needle)
@@ -494,7 +467,7 @@ static void check_db_version(const char *version, const char *banner)
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
 
 	/* What the fake itself was given: no daemon flag either. */
-	start2 = fake_wait_nth(&f, "start ", "-db", 2, T_WAIT);
+	start2 = t_wait_file_line(f.log, "start ", "-db", 2, T_WAIT);
 	g_assert_nonnull(start2);
 	g_assert_false(has_daemon_flag(start2));
 	g_assert_cmpuint(fake_count(&f, "-Ds"), ==, 0);
@@ -593,20 +566,6 @@ static void test_config_error_at_reload(void)
 
 /* ---- 6: the new config binds a port someone holds ---- */
 
-/* A plain listener, no SO_REUSEPORT: haproxy cannot share it. */
-static int hold_port(guint16 port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	g_assert_cmpint(fd, >=, 0);
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
-	g_assert_cmpint(listen(fd, 16), ==, 0);
-	return fd;
-}
-
 static void test_bind_failure_at_reload(void)
 {
 	g_autofree gchar *extra = NULL, *paused = NULL, *resumed = NULL;
@@ -617,7 +576,7 @@ static void test_bind_failure_at_reload(void)
 	int held;
 
 	fx_init(&f, NULL);
-	held = hold_port(t_free_port());
+	held = t_plain_listener(t_free_port());
 	w = fx_start(&f, NULL, NULL);
 	gen1 = wait_ready_version(w, 1, "2.6.12");
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
@@ -813,7 +772,7 @@ static void test_child_hygiene(void)
 	g_assert_nonnull(wrapper_wait_log(w, "generation 2 ready: ", T_WAIT));
 	/* The version probe, generation 1, generation 2. */
 	for (guint n = 1; n <= 3; n++) {
-		g_autofree gchar *start = fake_wait_nth(&f, " start ", NULL,
+		g_autofree gchar *start = t_wait_file_line(f.log, " start ", NULL,
 							 n, T_WAIT);
 
 		g_assert_nonnull(start);
@@ -874,7 +833,7 @@ static void test_reloads_while_loading(void)
 
 	fx_config(&f, "fake-load-delay-ms 2000\n");
 	wrapper_signal(w, SIGUSR2);
-	start2 = fake_wait_nth(&f, " start ", " -db ", 2, T_WAIT);
+	start2 = t_wait_file_line(f.log, " start ", " -db ", 2, T_WAIT);
 	g_assert_nonnull(start2);
 	for (int i = 0; i < 10; i++)
 		wrapper_signal(w, SIGUSR2);
@@ -1014,107 +973,35 @@ static void test_old_exits_before_ready_report(void)
 
 /* ---- 11: the user's own -sf pids ---- */
 
-/* Delivered after every standard signal already pending: a barrier. */
-#define MARKER_SIGNAL SIGRTMAX
-
-static GPid start_recorder(const char *out)
-{
-	char *argv[] = { NULL, (char *)out, NULL };
-	g_autofree gchar *path = g_build_filename(t_dir(), "sigrecorder", NULL);
-	g_autoptr(GError) error = NULL;
-	gint64 deadline = deadline_after(T_WAIT);
-	GPid pid;
-
-	argv[0] = path;
-	g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-				    NULL, NULL, &pid, &error));
-	g_assert_no_error(error);
-	guarded_pid = pid;
-	while (g_get_monotonic_time() < deadline) {
-		g_autofree gchar *text = NULL;
-
-		if (g_file_get_contents(out, &text, NULL, NULL) &&
-		    strstr(text, "ready pid="))
-			return pid;
-		g_usleep(10 * 1000);
-	}
-	g_error("sigrecorder did not start");
-}
-
-static void stop_recorder(GPid pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	guarded_pid = 0;
-}
-
-/* The recorder's "signal=N" lines, once all sent so far were recorded. */
-static GPtrArray *recorded_signals(GPid recorder, const char *out)
-{
-	g_autofree gchar *marker = g_strdup_printf("signal=%d ", MARKER_SIGNAL);
-	gint64 deadline = deadline_after(T_WAIT);
-	guint markers = 0;
-	GPtrArray *got;
-
-	{
-		g_autofree gchar *text = NULL;
-
-		if (g_file_get_contents(out, &text, NULL, NULL))
-			for (const char *p = text; (p = strstr(p, marker)); p++)
-				markers++;
-	}
-	kill(recorder, MARKER_SIGNAL);
-	for (;;) {
-		g_autofree gchar *text = NULL;
-		g_auto(GStrv) lines = NULL;
-		guint seen = 0;
-
-		got = g_ptr_array_new_with_free_func(g_free);
-		g_assert_true(g_file_get_contents(out, &text, NULL, NULL));
-		lines = g_strsplit(text, "\n", -1);
-		for (guint i = 0; lines[i]; i++) {
-			if (strstr(lines[i], marker))
-				seen++;
-			else if (g_str_has_prefix(lines[i], "signal="))
-				g_ptr_array_add(got, g_strdup(lines[i]));
-		}
-		if (seen > markers)
-			return got;
-		g_ptr_array_unref(got);
-		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-		g_usleep(10 * 1000);
-	}
-}
-
 static void test_user_sf_pids(void)
 {
 	g_autofree gchar *out = NULL, *exec2 = NULL;
 	g_autofree gchar *pidarg = NULL;
-	g_autoptr(GPtrArray) got = NULL;
+	g_autofree gchar *want = NULL;
+	gchar *got;
 	const char *opts[3];
+	struct t_started *recorder;
 	struct fx f;
 	Wrapper *w;
-	GPid recorder, gen1;
+	GPid gen1;
 
 	fx_init(&f, NULL);
 	out = g_build_filename(f.dir, "recorder.log", NULL);
-	recorder = start_recorder(out);
-	pidarg = g_strdup_printf("%d", recorder);
+	recorder = t_start_recorder(out);
+	guarded_pid = recorder->pid;
+	pidarg = g_strdup_printf("%d", recorder->pid);
 	opts[0] = "-sf";
 	opts[1] = pidarg;
 	opts[2] = NULL;
 	w = fx_start(&f, NULL, opts);
 	gen1 = wait_ready_version(w, 1, "2.6.12");
 
-	got = recorded_signals(recorder, out);
-	g_assert_cmpuint(got->len, ==, 1);
-	{
-		g_autofree gchar *want = g_strdup_printf(
-			"signal=%d name=SIGUSR1 from=%d", SIGUSR1, gen1);
-
-		g_assert_cmpstr(g_ptr_array_index(got, 0), ==, want);
-	}
-	g_clear_pointer(&got, g_ptr_array_unref);
+	/* Exactly one signal: the soft stop from generation 1. */
+	got = t_signals_before_marker(out, recorder);
+	want = g_strdup_printf("signal=%d name=SIGUSR1 from=%d\n", SIGUSR1,
+			       gen1);
+	g_assert_cmpstr(got, ==, want);
+	g_free(got);
 
 	wrapper_signal(w, SIGUSR2);
 	exec2 = dup_wait_log(w, "executing ");
@@ -1122,10 +1009,13 @@ static void test_user_sf_pids(void)
 	g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), >, 0);
 	assert_exit_code(stop_wrapper(w, SIGTERM), 0);
 
-	got = recorded_signals(recorder, out);
-	g_assert_cmpuint(got->len, ==, 1);
-	g_assert_true(t_pid_alive(recorder));
-	stop_recorder(recorder);
+	/* And nothing since. */
+	got = t_signals_before_marker(out, recorder);
+	g_assert_cmpstr(got, ==, want);
+	g_free(got);
+	g_assert_true(t_pid_alive(recorder->pid));
+	t_stop_recorder(recorder);
+	guarded_pid = 0;
 	fx_free_wrapper(w);
 	fx_clear(&f);
 }

@@ -394,31 +394,11 @@ static int fx_stop(struct fx *f, int sig)
 
 /* ---- the fake's event log ---- */
 
-/* The nth (from 1) line holding needle and needle2, waiting for it. */
+/* The nth (from 1) line of the fake's log holding needle and needle2. */
 static gchar *fake_wait_nth(struct fx *f, const char *needle,
 			    const char *needle2, guint nth)
 {
-	gint64 deadline = deadline_after(T_WAIT);
-
-	for (;;) {
-		g_autofree gchar *text = NULL;
-		g_auto(GStrv) lines = NULL;
-		guint seen = 0;
-
-		if (g_file_get_contents(f->fake_log, &text, NULL, NULL)) {
-			lines = g_strsplit(text, "\n", -1);
-			for (guint i = 0; lines[i]; i++) {
-				if (!strstr(lines[i], needle) ||
-				    (needle2 && !strstr(lines[i], needle2)))
-					continue;
-				if (++seen == nth)
-					return g_strdup(lines[i]);
-			}
-		}
-		if (g_get_monotonic_time() >= deadline)
-			return NULL;
-		g_usleep(5 * 1000);
-	}
+	return t_wait_file_line(f->fake_log, needle, needle2, nth, T_WAIT);
 }
 
 static gboolean fake_logged(struct fx *f, GPid pid, const char *event)

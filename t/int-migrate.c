@@ -304,7 +304,6 @@ static GPid start_recorder(const char *file)
 						      NULL);
 	const char *argv[] = { "/bin/sh", "-c", "\"$0\" \"$1\" </dev/null "
 			       ">/dev/null 2>&1 &", recorder, file, NULL };
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 	g_autoptr(GError) error = NULL;
 	GPid sh;
 
@@ -312,16 +311,7 @@ static GPid start_recorder(const char *file)
 		      NULL, NULL, &sh, &error);
 	g_assert_no_error(error);
 	g_assert_cmpint(t_wait_child(sh, T_WAIT), ==, 0);
-	do {
-		g_autofree gchar *text = NULL;
-		const char *ready;
-
-		if (g_file_get_contents(file, &text, NULL, NULL) &&
-		    (ready = strstr(text, "ready pid=")) && strchr(ready, '\n'))
-			return t_pid_in(ready, "pid=");
-		g_usleep(10 * 1000);
-	} while (g_get_monotonic_time() < end);
-	return 0;
+	return t_wait_recorder_ready(file);
 }
 
 static void test_pidfile_names_other_program(void)

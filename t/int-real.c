@@ -167,19 +167,6 @@ static void assert_gone(GPid pid)
 	g_assert_true(gone);
 }
 
-/* A plain listener without SO_REUSEPORT: haproxy cannot share its port. */
-static int plain_listener(guint16 port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	g_assert_cmpint(fd, >=, 0);
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
-	g_assert_cmpint(listen(fd, 1), ==, 0);
-	return fd;
-}
 
 /* ---- the fixture: a wrapper serving one port from a temp dir ---- */
 
@@ -399,7 +386,7 @@ static void test_bad_config_reload(void)
 
 	/* A port held without SO_REUSEPORT: haproxy retries, then gives up. */
 	blocked = t_free_port();
-	fd = plain_listener(blocked);
+	fd = t_plain_listener(blocked);
 	second = g_strdup_printf("    bind 127.0.0.1:%u\n", blocked);
 	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, second));
 	reload_must_fail(&s);

@@ -648,20 +648,6 @@ static void put_config(struct container *c, const char *path, guint16 port,
 
 /* ---- HTTP on 127.0.0.1 ---- */
 
-static guint16 free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	guint16 port;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
-	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
 
 /* Poll until port answers with a pid other than not (0: any). */
 static GPid wait_serving(guint16 port, GPid not)
@@ -1017,7 +1003,7 @@ static void recommended(struct container *c, struct svc *s)
 	*s = (struct svc){
 		.unit = "haproxy.service",
 		.pidfile = "/run/haproxy.pid",
-		.port = free_port(),
+		.port = t_free_port(),
 		.notify = TRUE,
 	};
 	install_wrapper(c);
@@ -1287,7 +1273,7 @@ static void test_historic(struct fixture *f, gconstpointer data)
 	struct svc s = {
 		.unit = "haproxy-historic.service",
 		.pidfile = "/run/haproxy.pid",
-		.port = free_port(),
+		.port = t_free_port(),
 		.notify = FALSE,
 	};
 	g_autofree gchar *type = NULL;
@@ -1314,13 +1300,13 @@ static void test_template(struct fixture *f, gconstpointer data)
 	struct svc a = {
 		.unit = "haproxy@alpha.service",
 		.pidfile = "/run/haproxy-alpha.pid",
-		.port = free_port(),
+		.port = t_free_port(),
 		.notify = TRUE,
 	};
 	struct svc b = {
 		.unit = "haproxy@beta.service",
 		.pidfile = "/run/haproxy-beta.pid",
-		.port = free_port(),
+		.port = t_free_port(),
 		.notify = TRUE,
 	};
 	g_autofree gchar *out = NULL;
@@ -1425,7 +1411,7 @@ static void test_deb(struct fixture *f, gconstpointer data)
 	struct svc s = {
 		.unit = PROG ".service",
 		.pidfile = "/run/haproxy.pid",
-		.port = free_port(),
+		.port = t_free_port(),
 		.notify = TRUE,
 	};
 	const char *const gone[] = {

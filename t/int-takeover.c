@@ -209,19 +209,6 @@ static gchar *finish_request(int fd, const char *rest, GPid *pid)
 	return *pid ? NULL : g_strdup("no pid in the answer");
 }
 
-/* A plain listener without SO_REUSEPORT: haproxy cannot share its port. */
-static int plain_listener(guint16 port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	g_assert_cmpint(fd, >=, 0);
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
-	g_assert_cmpint(listen(fd, 1), ==, 0);
-	return fd;
-}
 
 /* ---- the wrapper ---- */
 
@@ -481,35 +468,6 @@ static void test_takeover_master_worker(void)
 }
 
 /* Started as our child, so that we can reap it; registered once ready. */
-static struct t_started *start_recorder(const char *file)
-{
-	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
-						      NULL);
-	const char *argv[] = { recorder, file, NULL };
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-	g_autoptr(GError) error = NULL;
-	struct t_started *p;
-	GPid pid;
-
-	g_spawn_async(NULL, (char **)argv, NULL,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
-		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, &error);
-	g_assert_no_error(error);
-	p = t_remember(pid, "/sigrecorder");
-	do {
-		g_autofree gchar *text = NULL;
-		const char *ready;
-
-		if (g_file_get_contents(file, &text, NULL, NULL) &&
-		    (ready = strstr(text, "ready pid=")) && strchr(ready, '\n')) {
-			g_assert_cmpint(t_pid_in(ready, "pid="), ==, pid);
-			return p;
-		}
-		g_usleep(10 * 1000);
-	} while (g_get_monotonic_time() < end);
-	g_assert_not_reached();
-}
-
 static void test_pidfile_naming_unrelated_process(void)
 {
 	struct site s = { 0 };
@@ -521,7 +479,7 @@ static void test_pidfile_naming_unrelated_process(void)
 
 	site_init(&s);
 	record = g_build_filename(s.dir, "signals", NULL);
-	recorder = start_recorder(record);
+	recorder = t_start_recorder(record);
 	pid = recorder->pid;
 	pids = g_strdup_printf("%d\n", pid);
 	g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
@@ -562,7 +520,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	site_init(&s);
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
-	holder = plain_listener(q);
+	holder = t_plain_listener(q);
 
 	/* Same pidfile, so the daemon is found; a config that also binds q. */
 	bind_q = g_strdup_printf("    bind 127.0.0.1:%u\n", q);

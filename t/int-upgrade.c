@@ -344,65 +344,6 @@ static void test_always(void)
 
 /* ---- 6: a leaked handover variable names no one we signal ---- */
 
-/* Delivered after every standard signal already pending: a barrier. */
-#define MARKER_SIGNAL SIGRTMAX
-
-static GPid start_recorder(const char *out)
-{
-	g_autofree gchar *path = g_build_filename(t_dir(), "sigrecorder", NULL);
-	char *argv[] = { path, (char *)out, NULL };
-	g_autoptr(GError) error = NULL;
-	GPid pid;
-
-	g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-				    NULL, NULL, &pid, &error));
-	g_assert_no_error(error);
-	guarded_pid = pid;
-	for (int i = 0; i < T_WAIT / 10; i++) {
-		g_autofree gchar *text = NULL;
-
-		if (g_file_get_contents(out, &text, NULL, NULL) &&
-		    strstr(text, "ready pid="))
-			return pid;
-		g_usleep(10 * 1000);
-	}
-	g_error("sigrecorder did not start");
-}
-
-static void stop_recorder(GPid pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	guarded_pid = 0;
-}
-
-/* How many "signal=" lines, once every signal sent so far is recorded. */
-static guint recorded_signals(GPid recorder, const char *out)
-{
-	g_autofree gchar *marker = g_strdup_printf("signal=%d ", MARKER_SIGNAL);
-
-	kill(recorder, MARKER_SIGNAL);
-	for (int i = 0; i < T_WAIT / 10; i++) {
-		g_autofree gchar *text = NULL;
-		g_auto(GStrv) lines = NULL;
-		gboolean marked = FALSE;
-		guint others = 0;
-
-		g_assert_true(g_file_get_contents(out, &text, NULL, NULL));
-		lines = g_strsplit(text, "\n", -1);
-		for (guint j = 0; lines[j]; j++) {
-			if (strstr(lines[j], marker))
-				marked = TRUE;
-			else if (g_str_has_prefix(lines[j], "signal="))
-				others++;
-		}
-		if (marked)
-			return others;
-		g_usleep(10 * 1000);
-	}
-	g_error("sigrecorder did not record the marker");
-}
-
 /* Does any "executing" line hand this pid to haproxy? */
 static gboolean executing_names(Wrapper *w, const char *pid)
 {
@@ -426,7 +367,9 @@ static void test_leaked_state(void)
 	const char *env[2];
 	guint16 port;
 	Wrapper *w;
-	GPid recorder, gen1, gen2;
+	struct t_started *recorder;
+	g_autofree gchar *recorded = NULL;
+	GPid gen1, gen2;
 
 	if (!t_have_haproxy()) {
 		g_test_skip("no /usr/sbin/haproxy");
@@ -435,10 +378,11 @@ static void test_leaked_state(void)
 	dir = t_tmpdir();
 	guarded_dir = dir;
 	out = g_build_filename(dir, "recorder.log", NULL);
-	recorder = start_recorder(out);
-	pidstr = g_strdup_printf("%d", recorder);
+	recorder = t_start_recorder(out);
+	guarded_pid = recorder->pid;
+	pidstr = g_strdup_printf("%d", recorder->pid);
 	state = g_strdup_printf("HAPROXY_WRAPPER_STATE=1 5 0 12 0 1 0 0 "
-				"1:%d:1:1:0:2.6", recorder);
+				"1:%d:1:1:0:2.6", recorder->pid);
 	port = t_free_port();
 	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
 	args[0] = "-f";
@@ -449,7 +393,7 @@ static void test_leaked_state(void)
 	w = guarded_wrapper = wrapper_start(args, env);
 
 	warn = g_strdup_printf("handover names pid %d, not our child",
-			       recorder);
+			       recorder->pid);
 	g_assert_nonnull(wrapper_wait_log(w, warn, T_WAIT));
 	/* A fresh start, as if the variable were not there. */
 	ready1 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
@@ -465,9 +409,11 @@ static void test_leaked_state(void)
 	g_assert_cmpuint(wrapper_count_log(w, " running, adopted"), ==, 0);
 	stop_cleanly(w);
 
-	g_assert_cmpuint(recorded_signals(recorder, out), ==, 0);
-	g_assert_true(t_pid_alive(recorder));
-	stop_recorder(recorder);
+	recorded = t_signals_before_marker(out, recorder);
+	g_assert_cmpstr(recorded, ==, "");
+	g_assert_true(t_pid_alive(recorder->pid));
+	t_stop_recorder(recorder);
+	guarded_pid = 0;
 	/* Nothing of the variable was taken, the numbering neither. */
 	g_assert_nonnull(strstr(ready1, ": generation 1 ready: "));
 	g_assert_nonnull(strstr(ready2, ": generation 2 ready: "));
