@@ -265,7 +265,7 @@ static void add_config_tail(GPtrArray *argv, const struct wrapper_args *a)
 	add_strv(argv, a->config_tail);
 }
 
-static const char *mode_flag(enum launch_mode mode)
+const char *launch_mode_flag(enum launch_mode mode)
 {
 	switch (mode) {
 	case LAUNCH_DS:
@@ -288,7 +288,7 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 	g_ptr_array_add(argv, g_strdup(haproxy_path));
 	add_strv(argv, a->haproxy_args);
 	add_strv(argv, (GStrv)extra);
-	g_ptr_array_add(argv, g_strdup(mode_flag(mode)));
+	g_ptr_array_add(argv, g_strdup(launch_mode_flag(mode)));
 	if (n_old > 0 || witness > 0) {
 		g_ptr_array_add(argv, g_strdup(hard ? "-st" : "-sf"));
 		for (guint i = 0; i < n_old; i++)

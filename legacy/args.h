@@ -57,6 +57,9 @@ gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
 			    struct wrapper_args *out, GError **error);
 void wrapper_args_clear(struct wrapper_args *a);
 
+/* The flag that starts haproxy in this mode: "-Ds", "-db" or "-Ws". */
+const char *launch_mode_flag(enum launch_mode mode);
+
 /*
  * The argv of one haproxy generation: haproxy_path, the user's arguments,
  * the wrapper's extra arguments (NULL-terminated, may be NULL), the mode

@@ -16,7 +16,8 @@ enum launch_mode mw_choose_mode(const struct haproxy_version *v,
 	if (!why)
 		why = &unused;
 	*why = "";
-	if (haproxy_version_compare(v, 1, 8, 0) < 0) {
+	/* No master-worker mode where the version's own mode is -Ds. */
+	if (haproxy_version_launch_mode(v) == LAUNCH_DS) {
 		if (policy == MW_POLICY_ON)
 			*why = "master-worker mode needs haproxy >= 1.8";
 		return LAUNCH_DS;

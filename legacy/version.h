@@ -22,7 +22,8 @@ struct haproxy_version {
  */
 gboolean haproxy_version_parse(const char *output, struct haproxy_version *out);
 
-/* haproxy < 1.8 runs as -Ds, anything newer as -db. */
+/* haproxy < 1.8 runs as -Ds, anything newer as -db (or -Ws, see
+ * legacy/mworker.h). */
 enum launch_mode haproxy_version_launch_mode(const struct haproxy_version *v);
 
 /* <0, 0, >0 like strcmp, on major.minor.patch. */

@@ -134,6 +134,7 @@ static void adopt_notify(struct supervisor *s, struct handover *h)
 {
 	g_autoptr(GError) error = NULL;
 	gboolean masters = sv_master_running(s);
+
 	/* A leaked variable may name any descriptor: only ours is closed. */
 	if (h->notify_fd >= 0 &&
 	    sv_master_notify_fd_is_ours(s, h->notify_fd) &&

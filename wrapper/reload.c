@@ -525,8 +525,7 @@ static void tell_mode(struct supervisor *s, enum launch_mode mode,
 	s->told_mode_valid = TRUE;
 	if (*why)
 		log_notice("%s: running haproxy with %s", why,
-			   mode == LAUNCH_MW ? "-Ws" :
-			   mode == LAUNCH_DB ? "-db" : "-Ds");
+			   launch_mode_flag(mode));
 }
 
 static enum launch_mode choose_mode(struct supervisor *s,
