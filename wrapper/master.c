@@ -295,13 +295,16 @@ void sv_master_free(struct supervisor *s)
 
 static void send_reload(struct supervisor *s, struct generation *g)
 {
-	gboolean sent = generation_signal_child(g->pid, SIGUSR2);
-	int saved = errno;
+	gboolean sent;
+	int saved;
 
+	/* Before the signal: the new worker may be forked at once. */
 	g_clear_pointer(&s->mw_before, g_array_unref);
 	s->mw_before = proc_children(g->pid);
 	s->mw_reloading_seen = FALSE;
 	log_debug("SIGUSR2 -> %d.", g->pid);
+	sent = generation_signal_child(g->pid, SIGUSR2);
+	saved = errno;
 	if (!sent) {
 		stop_waiting(s);
 		sv_launch_failed(s, 1, "cannot signal the haproxy master "
