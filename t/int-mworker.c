@@ -501,14 +501,19 @@ static void test_fake_nbproc_auto(void)
 /* When the mode is not what the policy alone says, a notice tells why. */
 static void test_fake_mode_notices(void)
 {
+	/* settled: the fake's event after which it forks no more (a -Ds
+	 * parent forks its workers after it is ready: ending the test
+	 * earlier would leave one orphaned). */
 	static const struct {
-		const char *version, *config, *opt, *notice, *flag;
+		const char *version, *config, *opt, *notice, *flag, *settled;
 	} cases[] = {
 		{ "1.8.30", "nbproc 2\n", "--master-worker=off",
-		  "master-worker mode is off", " -db" },
-		{ "1.7.0", NULL, "-W", "needs haproxy >= 1.8", " -Ds" },
+		  "master-worker mode is off", " -db", NULL },
+		{ "1.7.0", NULL, "-W", "needs haproxy >= 1.8", " -Ds",
+		  " worker" },
 		{ "2.6.12", "master-worker\n", NULL,
-		  "the configuration asks for master-worker mode", " -Ws" },
+		  "the configuration asks for master-worker mode", " -Ws",
+		  "master ready" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -520,6 +525,15 @@ static void test_fake_mode_notices(void)
 		site_start(&s, cases[i].version, opts);
 		g_assert_nonnull(wrapper_find_log(s.w, cases[i].notice));
 		g_assert_nonnull(wrapper_find_log(s.w, cases[i].flag));
+		if (cases[i].settled) {
+			g_autofree gchar *log = g_build_filename(s.dir,
+								 "fake.log",
+								 NULL);
+			g_autofree gchar *line = t_wait_file_line(
+				log, cases[i].settled, NULL, 1, T_WAIT);
+
+			g_assert_nonnull(line);
+		}
 	}
 }
 
