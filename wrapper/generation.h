@@ -39,13 +39,11 @@ struct generation {
 	 * draining (struct worker_cohort *, oldest first). */
 	GArray *workers;
 	GPtrArray *cohorts;
-	guint reloads;		/* -Ws: loads after the first */
 };
 
 /* Workers of a master-worker generation superseded by one of its reloads. */
 struct worker_cohort {
 	struct generation *master;
-	guint reload;		/* the master's load that started them */
 	GArray *pids;
 	gboolean terminated;
 	guint drain_timer;

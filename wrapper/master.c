@@ -82,7 +82,6 @@ static void retire_workers(struct supervisor *s, struct generation *g,
 	c = g_new0(struct worker_cohort, 1);
 	*c = (struct worker_cohort){
 		.master = g,
-		.reload = g->reloads,
 		.pids = g_steal_pointer(&g->workers),
 	};
 	g->workers = g_array_new(FALSE, FALSE, sizeof(GPid));
@@ -108,7 +107,6 @@ static void reload_loaded(struct supervisor *s, struct generation *g,
 	generation_prune_cohorts(g);
 	retire_workers(s, g, s->attempt_hard);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
-	g->reloads++;
 	/* The master re-executes its own binary: the version the wrapper
 	 * found is the one it runs when both are the same file. */
 	g_strlcpy(g->version, s->mw_version, sizeof(g->version));
@@ -168,7 +166,6 @@ static void reloaded_behind_our_back(struct supervisor *s,
 		   "its workers are now %s", g->pid, pids);
 	retire_workers(s, g, FALSE);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
-	g->reloads++;
 	sv_bound_draining(s);
 }
 
