@@ -283,6 +283,20 @@ gboolean t_wait_gone(GPid pid, guint timeout_ms)
 	return !t_pid_alive(pid);
 }
 
+GArray *t_kill_tree(GPid root)
+{
+	GArray *below;
+
+	/* Frozen first, so that it cannot start anything after the list of
+	 * its descendants is taken. */
+	kill(root, SIGSTOP);
+	below = t_descendants(root);
+	kill(root, SIGKILL);
+	for (guint i = 0; i < below->len; i++)
+		kill(g_array_index(below, GPid, i), SIGKILL);
+	return below;
+}
+
 void wrapper_free(struct wrapper *w)
 {
 	g_autoptr(GArray) below = NULL;
@@ -290,13 +304,7 @@ void wrapper_free(struct wrapper *w)
 	if (!w)
 		return;
 	if (!w->reaped) {
-		/* Frozen first, so that it cannot start anything after the
-		 * list of its descendants is taken. */
-		kill(w->pid, SIGSTOP);
-		below = t_descendants(w->pid);
-		kill(w->pid, SIGKILL);
-		for (guint i = 0; i < below->len; i++)
-			kill(g_array_index(below, GPid, i), SIGKILL);
+		below = t_kill_tree(w->pid);
 		waitpid(w->pid, &w->status, 0);
 		for (guint i = 0; i < below->len; i++)
 			t_wait_gone(g_array_index(below, GPid, i), T_WAIT);

@@ -50,6 +50,9 @@ void wrapper_pump(struct wrapper *w, guint timeout_ms);
 void wrapper_signal(struct wrapper *w, int sig);
 /* The wait status, or -1 if still running after timeout_ms. */
 int wrapper_wait_exit(struct wrapper *w, guint timeout_ms);
+/* SIGKILL root (a child of ours, frozen first) and every process below
+ * it, by pid; the pids below it. Usable in an abort handler. */
+GArray *t_kill_tree(GPid root);
 /* Kills (by pid) the wrapper and every process below it, then frees. */
 void wrapper_free(struct wrapper *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Wrapper, wrapper_free)

@@ -48,14 +48,9 @@ static void kill_orphans(void)
 static void on_abort(int sig)
 {
 	if (guarded_wrapper && !guarded_wrapper->reaped) {
-		g_autoptr(GArray) below = t_descendants(guarded_wrapper->pid);
-
-		kill(guarded_wrapper->pid, SIGKILL);
-		for (guint i = 0; i < below->len; i++)
-			kill(g_array_index(below, GPid, i), SIGKILL);
-	}
-	if (guarded_wrapper && !guarded_wrapper->reaped)
+		g_array_unref(t_kill_tree(guarded_wrapper->pid));
 		waitpid(guarded_wrapper->pid, NULL, 0);
+	}
 	kill_orphans();
 	if (guarded_dir)
 		t_rmtree(guarded_dir);

@@ -68,10 +68,7 @@ static void on_abort(int sig)
 		/* Only our own children: an unreaped pid cannot be reused. */
 		if (proc_parent(started[i]) != getpid())
 			continue;
-		below = t_descendants(started[i]);
-		kill(started[i], SIGKILL);
-		for (guint j = 0; j < below->len; j++)
-			kill(g_array_index(below, GPid, j), SIGKILL);
+		below = t_kill_tree(started[i]);
 	}
 	signal(SIGABRT, SIG_DFL);
 	raise(SIGABRT);

@@ -63,13 +63,8 @@ static GPid live_clients[LOOPS + 1];	/* slot LOOPS: the main thread's */
 
 static void on_abort(int sig)
 {
-	if (guarded && !guarded->reaped) {
-		g_autoptr(GArray) below = t_descendants(guarded->pid);
-
-		kill(guarded->pid, SIGKILL);
-		for (guint i = 0; i < below->len; i++)
-			kill(g_array_index(below, GPid, i), SIGKILL);
-	}
+	if (guarded && !guarded->reaped)
+		g_array_unref(t_kill_tree(guarded->pid));
 	for (guint i = 0; i < G_N_ELEMENTS(live_clients); i++) {
 		GPid pid = g_atomic_int_get(&live_clients[i]);
 

@@ -28,13 +28,8 @@ static const char *guarded_dir;
 
 static void on_abort(int sig)
 {
-	if (guarded_wrapper) {
-		g_autoptr(GArray) below = t_descendants(guarded_wrapper->pid);
-
-		kill(guarded_wrapper->pid, SIGKILL);
-		for (guint i = 0; i < below->len; i++)
-			kill(g_array_index(below, GPid, i), SIGKILL);
-	}
+	if (guarded_wrapper)
+		g_array_unref(t_kill_tree(guarded_wrapper->pid));
 	if (guarded_pid > 0)
 		kill(guarded_pid, SIGKILL);
 	if (guarded_dir)
