@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The runtime directory as real deployments have it, with the real
+ * haproxy (2.6): long pidfile paths and the default directory named after
+ * them, spaces in paths, directories another user could change, symlinks
+ * planted inside, and a distribution's stock global section. Reloads run
+ * under load; every wait is bounded and on a real event.
+ */
+#include "t/harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
+
+#define NOBODY 65534
+
+/* A failed assertion: end everything below us (we are a subreaper). */
+static void on_abort(int sig)
+{
+	g_autoptr(GArray) below = t_descendants(getpid());
+
+	for (guint i = 0; i < below->len; i++)
+		kill(g_array_index(below, GPid, i), SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static gboolean test_begin(void)
+{
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* `wrapper COMMAND args...`: its exit code; out and err may be NULL. */
+static int client(const char *command, const char *a, const char *b,
+		  gchar **out, gchar **err)
+{
+	const char *argv[] = { t_wrapper_path(), command, a, b, NULL };
+
+	return t_run_command(argv, T_WAIT, out, err);
+}
+
+/* The Nth "executing" line of the wrapper's log. */
+static const char *executing_line(Wrapper *w, guint n)
+{
+	wrapper_pump(w, 0);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, ": executing ") && --n == 0)
+			return line;
+	}
+	return NULL;
+}
+
+/* No feature was dropped with a warning. */
+static void assert_no_warning(Wrapper *w)
+{
+	wrapper_pump(w, 0);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (g_str_has_prefix(line, "<4>") || g_str_has_prefix(line, "<3>"))
+			g_error("unexpected: %s", line);
+	}
+}
+
+/* "ok generation N (pid P) serving": P. */
+static GPid serving_pid_in(const char *out)
+{
+	const char *ok = strstr(out, "ok generation ");
+
+	g_assert_nonnull(ok);
+	return t_pid_in(ok, "(pid ");
+}
+
+/*
+ * Reloads under load through the client (same_as: the option that finds
+ * the wrapper, "-p PIDFILE" or "--runtime-dir=DIR"), each one taking the
+ * listeners over (-x); `--status` answers; not one request fails.
+ */
+static void reloads_under_load(Wrapper *w, guint16 port, const char *opt,
+			       const char *value, guint reloads)
+{
+	struct t_load load;
+	GPid pid = 0;
+
+	t_load_start(&load, port);
+	for (guint n = 2; n < 2 + reloads; n++) {
+		g_autofree gchar *out = NULL;
+		g_autofree gchar *err = NULL;
+		const char *exec;
+
+		g_assert_cmpint(client("--reload", opt, value, &out, &err),
+				==, 0);
+		pid = serving_pid_in(out);
+		g_assert_cmpint(proc_parent(pid), ==, w->pid);
+		exec = executing_line(w, n);
+		g_assert_nonnull(exec);
+		g_assert_nonnull(strstr(exec, " -x "));
+		g_assert_true(t_load_wait_answers(&load, pid, 20));
+	}
+	g_assert_cmpuint(t_load_finish(&load), ==, 0);
+	{
+		g_autofree gchar *out = NULL;
+
+		g_assert_cmpint(client("--status", opt, value, &out, NULL),
+				==, 0);
+		g_assert_nonnull(strstr(out, "serving"));
+	}
+}
+
+static void stop(Wrapper *w)
+{
+	wrapper_signal(w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(w, T_WAIT), ==, 0);
+}
+
+/* A path of exactly len characters (or the shortest possible) naming
+ * haproxy.pid in a directory below dir, which it creates. */
+static gchar *long_pidfile(const char *dir, guint len)
+{
+	g_autoptr(GString) sub = g_string_new(dir);
+	const char *leaf = "/haproxy-public.pid";
+
+	while (sub->len + strlen(leaf) < len) {
+		g_string_append(sub, "/instance-blue-eu-west-1a");
+		if (sub->len + strlen(leaf) > len)
+			g_string_truncate(sub, len - strlen(leaf));
+		/* No component may end in "/". */
+		if (sub->str[sub->len - 1] == '/')
+			g_string_append_c(sub, 'x');
+	}
+	g_assert_cmpint(g_mkdir_with_parents(sub->str, 0755), ==, 0);
+	g_string_append(sub, leaf);
+	return g_strdup(sub->str);
+}
+
+static void long_pidfile_test(guint len)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autofree gchar *pidfile = NULL;
+	g_autofree gchar *popt = NULL;
+	g_autoptr(Wrapper) w = NULL;
+	guint16 port;
+
+	if (!test_begin())
+		return;
+	dir = t_tmpdir();
+	port = t_free_port();
+	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
+	pidfile = long_pidfile(dir, len);
+	g_test_message("pidfile: %zu characters", strlen(pidfile));
+	g_assert_cmpuint(strlen(pidfile), >=, len);
+	{
+		/* The default runtime directory, named after the pidfile. */
+		const char *args[] = { "-f", cfg, "-p", pidfile, NULL };
+
+		w = wrapper_start(args, NULL);
+	}
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	popt = g_strdup(pidfile);
+	reloads_under_load(w, port, "-p", popt, 3);
+	assert_no_warning(w);
+	stop(w);
+	t_rmtree(dir);
+}
+
+static void test_pidfile_61(void)
+{
+	long_pidfile_test(61);
+}
+
+static void test_pidfile_230(void)
+{
+	long_pidfile_test(230);
+}
+
+/* A short directory for a runtime directory, named with a space (and a
+ * "#"), below /run whatever the temp root: runtime directories are. */
+static gchar *spaced_rundir(void)
+{
+	gchar *dir = g_strdup("/run/hsw t#-XXXXXX");
+
+	g_assert_nonnull(g_mkdtemp_full(dir, 0700));
+	return dir;
+}
+
+static void test_space(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *lb = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autofree gchar *pidfile = NULL;
+	g_autofree gchar *rundir = NULL;
+	g_autofree gchar *ropt = NULL;
+	g_autoptr(Wrapper) w = NULL;
+	guint16 port;
+
+	if (!test_begin())
+		return;
+	dir = t_tmpdir();
+	port = t_free_port();
+	lb = g_build_filename(dir, "my lb", NULL);
+	g_assert_cmpint(g_mkdir(lb, 0755), ==, 0);
+	cfg = t_write_config(lb, "haproxy.cfg", port, NULL);
+	pidfile = g_build_filename(lb, "haproxy.pid", NULL);
+	/* A space in -p, the default runtime directory. */
+	{
+		const char *args[] = { "-f", cfg, "-p", pidfile, NULL };
+
+		w = wrapper_start(args, NULL);
+	}
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	reloads_under_load(w, port, "-p", pidfile, 2);
+	assert_no_warning(w);
+	stop(w);
+	g_clear_pointer(&w, wrapper_free);
+	/* A space in the runtime directory itself. */
+	rundir = spaced_rundir();
+	ropt = g_strconcat("--runtime-dir=", rundir, NULL);
+	{
+		const char *args[] = { ropt, "-f", cfg, "-p", pidfile, NULL };
+
+		w = wrapper_start(args, NULL);
+	}
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	reloads_under_load(w, port, ropt, NULL, 2);
+	assert_no_warning(w);
+	stop(w);
+	t_rmtree(rundir);
+	t_rmtree(dir);
+}
+
+/* ---- trust ---- */
+
+static gboolean need_root(void)
+{
+	if (geteuid() == 0)
+		return TRUE;
+	g_test_skip("needs root to chown");
+	return FALSE;
+}
+
+static guint entries(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	guint n = 0;
+
+	g_assert_nonnull(d);
+	while (g_dir_read_name(d))
+		n++;
+	return n;
+}
+
+/* The issue's /tmp/evil: refused with the usage code, nothing written,
+ * nothing started. */
+static void test_untrusted(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *evil = NULL;
+	g_autofree gchar *opt = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autofree gchar *pidfile = NULL;
+	g_autoptr(Wrapper) w = NULL;
+	guint16 port;
+
+	if (!test_begin() || !need_root())
+		return;
+	dir = t_tmpdir();
+	port = t_free_port();
+	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
+	pidfile = g_build_filename(dir, "haproxy.pid", NULL);
+	evil = g_build_filename(dir, "evil", NULL);
+	g_assert_cmpint(g_mkdir(evil, 0777), ==, 0);
+	g_assert_cmpint(chmod(evil, 0777), ==, 0);
+	g_assert_cmpint(chown(evil, NOBODY, NOBODY), ==, 0);
+	opt = g_strconcat("--runtime-dir=", evil, NULL);
+	{
+		const char *args[] = { opt, "-f", cfg, "-p", pidfile, NULL };
+
+		w = wrapper_start(args, NULL);
+	}
+	g_assert_cmpint(wrapper_wait_exit(w, T_WAIT), ==, 64 << 8);
+	g_assert_nonnull(wrapper_find_log(w, "must be owned by"));
+	g_assert_null(wrapper_find_log(w, ": executing "));
+	g_assert_cmpuint(entries(evil), ==, 0);
+	g_assert_false(g_file_test(pidfile, G_FILE_TEST_EXISTS));
+	t_rmtree(dir);
+}
+
+/* A socket planted in a directory another user owns must not be asked:
+ * it would answer "ok" to an ExecReload=. */
+static void test_client_untrusted(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *evil = NULL;
+	g_autofree gchar *opt = NULL;
+	g_autofree gchar *err = NULL;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd, conn;
+
+	if (!need_root())
+		return;
+	/* Short enough for a socket whatever the temp root. */
+	evil = g_strdup("/run/hsw-evil-XXXXXX");
+	g_assert_nonnull(g_mkdtemp_full(evil, 0755));
+	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock", evil);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(listen(fd, 4), ==, 0);
+	/* Not even connected to: nothing waits in the backlog. */
+	opt = g_strconcat("--runtime-dir=", evil, NULL);
+	g_assert_cmpint(chown(evil, NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(client("--status", opt, NULL, NULL, &err), ==, 64);
+	g_assert_nonnull(strstr(err, evil));
+	conn = accept(fd, NULL, NULL);
+	g_assert_cmpint(conn, ==, -1);
+	g_assert_cmpint(errno, ==, EAGAIN);
+	close(fd);
+	dir = g_strdup(evil);
+	t_rmtree(dir);
+}
+
+/* Symlinks planted in the runtime directory are replaced, not followed. */
+static void test_planted_symlinks(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *run = NULL;
+	g_autofree gchar *opt = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autofree gchar *pidfile = NULL;
+	g_autofree gchar *victim = NULL;
+	g_autofree gchar *link_cfg = NULL;
+	g_autofree gchar *link_sock = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *out = NULL;
+	g_autoptr(Wrapper) w = NULL;
+	struct stat st;
+	guint16 port;
+
+	if (!test_begin())
+		return;
+	dir = t_tmpdir();
+	port = t_free_port();
+	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
+	pidfile = g_build_filename(dir, "haproxy.pid", NULL);
+	victim = t_write_file(dir, "victim", "untouched\n");
+	run = g_strdup("/run/hsw-link-XXXXXX");
+	g_assert_nonnull(g_mkdtemp_full(run, 0700));
+	link_cfg = g_build_filename(run, "listeners.cfg", NULL);
+	link_sock = g_build_filename(run, "control.sock", NULL);
+	g_assert_cmpint(symlink(victim, link_cfg), ==, 0);
+	g_assert_cmpint(symlink("/nonexistent/control.sock", link_sock), ==, 0);
+	opt = g_strconcat("--runtime-dir=", run, NULL);
+	{
+		const char *args[] = { opt, "-f", cfg, "-p", pidfile, NULL };
+
+		w = wrapper_start(args, NULL);
+	}
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	g_assert_true(g_file_get_contents(victim, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "untouched\n");
+	g_assert_cmpint(lstat(link_cfg, &st), ==, 0);
+	g_assert_true(S_ISREG(st.st_mode));
+	g_assert_cmpint(lstat(link_sock, &st), ==, 0);
+	g_assert_true(S_ISSOCK(st.st_mode));
+	g_assert_cmpint(client("--status", opt, NULL, &out, NULL), ==, 0);
+	assert_no_warning(w);
+	stop(w);
+	t_rmtree(run);
+	t_rmtree(dir);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_unsetenv("RUNTIME_DIRECTORY");
+	g_unsetenv("NOTIFY_SOCKET");
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGABRT, on_abort);
+	signal(SIGTRAP, on_abort);
+	g_test_add_func("/rundir/pidfile-61", test_pidfile_61);
+	g_test_add_func("/rundir/pidfile-230", test_pidfile_230);
+	g_test_add_func("/rundir/space", test_space);
+	g_test_add_func("/rundir/untrusted", test_untrusted);
+	g_test_add_func("/rundir/client-untrusted", test_client_untrusted);
+	g_test_add_func("/rundir/planted-symlinks", test_planted_symlinks);
+	return g_test_run();
+}
