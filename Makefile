@@ -87,8 +87,14 @@ check: deps
 	@$(MAKE) --no-print-directory tests
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
 
+# Under a temp root as long as real deployments' paths (over 80
+# characters): every test builds its paths below $$TMPDIR.
+LONG_TMP_TAIL := srv-haproxy-instances-blue-eu-west-1a/run/a-temp-root-as-long-as-real-ones
 test-run:
-	prove --exec '' --timer $(TEST_PROGS)
+	@root=$$(mktemp -d /tmp/hsw-test-run-XXXXXX) && tmp=$$root/$(LONG_TMP_TAIL) && \
+	mkdir -p $$tmp && echo "test-run: TMPDIR=$$tmp ($${#tmp} characters)" && \
+	status=0 && TMPDIR=$$tmp prove --exec '' --timer $(TEST_PROGS) || status=$$?; \
+	rm -rf "$$root"; exit $$status
 
 demo: deps
 	@$(MAKE) --no-print-directory all

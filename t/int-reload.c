@@ -186,7 +186,7 @@ static void notify_open(Notify *n, const char *dir)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 
-	n->path = g_build_filename(dir, "notify.sock", NULL);
+	n->path = g_build_filename(t_short_dir(dir), "notify.sock", NULL);
 	n->env = g_strconcat("NOTIFY_SOCKET=", n->path, NULL);
 	g_assert_cmpuint(strlen(n->path), <, sizeof(a.sun_path));
 	strcpy(a.sun_path, n->path);
@@ -534,7 +534,7 @@ static void site_init(Site *s, const char *extra)
 	s->port = t_free_port();
 	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, extra);
 	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
-	s->rundir = g_build_filename(s->dir, "run", NULL);
+	s->rundir = t_runtime_dir(s->dir);
 	s->rundir_opt = g_strconcat("--runtime-dir=", s->rundir, NULL);
 }
 
@@ -1128,7 +1128,8 @@ static gboolean waits_on_socket(GPid pid)
 static void test_client_stops_on_sigterm(void)
 {
 	g_autofree gchar *dir = t_tmpdir();
-	g_autofree gchar *opt = g_strdup_printf("--runtime-dir=%s", dir);
+	g_autofree gchar *run = t_runtime_dir(dir);
+	g_autofree gchar *opt = g_strdup_printf("--runtime-dir=%s", run);
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	g_auto(Client) c = { 0 };
 	gint64 deadline = deadline_in(T_WAIT);
@@ -1137,7 +1138,7 @@ static void test_client_stops_on_sigterm(void)
 
 	/* A listener that never accepts: the client's connect succeeds (the
 	 * backlog), its request is sent, and its read waits. */
-	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock", dir);
+	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock", run);
 	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 	g_assert_cmpint(listen(fd, 4), ==, 0);
 	client_spawn(&c, opt, "--reload", NULL);

@@ -9,6 +9,8 @@
 #include "t/harness.h"
 
 #include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -389,6 +392,133 @@ static void test_planted_symlinks(void)
 	t_rmtree(dir);
 }
 
+/* ---- a distribution's stock global section ---- */
+
+/* Debian 12's /etc/haproxy/haproxy.cfg, its paths moved into dir (the
+ * admin socket where a socket fits), serving "pid=" on port. */
+static gchar *debian_config(const char *dir, const char *admin, guint16 port,
+			    const char *extra)
+{
+	g_autofree gchar *chroot_dir = g_build_filename(dir, "chroot", NULL);
+	g_autofree gchar *text = NULL;
+
+	g_mkdir(chroot_dir, 0755);
+	text = g_strdup_printf(
+		"global\n"
+		"\tlog /dev/log\tlocal0\n"
+		"\tlog /dev/log\tlocal1 notice\n"
+		"\tchroot %s\n"
+		"\tstats socket %s mode 660 level admin expose-fd listeners\n"
+		"\tstats timeout 30s\n"
+		"\tuser haproxy\n"
+		"\tgroup haproxy\n"
+		"\tdaemon\n"
+		"\n"
+		"\tca-base /etc/ssl/certs\n"
+		"\tcrt-base /etc/ssl/private\n"
+		"\tssl-default-bind-ciphers ECDHE-ECDSA-AES128-GCM-SHA256:"
+		"ECDHE-RSA-AES128-GCM-SHA256\n"
+		"\tssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256\n"
+		"\tssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets\n"
+		"\n"
+		"defaults\n"
+		"\tlog\tglobal\n"
+		"\tmode\thttp\n"
+		"\toption\thttplog\n"
+		"\toption\tdontlognull\n"
+		"\ttimeout connect 5000\n"
+		"\ttimeout client  50000\n"
+		"\ttimeout server  50000\n"
+		"\terrorfile 400 /etc/haproxy/errors/400.http\n"
+		"\terrorfile 503 /etc/haproxy/errors/503.http\n"
+		"\n"
+		"frontend fe\n"
+		"\tbind 127.0.0.1:%u\n"
+		"\thttp-request return status 200 content-type text/plain "
+		"lf-string \"pid=%%pid\\n\"\n"
+		"%s",
+		chroot_dir, admin, port, extra ? extra : "");
+	return t_write_file(dir, "haproxy.cfg", text);
+}
+
+/* `show info` on the admin socket: the Pid: it gives, 0 if no answer. */
+static GPid admin_pid(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	g_autoptr(GString) in = g_string_new(NULL);
+	const char *pid;
+	char buf[4096];
+	ssize_t n;
+	int fd;
+
+	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    write(fd, "show info\n", 10) != 10) {
+		close(fd);
+		return 0;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(in, buf, n);
+	close(fd);
+	pid = strstr(in->str, "\nPid: ");
+	return pid ? (GPid)atoi(pid + 6) : 0;
+}
+
+static void test_debian_stock(void)
+{
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *admin = NULL;
+	g_autofree gchar *cfg = NULL;
+	g_autofree gchar *pidfile = NULL;
+	g_autofree gchar *out = NULL;
+	g_autoptr(Wrapper) w = NULL;
+	GPid pid;
+	guint16 port;
+
+	if (!test_begin())
+		return;
+	if (!getpwnam("haproxy")) {
+		g_test_skip("no haproxy user");
+		return;
+	}
+	dir = t_tmpdir();
+	port = t_free_port();
+	admin = g_build_filename(t_short_dir(dir), "admin.sock", NULL);
+	cfg = debian_config(dir, admin, port, NULL);
+	pidfile = g_build_filename(dir, "haproxy.pid", NULL);
+	{
+		const char *args[] = { "-f", cfg, "-p", pidfile, NULL };
+
+		w = wrapper_start(args, NULL);
+	}
+	pid = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(pid, >, 0);
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), ==, pid);
+	g_assert_cmpint(admin_pid(admin), ==, pid);
+	reloads_under_load(w, port, "-p", pidfile, 2);
+	pid = t_http_pid(port);
+	g_assert_cmpint(admin_pid(admin), ==, pid);
+	/* A bad configuration: the reload fails, nothing else changes. */
+	g_free(debian_config(dir, admin, port, "\tno-such-keyword\n"));
+	g_assert_cmpint(client("--reload", "-p", pidfile, &out, NULL), ==, 1);
+	g_assert_cmpint(t_http_pid(port), ==, pid);
+	g_assert_cmpint(admin_pid(admin), ==, pid);
+	/* Fixed, it reloads again, seamless. */
+	g_free(debian_config(dir, admin, port, NULL));
+	g_clear_pointer(&out, g_free);
+	g_assert_cmpint(client("--reload", "-p", pidfile, &out, NULL), ==, 0);
+	pid = serving_pid_in(out);
+	g_assert_nonnull(strstr(executing_line(w, 5), " -x "));
+	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	g_assert_cmpint(admin_pid(admin), ==, pid);
+	stop(w);
+	t_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -403,5 +533,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/rundir/untrusted", test_untrusted);
 	g_test_add_func("/rundir/client-untrusted", test_client_untrusted);
 	g_test_add_func("/rundir/planted-symlinks", test_planted_symlinks);
+	g_test_add_func("/rundir/debian-stock", test_debian_stock);
 	return g_test_run();
 }
