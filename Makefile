@@ -72,6 +72,10 @@ t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
 
+# Its trust tests make directories as the integration tests do.
+t/unit-rundir: t/unit-rundir.c t/harness.o libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+
 t/fake-haproxy t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 

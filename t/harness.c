@@ -190,6 +190,18 @@ const char *wrapper_find_log(struct wrapper *w, const char *needle)
 	return NULL;
 }
 
+const char *wrapper_executing_line(struct wrapper *w, guint n)
+{
+	wrapper_pump(w, 0);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, ": executing ") && --n == 0)
+			return line;
+	}
+	return NULL;
+}
+
 guint wrapper_count_log(struct wrapper *w, const char *needle)
 {
 	guint n = 0;

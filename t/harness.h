@@ -42,6 +42,8 @@ const char *wrapper_wait_log(struct wrapper *w, const char *needle,
 			     guint timeout_ms);
 /* Same, but from the start of the output. */
 const char *wrapper_find_log(struct wrapper *w, const char *needle);
+/* The nth (from 1) "executing" line, as read so far; NULL if none. */
+const char *wrapper_executing_line(struct wrapper *w, guint n);
 /* Number of lines containing needle so far. */
 guint wrapper_count_log(struct wrapper *w, const char *needle);
 /* Read what is available now. */

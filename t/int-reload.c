@@ -738,19 +738,6 @@ static void assert_status_gen(const char *text, guint number, GPid pid,
 		fail("generation %u is not %s: %s", number, state, line);
 }
 
-/* The n-th (from 1) "executing" line. */
-static const char *executing_line(Wrapper *w, guint n)
-{
-	wrapper_pump(w, 0);
-	for (guint i = 0; i < w->lines->len; i++) {
-		const char *line = g_ptr_array_index(w->lines, i);
-
-		if (strstr(line, ": executing ") && --n == 0)
-			return line;
-	}
-	return NULL;
-}
-
 /* The client's output is the answer, lines; the last one is "ok...". */
 static gchar **answer_lines(const char *out)
 {
@@ -1021,7 +1008,7 @@ static void test_sync_reload(void)
 	site_config(&s, LONG_DRAIN);
 	conn = hold_on(s.port, gen2);
 	site_reload(&s, "--hard-reload", 4);
-	exec = executing_line(s.w, 4);
+	exec = wrapper_executing_line(s.w, 4);
 	g_assert_nonnull(exec);
 	g_assert_nonnull(strstr(exec, " -st "));
 	g_assert_true(t_wait_gone(gen2, T_WAIT));
@@ -1319,7 +1306,7 @@ static void second_wrapper(Site *s)
 	site_start(&two, NULL, NULL);
 	g_assert_nonnull(wrapper_find_log(two.w, "in use by another wrapper"));
 	/* Not the first one's listeners socket either. */
-	exec = executing_line(two.w, 1);
+	exec = wrapper_executing_line(two.w, 1);
 	g_assert_nonnull(exec);
 	g_assert_null(strstr(exec, " -x "));
 	g_assert_null(strstr(exec, "listeners.cfg"));
@@ -1532,7 +1519,7 @@ static void assert_seamless_args(Wrapper *w, const char *rundir, guint n,
 	g_autofree gchar *cfg = g_strdup_printf(" -f %s/listeners.cfg ",
 						rundir);
 	g_autofree gchar *x = g_strdup_printf(" -x %s/listeners.sock ", rundir);
-	const char *line = executing_line(w, n);
+	const char *line = wrapper_executing_line(w, n);
 
 	g_assert_nonnull(line);
 	if (!on) {

@@ -15,7 +15,6 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -26,15 +25,75 @@
 
 #define NOBODY 65534
 
-/* A failed assertion: end everything below us (we are a subreaper). */
+/* The wrapper a failed assertion must end, with all below it. */
+static Wrapper *guarded;
+
 static void on_abort(int sig)
 {
-	g_autoptr(GArray) below = t_descendants(getpid());
-
-	for (guint i = 0; i < below->len; i++)
-		kill(g_array_index(below, GPid, i), SIGKILL);
+	if (guarded)
+		g_array_unref(t_kill_tree(guarded->pid));
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* One instance: its configuration and pidfile in a fresh temp dir. */
+typedef struct {
+	gchar *dir;
+	gchar *cfg;
+	gchar *pidfile;
+	guint16 port;
+	Wrapper *w;
+} Site;
+
+static void site_init(Site *s)
+{
+	s->dir = t_tmpdir();
+	s->port = t_free_port();
+	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
+	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
+}
+
+static void site_clear(Site *s)
+{
+	guarded = NULL;
+	g_clear_pointer(&s->w, wrapper_free);
+	if (s->dir)
+		t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->cfg);
+	g_free(s->pidfile);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
+
+/* The wrapper with opt (may be NULL), -f cfg -p pidfile. */
+static void site_launch(Site *s, const char *opt)
+{
+	const char *args[] = { "-f", s->cfg, "-p", s->pidfile, NULL, NULL };
+
+	if (opt) {
+		memmove(args + 1, args, 4 * sizeof(*args));
+		args[0] = opt;
+	}
+	g_clear_pointer(&s->w, wrapper_free);
+	s->w = guarded = wrapper_start(args, NULL);
+}
+
+/* The same, once generation 1 serves: its pid. */
+static GPid site_start(Site *s, const char *opt)
+{
+	GPid ready;
+
+	site_launch(s, opt);
+	ready = wrapper_wait_ready(s->w, 1, T_WAIT);
+	g_assert_cmpint(ready, >, 0);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, ready);
+	return ready;
+}
+
+static void site_stop(Site *s)
+{
+	wrapper_signal(s->w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s->w, T_WAIT), ==, 0);
 }
 
 static gboolean test_begin(void)
@@ -53,19 +112,6 @@ static int client(const char *command, const char *a, const char *b,
 	const char *argv[] = { t_wrapper_path(), command, a, b, NULL };
 
 	return t_run_command(argv, T_WAIT, out, err);
-}
-
-/* The Nth "executing" line of the wrapper's log. */
-static const char *executing_line(Wrapper *w, guint n)
-{
-	wrapper_pump(w, 0);
-	for (guint i = 0; i < w->lines->len; i++) {
-		const char *line = g_ptr_array_index(w->lines, i);
-
-		if (strstr(line, ": executing ") && --n == 0)
-			return line;
-	}
-	return NULL;
 }
 
 /* No feature was dropped with a warning. */
@@ -90,45 +136,35 @@ static GPid serving_pid_in(const char *out)
 }
 
 /*
- * Reloads under load through the client (same_as: the option that finds
- * the wrapper, "-p PIDFILE" or "--runtime-dir=DIR"), each one taking the
+ * Reloads under load through the client (opt, value: what finds the
+ * wrapper, "-p" PIDFILE or "--runtime-dir=DIR" NULL), each one taking the
  * listeners over (-x); `--status` answers; not one request fails.
  */
-static void reloads_under_load(Wrapper *w, guint16 port, const char *opt,
-			       const char *value, guint reloads)
+static void reloads_under_load(Site *s, const char *opt, const char *value,
+			       guint reloads)
 {
+	g_autofree gchar *status = NULL;
 	struct t_load load;
-	GPid pid = 0;
 
-	t_load_start(&load, port);
+	t_load_start(&load, s->port);
 	for (guint n = 2; n < 2 + reloads; n++) {
 		g_autofree gchar *out = NULL;
-		g_autofree gchar *err = NULL;
 		const char *exec;
+		GPid pid;
 
-		g_assert_cmpint(client("--reload", opt, value, &out, &err),
+		g_assert_cmpint(client("--reload", opt, value, &out, NULL),
 				==, 0);
 		pid = serving_pid_in(out);
-		g_assert_cmpint(proc_parent(pid), ==, w->pid);
-		exec = executing_line(w, n);
+		g_assert_cmpint(proc_parent(pid), ==, s->w->pid);
+		exec = wrapper_executing_line(s->w, n);
 		g_assert_nonnull(exec);
 		g_assert_nonnull(strstr(exec, " -x "));
 		g_assert_true(t_load_wait_answers(&load, pid, 20));
 	}
 	g_assert_cmpuint(t_load_finish(&load), ==, 0);
-	{
-		g_autofree gchar *out = NULL;
-
-		g_assert_cmpint(client("--status", opt, value, &out, NULL),
-				==, 0);
-		g_assert_nonnull(strstr(out, "serving"));
-	}
-}
-
-static void stop(Wrapper *w)
-{
-	wrapper_signal(w, SIGTERM);
-	g_assert_cmpint(wrapper_wait_exit(w, T_WAIT), ==, 0);
+	g_assert_cmpint(client("--status", opt, value, &status, NULL), ==, 0);
+	g_assert_nonnull(strstr(status, "serving"));
+	assert_no_warning(s->w);
 }
 
 /* A path of exactly len characters (or the shortest possible) naming
@@ -153,34 +189,19 @@ static gchar *long_pidfile(const char *dir, guint len)
 
 static void long_pidfile_test(guint len)
 {
-	g_autofree gchar *dir = NULL;
-	g_autofree gchar *cfg = NULL;
-	g_autofree gchar *pidfile = NULL;
-	g_autofree gchar *popt = NULL;
-	g_autoptr(Wrapper) w = NULL;
-	guint16 port;
+	g_auto(Site) s = { 0 };
 
 	if (!test_begin())
 		return;
-	dir = t_tmpdir();
-	port = t_free_port();
-	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
-	pidfile = long_pidfile(dir, len);
-	g_test_message("pidfile: %zu characters", strlen(pidfile));
-	g_assert_cmpuint(strlen(pidfile), >=, len);
-	{
-		/* The default runtime directory, named after the pidfile. */
-		const char *args[] = { "-f", cfg, "-p", pidfile, NULL };
-
-		w = wrapper_start(args, NULL);
-	}
-	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
-	popt = g_strdup(pidfile);
-	reloads_under_load(w, port, "-p", popt, 3);
-	assert_no_warning(w);
-	stop(w);
-	t_rmtree(dir);
+	site_init(&s);
+	g_free(s.pidfile);
+	s.pidfile = long_pidfile(s.dir, len);
+	g_test_message("pidfile: %zu characters", strlen(s.pidfile));
+	g_assert_cmpuint(strlen(s.pidfile), >=, len);
+	/* The default runtime directory, named after the pidfile. */
+	site_start(&s, NULL);
+	reloads_under_load(&s, "-p", s.pidfile, 3);
+	site_stop(&s);
 }
 
 static void test_pidfile_61(void)
@@ -205,50 +226,29 @@ static gchar *spaced_rundir(void)
 
 static void test_space(void)
 {
-	g_autofree gchar *dir = NULL;
+	g_auto(Site) s = { 0 };
 	g_autofree gchar *lb = NULL;
-	g_autofree gchar *cfg = NULL;
-	g_autofree gchar *pidfile = NULL;
 	g_autofree gchar *rundir = NULL;
-	g_autofree gchar *ropt = NULL;
-	g_autoptr(Wrapper) w = NULL;
-	guint16 port;
+	g_autofree gchar *opt = NULL;
 
 	if (!test_begin())
 		return;
-	dir = t_tmpdir();
-	port = t_free_port();
-	lb = g_build_filename(dir, "my lb", NULL);
+	site_init(&s);
+	lb = g_build_filename(s.dir, "my lb", NULL);
 	g_assert_cmpint(g_mkdir(lb, 0755), ==, 0);
-	cfg = t_write_config(lb, "haproxy.cfg", port, NULL);
-	pidfile = g_build_filename(lb, "haproxy.pid", NULL);
+	g_free(s.pidfile);
+	s.pidfile = g_build_filename(lb, "haproxy.pid", NULL);
 	/* A space in -p, the default runtime directory. */
-	{
-		const char *args[] = { "-f", cfg, "-p", pidfile, NULL };
-
-		w = wrapper_start(args, NULL);
-	}
-	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
-	reloads_under_load(w, port, "-p", pidfile, 2);
-	assert_no_warning(w);
-	stop(w);
-	g_clear_pointer(&w, wrapper_free);
+	site_start(&s, NULL);
+	reloads_under_load(&s, "-p", s.pidfile, 2);
+	site_stop(&s);
 	/* A space in the runtime directory itself. */
 	rundir = spaced_rundir();
-	ropt = g_strconcat("--runtime-dir=", rundir, NULL);
-	{
-		const char *args[] = { ropt, "-f", cfg, "-p", pidfile, NULL };
-
-		w = wrapper_start(args, NULL);
-	}
-	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
-	reloads_under_load(w, port, ropt, NULL, 2);
-	assert_no_warning(w);
-	stop(w);
+	opt = g_strconcat("--runtime-dir=", rundir, NULL);
+	site_start(&s, opt);
+	reloads_under_load(&s, opt, NULL, 2);
+	site_stop(&s);
 	t_rmtree(rundir);
-	t_rmtree(dir);
 }
 
 /* ---- trust ---- */
@@ -276,36 +276,24 @@ static guint entries(const char *dir)
  * nothing started. */
 static void test_untrusted(void)
 {
-	g_autofree gchar *dir = NULL;
+	g_auto(Site) s = { 0 };
 	g_autofree gchar *evil = NULL;
 	g_autofree gchar *opt = NULL;
-	g_autofree gchar *cfg = NULL;
-	g_autofree gchar *pidfile = NULL;
-	g_autoptr(Wrapper) w = NULL;
-	guint16 port;
 
 	if (!test_begin() || !need_root())
 		return;
-	dir = t_tmpdir();
-	port = t_free_port();
-	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
-	pidfile = g_build_filename(dir, "haproxy.pid", NULL);
-	evil = g_build_filename(dir, "evil", NULL);
+	site_init(&s);
+	evil = g_build_filename(t_short_dir(s.dir), "evil", NULL);
 	g_assert_cmpint(g_mkdir(evil, 0777), ==, 0);
 	g_assert_cmpint(chmod(evil, 0777), ==, 0);
 	g_assert_cmpint(chown(evil, NOBODY, NOBODY), ==, 0);
 	opt = g_strconcat("--runtime-dir=", evil, NULL);
-	{
-		const char *args[] = { opt, "-f", cfg, "-p", pidfile, NULL };
-
-		w = wrapper_start(args, NULL);
-	}
-	g_assert_cmpint(wrapper_wait_exit(w, T_WAIT), ==, 64 << 8);
-	g_assert_nonnull(wrapper_find_log(w, "must be owned by"));
-	g_assert_null(wrapper_find_log(w, ": executing "));
+	site_launch(&s, opt);
+	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 64 << 8);
+	g_assert_nonnull(wrapper_find_log(s.w, "must be owned by"));
+	g_assert_null(wrapper_find_log(s.w, ": executing "));
 	g_assert_cmpuint(entries(evil), ==, 0);
-	g_assert_false(g_file_test(pidfile, G_FILE_TEST_EXISTS));
-	t_rmtree(dir);
+	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
 }
 
 /* A socket planted in a directory another user owns must not be asked:
@@ -344,41 +332,27 @@ static void test_client_untrusted(void)
 /* Symlinks planted in the runtime directory are replaced, not followed. */
 static void test_planted_symlinks(void)
 {
-	g_autofree gchar *dir = NULL;
+	g_auto(Site) s = { 0 };
 	g_autofree gchar *run = NULL;
 	g_autofree gchar *opt = NULL;
-	g_autofree gchar *cfg = NULL;
-	g_autofree gchar *pidfile = NULL;
 	g_autofree gchar *victim = NULL;
 	g_autofree gchar *link_cfg = NULL;
 	g_autofree gchar *link_sock = NULL;
 	g_autofree gchar *text = NULL;
 	g_autofree gchar *out = NULL;
-	g_autoptr(Wrapper) w = NULL;
 	struct stat st;
-	guint16 port;
 
 	if (!test_begin())
 		return;
-	dir = t_tmpdir();
-	port = t_free_port();
-	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
-	pidfile = g_build_filename(dir, "haproxy.pid", NULL);
-	victim = t_write_file(dir, "victim", "untouched\n");
-	run = g_strdup("/run/hsw-link-XXXXXX");
-	g_assert_nonnull(g_mkdtemp_full(run, 0700));
+	site_init(&s);
+	victim = t_write_file(s.dir, "victim", "untouched\n");
+	run = t_runtime_dir(s.dir);
 	link_cfg = g_build_filename(run, "listeners.cfg", NULL);
 	link_sock = g_build_filename(run, "control.sock", NULL);
 	g_assert_cmpint(symlink(victim, link_cfg), ==, 0);
 	g_assert_cmpint(symlink("/nonexistent/control.sock", link_sock), ==, 0);
 	opt = g_strconcat("--runtime-dir=", run, NULL);
-	{
-		const char *args[] = { opt, "-f", cfg, "-p", pidfile, NULL };
-
-		w = wrapper_start(args, NULL);
-	}
-	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	site_start(&s, opt);
 	g_assert_true(g_file_get_contents(victim, &text, NULL, NULL));
 	g_assert_cmpstr(text, ==, "untouched\n");
 	g_assert_cmpint(lstat(link_cfg, &st), ==, 0);
@@ -386,10 +360,8 @@ static void test_planted_symlinks(void)
 	g_assert_cmpint(lstat(link_sock, &st), ==, 0);
 	g_assert_true(S_ISSOCK(st.st_mode));
 	g_assert_cmpint(client("--status", opt, NULL, &out, NULL), ==, 0);
-	assert_no_warning(w);
-	stop(w);
-	t_rmtree(run);
-	t_rmtree(dir);
+	assert_no_warning(s.w);
+	site_stop(&s);
 }
 
 /* ---- a distribution's stock global section ---- */
@@ -470,14 +442,10 @@ static GPid admin_pid(const char *path)
 
 static void test_debian_stock(void)
 {
-	g_autofree gchar *dir = NULL;
+	g_auto(Site) s = { 0 };
 	g_autofree gchar *admin = NULL;
-	g_autofree gchar *cfg = NULL;
-	g_autofree gchar *pidfile = NULL;
 	g_autofree gchar *out = NULL;
-	g_autoptr(Wrapper) w = NULL;
 	GPid pid;
-	guint16 port;
 
 	if (!test_begin())
 		return;
@@ -485,38 +453,31 @@ static void test_debian_stock(void)
 		g_test_skip("no haproxy user");
 		return;
 	}
-	dir = t_tmpdir();
-	port = t_free_port();
-	admin = g_build_filename(t_short_dir(dir), "admin.sock", NULL);
-	cfg = debian_config(dir, admin, port, NULL);
-	pidfile = g_build_filename(dir, "haproxy.pid", NULL);
-	{
-		const char *args[] = { "-f", cfg, "-p", pidfile, NULL };
-
-		w = wrapper_start(args, NULL);
-	}
-	pid = wrapper_wait_ready(w, 1, T_WAIT);
-	g_assert_cmpint(pid, >, 0);
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), ==, pid);
+	site_init(&s);
+	admin = g_build_filename(t_short_dir(s.dir), "admin.sock", NULL);
+	g_free(s.cfg);
+	s.cfg = debian_config(s.dir, admin, s.port, NULL);
+	pid = site_start(&s, NULL);
 	g_assert_cmpint(admin_pid(admin), ==, pid);
-	reloads_under_load(w, port, "-p", pidfile, 2);
-	pid = t_http_pid(port);
+	reloads_under_load(&s, "-p", s.pidfile, 2);
+	pid = t_http_pid(s.port);
 	g_assert_cmpint(admin_pid(admin), ==, pid);
 	/* A bad configuration: the reload fails, nothing else changes. */
-	g_free(debian_config(dir, admin, port, "\tno-such-keyword\n"));
-	g_assert_cmpint(client("--reload", "-p", pidfile, &out, NULL), ==, 1);
-	g_assert_cmpint(t_http_pid(port), ==, pid);
+	g_free(debian_config(s.dir, admin, s.port, "\tno-such-keyword\n"));
+	g_assert_cmpint(client("--reload", "-p", s.pidfile, &out, NULL), ==,
+			1);
+	g_assert_cmpint(t_http_pid(s.port), ==, pid);
 	g_assert_cmpint(admin_pid(admin), ==, pid);
 	/* Fixed, it reloads again, seamless. */
-	g_free(debian_config(dir, admin, port, NULL));
+	g_free(debian_config(s.dir, admin, s.port, NULL));
 	g_clear_pointer(&out, g_free);
-	g_assert_cmpint(client("--reload", "-p", pidfile, &out, NULL), ==, 0);
+	g_assert_cmpint(client("--reload", "-p", s.pidfile, &out, NULL), ==,
+			0);
 	pid = serving_pid_in(out);
-	g_assert_nonnull(strstr(executing_line(w, 5), " -x "));
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), >, 0);
+	g_assert_nonnull(strstr(wrapper_executing_line(s.w, 5), " -x "));
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), >, 0);
 	g_assert_cmpint(admin_pid(admin), ==, pid);
-	stop(w);
-	t_rmtree(dir);
+	site_stop(&s);
 }
 
 int main(int argc, char **argv)
@@ -524,7 +485,6 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_unsetenv("RUNTIME_DIRECTORY");
 	g_unsetenv("NOTIFY_SOCKET");
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGABRT, on_abort);
 	signal(SIGTRAP, on_abort);
 	g_test_add_func("/rundir/pidfile-61", test_pidfile_61);

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "t/harness.h"
 #include "wrapper/rundir.h"
 
 /* haproxy's limits, stated independently of rundir.h: it binds
@@ -139,46 +140,22 @@ static void test_runtime_dir_env(void)
 /* ---- trust ---- */
 
 struct tree {
-	gchar *root;
+	gchar *tmp;
+	const char *root;
 };
 
+/* Runtime directories must be short: below /run when the temp root is
+ * long (t_short_dir()). */
 static void tree_setup(struct tree *t, gconstpointer data)
 {
-	g_autoptr(GError) error = NULL;
-
-	t->root = g_dir_make_tmp("unit-rundir-XXXXXX", &error);
-	g_assert_no_error(error);
-	/* Runtime directories must be short: below /run when the temp
-	 * root is long. */
-	if (strlen(t->root) > 60) {
-		g_rmdir(t->root);
-		g_free(t->root);
-		t->root = g_strdup("/run/unit-rundir-XXXXXX");
-		g_assert_nonnull(g_mkdtemp_full(t->root, 0700));
-	}
-}
-
-static void rmtree(const char *dir)
-{
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	const char *name;
-
-	while (d && (name = g_dir_read_name(d))) {
-		g_autofree gchar *path = g_build_filename(dir, name, NULL);
-
-		if (g_file_test(path, G_FILE_TEST_IS_DIR) &&
-		    !g_file_test(path, G_FILE_TEST_IS_SYMLINK))
-			rmtree(path);
-		else
-			g_unlink(path);
-	}
-	g_rmdir(dir);
+	t->tmp = t_tmpdir();
+	t->root = t_short_dir(t->tmp);
 }
 
 static void tree_teardown(struct tree *t, gconstpointer data)
 {
-	rmtree(t->root);
-	g_free(t->root);
+	t_rmtree(t->tmp);
+	g_free(t->tmp);
 }
 
 static gchar *mkdir_in(const char *parent, const char *name, mode_t mode,
