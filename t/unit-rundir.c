@@ -107,7 +107,10 @@ static void test_names(void)
 	/* The issue's 61-character path: readable end, hash. */
 	hashed = rundir_instance_name(
 		"/srv/haproxy/instances/blue-eu-west-1a/run/haproxy-public.pid");
-	g_assert_nonnull(strstr(hashed, "-run-haproxy-public@"));
+	g_assert_true(g_str_has_prefix(hashed,
+				       "blue-eu-west-1a-run-haproxy-public@"));
+	g_assert_cmpuint(strlen(hashed), ==, strlen("blue-eu-west-1a-run-"
+						    "haproxy-public@") + 12);
 	/* What "/" made "-" would confuse stays apart. */
 	assert_differ("/run/a-b.pid", "/run/a/b.pid");
 	assert_differ("/run/haproxy.pid", "/run/haproxy");

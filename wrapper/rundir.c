@@ -61,8 +61,12 @@ gchar *rundir_instance_name(const char *pidfile)
 	hash[HASH_LEN] = '\0';
 	/* The end of the path tells instances apart best. */
 	tail = name;
-	if (strlen(tail) > NAME_MAX_LEN - 1 - HASH_LEN)
+	if (strlen(tail) > NAME_MAX_LEN - 1 - HASH_LEN) {
 		tail += strlen(tail) - (NAME_MAX_LEN - 1 - HASH_LEN);
+		/* From a whole component on, if there is one. */
+		if (tail[-1] != '-' && strchr(tail, '-'))
+			tail = strchr(tail, '-');
+	}
 	while (*tail == '.' || *tail == '-')
 		tail++;
 	return g_strdup_printf("%s@%s", *tail ? tail : "haproxy", hash);
