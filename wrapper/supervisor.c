@@ -433,6 +433,7 @@ static int setup_runtime(struct supervisor *s)
 		if (!write_expose_config(s, dirfd, &error)) {
 			log_warn("%s: no seamless reload", error->message);
 			g_clear_pointer(&s->expose_cfg, g_free);
+			g_clear_pointer(&s->expose_sock, g_free);
 		}
 	}
 	close(dirfd);
