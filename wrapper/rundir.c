@@ -182,9 +182,15 @@ static int open_below(int fd, const char *name, gboolean create,
 	return sub;
 }
 
+static void queue_free_ptr(GQueue **q)
+{
+	g_queue_free_full(*q, g_free);
+}
+
 static int walk(const char *dir, enum rundir_role role, GError **error)
 {
-	g_autoptr(GQueue) q = g_queue_new();
+	/* What is left to walk: freed with what it holds on every path. */
+	__attribute__((cleanup(queue_free_ptr))) GQueue *q = g_queue_new();
 	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int hops = 0;
 	struct stat st;
