@@ -87,7 +87,8 @@ gchar *t_tmpdir(void);
 void t_rmtree(const char *dir);
 /* Where a test may bind unix sockets that haproxy binds too: dir itself if
  * short enough for a runtime directory below it, else a short directory
- * below /run, removed with dir by t_rmtree(). Owned by the harness. */
+ * below /run (or /tmp), removed with dir by t_rmtree(). Owned by the
+ * harness. */
 const char *t_short_dir(const char *dir);
 /* A --runtime-dir for a test in dir (created, 0700): t_short_dir()/run. */
 gchar *t_runtime_dir(const char *dir);

@@ -214,13 +214,12 @@ static void test_pidfile_230(void)
 	long_pidfile_test(230);
 }
 
-/* A short directory for a runtime directory, named with a space (and a
- * "#"), below /run whatever the temp root: runtime directories are. */
-static gchar *spaced_rundir(void)
+/* A runtime directory for s with a space (and a "#") in its path. */
+static gchar *spaced_rundir(Site *s)
 {
-	gchar *dir = g_strdup("/run/hsw t#-XXXXXX");
+	gchar *dir = g_build_filename(t_short_dir(s->dir), "run #1", NULL);
 
-	g_assert_nonnull(g_mkdtemp_full(dir, 0700));
+	g_assert_cmpint(g_mkdir(dir, 0700), ==, 0);
 	return dir;
 }
 
@@ -243,12 +242,11 @@ static void test_space(void)
 	reloads_under_load(&s, "-p", s.pidfile, 2);
 	site_stop(&s);
 	/* A space in the runtime directory itself. */
-	rundir = spaced_rundir();
+	rundir = spaced_rundir(&s);
 	opt = g_strconcat("--runtime-dir=", rundir, NULL);
 	site_start(&s, opt);
 	reloads_under_load(&s, opt, NULL, 2);
 	site_stop(&s);
-	t_rmtree(rundir);
 }
 
 /* ---- trust ---- */
