@@ -121,7 +121,8 @@ static void assert_no_warning(Wrapper *w)
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (g_str_has_prefix(line, "<4>") || g_str_has_prefix(line, "<3>"))
+		if (g_str_has_prefix(line, "<4>") ||
+		    g_str_has_prefix(line, "<3>"))
 			g_error("unexpected: %s", line);
 	}
 }
@@ -298,7 +299,6 @@ static void test_untrusted(void)
  * it would answer "ok" to an ExecReload=. */
 static void test_client_untrusted(void)
 {
-	g_autofree gchar *dir = NULL;
 	g_autofree gchar *evil = NULL;
 	g_autofree gchar *opt = NULL;
 	g_autofree gchar *err = NULL;
@@ -323,8 +323,7 @@ static void test_client_untrusted(void)
 	g_assert_cmpint(conn, ==, -1);
 	g_assert_cmpint(errno, ==, EAGAIN);
 	close(fd);
-	dir = g_strdup(evil);
-	t_rmtree(dir);
+	t_rmtree(evil);
 }
 
 /* Symlinks planted in the runtime directory are replaced, not followed. */
