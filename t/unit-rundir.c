@@ -137,6 +137,11 @@ static void test_runtime_dir_env(void)
 	g_assert_cmpstr(a, ==, "/run/unit/x");
 	b = rundir_path("/tmp/./opt/", "/run/haproxy.pid");
 	g_assert_cmpstr(b, ==, "/tmp/opt");
+	g_free(b);
+	/* Relative to the working directory, as -p is. */
+	b = rundir_path("rt", NULL);
+	g_assert_true(g_path_is_absolute(b));
+	g_assert_true(g_str_has_suffix(b, "/rt"));
 	g_unsetenv("RUNTIME_DIRECTORY");
 }
 

@@ -78,8 +78,9 @@ gchar *rundir_path(const char *option, const char *pidfile)
 	g_autofree gchar *dir = NULL;
 	g_autofree gchar *name = NULL;
 
+	/* A relative one is relative to the working directory, as -p is. */
 	if (option && *option)
-		return g_canonicalize_filename(option, "/");
+		return g_canonicalize_filename(option, NULL);
 	/* systemd lists several directories separated by colons. */
 	if (env && *env) {
 		dir = g_strndup(env, strcspn(env, ":"));
