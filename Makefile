@@ -72,6 +72,10 @@ t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
 
+# Its trust tests make directories as the integration tests do.
+t/unit-rundir: t/unit-rundir.c t/harness.o libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+
 t/fake-haproxy t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
@@ -87,8 +91,14 @@ check: deps
 	@$(MAKE) --no-print-directory tests
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
 
+# Under a temp root as long as real deployments' paths (over 80
+# characters): every test builds its paths below $$TMPDIR.
+LONG_TMP_TAIL := srv-haproxy-instances-blue-eu-west-1a/run/a-temp-root-as-long-as-real-ones
 test-run:
-	prove --exec '' --timer $(TEST_PROGS)
+	@root=$$(mktemp -d /tmp/hsw-test-run-XXXXXX) && tmp=$$root/$(LONG_TMP_TAIL) && \
+	mkdir -p $$tmp && echo "test-run: TMPDIR=$$tmp ($${#tmp} characters)" && \
+	status=0 && TMPDIR=$$tmp prove --exec '' --timer $(TEST_PROGS) || status=$$?; \
+	rm -rf "$$root"; exit $$status
 
 demo: deps
 	@$(MAKE) --no-print-directory all

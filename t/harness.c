@@ -19,6 +19,7 @@
 
 #include "legacy/pidfile.h"
 #include "migrate/proc.h"
+#include "wrapper/rundir.h"
 
 const char *t_wrapper_path(void)
 {
@@ -186,6 +187,18 @@ const char *wrapper_find_log(struct wrapper *w, const char *needle)
 	for (guint i = 0; i < w->lines->len; i++)
 		if (strstr(g_ptr_array_index(w->lines, i), needle))
 			return g_ptr_array_index(w->lines, i);
+	return NULL;
+}
+
+const char *wrapper_executing_line(struct wrapper *w, guint n)
+{
+	wrapper_pump(w, 0);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, ": executing ") && --n == 0)
+			return line;
+	}
 	return NULL;
 }
 
@@ -418,7 +431,7 @@ gchar *t_tmpdir(void)
 	return dir;
 }
 
-void t_rmtree(const char *dir)
+static void rmtree(const char *dir)
 {
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
 	const char *name;
@@ -428,11 +441,57 @@ void t_rmtree(const char *dir)
 
 		if (g_file_test(path, G_FILE_TEST_IS_DIR) &&
 		    !g_file_test(path, G_FILE_TEST_IS_SYMLINK))
-			t_rmtree(path);
+			rmtree(path);
 		else
 			g_unlink(path);
 	}
 	g_rmdir(dir);
+}
+
+/* dir -> the short directory standing in for it. */
+static GHashTable *short_dirs;
+
+const char *t_short_dir(const char *dir)
+{
+	gchar *tmp;
+
+	if (strlen(dir) + strlen("/run") <= RUNDIR_PATH_MAX)
+		return dir;
+	if (!short_dirs)
+		short_dirs = g_hash_table_new_full(g_str_hash, g_str_equal,
+						   g_free, g_free);
+	tmp = g_hash_table_lookup(short_dirs, dir);
+	if (tmp)
+		return tmp;
+	tmp = g_strdup("/run/hsw-t-XXXXXX");
+	if (!g_mkdtemp_full(tmp, 0700)) {
+		/* Not root: /tmp is short too. */
+		g_free(tmp);
+		tmp = g_strdup("/tmp/hsw-t-XXXXXX");
+		g_assert_nonnull(g_mkdtemp_full(tmp, 0700));
+	}
+	g_hash_table_insert(short_dirs, g_strdup(dir), tmp);
+	return tmp;
+}
+
+gchar *t_runtime_dir(const char *dir)
+{
+	gchar *run = g_build_filename(t_short_dir(dir), "run", NULL);
+
+	g_assert_cmpint(g_mkdir_with_parents(run, 0700), ==, 0);
+	return run;
+}
+
+void t_rmtree(const char *dir)
+{
+	const char *other = short_dirs ? g_hash_table_lookup(short_dirs, dir)
+				       : NULL;
+
+	if (other) {
+		rmtree(other);
+		g_hash_table_remove(short_dirs, dir);
+	}
+	rmtree(dir);
 }
 
 gchar *t_write_file(const char *dir, const char *name, const char *content)

@@ -42,6 +42,8 @@ const char *wrapper_wait_log(struct wrapper *w, const char *needle,
 			     guint timeout_ms);
 /* Same, but from the start of the output. */
 const char *wrapper_find_log(struct wrapper *w, const char *needle);
+/* The nth (from 1) "executing" line, as read so far; NULL if none. */
+const char *wrapper_executing_line(struct wrapper *w, guint n);
 /* Number of lines containing needle so far. */
 guint wrapper_count_log(struct wrapper *w, const char *needle);
 /* Read what is available now. */
@@ -78,8 +80,18 @@ GPid t_wait_serving(guint16 port, guint timeout_ms);
 /* A connection held open (no request sent): keeps a process draining. */
 int t_hold_connection(guint16 port);
 
+/* A fresh directory under $TMPDIR (else /tmp): the temp root may be long,
+ * as real paths are (make check runs a pass with an 80+ character one). */
 gchar *t_tmpdir(void);
+/* Removes dir, and the short directory t_short_dir() gave for it. */
 void t_rmtree(const char *dir);
+/* Where a test may bind unix sockets that haproxy binds too: dir itself if
+ * short enough for a runtime directory below it, else a short directory
+ * below /run (or /tmp), removed with dir by t_rmtree(). Owned by the
+ * harness. */
+const char *t_short_dir(const char *dir);
+/* A --runtime-dir for a test in dir (created, 0700): t_short_dir()/run. */
+gchar *t_runtime_dir(const char *dir);
 /* A real-haproxy config serving "pid=<pid>" on 127.0.0.1:port, extra
  * appended; as text, or written to dir/name. */
 gchar *t_config_text(guint16 port, const char *extra);

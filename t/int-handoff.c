@@ -27,7 +27,11 @@ static void site_start(struct site *s)
 	const char *args[7];
 
 	s->dir = t_tmpdir();
-	s->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", s->dir);
+	{
+		g_autofree gchar *run = t_runtime_dir(s->dir);
+
+		s->rundir_opt = g_strconcat("--runtime-dir=", run, NULL);
+	}
 	s->port = t_free_port();
 	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
 	pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);

@@ -48,7 +48,11 @@ static void site_init(Site *s, gboolean fake, const char *extra)
 	s->dir = t_tmpdir();
 	s->cfg = g_build_filename(s->dir, "haproxy.cfg", NULL);
 	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
-	s->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", s->dir);
+	{
+		g_autofree gchar *run = t_runtime_dir(s->dir);
+
+		s->rundir_opt = g_strconcat("--runtime-dir=", run, NULL);
+	}
 	s->port = t_free_port();
 	site_write_config(s, extra);
 }

@@ -186,7 +186,7 @@ static void notify_open(Notify *n, const char *dir)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 
-	n->path = g_build_filename(dir, "notify.sock", NULL);
+	n->path = g_build_filename(t_short_dir(dir), "notify.sock", NULL);
 	n->env = g_strconcat("NOTIFY_SOCKET=", n->path, NULL);
 	g_assert_cmpuint(strlen(n->path), <, sizeof(a.sun_path));
 	strcpy(a.sun_path, n->path);
@@ -534,7 +534,7 @@ static void site_init(Site *s, const char *extra)
 	s->port = t_free_port();
 	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, extra);
 	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
-	s->rundir = g_build_filename(s->dir, "run", NULL);
+	s->rundir = t_runtime_dir(s->dir);
 	s->rundir_opt = g_strconcat("--runtime-dir=", s->rundir, NULL);
 }
 
@@ -736,19 +736,6 @@ static void assert_status_gen(const char *text, guint number, GPid pid,
 	if (g_str_equal(state, "failed") ? !strstr(line, " failed: ")
 					 : !g_str_has_suffix(line, tail))
 		fail("generation %u is not %s: %s", number, state, line);
-}
-
-/* The n-th (from 1) "executing" line. */
-static const char *executing_line(Wrapper *w, guint n)
-{
-	wrapper_pump(w, 0);
-	for (guint i = 0; i < w->lines->len; i++) {
-		const char *line = g_ptr_array_index(w->lines, i);
-
-		if (strstr(line, ": executing ") && --n == 0)
-			return line;
-	}
-	return NULL;
 }
 
 /* The client's output is the answer, lines; the last one is "ok...". */
@@ -1021,7 +1008,7 @@ static void test_sync_reload(void)
 	site_config(&s, LONG_DRAIN);
 	conn = hold_on(s.port, gen2);
 	site_reload(&s, "--hard-reload", 4);
-	exec = executing_line(s.w, 4);
+	exec = wrapper_executing_line(s.w, 4);
 	g_assert_nonnull(exec);
 	g_assert_nonnull(strstr(exec, " -st "));
 	g_assert_true(t_wait_gone(gen2, T_WAIT));
@@ -1128,7 +1115,8 @@ static gboolean waits_on_socket(GPid pid)
 static void test_client_stops_on_sigterm(void)
 {
 	g_autofree gchar *dir = t_tmpdir();
-	g_autofree gchar *opt = g_strdup_printf("--runtime-dir=%s", dir);
+	g_autofree gchar *run = t_runtime_dir(dir);
+	g_autofree gchar *opt = g_strdup_printf("--runtime-dir=%s", run);
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	g_auto(Client) c = { 0 };
 	gint64 deadline = deadline_in(T_WAIT);
@@ -1137,7 +1125,7 @@ static void test_client_stops_on_sigterm(void)
 
 	/* A listener that never accepts: the client's connect succeeds (the
 	 * backlog), its request is sent, and its read waits. */
-	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock", dir);
+	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock", run);
 	g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 	g_assert_cmpint(listen(fd, 4), ==, 0);
 	client_spawn(&c, opt, "--reload", NULL);
@@ -1318,7 +1306,7 @@ static void second_wrapper(Site *s)
 	site_start(&two, NULL, NULL);
 	g_assert_nonnull(wrapper_find_log(two.w, "in use by another wrapper"));
 	/* Not the first one's listeners socket either. */
-	exec = executing_line(two.w, 1);
+	exec = wrapper_executing_line(two.w, 1);
 	g_assert_nonnull(exec);
 	g_assert_null(strstr(exec, " -x "));
 	g_assert_null(strstr(exec, "listeners.cfg"));
@@ -1531,7 +1519,7 @@ static void assert_seamless_args(Wrapper *w, const char *rundir, guint n,
 	g_autofree gchar *cfg = g_strdup_printf(" -f %s/listeners.cfg ",
 						rundir);
 	g_autofree gchar *x = g_strdup_printf(" -x %s/listeners.sock ", rundir);
-	const char *line = executing_line(w, n);
+	const char *line = wrapper_executing_line(w, n);
 
 	g_assert_nonnull(line);
 	if (!on) {

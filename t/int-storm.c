@@ -440,7 +440,11 @@ static void storm_start(struct storm *st, const char *self_upgrade)
 	st->port = t_free_port();
 	st->cfg = t_write_config(st->dir, "haproxy.cfg", st->port, NULL);
 	st->pidfile = g_build_filename(st->dir, "haproxy.pid", NULL);
-	st->rundir_opt = g_strconcat("--runtime-dir=", st->dir, "/run", NULL);
+	{
+		g_autofree gchar *run = t_runtime_dir(st->dir);
+
+		st->rundir_opt = g_strconcat("--runtime-dir=", run, NULL);
+	}
 	st->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	g_assert_cmpint(st->done_fd, >=, 0);
 	{

@@ -49,7 +49,11 @@ static void site_init(struct site *s)
 	s->port = t_free_port();
 	s->cfg = t_write_config(s->dir, "h.cfg", s->port, NULL);
 	s->pidfile = g_build_filename(s->dir, "h.pid", NULL);
-	s->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", s->dir);
+	{
+		g_autofree gchar *run = t_runtime_dir(s->dir);
+
+		s->rundir_opt = g_strconcat("--runtime-dir=", run, NULL);
+	}
 }
 
 static void site_clear(struct site *s)

@@ -234,13 +234,19 @@ static gboolean fill_address(struct sockaddr_un *a, const char *path,
 }
 
 /* A socket file nobody answers on is a leftover: remove it. One that
- * answers belongs to a running wrapper: leave it alone. */
+ * answers belongs to a running wrapper: leave it alone. Anything else
+ * (a symlink, say) is removed, never followed. */
 static gboolean clear_stale(const struct sockaddr_un *a, GError **error)
 {
+	struct stat st;
 	int fd;
 
-	if (!g_file_test(a->sun_path, G_FILE_TEST_EXISTS))
+	if (lstat(a->sun_path, &st) < 0)
 		return TRUE;
+	if (!S_ISSOCK(st.st_mode)) {
+		g_unlink(a->sun_path);
+		return TRUE;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
 		close(fd);

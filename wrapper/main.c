@@ -223,11 +223,28 @@ static int run_client(const struct cli *c, const struct wrapper_args *args)
 {
 	g_autofree gchar *dir = rundir_path(c->opts.runtime_dir, args->pidfile);
 	g_autofree gchar *socket = rundir_control_socket(dir);
+	g_autoptr(GError) error = NULL;
 	const char *command = c->reload ? "reload" :
 			      c->hard_reload ? "hard-reload" :
 			      c->handoff ? "handoff" :
 			      c->json ? "status json" : "status";
+	int dirfd = rundir_open(dir, RUNDIR_CLIENT, &error);
+	gboolean trusted = dirfd >= 0 &&
+			   rundir_socket_trusted(dirfd, "control.sock", &error);
 
+	if (dirfd >= 0)
+		close(dirfd);
+	/* A socket another user could have planted must not answer. */
+	if (!trusted && error->domain == RUNDIR_ERROR &&
+	    error->code != RUNDIR_ERROR_OS) {
+		log_err("%s", error->message);
+		return EXIT_USAGE;
+	}
+	if (!trusted) {
+		fprintf(stderr, "%s: cannot reach the wrapper at %s: %s\n",
+			LOG_IDENT, socket, error->message);
+		return EXIT_CLIENT_UNREACHABLE;
+	}
 	return client_run(socket, command);
 }
 

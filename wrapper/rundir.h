@@ -2,13 +2,15 @@
 /*
  * The instance's runtime directory: the control socket, the stats
  * socket through which a new haproxy takes the listening sockets of the
- * old one (-x), and a master-worker haproxy's notify socket. One per instance, so that several wrappers can share a
- * host. The wrapper and its client commands derive the same path from the
- * same command line:
+ * old one (-x), and a master-worker haproxy's notify socket. One per
+ * instance, so that several wrappers can share a host. The wrapper and its
+ * client commands derive the same path from the same command line:
  *   --runtime-dir=DIR, else $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=),
- *   else /run/haproxy-systemd-wrapper/NAME, NAME being the -p pidfile's
- *   path without its leading "/" and its ".pid", "/" made "-"
- *   ("/run/haproxy.pid" gives "run-haproxy"), or "haproxy" without -p.
+ *   else /run/haproxy-systemd-wrapper/NAME (see rundir_instance_name()).
+ *
+ * Every path in it must fit haproxy's limit for the unix sockets it binds
+ * (RUNDIR_HAPROXY_SOCKET_MAX), and the directory must be one that no other
+ * user can change (rundir_open()).
  */
 #pragma once
 
@@ -16,13 +18,64 @@
 
 #define RUNDIR_BASE "/run/haproxy-systemd-wrapper"
 
+/* haproxy binds "<path>.<pid>.tmp" first, in a sun_path of 108 bytes:
+ * with a 7-digit pid (pid_max up to 4194304) that leaves 95; 2.x and
+ * later also refuse more than 97 when they parse the path. */
+#define RUNDIR_HAPROXY_SOCKET_MAX 95
+/* The longest name inside (listeners.sock) must fit: at most 80. */
+#define RUNDIR_PATH_MAX \
+	(RUNDIR_HAPROXY_SOCKET_MAX - (int)sizeof("/listeners.sock") + 1)
+
+#define RUNDIR_ERROR (rundir_error_quark())
+GQuark rundir_error_quark(void);
+
+enum rundir_error {
+	RUNDIR_ERROR_TOO_LONG,	/* its sockets would not fit */
+	RUNDIR_ERROR_UNTRUSTED,	/* another user could change it */
+	RUNDIR_ERROR_OS,	/* cannot be created or opened */
+};
+
+/*
+ * The name under RUNDIR_BASE, from the pidfile path made absolute and
+ * lexically normal ("//", ".", ".." resolved, symlinks not): that path
+ * without its "/" and ".pid", "/" made "-" ("/run/haproxy.pid" gives
+ * "run-haproxy") when it ends in ".pid", holds only letters, digits, "_",
+ * "." and "/", and fits; otherwise the end of that readable form, "@" and
+ * 12 hex digits of the SHA-256 of the normal path. No pidfile: "haproxy".
+ */
+gchar *rundir_instance_name(const char *pidfile);
+
+/* The directory's path, lexically normal. */
 gchar *rundir_path(const char *option, const char *pidfile);
 
-/* Create it (mode 0700, parents 0755) unless it exists as a directory. */
-gboolean rundir_create(const char *dir, GError **error);
+enum rundir_role {
+	RUNDIR_OWNER,	/* the wrapper: creates it, must own it */
+	RUNDIR_CLIENT,	/* a client: root or itself must own it */
+};
 
-/* Does path fit in a unix socket address? */
-gboolean rundir_socket_path_fits(const char *path);
+/*
+ * Opens dir (O_DIRECTORY), walking from "/" one component at a time
+ * without following a symlink except one found in a directory already
+ * trusted: every directory on the way must be owned by root or the
+ * effective user and not writable by group or others unless sticky; dir
+ * itself must be owned by the effective user (RUNDIR_OWNER; root too for
+ * RUNDIR_CLIENT) and not writable by group or others. The owner creates
+ * what is missing (0755, dir itself 0700). Its descriptor, or -1.
+ */
+int rundir_open(const char *dir, enum rundir_role role, GError **error);
+
+/* Writes name in the directory dirfd atomically (a new file, then
+ * renamed over it), mode 0600; a symlink planted there is replaced. */
+gboolean rundir_write_file(int dirfd, const char *name, const char *text,
+			   GError **error);
+
+/* Is name in dirfd a unix socket, owned by root or the effective user
+ * (not a symlink)? */
+gboolean rundir_socket_trusted(int dirfd, const char *name, GError **error);
+
+/* path as one haproxy configuration word, for every haproxy 1.5 to 3.x:
+ * anything but letters, digits and "/._@-" as \xHH. */
+gchar *rundir_config_word(const char *path);
 
 gchar *rundir_control_socket(const char *dir);
 gchar *rundir_expose_socket(const char *dir);

@@ -378,32 +378,41 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 
 /* The fragment that makes every generation expose its listening sockets
  * on a private socket, from which the next one takes them (-x). */
-static gboolean write_expose_config(struct supervisor *s, GError **error)
+static gboolean write_expose_config(struct supervisor *s, int dirfd,
+				    GError **error)
 {
+	g_autofree gchar *word = rundir_config_word(s->expose_sock);
 	g_autofree gchar *text = g_strdup_printf(
 		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
 		"# the listening sockets of the previous one (-x).\n"
 		"global\n"
 		"    stats socket %s mode 600 level admin expose-fd listeners\n",
-		s->expose_sock);
+		word);
 
-	return g_file_set_contents_full(s->expose_cfg, text, -1,
-					G_FILE_SET_CONTENTS_CONSISTENT, 0600,
-					error);
+	return rundir_write_file(dirfd, "listeners.cfg", text, error);
 }
 
 /* Control socket and listeners fragment. Neither is vital: without them
- * the wrapper runs as the 1.x one did, and says so. */
-static void setup_runtime(struct supervisor *s)
+ * the wrapper runs as the 1.x one did, and says so. A runtime directory
+ * that is too long or that another user could change is refused. */
+static int setup_runtime(struct supervisor *s)
 {
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *control = NULL;
+	int dirfd;
 
 	s->rundir = rundir_path(s->opts->runtime_dir, s->args->pidfile);
-	if (!rundir_create(s->rundir, &error)) {
+	dirfd = rundir_open(s->rundir, RUNDIR_OWNER, &error);
+	if (dirfd < 0) {
+		/* A new image after an upgrade must not orphan haproxy. */
+		if (!g_error_matches(error, RUNDIR_ERROR, RUNDIR_ERROR_OS) &&
+		    !g_getenv(STATE_ENV)) {
+			log_err("%s", error->message);
+			return EXIT_USAGE;
+		}
 		log_warn("%s: no control socket, no seamless reload",
 			 error->message);
-		return;
+		return 0;
 	}
 	control = rundir_control_socket(s->rundir);
 	s->control = control_listen(control, on_control, s, &error);
@@ -411,25 +420,24 @@ static void setup_runtime(struct supervisor *s)
 		log_warn("%s: no control socket", error->message);
 		/* Another live wrapper owns this directory: its listeners
 		 * socket is not ours to take sockets from. */
-		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_EXIST))
-			return;
+		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_EXIST)) {
+			close(dirfd);
+			return 0;
+		}
 		g_clear_error(&error);
 	}
 	s->rundir_ours = TRUE;
-	if (!s->opts->seamless)
-		return;
-	s->expose_sock = rundir_expose_socket(s->rundir);
-	if (!rundir_socket_path_fits(s->expose_sock)) {
-		log_warn("%s: path too long for a socket; no seamless reload",
-			 s->expose_sock);
-		g_clear_pointer(&s->expose_sock, g_free);
-		return;
+	if (s->opts->seamless) {
+		s->expose_sock = rundir_expose_socket(s->rundir);
+		s->expose_cfg = rundir_expose_config(s->rundir);
+		if (!write_expose_config(s, dirfd, &error)) {
+			log_warn("%s: no seamless reload", error->message);
+			g_clear_pointer(&s->expose_cfg, g_free);
+			g_clear_pointer(&s->expose_sock, g_free);
+		}
 	}
-	s->expose_cfg = rundir_expose_config(s->rundir);
-	if (!write_expose_config(s, &error)) {
-		log_warn("%s: no seamless reload", error->message);
-		g_clear_pointer(&s->expose_cfg, g_free);
-	}
+	close(dirfd);
+	return 0;
 }
 
 static void teardown_runtime(struct supervisor *s)
@@ -518,7 +526,9 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
-	setup_runtime(s);
+	s->exit_code = setup_runtime(s);
+	if (s->exit_code)
+		return s->exit_code;
 	start_watchdog(s);
 	if (!sv_restore_handover(s)) {
 		s->busy = TRUE;
