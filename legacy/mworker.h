@@ -39,6 +39,13 @@ enum launch_mode mw_choose_mode(const struct haproxy_version *v,
 				const struct config_hints *hints,
 				const char **why);
 
+/*
+ * Why this haproxy cannot run what the command line asks, or NULL: -S (a
+ * master CLI) needs haproxy >= 1.9, where masters have one.
+ */
+const char *mw_version_refusal(const struct haproxy_version *v,
+			       const struct wrapper_args *a);
+
 /* One datagram, "KEY=value" lines. */
 struct mw_message {
 	gboolean ready;
