@@ -8,11 +8,15 @@
  * handle SIGUSR2 late.
  */
 #include <glib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -671,6 +675,124 @@ static void test_fake_bounded_draining(void)
 	}
 }
 
+/* ---- a pidfile in a shared directory ---- */
+
+/* dir/shared (mode 1777, like /tmp) holding "haproxy.pid", a symlink that
+ * another user (nobody) planted, to dir/precious: its path. */
+static gchar *plant_pidfile_symlink(const char *dir, struct stat *precious)
+{
+	g_autofree gchar *shared = g_build_filename(dir, "shared", NULL);
+	g_autofree gchar *target = g_build_filename(dir, "precious", NULL);
+	gchar *link = g_build_filename(shared, "haproxy.pid", NULL);
+	const struct timespec old[2] = { { .tv_sec = 1000000000 },
+					 { .tv_sec = 1000000000 } };
+
+	g_assert_cmpint(g_mkdir(shared, 0755), ==, 0);
+	g_assert_cmpint(chmod(shared, 01777), ==, 0);
+	g_assert_true(g_file_set_contents(target, "precious\n", -1, NULL));
+	g_assert_cmpint(utimensat(AT_FDCWD, target, old, 0), ==, 0);
+	g_assert_cmpint(symlink(target, link), ==, 0);
+	g_assert_cmpint(lchown(link, 65534, 65534), ==, 0);
+	g_assert_cmpint(stat(target, precious), ==, 0);
+	return link;
+}
+
+/* Every open, read or write of dir/precious from now on, queued. */
+static int watch_precious(const char *dir)
+{
+	g_autofree gchar *target = g_build_filename(dir, "precious", NULL);
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(inotify_add_watch(fd, target, IN_OPEN | IN_ACCESS |
+					  IN_MODIFY | IN_ATTRIB), >=, 0);
+	return fd;
+}
+
+/* inotify queues events as they happen: none so far means none. */
+static void assert_never_opened(int fd)
+{
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n > 0)
+		g_test_message("precious: event mask 0x%x",
+			       ((struct inotify_event *)buf)->mask);
+	g_assert_cmpint(n, ==, -1);
+	g_assert_cmpint(errno, ==, EAGAIN);
+}
+
+static void assert_precious_untouched(const char *dir,
+				      const struct stat *before)
+{
+	g_autofree gchar *target = g_build_filename(dir, "precious", NULL);
+	g_autofree gchar *text = NULL;
+	struct stat after;
+
+	g_assert_true(g_file_get_contents(target, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "precious\n");
+	g_assert_cmpint(stat(target, &after), ==, 0);
+	g_assert_cmpint(after.st_mtim.tv_sec, ==, before->st_mtim.tv_sec);
+	g_assert_cmpint(after.st_mtim.tv_nsec, ==, before->st_mtim.tv_nsec);
+	g_assert_cmpint(after.st_size, ==, before->st_size);
+}
+
+/* The pidfile is replaced, never followed: -p names a sticky
+ * world-writable directory where another user planted a symlink to a
+ * file; through start, two reloads and stop, in -db and in master-worker
+ * mode (where haproxy writes the pidfile itself), the file is never even
+ * opened, the pidfile holds the pid to signal, and is ours to remove at
+ * exit. */
+static void test_real_pidfile_symlink(void)
+{
+	static const char *const modes[] = { NULL, "-W" };
+
+	if (skip_without_haproxy())
+		return;
+	for (guint m = 0; m < G_N_ELEMENTS(modes); m++) {
+		g_auto(Site) s = { 0 };
+		const char *opts[] = { modes[m], NULL };
+		gboolean mw = modes[m] != NULL;
+		struct stat precious, st;
+		GPid serving;
+
+		int watch;
+
+		g_test_message("mode %s", mw ? "-W" : "-db");
+		site_init(&s, FALSE, NULL);
+		g_free(s.pidfile);
+		s.pidfile = plant_pidfile_symlink(s.dir, &precious);
+		watch = watch_precious(s.dir);
+		site_start(&s, NULL, opts);
+		assert_never_opened(watch);
+		serving = s.master;
+		for (guint i = 0; i < 2; i++) {
+			g_autofree gchar *line = mw ?
+				g_strdup("generation 1 reloaded") :
+				g_strdup_printf("generation %u ready", i + 2);
+
+			const char *got;
+
+			wrapper_signal(s.w, SIGUSR2);
+			got = wrapper_wait_log(s.w, line, T_WAIT);
+			g_assert_nonnull(got);
+			if (!mw)
+				serving = t_pid_in(got, "pid ");
+			g_assert_cmpint(lstat(s.pidfile, &st), ==, 0);
+			g_assert_true(S_ISREG(st.st_mode));
+			g_assert_cmpint(read_pidfile(s.pidfile), ==, serving);
+			assert_never_opened(watch);
+		}
+		wrapper_signal(s.w, SIGTERM);
+		g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+		g_assert_cmpint(lstat(s.pidfile, &st), ==, -1);
+		assert_never_opened(watch);
+		close(watch);
+		assert_precious_untouched(s.dir, &precious);
+	}
+}
+
 /* ---- -S, the master CLI (Debian's unit passes -S /run/...sock) ---- */
 
 /* One command on haproxy's master CLI at path; all it answered. */
@@ -862,6 +984,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/mworker/real/handoff", test_real_handoff);
 	g_test_add_func("/mworker/real/auto-is-db", test_real_auto_is_db);
 	g_test_add_func("/mworker/real/master-cli", test_real_master_cli);
+	g_test_add_func("/mworker/real/pidfile-symlink",
+			test_real_pidfile_symlink);
 	g_test_add_func("/mworker/fake/versions", test_fake_versions);
 	g_test_add_func("/mworker/fake/master-cli-too-old",
 			test_fake_master_cli_too_old);

@@ -51,16 +51,11 @@ void sv_pidfile_publish(struct supervisor *s, struct generation *g)
 	s->pidfile_pid = g->pid;
 }
 
-/* Remove the pidfile at exit, only if it still says what we wrote. */
+/* Remove the pidfile at exit, only if it still is what we wrote. */
 static void pidfile_retract(struct supervisor *s)
 {
-	g_autoptr(GArray) pids = NULL;
-
-	if (!s->pidfile_pid ||
-	    !pidfile_read(s->args->pidfile, &pids, NULL, NULL))
-		return;
-	if (pids->len == 1 && g_array_index(pids, GPid, 0) == s->pidfile_pid)
-		unlink(s->args->pidfile);
+	if (s->pidfile_pid)
+		pidfile_remove_if_ours(s->args->pidfile, s->pidfile_pid);
 }
 
 /* A pidfile naming live processes we did not start: say so, touch none. */
