@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -506,6 +508,69 @@ static void test_pidfile_naming_unrelated_process(void)
 	site_clear(&s);
 }
 
+/* Between fork and exec: become nobody, as another local user would be. */
+static void become_nobody(gpointer unused)
+{
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(126);
+}
+
+/* Another user's haproxy (uid 65534) that loads the very configuration
+ * path of the service (rewritten since, to another port): named in a
+ * notice and left alone, through the wrapper's start, a reload and stop. */
+static void test_other_users_instance_left_alone(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *skip = NULL, *cfg = NULL;
+	char *argv[] = { (char *)HAPROXY, (char *)"-db", NULL, NULL, NULL };
+	guint16 theirs;
+	struct t_started *other;
+	GPid pid, gen1, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	theirs = s.port;
+	g_assert_cmpint(chmod(s.dir, 0755), ==, 0);
+	g_assert_cmpint(chmod(s.cfg, 0644), ==, 0);
+	argv[2] = (char *)"-f";
+	argv[3] = s.cfg;
+	g_assert_true(g_spawn_async(s.dir, argv, NULL,
+				    G_SPAWN_DO_NOT_REAP_CHILD |
+				    G_SPAWN_STDOUT_TO_DEV_NULL,
+				    become_nobody, NULL, &pid, &error));
+	g_assert_no_error(error);
+	other = t_remember(pid, HAPROXY);
+	g_assert_cmpint(t_wait_serving(theirs, T_WAIT), ==, pid);
+
+	/* The same path, now the service's own port. */
+	s.port = t_free_port();
+	cfg = t_write_config(s.dir, "h.cfg", s.port, NULL);
+	g_assert_cmpstr(cfg, ==, s.cfg);
+	w = start_wrapper(&s, NULL, NULL);
+	skip = g_strdup_printf("not taking over pid %d: it runs as uid 65534",
+			       pid);
+	g_assert_nonnull(wrapper_wait_log(w, skip, T_WAIT));
+	assert_first_sf(w, NULL, 0);
+	g_assert_null(wrapper_find_log(w, "taking over standalone"));
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
+	stop_wrapper(w);
+
+	g_assert_true(t_pid_alive(pid));
+	g_assert_cmpint(t_http_pid(theirs), ==, pid);
+	g_assert_true(t_signal_verified(other, SIGKILL));
+	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
+	site_clear(&s);
+}
+
 static void test_cannot_bind_leaves_foreign_serving(void)
 {
 	struct site s = { 0 };
@@ -617,6 +682,8 @@ int main(int argc, char **argv)
 			test_pidfile_naming_unrelated_process);
 	g_test_add_func("/takeover/cannot-bind-leaves-foreign-serving",
 			test_cannot_bind_leaves_foreign_serving);
+	g_test_add_func("/takeover/other-users-instance-left-alone",
+			test_other_users_instance_left_alone);
 	g_test_add_func("/takeover/takeover-off", test_takeover_off);
 	g_test_add_func("/takeover/no-foreign", test_no_foreign);
 	return g_test_run();
