@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/escape.h"
 #include "legacy/pidfile.h"
 #include "migrate/proc.h"
 #include "migrate/trust.h"
@@ -328,11 +329,7 @@ static const char *const *node_argv(struct scan *s, struct node *n)
 /* Untrusted text made fit for a log line. */
 static gchar *quote(const char *s)
 {
-	g_autofree gchar *valid = g_utf8_make_valid(s, -1);
-
-	if (g_utf8_strlen(valid, -1) <= QUOTE_MAX)
-		return g_steal_pointer(&valid);
-	return g_utf8_substring(valid, 0, QUOTE_MAX);
+	return escape_untrusted(s, QUOTE_MAX);
 }
 
 /* A process has no executable link when it is a kernel thread or is

@@ -571,6 +571,140 @@ static void test_other_users_instance_left_alone(void)
 	site_clear(&s);
 }
 
+/* ---- names another user chose: never a forged log line ---- */
+
+#define FORGED_DIR "t\n<0>haproxy-systemd-wrapper: FORGED"
+#define FORGED_ESCAPED "t\\n<0>haproxy-systemd-wrapper: FORGED"
+
+/* A copy of program under dir/FORGED_DIR/name: its path. */
+static gchar *copy_as_forged(const char *dir, const char *program,
+			     const char *name)
+{
+	g_autofree gchar *sub = g_build_filename(dir, FORGED_DIR, NULL);
+	gchar *path = g_build_filename(sub, name, NULL);
+	g_autofree gchar *data = NULL;
+	gsize len;
+
+	g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
+	g_assert_true(g_file_get_contents(program, &data, &len, NULL));
+	g_assert_true(g_file_set_contents(path, data, len, NULL));
+	g_assert_cmpint(chmod(path, 0755), ==, 0);
+	return path;
+}
+
+/* Every line the wrapper wrote is one of its own: a priority of ours
+ * (3 to 7) before its name, or haproxy's; the forged text only escaped. */
+static void assert_no_forged_line(struct wrapper *w)
+{
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		g_assert_false(line[0] == '<' && line[1] >= '0' &&
+			       line[1] <= '2');
+		if (strstr(line, "FORGED"))
+			g_assert_nonnull(strstr(line, FORGED_ESCAPED));
+	}
+}
+
+/* A process the pidfile names, its executable path holding a newline and
+ * "<0>": the stranger notice (--takeover=off) and the takeover's skip
+ * notice print it escaped. */
+static void test_hostile_name_not_haproxy(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *sleeper = NULL, *pids = NULL;
+	char *argv[] = { NULL, (char *)"60", NULL };
+	g_autoptr(GError) error = NULL;
+	struct t_started *p;
+	GPid pid;
+
+	site_init(&s);
+	sleeper = copy_as_forged(s.dir, "/usr/bin/sleep", "sleep");
+	argv[0] = sleeper;
+	g_assert_true(g_spawn_async(NULL, argv, NULL,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &pid, &error));
+	g_assert_no_error(error);
+	p = t_remember(pid, "/sleep");
+	pids = g_strdup_printf("%d\n", pid);
+	g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
+	for (guint i = 0; i < 2; i++) {
+		g_autoptr(Wrapper) w = NULL;
+		g_autofree gchar *want = g_strdup_printf(
+			i ? "not taking over pid %d: runs " : "names pid %d (",
+			pid);
+		const char *line;
+
+		g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
+		w = start_wrapper(&s, i ? NULL : "--takeover=off", NULL);
+		line = wrapper_wait_log(w, want, T_WAIT);
+		g_assert_nonnull(line);
+		g_assert_nonnull(strstr(line, FORGED_ESCAPED));
+		g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+		stop_wrapper(w);
+		assert_no_forged_line(w);
+	}
+	g_assert_true(t_signal_verified(p, SIGKILL));
+	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
+	site_clear(&s);
+}
+
+/* A haproxy run from such a path, taken over: the takeover notice and
+ * --status (text and JSON, with \u escapes) show it escaped. */
+static void test_hostile_name_taken_over(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *haproxy = NULL, *taking = NULL, *text = NULL;
+	g_autofree gchar *json = NULL, *err = NULL;
+	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
+	const char *line;
+	GPid daemon, answered;
+	int held;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	haproxy = copy_as_forged(s.dir, HAPROXY, "haproxy");
+	argv[0] = haproxy;
+	argv[3] = s.pidfile;
+	argv[5] = s.cfg;
+	t_launch_daemon(s.dir, argv);
+	daemon = t_wait_pidfile(s.pidfile);
+	g_assert_cmpint(daemon, >, 0);
+	t_remember(daemon, "/haproxy");
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	held = hold_request(s.port, daemon);
+
+	w = start_wrapper(&s, NULL, NULL);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	line = wrapper_wait_log(w, taking, T_WAIT);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, FORGED_ESCAPED "/haproxy, found by"));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	/* It drains the held request: listed as foreign meanwhile. */
+	text = run_status(&s, FALSE);
+	json = run_status(&s, TRUE);
+	g_assert_true(t_pid_alive(daemon));
+	g_assert_nonnull(strstr(text, FORGED_ESCAPED "/haproxy standalone"));
+	g_assert_null(strstr(text, "\n<0>"));
+	g_assert_nonnull(strstr(json, "\"executable\":\"" ));
+	g_assert_nonnull(strstr(json, "t\\u000a<0>haproxy-systemd-wrapper: "
+				      "FORGED/haproxy\""));
+	/* One line of JSON (then "ok"): no raw control character in it. */
+	g_assert_true(g_str_has_suffix(json, "}\nok\n"));
+	for (const char *c = json; *c != '\n'; c++)
+		g_assert_cmpint((unsigned char)*c, >=, 0x20);
+
+	err = finish_request(held, "Host: t\r\n\r\n", &answered);
+	close(held);
+	g_assert_null(err);
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	stop_wrapper(w);
+	assert_no_forged_line(w);
+	site_clear(&s);
+}
+
 static void test_cannot_bind_leaves_foreign_serving(void)
 {
 	struct site s = { 0 };
@@ -684,6 +818,10 @@ int main(int argc, char **argv)
 			test_cannot_bind_leaves_foreign_serving);
 	g_test_add_func("/takeover/other-users-instance-left-alone",
 			test_other_users_instance_left_alone);
+	g_test_add_func("/takeover/hostile-name-not-haproxy",
+			test_hostile_name_not_haproxy);
+	g_test_add_func("/takeover/hostile-name-taken-over",
+			test_hostile_name_taken_over);
 	g_test_add_func("/takeover/takeover-off", test_takeover_off);
 	g_test_add_func("/takeover/no-foreign", test_no_foreign);
 	return g_test_run();

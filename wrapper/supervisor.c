@@ -3,6 +3,8 @@
  * the end of each generation means. */
 #include "wrapper/supervisor-int.h"
 
+#include "base/escape.h"
+
 void sv_set_exit_code(struct supervisor *s, int code)
 {
 	if (!s->have_exit_code) {
@@ -77,12 +79,16 @@ static void pidfile_notice_strangers(struct supervisor *s)
 	for (guint i = 0; i < pids->len; i++) {
 		GPid pid = g_array_index(pids, GPid, i);
 		g_autofree gchar *exe = proc_exe(pid);
+		g_autofree gchar *shown = NULL;
 
 		if (!exe && kill(pid, 0) < 0 && errno == ESRCH)
 			continue;
+		/* Another user may have named that executable. */
+		shown = exe ? escape_untrusted(exe, 0)
+			    : g_strdup("unknown program");
 		log_notice("pidfile %s names pid %d (%s), which this wrapper "
 			   "did not start; it gets no signal from us",
-			   s->args->pidfile, pid, exe ? exe : "unknown program");
+			   s->args->pidfile, pid, shown);
 	}
 }
 
