@@ -35,7 +35,7 @@ struct wrapper_args {
 	GArray *user_old_pids;	/* of GPid */
 	gboolean user_old_hard;	/* they came with -st */
 	gboolean master_worker;	/* the user gave -W, -Ws or -S */
-	gboolean master_cli;	/* the user gave -S: a master CLI (>= 1.9) */
+	gboolean master_cli;	/* the user gave -S: a master CLI, >= 1.9 */
 	enum oneshot oneshot;
 };
 

@@ -10,9 +10,9 @@
 
 /* Who a haproxy started by this wrapper runs as. */
 struct launch_ids {
-	guint32 uid;		/* the wrapper's euid: what haproxy starts as */
+	guint32 uid;		/* our euid: what haproxy starts as */
 	guint32 gid;
-	gboolean drops;		/* as root, to the configuration's user: */
+	gboolean drops;		/* as root, to the configured user: */
 	guint32 drop_uid;
 	gboolean drop_gid_set;
 	guint32 drop_gid;

@@ -375,8 +375,9 @@ static void parse_args(int argc, char **argv)
 		usage();
 	/* 3.x refuses a master CLI without a master; older ones warn. */
 	if (g.master_cli && !g.master && !g.check && !version_before(3, 0)) {
-		fprintf(stderr, "[ALERT] fake: a master CLI socket was defined, "
-			"but master-worker mode (-W) is not enabled.\n");
+		fprintf(stderr, "[ALERT] fake: a master CLI socket was "
+			"defined, but master-worker mode (-W) is not "
+			"enabled.\n");
 		exit(1);
 	}
 }
