@@ -167,6 +167,11 @@ gboolean pidfile_read(const char *path, GArray **pids, guint *n_invalid,
 		*pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 		return TRUE;
 	}
+	if (fd < 0 && errno == ELOOP) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP,
+			    "pidfile '%s' is a symlink, not followed", path);
+		return FALSE;
+	}
 	if (fd < 0) {
 		set_errno_error(error, errno, "cannot open pidfile", path);
 		return FALSE;

@@ -388,8 +388,9 @@ static void test_read_symlink(struct tmpdir *t, gconstpointer data)
 	g_autoptr(GError) error = NULL;
 
 	g_assert_false(pidfile_read(link, &pids, NULL, &error));
-	g_assert_nonnull(error);
+	g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP);
 	g_assert_nonnull(strstr(error->message, link));
+	g_assert_nonnull(strstr(error->message, "symlink, not followed"));
 	g_assert_null(pids);
 }
 
