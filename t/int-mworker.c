@@ -928,6 +928,34 @@ static void test_fake_master_cli_too_old(void)
 	}
 }
 
+/* -S asks for master-worker mode, which --master-worker=off refuses: a
+ * usage error, before any haproxy runs. */
+static void test_fake_master_cli_mode_off(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "--master-worker=off", "-S", "/run/x.sock",
+			       NULL };
+	const char *args[8];
+	guint n = 0;
+	int status;
+
+	site_init(&s, TRUE, NULL);
+	args[n++] = s.rundir_opt;
+	for (guint i = 0; opts[i]; i++)
+		args[n++] = opts[i];
+	args[n++] = "-f";
+	args[n++] = s.cfg;
+	args[n] = NULL;
+	s.w = wrapper_start(args, NULL);
+	status = wrapper_wait_exit(s.w, T_WAIT);
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, 64);
+	g_assert_nonnull(wrapper_find_log(s.w, "-S ask for master-worker "
+					       "mode, which --master-worker=off "
+					       "refuses"));
+	g_assert_null(wrapper_find_log(s.w, "executing"));
+}
+
 /* A reload into a haproxy too old for -S fails; the master serves on,
  * and a reload into a good one works again. */
 static void test_fake_master_cli_reload_into_older(void)
@@ -989,6 +1017,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/mworker/fake/versions", test_fake_versions);
 	g_test_add_func("/mworker/fake/master-cli-too-old",
 			test_fake_master_cli_too_old);
+	g_test_add_func("/mworker/fake/master-cli-mode-off",
+			test_fake_master_cli_mode_off);
 	g_test_add_func("/mworker/fake/master-cli-reload-into-older",
 			test_fake_master_cli_reload_into_older);
 	g_test_add_func("/mworker/fake/nbproc-auto", test_fake_nbproc_auto);
