@@ -29,9 +29,9 @@ ALL_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. $(shell $(PKG_CON
 LIBS          = $(shell $(PKG_CONFIG) --libs $(PKGS))
 
 # Every module but main() goes into a static library the tests link too.
-LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard wrapper/*.c legacy/*.c migrate/*.c)))
+LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard base/*.c wrapper/*.c legacy/*.c migrate/*.c)))
 LIB_OBJ      := $(LIB_SRC:.c=.o)
-HEADERS      := $(wildcard wrapper/*.h legacy/*.h migrate/*.h t/*.h)
+HEADERS      := $(wildcard base/*.h wrapper/*.h legacy/*.h migrate/*.h t/*.h)
 
 UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
 INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
@@ -105,7 +105,7 @@ demo: deps
 	@demo/run
 
 clean:
-	rm -f $(PROG) $(NEXT_WRAPPER) libhsw.a wrapper/*.o legacy/*.o migrate/*.o t/*.o \
+	rm -f $(PROG) $(NEXT_WRAPPER) libhsw.a base/*.o wrapper/*.o legacy/*.o migrate/*.o t/*.o \
 	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
 
 # Installs missing packages when root; otherwise says exactly what to run.

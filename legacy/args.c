@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "legacy/args.h"
+#include "legacy/version.h"
 
 G_DEFINE_QUARK(wrapper-args-error-quark, wrapper_args_error)
 
@@ -21,6 +22,7 @@ struct args_builder {
 	GArray *user_old_pids;
 	gboolean user_old_hard;
 	gboolean master_worker;
+	gboolean master_cli;
 	enum oneshot oneshot;
 };
 
@@ -148,6 +150,10 @@ static int take_flag_value(struct args_builder *b, int argc, char *const *argv,
 		b->basedir = value;
 	else if (flag[1] == 'c')
 		note_oneshot(b, ONESHOT_CHECK);
+	else if (flag[1] == 'S')
+		/* "-S <bind>[,<option>...]": the master CLI, which only
+		 * exists in master-worker mode (3.x refuses it without). */
+		b->master_cli = b->master_worker = TRUE;
 	g_ptr_array_add(b->haproxy_args, g_strdup(flag));
 	g_ptr_array_add(b->haproxy_args, g_strdup(value));
 	return i + 1;
@@ -236,6 +242,7 @@ gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
 	out->user_old_pids = g_steal_pointer(&b.user_old_pids);
 	out->user_old_hard = b.user_old_hard;
 	out->master_worker = b.master_worker;
+	out->master_cli = b.master_cli;
 	out->oneshot = b.oneshot;
 	args_builder_free(&b);
 	return TRUE;
@@ -265,6 +272,20 @@ static void add_config_tail(GPtrArray *argv, const struct wrapper_args *a)
 	add_strv(argv, a->config_tail);
 }
 
+/* haproxy 1.5 takes "--" for an unknown flag: "-f FILE" says the same. */
+static void add_config_tail_as_f(GPtrArray *argv, const struct wrapper_args *a)
+{
+	for (char **f = a->config_tail; f && *f; f++) {
+		g_ptr_array_add(argv, g_strdup("-f"));
+		g_ptr_array_add(argv, g_strdup(*f));
+	}
+}
+
+static gboolean knows_double_dash(const struct haproxy_version *v)
+{
+	return !v || haproxy_version_compare(v, 1, 6, 0) >= 0;
+}
+
 const char *launch_mode_flag(enum launch_mode mode)
 {
 	switch (mode) {
@@ -279,6 +300,7 @@ const char *launch_mode_flag(enum launch_mode mode)
 }
 
 GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
+			 const struct haproxy_version *v,
 			 const struct wrapper_args *a,
 			 const char *const *extra, const GPid *old_pids,
 			 guint n_old, GPid witness, gboolean hard)
@@ -297,7 +319,10 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 			g_ptr_array_add(argv, g_strdup_printf("%d", witness));
 	}
 	/* Last, so that "-Ds" and the pids are never taken for config files. */
-	add_config_tail(argv, a);
+	if (knows_double_dash(v))
+		add_config_tail(argv, a);
+	else
+		add_config_tail_as_f(argv, a);
 	return ptr_array_steal_strv(&argv);
 }
 

@@ -34,7 +34,8 @@ struct wrapper_args {
 	/* Pids the user gave with -sf or -st; used by the first generation only. */
 	GArray *user_old_pids;	/* of GPid */
 	gboolean user_old_hard;	/* they came with -st */
-	gboolean master_worker;	/* the user gave -W or -Ws */
+	gboolean master_worker;	/* the user gave -W, -Ws or -S */
+	gboolean master_cli;	/* the user gave -S: a master CLI, >= 1.9 */
 	enum oneshot oneshot;
 };
 
@@ -50,7 +51,9 @@ enum wrapper_args_error_code {
  * cwd is the directory a relative -C is taken against. Fails on input that
  * no haproxy would accept either in the wrapper's context: a value-taking
  * flag at the end, a non-numeric -sf/-st pid. -W/-Ws are taken out and
- * noted as a request for master-worker mode. out is overwritten, not freed first. With both
+ * noted as a request for master-worker mode; so is -S (a master CLI, which
+ * only a master has), kept with its value for haproxy. out is overwritten,
+ * not freed first. With both
  * -v and -c, oneshot is ONESHOT_VERSION: haproxy answers -v first.
  */
 gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
@@ -60,13 +63,18 @@ void wrapper_args_clear(struct wrapper_args *a);
 /* The flag that starts haproxy in this mode: "-Ds", "-db" or "-Ws". */
 const char *launch_mode_flag(enum launch_mode mode);
 
+struct haproxy_version;
+
 /*
  * The argv of one haproxy generation: haproxy_path, the user's arguments,
  * the wrapper's extra arguments (NULL-terminated, may be NULL), the mode
  * flag, "-sf" (or "-st" when hard) with old_pids then witness, and the
  * user's "--" tail last. witness <= 0 and n_old == 0 omit -sf entirely.
+ * v is the haproxy to run (NULL: one that knows "--"); haproxy < 1.6 has
+ * no "--", so the tail's files become "-f FILE" there.
  */
 GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
+			 const struct haproxy_version *v,
 			 const struct wrapper_args *a,
 			 const char *const *extra, const GPid *old_pids,
 			 guint n_old, GPid witness, gboolean hard);

@@ -20,14 +20,72 @@ static GPtrArray *line_words(const char *line)
 	return words;
 }
 
+/* Keywords that open a section: "user" is also a keyword of userlist
+ * and program sections. */
+static gboolean opens_section(const char *word)
+{
+	static const char *const names[] = {
+		"global", "defaults", "frontend", "backend", "listen",
+		"userlist", "peers", "resolvers", "mailers", "program",
+		"http-errors", "ring", "cache", "log-forward", "fcgi-app",
+		"crt-store", "traces", NULL,
+	};
+
+	return g_strv_contains(names, word);
+}
+
+static void take_name(gchar *dst, gsize size, const char *name)
+{
+	if (g_strlcpy(dst, name, size) >= size)
+		dst[0] = '\0';
+}
+
+static gboolean take_id(const char *text, guint32 *id)
+{
+	guint64 n;
+
+	if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT32 - 1, &n,
+					NULL))
+		return FALSE;
+	*id = (guint32)n;
+	return TRUE;
+}
+
+/* The global section's user/uid and group/gid: the last one wins. */
+static void scan_identity(GPtrArray *w, struct config_hints *hints)
+{
+	const char *first = g_ptr_array_index(w, 0);
+	const char *value = g_ptr_array_index(w, 1);
+
+	if (g_str_equal(first, "user")) {
+		take_name(hints->user, sizeof(hints->user), value);
+		hints->uid_set = FALSE;
+	} else if (g_str_equal(first, "uid")) {
+		hints->uid_set = take_id(value, &hints->uid);
+		hints->user[0] = '\0';
+	} else if (g_str_equal(first, "group")) {
+		take_name(hints->group, sizeof(hints->group), value);
+		hints->gid_set = FALSE;
+	} else if (g_str_equal(first, "gid")) {
+		hints->gid_set = take_id(value, &hints->gid);
+		hints->group[0] = '\0';
+	}
+}
+
 /* nbproc and master-worker exist only in the global section: no need to
- * know which section a line is in. The last nbproc wins, as in haproxy. */
-static void scan_line(const char *line, struct config_hints *hints)
+ * know which section a line is in for them. The last nbproc wins, as in
+ * haproxy. */
+static void scan_line(const char *line, gboolean *in_global,
+		      struct config_hints *hints)
 {
 	g_autoptr(GPtrArray) w = line_words(line);
 	const char *first = w->len > 0 ? g_ptr_array_index(w, 0) : "";
 	guint64 n;
 
+	if (opens_section(first))
+		*in_global = g_str_equal(first, "global");
+	else if (*in_global && w->len > 1)
+		scan_identity(w, hints);
 	if (g_str_equal(first, "nbproc") && w->len > 1 &&
 	    g_ascii_string_to_unsigned(g_ptr_array_index(w, 1), 10, 1,
 				       G_MAXUINT, &n, NULL))
@@ -41,9 +99,10 @@ void config_hints_scan_text(const char *text, gsize len,
 {
 	g_autofree gchar *copy = g_strndup(text, len);
 	g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+	gboolean in_global = FALSE;
 
 	for (guint i = 0; lines[i]; i++)
-		scan_line(lines[i], hints);
+		scan_line(lines[i], &in_global, hints);
 }
 
 static void scan_file(const char *path, struct config_hints *hints)
@@ -127,4 +186,12 @@ void config_hints_read(const struct wrapper_args *a, const char *cwd,
 
 		scan_path(p, hints);
 	}
+}
+
+void config_hints_read_paths(const char *const *paths,
+			     struct config_hints *hints)
+{
+	*hints = (struct config_hints){ 0 };
+	for (; paths && *paths; paths++)
+		scan_path(*paths, hints);
 }

@@ -11,7 +11,7 @@
 #include "legacy/args.h"
 #include "legacy/mworker.h"
 
-/* Scan one file's text. */
+/* Scan one file's text (which starts outside any section). */
 void config_hints_scan_text(const char *text, gsize len,
 			    struct config_hints *hints);
 
@@ -23,3 +23,7 @@ void config_hints_scan_text(const char *text, gsize len,
  */
 void config_hints_read(const struct wrapper_args *a, const char *cwd,
 		       struct config_hints *hints);
+
+/* The same over files and directories named by absolute paths. */
+void config_hints_read_paths(const char *const *paths,
+			     struct config_hints *hints);

@@ -48,6 +48,14 @@ enum launch_mode mw_choose_mode(const struct haproxy_version *v,
 	return LAUNCH_DB;
 }
 
+const char *mw_version_refusal(const struct haproxy_version *v,
+			       const struct wrapper_args *a)
+{
+	if (a->master_cli && haproxy_version_compare(v, 1, 9, 0) < 0)
+		return "-S asks for a master CLI, which needs haproxy >= 1.9";
+	return NULL;
+}
+
 static gboolean parse_pid(const char *s, GPid *out)
 {
 	guint64 v;

@@ -25,6 +25,14 @@ enum mw_policy {
 struct config_hints {
 	guint nbproc;		/* 0: not set */
 	gboolean master_worker;	/* the "master-worker" keyword */
+	/* Who haproxy becomes once bound: the global section's "user NAME"
+	 * or "uid N" (the last one wins), "group NAME" or "gid N". */
+	gchar user[33];		/* "" when not set, or too long a name */
+	gboolean uid_set;
+	guint32 uid;
+	gchar group[33];
+	gboolean gid_set;
+	guint32 gid;
 };
 
 /*
@@ -38,6 +46,13 @@ enum launch_mode mw_choose_mode(const struct haproxy_version *v,
 				enum mw_policy policy,
 				const struct config_hints *hints,
 				const char **why);
+
+/*
+ * Why this haproxy cannot run what the command line asks, or NULL: -S (a
+ * master CLI) needs haproxy >= 1.9, where masters have one.
+ */
+const char *mw_version_refusal(const struct haproxy_version *v,
+			       const struct wrapper_args *a);
 
 /* One datagram, "KEY=value" lines. */
 struct mw_message {

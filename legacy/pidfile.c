@@ -143,6 +143,14 @@ static gboolean read_bounded(int fd, const char *path, gchar **content,
 	return TRUE;
 }
 
+/* O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: a
+ * symlink is refused (ELOOP), never followed. */
+static int open_no_follow(const char *path)
+{
+	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+			  O_NOFOLLOW);
+}
+
 gboolean pidfile_read(const char *path, GArray **pids, guint *n_invalid,
 		      GError **error)
 {
@@ -154,11 +162,15 @@ gboolean pidfile_read(const char *path, GArray **pids, guint *n_invalid,
 	*pids = NULL;
 	if (n_invalid != NULL)
 		*n_invalid = 0;
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = open_no_follow(path);
 	if (fd < 0 && errno == ENOENT) {
 		*pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 		return TRUE;
+	}
+	if (fd < 0 && errno == ELOOP) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP,
+			    "pidfile '%s' is a symlink, not followed", path);
+		return FALSE;
 	}
 	if (fd < 0) {
 		set_errno_error(error, errno, "cannot open pidfile", path);
@@ -227,4 +239,37 @@ gboolean pidfile_write(const char *path, const GPid *pids, guint n,
 		return FALSE;
 	}
 	return TRUE;
+}
+
+/* Our own regular file, which nobody else can write or link elsewhere. */
+static gboolean is_ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	       st->st_nlink == 1;
+}
+
+gboolean pidfile_remove_if_ours(const char *path, GPid pid)
+{
+	g_autofree gchar *content = NULL;
+	g_autoptr(GArray) pids = NULL;
+	struct stat st, now;
+	gsize len = 0;
+	gboolean ok;
+	int fd = open_no_follow(path);
+
+	if (fd < 0)
+		return FALSE;
+	ok = fstat(fd, &st) == 0 && is_ours(&st) &&
+	     read_bounded(fd, path, &content, &len, NULL);
+	close(fd);
+	if (!ok)
+		return FALSE;
+	pids = pidfile_parse(content, len, NULL);
+	if (pids->len != 1 || g_array_index(pids, GPid, 0) != pid)
+		return FALSE;
+	/* Still the file we read, not one renamed there since. */
+	if (lstat(path, &now) < 0 || now.st_dev != st.st_dev ||
+	    now.st_ino != st.st_ino)
+		return FALSE;
+	return unlink(path) == 0;
 }

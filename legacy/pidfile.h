@@ -25,12 +25,21 @@ GArray *pidfile_parse(const char *content, gsize len, guint *n_invalid);
 /*
  * Read and parse path. A missing file gives an empty array and TRUE;
  * unreadable, oversized or non-regular files give FALSE, an error and
- * *pids NULL.
+ * *pids NULL; so does a symlink, never followed (another user may have
+ * planted it in a shared directory).
  */
 gboolean pidfile_read(const char *path, GArray **pids, guint *n_invalid,
 		      GError **error);
 
 /* Replace path atomically (temporary file in the same directory, rename)
- * with one pid per line, mode 0644. */
+ * with one pid per line, mode 0644. A symlink at path is replaced, never
+ * followed. */
 gboolean pidfile_write(const char *path, const GPid *pids, guint n,
 		       GError **error);
+
+/*
+ * Remove path only if it is still what we wrote: our own regular file
+ * (our euid, one link, not a symlink) holding pid and nothing else. TRUE
+ * when it was removed.
+ */
+gboolean pidfile_remove_if_ours(const char *path, GPid pid);

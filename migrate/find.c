@@ -18,8 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/escape.h"
 #include "legacy/pidfile.h"
 #include "migrate/proc.h"
+#include "migrate/trust.h"
 
 /* Longest piece of untrusted text quoted in a reason. */
 #define QUOTE_MAX 200
@@ -222,6 +224,8 @@ struct node {
 	gchar *why;		/* NOT_HAPROXY: the reason */
 	gchar *exe;
 	gboolean exe_deleted;
+	gboolean creds_checked;
+	gchar *refused;		/* why its credentials are not ours */
 };
 
 static void node_free(gpointer p)
@@ -234,11 +238,13 @@ static void node_free(gpointer p)
 	hap_cmdline_clear(&n->cmd);
 	g_free(n->why);
 	g_free(n->exe);
+	g_free(n->refused);
 	g_free(n);
 }
 
 struct scan {
 	const char *root;
+	const char *const *config_files;	/* the wrapper's own */
 	GHashTable *nodes;	/* GPid -> struct node */
 	GHashTable *ours;	/* self and its descendants */
 	GPtrArray *skipped;	/* struct foreign_skip */
@@ -323,11 +329,7 @@ static const char *const *node_argv(struct scan *s, struct node *n)
 /* Untrusted text made fit for a log line. */
 static gchar *quote(const char *s)
 {
-	g_autofree gchar *valid = g_utf8_make_valid(s, -1);
-
-	if (g_utf8_strlen(valid, -1) <= QUOTE_MAX)
-		return g_steal_pointer(&valid);
-	return g_utf8_substring(valid, 0, QUOTE_MAX);
+	return escape_untrusted(s, QUOTE_MAX);
 }
 
 /* A process has no executable link when it is a kernel thread or is
@@ -621,6 +623,21 @@ static gint by_pid(gconstpointer a, gconstpointer b)
 	return x < y ? -1 : x > y;
 }
 
+/* Started with credentials we could have started it with? Told once an
+ * instance in the skipped list when not. */
+static gboolean could_be_ours(struct scan *s, struct node *top, guint source)
+{
+	if (!top->creds_checked) {
+		top->creds_checked = TRUE;
+		top->refused = foreign_credentials_refusal(s->root, top->pid,
+							   s->config_files);
+		if (top->refused)
+			add_skip(s->skipped, top->pid, source,
+				 g_strdup(top->refused));
+	}
+	return top->refused == NULL;
+}
+
 /*
  * Verified candidates go to their instance's top (tops: node -> sources);
  * the others to the skipped list. Our own processes are not foreign and
@@ -659,6 +676,8 @@ static void place_candidates(struct scan *s, GHashTable *cands,
 			continue;
 		}
 		top = instance_top(s, n);
+		if (!could_be_ours(s, top, source))
+			continue;
 		old = GPOINTER_TO_UINT(g_hash_table_lookup(tops, top));
 		g_hash_table_insert(tops, top, GUINT_TO_POINTER(old | source));
 	}
@@ -705,6 +724,7 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 	g_autoptr(GHashTable) tops = g_hash_table_new(NULL, NULL);
 	struct scan s = {
 		.root = proc_root,
+		.config_files = config_files,
 		.nodes = g_hash_table_new_full(NULL, NULL, NULL, node_free),
 		.ours = g_hash_table_new(NULL, NULL),
 		.skipped = g_ptr_array_new_with_free_func(

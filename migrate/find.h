@@ -100,11 +100,14 @@ GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
  *    terminated, may be NULL; relative names are taken against the current
  *    directory), compared by normalised absolute path and, for files that
  *    exist, by device and inode, so that a symlinked path matches too.
+ * An instance is reported only if this wrapper could have started it
+ * (foreign_credentials_refusal(), migrate/trust.h; config_files are also
+ * what names the user haproxy switches to).
  * *out gets the instances (struct foreign, oldest first); *skipped (may be
  * NULL) the candidates that are not reported, with why: a stale pidfile, a
  * pid reused by another program, a zombie, a haproxy launcher that is
- * still starting its daemon, a pidfile that cannot be read. Fails only
- * when proc_root cannot be listed.
+ * still starting its daemon, a pidfile that cannot be read, another
+ * user's haproxy. Fails only when proc_root cannot be listed.
  */
 gboolean find_foreign(const char *proc_root, const char *pidfile,
 		      const char *const *config_files, GPid self,

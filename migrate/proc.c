@@ -499,3 +499,69 @@ gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
 		return FALSE;
 	return (m.caught & PROC_SIGBIT(sig)) && !(m.blocked & PROC_SIGBIT(sig));
 }
+
+/* "Key:\t<4 decimal ids>" at the start of a line of [text, text + len). */
+static gboolean find_ids(const char *text, gsize len, const char *key,
+			 guint32 ids[4])
+{
+	gsize klen = strlen(key);
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (gsize)(end - p));
+		const char *stop = eol ? eol : end;
+
+		if ((gsize)(stop - p) > klen && memcmp(p, key, klen) == 0) {
+			g_autofree gchar *line = g_strndup(p + klen,
+							   (gsize)(stop - p) -
+							   klen);
+			g_auto(GStrv) f = g_strsplit_set(g_strstrip(line),
+							 "\t ", -1);
+			guint n = 0;
+
+			for (guint i = 0; f[i]; i++) {
+				guint64 v;
+
+				if (!*f[i])
+					continue;
+				if (n == 4 ||
+				    !g_ascii_string_to_unsigned(
+					    f[i], 10, 0, G_MAXUINT32, &v, NULL))
+					return FALSE;
+				ids[n++] = (guint32)v;
+			}
+			return n == 4;
+		}
+		p = stop + 1;
+	}
+	return FALSE;
+}
+
+gboolean proc_parse_ids(const char *text, gsize len, struct proc_ids *out)
+{
+	struct proc_ids ids;
+
+	if (!text || !find_ids(text, len, "Uid:", ids.uid) ||
+	    !find_ids(text, len, "Gid:", ids.gid))
+		return FALSE;
+	*out = ids;
+	return TRUE;
+}
+
+gboolean proc_ids_at(const char *root, GPid pid, struct proc_ids *out,
+		     GError **error)
+{
+	g_autofree gchar *path = pid_path(root, pid, "status");
+	g_autofree gchar *text = NULL;
+	gsize len = 0;
+
+	text = read_at_most(path, STATUS_MAX, &len, error);
+	if (!text)
+		return FALSE;
+	if (!proc_parse_ids(text, len, out)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s: no Uid: and Gid: lines", path);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -116,3 +116,15 @@ gboolean proc_sigmasks_at(const char *root, GPid pid,
  * that comes while it does may be lost: this tells when it has settled.
  */
 gboolean proc_catches_signal_at(const char *root, GPid pid, int sig);
+
+/* The Uid: and Gid: lines of /proc/PID/status: real, effective, saved
+ * and filesystem ids. */
+struct proc_ids {
+	guint32 uid[4];
+	guint32 gid[4];
+};
+
+/* Parse status content; FALSE unless both lines hold four ids. */
+gboolean proc_parse_ids(const char *text, gsize len, struct proc_ids *out);
+gboolean proc_ids_at(const char *root, GPid pid, struct proc_ids *out,
+		     GError **error);

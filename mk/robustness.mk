@@ -36,7 +36,7 @@ FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0)
 
 # What each target links: only the modules its parser needs, so that work
 # in progress elsewhere in the tree cannot break the fuzz build.
-FUZZ_SRC_args    := legacy/args.c
+FUZZ_SRC_args    := legacy/args.c legacy/version.c
 FUZZ_SRC_pidfile := legacy/pidfile.c
 FUZZ_SRC_version := legacy/version.c
 FUZZ_SRC_control := wrapper/protocol.c

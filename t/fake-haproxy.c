@@ -83,6 +83,7 @@ static struct {
 	const char *pidfile;
 	const char *chdir_to;
 	bool quiet, foreground, daemon, systemd, check, master, notify;
+	bool master_cli;	/* -S */
 	int final_sig;		/* SIGUSR1 for -sf, SIGTERM for -st, 0 */
 	pid_t *old_pids;
 	int nold;
@@ -319,7 +320,8 @@ static void parse_args(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--")) {
+		/* "--" came with 1.6: 1.5 takes it for an unknown flag. */
+		if (!strcmp(a, "--") && !version_before(1, 6)) {
 			while (++i < argc)
 				add_cfg(argv[i]);
 			break;
@@ -364,8 +366,13 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'f': case 'p': case 'C': case 'L': case 'N':
 		case 'n': case 'm': case 'x': case 'S':
+			/* the master CLI came with 1.9 */
+			if (a[1] == 'S' && version_before(1, 9))
+				usage();
 			if (++i >= argc)
 				usage();
+			if (a[1] == 'S')
+				g.master_cli = true;
 			if (a[1] == 'f')
 				add_cfg(argv[i]);
 			else if (a[1] == 'p')
@@ -379,6 +386,13 @@ static void parse_args(int argc, char **argv)
 	}
 	if (!g.ncfgs)
 		usage();
+	/* 3.x refuses a master CLI without a master; older ones warn. */
+	if (g.master_cli && !g.master && !g.check && !version_before(3, 0)) {
+		fprintf(stderr, "[ALERT] fake: a master CLI socket was "
+			"defined, but master-worker mode (-W) is not "
+			"enabled.\n");
+		exit(1);
+	}
 }
 
 /* -D (hence -Ds on >= 1.8) beats -db; -Ds is a mode of its own before 1.8. */

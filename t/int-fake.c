@@ -413,6 +413,46 @@ static void test_version_17(void)
 	check_ds_family("1.7.0", 1);
 }
 
+/* "-- FILES" (Debian's old units, scripts) on 1.5, which has no "--":
+ * each file goes to haproxy as -f FILE, at start and at reloads. */
+static void test_double_dash_15(void)
+{
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s",
+						    fake_path());
+	g_autofree gchar *exec1 = NULL, *exec2 = NULL, *file = NULL;
+	g_autoptr(GPtrArray) env = NULL;
+	struct fx f;
+	Wrapper *w;
+	GPid gen1, gen2;
+
+	fx_init(&f, "fake-nbproc 1\n");
+	env = fx_env(&f, "1.5.18");
+	/* the historic line ends in a space */
+	file = g_strdup_printf(" -f %s ", f.cfg);
+	{
+		const char *args[] = { haproxy, "-p", f.pidfile, "--", f.cfg,
+				       NULL };
+
+		w = guarded_wrapper = wrapper_start(
+			args, (const char *const *)env->pdata);
+	}
+	exec1 = dup_wait_log(w, "executing ");
+	g_assert_true(g_str_has_suffix(exec1, file));
+	g_assert_false(has_arg(exec1, "--"));
+	gen1 = wait_ready_version(w, 1, "1.5.18");
+	wait_workers(&f, gen1, 1);
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
+	wrapper_signal(w, SIGUSR2);
+	exec2 = dup_wait_log(w, "executing ");
+	g_assert_true(g_str_has_suffix(exec2, file));
+	gen2 = wait_ready_version(w, 2, "1.5.18");
+	wait_workers(&f, gen2, 1);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	fx_free_wrapper(w);
+	fx_clear(&f);
+}
+
 /* ---- 3: haproxy >= 1.8 runs as -db, whatever the banner's spelling ---- */
 
 static gchar *fake_banner(const char *version)
@@ -1022,6 +1062,7 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/fake/version-1.5", test_version_15);
 	g_test_add_func("/fake/version-1.7", test_version_17);
+	g_test_add_func("/fake/double-dash-1.5", test_double_dash_15);
 	g_test_add_func("/fake/version-1.8-and-later",
 			test_version_18_and_later);
 	g_test_add_func("/fake/version-unparseable", test_version_unparseable);

@@ -556,6 +556,36 @@ static void test_no_pidfile(void)
 	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
 }
 
+/* A pidfile someone rewrote during the run is no longer ours: the wrapper
+ * leaves it at exit, whether it names another pid or ours among others. */
+static void test_pidfile_rewritten(void)
+{
+	for (guint i = 0; i < 2; i++) {
+		g_auto(Site) s = { 0 };
+		g_autofree gchar *text = NULL;
+		g_autofree gchar *left = NULL;
+		g_autofree gchar *ours = NULL;
+
+		if (!test_begin())
+			return;
+		site_init(&s, NULL);
+		site_start_default(&s);
+		site_reload(&s, SIGUSR2, TRUE);
+		ours = g_strdup_printf("%d\n", s.pid);
+		g_assert_true(g_file_get_contents(s.pidfile, &left, NULL,
+						  NULL));
+		g_assert_cmpstr(left, ==, ours);
+		g_clear_pointer(&left, g_free);
+		text = i ? g_strdup_printf("%d\n999999\n", s.pid)
+			 : g_strdup("999999\n");
+		g_assert_true(g_file_set_contents(s.pidfile, text, -1, NULL));
+		assert_exit_code(site_stop(&s, SIGTERM), 0);
+		g_assert_true(g_file_get_contents(s.pidfile, &left, NULL,
+						  NULL));
+		g_assert_cmpstr(left, ==, text);
+	}
+}
+
 /* Every "executing" line: the wrapper's flags before the user's "--". */
 static void assert_flags_before_dashdash(Wrapper *w, const char *cfg)
 {
@@ -936,6 +966,7 @@ int main(int argc, char **argv)
 	g_test_add_data_func("/real/terminated-haproxy",
 			     GINT_TO_POINTER(SIGTERM), test_external_kill);
 	g_test_add_func("/real/no-pidfile", test_no_pidfile);
+	g_test_add_func("/real/pidfile-rewritten", test_pidfile_rewritten);
 	g_test_add_func("/real/user-dashdash", test_user_dashdash);
 	g_test_add_func("/real/bare-name-in-path", test_bare_name_in_path);
 	g_test_add_func("/real/stray-signals", test_stray_signals);

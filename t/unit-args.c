@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "legacy/args.h"
+#include "legacy/version.h"
 
 #define CWD "/srv/cwd"
 
@@ -292,6 +293,41 @@ static void test_master_worker_asked(void)
 	wrapper_args_clear(&a);
 }
 
+/* -S <bind>[,<option>...] is haproxy's master CLI: master-worker mode,
+ * with -S and its one value left for haproxy. */
+static void test_master_cli(void)
+{
+	struct wrapper_args a;
+
+	parse_ok(ARGV("-f", "a.cfg", "-W"), &a);
+	g_assert_false(a.master_cli);
+	wrapper_args_clear(&a);
+	parse_ok(ARGV("-f", "a.cfg", "-S", "/run/haproxy-master.sock"), &a);
+	g_assert_true(a.master_worker);
+	g_assert_true(a.master_cli);
+	assert_strv(a.haproxy_args, ARGV("-f", "a.cfg", "-S",
+					 "/run/haproxy-master.sock"));
+	wrapper_args_clear(&a);
+	parse_ok(ARGV("-S", "/run/m.sock,mode,600,level,admin", "-f", "a"),
+		 &a);
+	g_assert_true(a.master_cli);
+	assert_strv(a.haproxy_args, ARGV("-S",
+					 "/run/m.sock,mode,600,level,admin",
+					 "-f", "a"));
+	wrapper_args_clear(&a);
+	/* a value that looks like a flag is still -S's */
+	parse_ok(ARGV("-S", "-W", "-f", "a"), &a);
+	g_assert_true(a.master_cli);
+	assert_strv(a.haproxy_args, ARGV("-S", "-W", "-f", "a"));
+	wrapper_args_clear(&a);
+	/* after "--", a file name */
+	parse_ok(ARGV("-f", "a.cfg", "--", "-S", "x"), &a);
+	g_assert_false(a.master_cli);
+	g_assert_false(a.master_worker);
+	wrapper_args_clear(&a);
+	parse_fails(ARGV("-f", "a.cfg", "-S"), "-S");
+}
+
 static void check_oneshot(const char *const *argv, enum oneshot want)
 {
 	struct wrapper_args a;
@@ -346,8 +382,8 @@ static void check_build(const char *const *argv, enum launch_mode mode,
 	g_auto(GStrv) got = NULL;
 
 	parse_ok(argv, &a);
-	got = haproxy_argv_build("/usr/sbin/haproxy", mode, &a, NULL, old,
-				 n_old, witness, hard);
+	got = haproxy_argv_build("/usr/sbin/haproxy", mode, NULL, &a, NULL,
+				 old, n_old, witness, hard);
 	assert_strv(got, want);
 	wrapper_args_clear(&a);
 }
@@ -362,8 +398,8 @@ static void test_argv_build_extra(void)
 	g_auto(GStrv) got = NULL;
 
 	parse_ok(ARGV("-f", "a.cfg", "--", "b.cfg"), &a);
-	got = haproxy_argv_build("/usr/sbin/haproxy", LAUNCH_DB, &a, extra,
-				 old, 1, 99, FALSE);
+	got = haproxy_argv_build("/usr/sbin/haproxy", LAUNCH_DB, NULL, &a,
+				 extra, old, 1, 99, FALSE);
 	assert_strv(got, ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-f",
 			      "/run/l.cfg", "-x", "/run/l.sock", "-db", "-sf",
 			      "10", "99", "--", "b.cfg"));
@@ -379,8 +415,8 @@ static void test_argv_build_master(void)
 	g_auto(GStrv) got = NULL;
 
 	parse_ok(ARGV("-f", "a.cfg", "-p", "/run/h.pid", "--", "b.cfg"), &a);
-	got = haproxy_argv_build("/usr/sbin/haproxy", LAUNCH_MW, &a, extra,
-				 old, 2, 0, FALSE);
+	got = haproxy_argv_build("/usr/sbin/haproxy", LAUNCH_MW, NULL, &a,
+				 extra, old, 2, 0, FALSE);
 	assert_strv(got, ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-p",
 			      "/run/h.pid", "-x", "/run/l.sock", "-Ws", "-sf",
 			      "10", "20", "--", "b.cfg"));
@@ -415,6 +451,52 @@ static void test_argv_build(void)
 	/* the user's -sf pids are not the build's business */
 	check_build(ARGV("-sf", "7", "-f", "a.cfg"), LAUNCH_DB, NULL, 0, 0,
 		    FALSE, ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-db"));
+}
+
+static struct haproxy_version version(const char *text)
+{
+	g_autofree gchar *banner = g_strdup_printf("HA-Proxy version %s "
+						   "2017/01/01\n", text);
+	struct haproxy_version v;
+
+	g_assert_true(haproxy_version_parse(banner, &v));
+	return v;
+}
+
+static void check_build_version(const char *ver, enum launch_mode mode,
+				const char *const *argv,
+				const char *const *want)
+{
+	struct haproxy_version v = version(ver);
+	struct wrapper_args a;
+	g_auto(GStrv) got = NULL;
+
+	g_test_message("haproxy %s", ver);
+	parse_ok(argv, &a);
+	got = haproxy_argv_build("/usr/sbin/haproxy", mode, &v, &a, NULL,
+				 NULL, 0, 7, FALSE);
+	assert_strv(got, want);
+	wrapper_args_clear(&a);
+}
+
+/* haproxy 1.5 has no "--" (1.6 added it): each file becomes -f FILE. */
+static void test_argv_build_no_double_dash(void)
+{
+	check_build_version("1.5.18", LAUNCH_DS,
+			    ARGV("-f", "a.cfg", "--", "b.cfg", "-c.cfg"),
+			    ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-Ds",
+				 "-sf", "7", "-f", "b.cfg", "-f", "-c.cfg"));
+	check_build_version("1.5.0", LAUNCH_DS, ARGV("-f", "a.cfg", "--"),
+			    ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-Ds",
+				 "-sf", "7"));
+	check_build_version("1.6.0", LAUNCH_DS,
+			    ARGV("-f", "a.cfg", "--", "b.cfg"),
+			    ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-Ds",
+				 "-sf", "7", "--", "b.cfg"));
+	check_build_version("2.6.12", LAUNCH_DB,
+			    ARGV("--", "b.cfg", "c.cfg"),
+			    ARGV("/usr/sbin/haproxy", "-db", "-sf", "7", "--",
+				 "b.cfg", "c.cfg"));
 }
 
 static void test_argv_oneshot(void)
@@ -457,6 +539,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/args/old-pids-invalid", test_old_pids_invalid);
 	g_test_add_func("/args/master-worker-asked",
 			test_master_worker_asked);
+	g_test_add_func("/args/master-cli", test_master_cli);
 	g_test_add_func("/args/oneshot", test_oneshot);
 	g_test_add_func("/args/oneshot-after-dashdash",
 			test_oneshot_after_dashdash);
@@ -464,6 +547,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/args/argv-build", test_argv_build);
 	g_test_add_func("/args/argv-build-extra", test_argv_build_extra);
 	g_test_add_func("/args/argv-build-master", test_argv_build_master);
+	g_test_add_func("/args/argv-build-no-double-dash",
+			test_argv_build_no_double_dash);
 	g_test_add_func("/args/argv-oneshot", test_argv_oneshot);
 
 	return g_test_run();

@@ -120,13 +120,42 @@ struct fake {
 	const char *cwd;	/* NULL: no cwd link */
 	const char *argv;	/* "a|b|c"; NULL: empty cmdline */
 	char state;		/* 0: 'S' */
+	guint32 uid, gid;	/* 0: the test's own euid, egid */
+	guint32 ruid;		/* real uid; 0: uid */
 };
 
 /* FAKE(t, .pid = 1, .exe = ...) */
 #define FAKE(t, ...) fake(t, &(struct fake){ __VA_ARGS__ })
 
+static gchar *status_text_ruid(guint32 ruid, guint32 uid, guint32 gid,
+			       guint64 blocked, guint64 caught)
+{
+	return g_strdup_printf(
+		"Name:\thaproxy\nState:\tS (sleeping)\n"
+		"Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
+		"SigQ:\t0/96365\n"
+		"SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+		"SigBlk:\t%016" G_GINT64_MODIFIER "x\n"
+		"SigIgn:\t0000000004001004\n"
+		"SigCgt:\t%016" G_GINT64_MODIFIER "x\n"
+		"CapInh:\t0000000000000000\n", ruid, uid, uid, uid, gid, gid,
+		gid, gid, blocked, caught);
+}
+
+static gchar *status_text(guint32 uid, guint32 gid, guint64 blocked,
+			  guint64 caught)
+{
+	return status_text_ruid(uid, uid, gid, blocked, caught);
+}
+
 static void fake(struct tree *t, const struct fake *f)
 {
+	guint32 uid = f->uid ? f->uid : geteuid();
+	g_autofree gchar *status = status_text_ruid(f->ruid ? f->ruid : uid,
+						    uid,
+						    f->gid ? f->gid : getegid(),
+						    0, 0);
+
 	g_autofree gchar *comm = g_path_get_basename(f->exe ? : "kthread");
 
 	put_stat(t, f->pid, comm, f->state ? f->state : 'S', f->ppid, f->sid,
@@ -139,18 +168,15 @@ static void fake(struct tree *t, const struct fake *f)
 		link_to(t, f->pid, "exe", f->exe);
 	if (f->cwd)
 		link_to(t, f->pid, "cwd", f->cwd);
+	put(t, f->pid, "status", status, -1);
 }
 
+/* A status of the test's own ids, with these signal masks. */
 static void put_status(struct tree *t, GPid pid, guint64 blocked,
 		       guint64 caught)
 {
-	g_autofree gchar *status = g_strdup_printf(
-		"Name:\thaproxy\nState:\tS (sleeping)\nSigQ:\t0/96365\n"
-		"SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
-		"SigBlk:\t%016" G_GINT64_MODIFIER "x\n"
-		"SigIgn:\t0000000004001004\n"
-		"SigCgt:\t%016" G_GINT64_MODIFIER "x\n"
-		"CapInh:\t0000000000000000\n", blocked, caught);
+	g_autofree gchar *status = status_text(geteuid(), getegid(), blocked,
+					       caught);
 
 	put(t, pid, "status", status, -1);
 }
@@ -661,6 +687,7 @@ static void test_vanishing(struct tree *t, gconstpointer data)
 	put_stat(t, 922, "haproxy", 'S', 1, 922, 6);
 	put_cmdline(t, 922, argv);
 	link_to(t, 922, "exe", HAPROXY);
+	put_status(t, 922, 0, 0);
 
 	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 922);
@@ -762,11 +789,13 @@ static void test_garbage_tree(struct tree *t, gconstpointer data)
 	put_cmdline(t, 994, argv);
 	link_to(t, 994, "exe", HAPROXY);
 	link_to(t, 994, "cwd", "/");
+	put_status(t, 994, 0, 0);
 	/* A cwd that is no absolute path, a trailing -f with no value. */
 	put_stat(t, 995, "haproxy", 'S', 1, 995, 10);
 	put_cmdline(t, 995, nasty);
 	link_to(t, 995, "exe", HAPROXY);
 	link_to(t, 995, "cwd", "(unreachable)/x");
+	put_status(t, 995, 0, 0);
 	/* Entries that are no pids. */
 	put(t, 0, "stat", "0 (x) S 0 0 0", -1);
 	g_free(write_config(t, "proc/self/stat"));
@@ -806,7 +835,7 @@ static void test_settled(struct tree *t, gconstpointer data)
 				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 
-	/* No status to read: not known to be settled. */
+	/* No SIGUSR1 handler in its status: not settled. */
 	f = instance(t, 0);
 	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
 	g_assert_false(foreign_settled(t->proc, f));
@@ -1085,6 +1114,156 @@ static void test_argv_config_files(void)
 	assert_argv(got, none);
 }
 
+/* ---- credentials: only what this wrapper could have started ---- */
+
+static void test_parse_ids(void)
+{
+	static const char real[] = "Name:\thaproxy\nUmask:\t0022\n"
+				   "Uid:\t0\t33\t0\t33\n"
+				   "Gid:\t65534\t65534\t65534\t65534\n"
+				   "FDSize:\t64\n";
+	struct proc_ids ids;
+
+	g_assert_true(proc_parse_ids(real, sizeof(real) - 1, &ids));
+	g_assert_cmpuint(ids.uid[0], ==, 0);
+	g_assert_cmpuint(ids.uid[1], ==, 33);
+	g_assert_cmpuint(ids.uid[3], ==, 33);
+	g_assert_cmpuint(ids.gid[2], ==, 65534);
+#define BAD_IDS(s) g_assert_false(proc_parse_ids(s, strlen(s), &ids))
+	BAD_IDS("");
+	BAD_IDS("Uid:\t0\t0\t0\t0\n");
+	BAD_IDS("Uid:\t0\t0\t0\nGid:\t0\t0\t0\t0\n");
+	BAD_IDS("Uid:\t0\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n");
+	BAD_IDS("Uid:\t0\t0\t-1\t0\nGid:\t0\t0\t0\t0\n");
+	BAD_IDS("Uid:\t0\t0\t4294967296\t0\nGid:\t0\t0\t0\t0\n");
+	BAD_IDS("Uid:\t0\tx\t0\t0\nGid:\t0\t0\t0\t0\n");
+#undef BAD_IDS
+	g_assert_false(proc_parse_ids(NULL, 0, &ids));
+}
+
+static gchar *write_config_text(struct tree *t, const char *name,
+				const char *text)
+{
+	gchar *path = tpath(t, name);
+
+	g_assert_true(g_file_set_contents(path, text, -1, NULL));
+	return path;
+}
+
+/* Same configuration, same pidfile: the instance of another user is
+ * named and left alone, and so is a master of another user whatever its
+ * workers; our own master's workers may have switched user. */
+static void test_credentials(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "510\n");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	const struct foreign *f;
+
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 1,
+				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 2,
+				.exe = HAPROXY, .cwd = "/", .argv = argv,
+				.uid = 65534, .gid = 65534);
+	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .start = 3,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	FAKE(t, .pid = 521, .ppid = 520, .sid = 520, .start = 4,
+				.exe = HAPROXY, .cwd = "/", .argv = mw,
+				.uid = 65534, .gid = 65534);
+	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .start = 5,
+				.exe = HAPROXY, .cwd = "/", .argv = mw,
+				.uid = 1000, .gid = 1000);
+	FAKE(t, .pid = 531, .ppid = 530, .sid = 530, .start = 6,
+				.exe = HAPROXY, .cwd = "/", .argv = mw,
+				.uid = 1000, .gid = 1000);
+	/* A set-user-id copy run by uid 1001: its real uid tells. */
+	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .start = 7,
+				.exe = HAPROXY, .cwd = "/", .argv = argv,
+				.ruid = 1001);
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 2);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 500);
+	f = instance(t, 1);
+	g_assert_cmpint(f->pid, ==, 520);
+	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
+	g_assert_cmpuint(f->workers->len, ==, 1);
+	g_assert_cmpint(g_array_index(f->workers, GPid, 0), ==, 521);
+	/* One notice an instance, its top named. */
+	g_assert_cmpuint(t->skipped->len, ==, 3);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 510);
+	g_assert_cmpuint(skip(t, 0)->found_by, ==, BOTH);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "uid 65534"));
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "left alone"));
+	g_assert_cmpint(skip(t, 1)->pid, ==, 530);
+	g_assert_nonnull(strstr(skip(t, 1)->reason, "uid 1000"));
+	g_assert_cmpint(skip(t, 2)->pid, ==, 540);
+	g_assert_nonnull(strstr(skip(t, 2)->reason, "real 1001"));
+}
+
+/* A status without ids: refused, not guessed. */
+static void test_credentials_unreadable(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+
+	fake_system(t);
+	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+	put(t, 540, "status", "Name:\thaproxy\n", -1);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_nonnull(strstr(skip(t, 0)->reason,
+				"credentials cannot be read"));
+}
+
+/* As root: a haproxy that dropped root as our configuration says (global
+ * uid/gid, or user without group: gid stays ours) could be ours; the
+ * same ids named only in a userlist or program section could not. */
+static void test_credentials_dropped(struct tree *t, gconstpointer data)
+{
+	static const struct {
+		const char *config;
+		guint32 uid, gid;
+		gboolean ours;
+	} cases[] = {
+		{ "global\n  uid 33\n  gid 34\n", 33, 34, TRUE },
+		{ "global\n  uid 33\n", 33, 0, TRUE },
+		{ "global\n  uid 33\n", 33, 34, FALSE },
+		{ "global\n  uid 33\n  gid 34\n", 35, 34, FALSE },
+		{ "global\n  user nobody\n  group nogroup\n", 65534, 65534,
+		  TRUE },
+		{ "global\nuserlist l\n  user nobody insecure-password x\n",
+		  65534, 0, FALSE },
+		{ "global\n  uid 33\nprogram p\n  user nobody\n", 65534,
+		  0, FALSE },
+		{ "global\n  user nobody\n  uid 33\n", 65534, 0, FALSE },
+	};
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root: only root can have dropped root");
+		return;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *name = g_strdup_printf("c%u.cfg", i);
+		g_autofree gchar *cfg = write_config_text(t, name,
+							  cases[i].config);
+		g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s",
+							 cfg);
+		GPid pid = 600 + (GPid)i;
+
+		g_test_message("case %u", i);
+		FAKE(t, .pid = pid, .ppid = 1, .sid = pid, .exe = HAPROXY,
+					.cwd = "/", .argv = argv,
+					.uid = cases[i].uid,
+					.gid = cases[i].gid ? cases[i].gid
+							    : getegid());
+		g_assert_cmpuint(find(t, NULL, cfg, 9999), ==,
+				 cases[i].ours ? 1 : 0);
+	}
+}
+
 static void add_tree_test(const char *name,
 			  void (*fn)(struct tree *, gconstpointer))
 {
@@ -1122,5 +1301,10 @@ int main(int argc, char **argv)
 	add_tree_test("/find/garbage-tree", test_garbage_tree);
 	add_tree_test("/find/settled", test_settled);
 	add_tree_test("/find/no-proc-root", test_no_proc_root);
+	g_test_add_func("/proc/parse-ids", test_parse_ids);
+	add_tree_test("/find/credentials", test_credentials);
+	add_tree_test("/find/credentials-unreadable",
+		      test_credentials_unreadable);
+	add_tree_test("/find/credentials-dropped", test_credentials_dropped);
 	return g_test_run();
 }

@@ -36,6 +36,30 @@ static void check_mode(const char *ver, enum mw_policy policy, guint nbproc,
 		g_assert_cmpstr(why, ==, "");
 }
 
+/* -S needs a master CLI: 1.9 and later; -W alone does not. */
+static void test_version_refusal(void)
+{
+	static const char *const refused[] = { "1.5.18", "1.7.0", "1.8.30" };
+	static const char *const taken[] = { "1.9.0", "2.6.12", "3.2.0" };
+	struct wrapper_args cli = { .master_worker = TRUE,
+				    .master_cli = TRUE };
+	struct wrapper_args w = { .master_worker = TRUE };
+
+	for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
+		struct haproxy_version v = version(refused[i]);
+		const char *why = mw_version_refusal(&v, &cli);
+
+		g_assert_nonnull(why);
+		g_assert_nonnull(strstr(why, ">= 1.9"));
+		g_assert_null(mw_version_refusal(&v, &w));
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(taken); i++) {
+		struct haproxy_version v = version(taken[i]);
+
+		g_assert_null(mw_version_refusal(&v, &cli));
+	}
+}
+
 static void test_choose_mode(void)
 {
 	check_mode("1.7.0", MW_POLICY_AUTO, 4, FALSE, LAUNCH_DS, NULL);
@@ -184,6 +208,7 @@ int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/mworker/choose-mode", test_choose_mode);
+	g_test_add_func("/mworker/version-refusal", test_version_refusal);
 	g_test_add_func("/mworker/verdicts", test_verdicts);
 	g_test_add_func("/mworker/parse", test_parse);
 	g_test_add_func("/mworker/config-scan", test_config_scan);

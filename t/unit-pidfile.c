@@ -343,6 +343,101 @@ static void test_read_fifo(struct tmpdir *t, gconstpointer data)
 	g_assert_null(pids);
 }
 
+/* ---- symlinks and files that are not ours: never followed ---- */
+
+/* dir/target holding text, and dir/name a symlink to it, with its stat. */
+static gchar *plant_symlink(const char *dir, const char *name,
+			    const char *text, struct stat *target_st)
+{
+	g_autofree gchar *target = g_build_filename(dir, "target", NULL);
+	gchar *link = g_build_filename(dir, name, NULL);
+
+	g_assert_true(g_file_set_contents(target, text, -1, NULL));
+	g_assert_cmpint(symlink(target, link), ==, 0);
+	g_assert_cmpint(g_stat(target, target_st), ==, 0);
+	return link;
+}
+
+static void assert_target_untouched(const char *dir, const char *text,
+				    const struct stat *before)
+{
+	g_autofree gchar *target = g_build_filename(dir, "target", NULL);
+	g_autofree gchar *content = read_whole(target);
+	struct stat after;
+
+	g_assert_cmpstr(content, ==, text);
+	g_assert_cmpint(g_stat(target, &after), ==, 0);
+	g_assert_cmpuint(after.st_ino, ==, before->st_ino);
+	g_assert_cmpint(after.st_mtim.tv_sec, ==, before->st_mtim.tv_sec);
+	g_assert_cmpint(after.st_mtim.tv_nsec, ==, before->st_mtim.tv_nsec);
+}
+
+static gboolean is_symlink(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static void test_read_symlink(struct tmpdir *t, gconstpointer data)
+{
+	struct stat st;
+	g_autofree gchar *link = plant_symlink(t->path, "h.pid", "4242\n",
+					       &st);
+	g_autoptr(GArray) pids = NULL;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_false(pidfile_read(link, &pids, NULL, &error));
+	g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP);
+	g_assert_nonnull(strstr(error->message, link));
+	g_assert_nonnull(strstr(error->message, "symlink, not followed"));
+	g_assert_null(pids);
+}
+
+/* Removed only when it is our regular file and holds our pid alone. */
+static void test_remove_if_ours(struct tmpdir *t, gconstpointer data)
+{
+	static const GPid ours[] = { 4242 };
+	static const GPid theirs[] = { 4242, 17 };
+	g_autofree gchar *path = g_build_filename(t->path, "h.pid", NULL);
+
+	g_assert_false(pidfile_remove_if_ours(path, 4242));
+	g_assert_true(pidfile_write(path, ours, 1, NULL));
+	g_assert_false(pidfile_remove_if_ours(path, 4243));
+	g_assert_true(g_file_test(path, G_FILE_TEST_EXISTS));
+	g_assert_true(pidfile_write(path, theirs, 2, NULL));
+	g_assert_false(pidfile_remove_if_ours(path, 4242));
+	g_assert_true(g_file_test(path, G_FILE_TEST_EXISTS));
+	g_assert_true(pidfile_write(path, ours, 1, NULL));
+	g_assert_true(pidfile_remove_if_ours(path, 4242));
+	g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+}
+
+/* A symlink to a file that holds our pid: neither removed nor followed. */
+static void test_remove_symlink(struct tmpdir *t, gconstpointer data)
+{
+	struct stat st;
+	g_autofree gchar *link = plant_symlink(t->path, "h.pid", "4242\n",
+					       &st);
+
+	g_assert_false(pidfile_remove_if_ours(link, 4242));
+	g_assert_true(is_symlink(link));
+	assert_target_untouched(t->path, "4242\n", &st);
+}
+
+/* A second hard link means someone else holds the file too. */
+static void test_remove_hardlinked(struct tmpdir *t, gconstpointer data)
+{
+	static const GPid ours[] = { 4242 };
+	g_autofree gchar *path = g_build_filename(t->path, "h.pid", NULL);
+	g_autofree gchar *other = g_build_filename(t->path, "other", NULL);
+
+	g_assert_true(pidfile_write(path, ours, 1, NULL));
+	g_assert_cmpint(link(path, other), ==, 0);
+	g_assert_false(pidfile_remove_if_ours(path, 4242));
+	g_assert_true(g_file_test(path, G_FILE_TEST_EXISTS));
+}
+
 static void add_tmpdir_test(const char *name,
 			    void (*fn)(struct tmpdir *, gconstpointer))
 {
@@ -371,6 +466,10 @@ int main(int argc, char **argv)
 	add_tmpdir_test("/pidfile/read-size-limit", test_read_size_limit);
 	add_tmpdir_test("/pidfile/read-directory", test_read_directory);
 	add_tmpdir_test("/pidfile/read-fifo", test_read_fifo);
+	add_tmpdir_test("/pidfile/read-symlink", test_read_symlink);
+	add_tmpdir_test("/pidfile/remove-if-ours", test_remove_if_ours);
+	add_tmpdir_test("/pidfile/remove-symlink", test_remove_symlink);
+	add_tmpdir_test("/pidfile/remove-hardlinked", test_remove_hardlinked);
 
 	return g_test_run();
 }

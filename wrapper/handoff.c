@@ -65,7 +65,7 @@ static GStrv master_argv(struct supervisor *s, const char *path)
 	const char *const take[] = { "-x", s->expose_sock, NULL };
 	g_autoptr(GArray) pids = sv_generations_sf_pids(s);
 
-	return haproxy_argv_build(path, LAUNCH_MW, s->args,
+	return haproxy_argv_build(path, LAUNCH_MW, NULL, s->args,
 				  sv_can_take_listeners(s) ? take : NULL,
 				  (GPid *)pids->data, pids->len, 0, FALSE);
 }

@@ -147,7 +147,7 @@ static gboolean parse_master_worker(const char *value, gboolean asked,
 		*out = MW_POLICY_OFF;
 	else if (g_str_equal(value, "off"))
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "-W/-Ws ask for master-worker mode, which "
+			    "-W, -Ws and -S ask for master-worker mode, which "
 			    "--master-worker=off refuses");
 	else
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

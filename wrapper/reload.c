@@ -496,7 +496,7 @@ static void spawn_generation(struct supervisor *s,
 	extra = extra_args(s, v, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
-	argv = haproxy_argv_build(s->haproxy_path, mode, s->args,
+	argv = haproxy_argv_build(s->haproxy_path, mode, v, s->args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
@@ -546,9 +546,16 @@ static enum launch_mode choose_mode(struct supervisor *s,
 static void launch_version(struct supervisor *s,
 			   const struct haproxy_version *v)
 {
-	enum launch_mode mode = choose_mode(s, v);
+	const char *refusal = mw_version_refusal(v, s->args);
+	enum launch_mode mode;
 	struct generation *c = s->current;
 
+	if (refusal) {
+		sv_launch_failed(s, EXIT_USAGE, "%s: haproxy %s", refusal,
+				 v->full);
+		return;
+	}
+	mode = choose_mode(s, v);
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(s);
 		sv_master_reload(s, v);

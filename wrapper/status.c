@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "base/escape.h"
 #include "migrate/find.h"
 #include "migrate/proc.h"
 
@@ -15,16 +16,7 @@ static gchar *iso_time(gint64 us)
 
 static void json_string(GString *s, const char *text)
 {
-	g_string_append_c(s, '"');
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(s, "\\%c", *p);
-		else if (*p < 0x20)
-			g_string_append_printf(s, "\\u%04x", *p);
-		else
-			g_string_append_c(s, *p);
-	}
-	g_string_append_c(s, '"');
+	escape_json_append(s, text);
 }
 
 static void text_pids(GString *s, const GArray *pids)
@@ -93,9 +85,10 @@ gchar *status_text(const struct status_view *v)
 
 		g_autofree gchar *started =
 			iso_time(proc_start_time_us(f->start_time));
+		g_autofree gchar *exe = escape_untrusted(f->exe, 0);
 
 		g_string_append_printf(s, "foreign pid %d %s %s started %s\n",
-				       f->pid, f->exe,
+				       f->pid, exe,
 				       foreign_kind_name(f->kind), started);
 	}
 	if (v->failed->valid) {

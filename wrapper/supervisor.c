@@ -3,6 +3,8 @@
  * the end of each generation means. */
 #include "wrapper/supervisor-int.h"
 
+#include "base/escape.h"
+
 void sv_set_exit_code(struct supervisor *s, int code)
 {
 	if (!s->have_exit_code) {
@@ -51,16 +53,11 @@ void sv_pidfile_publish(struct supervisor *s, struct generation *g)
 	s->pidfile_pid = g->pid;
 }
 
-/* Remove the pidfile at exit, only if it still says what we wrote. */
+/* Remove the pidfile at exit, only if it still is what we wrote. */
 static void pidfile_retract(struct supervisor *s)
 {
-	g_autoptr(GArray) pids = NULL;
-
-	if (!s->pidfile_pid ||
-	    !pidfile_read(s->args->pidfile, &pids, NULL, NULL))
-		return;
-	if (pids->len == 1 && g_array_index(pids, GPid, 0) == s->pidfile_pid)
-		unlink(s->args->pidfile);
+	if (s->pidfile_pid)
+		pidfile_remove_if_ours(s->args->pidfile, s->pidfile_pid);
 }
 
 /* A pidfile naming live processes we did not start: say so, touch none. */
@@ -82,12 +79,16 @@ static void pidfile_notice_strangers(struct supervisor *s)
 	for (guint i = 0; i < pids->len; i++) {
 		GPid pid = g_array_index(pids, GPid, i);
 		g_autofree gchar *exe = proc_exe(pid);
+		g_autofree gchar *shown = NULL;
 
 		if (!exe && kill(pid, 0) < 0 && errno == ESRCH)
 			continue;
+		/* Another user may have named that executable. */
+		shown = exe ? escape_untrusted(exe, 0)
+			    : g_strdup("unknown program");
 		log_notice("pidfile %s names pid %d (%s), which this wrapper "
 			   "did not start; it gets no signal from us",
-			   s->args->pidfile, pid, exe ? exe : "unknown program");
+			   s->args->pidfile, pid, shown);
 	}
 }
 

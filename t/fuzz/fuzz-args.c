@@ -92,7 +92,7 @@ static void check_build(const struct wrapper_args *a, enum launch_mode mode,
 			const char *const *extra, GPid witness)
 {
 	const GArray *old = a->user_old_pids;
-	g_auto(GStrv) argv = haproxy_argv_build(HAPROXY, mode, a, extra,
+	g_auto(GStrv) argv = haproxy_argv_build(HAPROXY, mode, NULL, a, extra,
 						(const GPid *)old->data,
 						old->len, witness,
 						a->user_old_hard);

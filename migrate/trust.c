@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "migrate/trust.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include "legacy/config.h"
+#include "migrate/proc.h"
+
+/* Who a haproxy started by this wrapper runs as. */
+struct launch_ids {
+	guint32 uid;		/* our euid: what haproxy starts as */
+	guint32 gid;
+	gboolean drops;		/* as root, to the configured user: */
+	guint32 drop_uid;
+	gboolean drop_gid_set;
+	guint32 drop_gid;
+};
+
+static gboolean user_id(const char *name, guint32 *uid)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	if (getpwnam_r(name, &pw, buf, sizeof(buf), &found) != 0 || !found)
+		return FALSE;
+	*uid = found->pw_uid;
+	return TRUE;
+}
+
+static gboolean group_id(const char *name, guint32 *gid)
+{
+	struct group gr, *found = NULL;
+	char buf[4096];
+
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &found) != 0 || !found)
+		return FALSE;
+	*gid = found->gr_gid;
+	return TRUE;
+}
+
+static void launch_ids_init(struct launch_ids *ids,
+			    const char *const *config_files)
+{
+	struct config_hints h;
+
+	*ids = (struct launch_ids){ .uid = geteuid(), .gid = getegid() };
+	if (ids->uid != 0)
+		return;
+	config_hints_read_paths(config_files, &h);
+	if (h.uid_set) {
+		ids->drops = TRUE;
+		ids->drop_uid = h.uid;
+	} else if (h.user[0]) {
+		ids->drops = user_id(h.user, &ids->drop_uid);
+	}
+	if (h.gid_set) {
+		ids->drop_gid_set = TRUE;
+		ids->drop_gid = h.gid;
+	} else if (h.group[0]) {
+		ids->drop_gid_set = group_id(h.group, &ids->drop_gid);
+	}
+}
+
+/* Real, effective and saved all equal want (the fs id follows the
+ * effective one). */
+static gboolean all_are(const guint32 ids[4], guint32 want)
+{
+	return ids[0] == want && ids[1] == want && ids[2] == want;
+}
+
+static gboolean dropped_as_told(const struct proc_ids *p,
+				const struct launch_ids *l)
+{
+	guint32 gid = l->drop_gid_set ? l->drop_gid : l->gid;
+
+	return l->drops && all_are(p->uid, l->drop_uid) &&
+	       all_are(p->gid, gid);
+}
+
+gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
+				   const char *const *config_files)
+{
+	g_autoptr(GError) error = NULL;
+	struct launch_ids l;
+	struct proc_ids p;
+
+	if (!proc_ids_at(proc_root, pid, &p, &error))
+		return g_strdup_printf("its credentials cannot be read (%s)",
+				       error->message);
+	launch_ids_init(&l, config_files);
+	if (all_are(p.uid, l.uid) || dropped_as_told(&p, &l))
+		return NULL;
+	return g_strdup_printf("it runs as uid %u (real %u, saved %u), gid %u: "
+			       "not as this wrapper (uid %u) could have "
+			       "started it; left alone",
+			       p.uid[1], p.uid[0], p.uid[2], p.gid[1], l.uid);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Which foreign haproxy processes this wrapper may treat as its service's
+ * (take over, adopt): only those it could have started itself. Another
+ * local user can run a haproxy that loads the same configuration path, or
+ * write its pid into a pidfile; that process is named and left alone.
+ */
+#pragma once
+
+#include <glib.h>
+
+/*
+ * Could this wrapper have started the process at pid (the top of a foreign
+ * instance: a standalone haproxy, a master, a -Ds parent)? NULL when it
+ * could; else why not, for a notice. Every path that finds foreign
+ * instances asks this before it touches one.
+ *
+ * The rule, on the real, effective and saved ids of /proc/PID/status:
+ *  - its uids are all the wrapper's effective uid: the same user started
+ *    it. A master's workers may run as another user (they switched after
+ *    binding): only the top is asked, and they are its children.
+ *  - or the wrapper runs as root and the process dropped root as the
+ *    wrapper's own configuration (config_files) tells haproxy to: its uids
+ *    are all the user it names ("user"/"uid"), its gids all the group it
+ *    names ("group"/"gid") or, when it names none, the wrapper's egid.
+ * Anything else, or ids that cannot be read, is refused.
+ */
+gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
+				   const char *const *config_files);
