@@ -860,7 +860,7 @@ static void test_real_master_cli(void)
 	if (skip_without_haproxy())
 		return;
 	site_init(&s, FALSE, NULL);
-	sock = g_build_filename(s.dir, "master.sock", NULL);
+	sock = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
 	sock_arg = g_strdup_printf("%s,mode,600", sock);
 	opts[1] = sock_arg;
 	site_start(&s, NULL, opts);
@@ -975,7 +975,7 @@ static void test_fake_master_cli_reload_into_older(void)
 	site_init(&s, TRUE, NULL);
 	haproxy = fake_of_version(s.dir, "2.6.12");
 	haproxy_opt = g_strdup_printf("--haproxy=%s", haproxy);
-	sock = g_build_filename(s.dir, "master.sock", NULL);
+	sock = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
 	args[0] = s.rundir_opt;
 	args[1] = haproxy_opt;
 	args[2] = "-S";
