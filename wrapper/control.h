@@ -37,5 +37,8 @@ void control_reply_now(struct control_client *c, const char *text);
 int control_client_handover_fd(struct control_client *c);
 struct control_client *control_adopt(struct control *ctl, int fd);
 
+/* How long a client may take to send its command (tests shorten it). */
+void control_set_idle_ms(struct control *ctl, guint ms);
+
 /* Stop listening, remove the socket, drop every client. */
 void control_free(struct control *ctl);
