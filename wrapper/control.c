@@ -93,7 +93,7 @@ void control_reply(struct control_client *c, const char *text)
 		c->out_source = g_unix_fd_add(c->fd, G_IO_OUT, on_writable, c);
 }
 
-void control_reply_now(struct control_client *c, const char *text)
+void control_send_now(struct control_client *c, const char *text)
 {
 	struct timeval tv = { .tv_sec = 1 };
 	g_autofree gchar *line = g_str_has_suffix(text, "\n")
@@ -114,7 +114,7 @@ void control_reply_now(struct control_client *c, const char *text)
 		p += n;
 		left -= n;
 	}
-	client_free(c);
+	g_unix_set_fd_nonblocking(c->fd, TRUE, NULL);
 }
 
 /* A client that sent nothing useful in time is dropped; one waiting for a
@@ -174,13 +174,18 @@ static gboolean on_readable(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-int control_client_handover_fd(struct control_client *c)
+int control_client_fd(struct control_client *c)
+{
+	return c->fd;
+}
+
+void control_client_inheritable(struct control_client *c, gboolean yes)
 {
 	int flags = fcntl(c->fd, F_GETFD);
 
 	if (flags >= 0)
-		fcntl(c->fd, F_SETFD, flags & ~FD_CLOEXEC);
-	return c->fd;
+		fcntl(c->fd, F_SETFD, yes ? flags & ~FD_CLOEXEC
+					  : flags | FD_CLOEXEC);
 }
 
 static struct control_client *client_new(struct control *ctl, int fd)
