@@ -713,6 +713,46 @@ static void test_upgrade_exec_fails(void)
 	fx_clear(&f);
 }
 
+/* ---- a client vanishing while it waits ---- */
+
+/*
+ * A --reload client gone while its reload runs (and one gone while the
+ * upgrade's dry run runs): the wrapper answers into nothing and goes on.
+ */
+static void test_client_vanishes(void)
+{
+	const char *const opts[] = { "--self-upgrade=always", NULL };
+	struct t_command reload = { 0 };
+	int gone;
+	struct fx f;
+
+	fx_init_gated(&f, "2.6.12", "-sf");
+	fx_start(&f, opts);
+	fx_serving(&f, 1);
+	fx_close_gate(&f);
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_wait_gate_entered(&f);
+	close(gone);
+	fx_open_gate(&f);
+	fx_serving(&f, 2);
+
+	/* Gone while the upgrade runs (dry run or exec): the re-executed
+	 * image serves, and answers the next client. */
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_wait_log(&f, "reloading on request");
+	close(gone);
+	fx_serving(&f, 3);
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 4);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 /* ---- a handed-over state that cannot be read ---- */
 
 /*
@@ -794,6 +834,7 @@ int main(int argc, char **argv)
 			test_upgrade_without_dry_run);
 	g_test_add_func("/failpaths/upgrade/exec-fails",
 			test_upgrade_exec_fails);
+	g_test_add_func("/failpaths/client-vanishes", test_client_vanishes);
 	g_test_add_func("/failpaths/handover-malformed",
 			test_handover_malformed);
 	return g_test_run();
