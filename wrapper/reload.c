@@ -62,11 +62,11 @@ void sv_busy_over(struct supervisor *s)
 
 void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 {
-	/* A refused self-upgrade comes first: the verdict is the last line. */
+	/* A refused self-upgrade is told on the verdict's line. */
 	g_autofree gchar *answer = g_strdup_printf(
-		"%s%s%s%s%s", s->upgrade_refused ? "warning: not upgraded: " : "",
-		s->upgrade_refused ? s->upgrade_refused : "",
-		s->upgrade_refused ? "\n" : "", ok ? "ok " : "error: ", msg);
+		"%s%s%s%s", ok ? "ok " : "error: ", msg,
+		s->upgrade_refused ? "; not upgraded: " : "",
+		s->upgrade_refused ? s->upgrade_refused : "");
 	g_autofree gchar *line = NULL;
 
 	if (s->attempt > 0)
