@@ -194,12 +194,17 @@ static const char *fx_wait_log(struct fx *f, const char *needle)
 	return line;
 }
 
+/* Generation number ready, and the one answering: an old generation may
+ * still take a connection or two just after its successor is ready. */
 static GPid fx_serving(struct fx *f, guint number)
 {
 	GPid pid = wrapper_wait_ready(f->w, number, T_WAIT);
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 
 	g_assert_cmpint(pid, >, 0);
-	g_assert_cmpint(t_wait_serving(f->port, T_WAIT), ==, pid);
+	while (t_http_pid(f->port) != pid && g_get_monotonic_time() < end)
+		g_usleep(10 * 1000);
+	g_assert_cmpint(t_http_pid(f->port), ==, pid);
 	return pid;
 }
 
