@@ -138,11 +138,12 @@ static gboolean take_command(struct control_client *c)
 						 &error);
 	g_autofree gchar *answer = NULL;
 
-	if (cmd == CMD_INCOMPLETE && !c->answered)
-		return TRUE;
-	c->in_source = 0;
+	/* Answered already: nothing it sends now is taken. */
 	if (c->answered)
 		return FALSE;
+	if (cmd == CMD_INCOMPLETE)
+		return TRUE;
+	c->in_source = 0;
 	g_clear_handle_id(&c->idle_timer, g_source_remove);
 	if (cmd == CMD_INVALID) {
 		answer = g_strdup_printf("error: %s", error);
@@ -204,6 +205,7 @@ static struct control_client *client_new(struct control *ctl, int fd)
 
 struct control_client *control_adopt(struct control *ctl, int fd)
 {
+	struct control_client *c;
 	int flags = fcntl(fd, F_GETFD);
 
 	/* Not a descriptor any more (the old image had a stale list). */
@@ -211,7 +213,10 @@ struct control_client *control_adopt(struct control *ctl, int fd)
 		return NULL;
 	fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 	g_unix_set_fd_nonblocking(fd, TRUE, NULL);
-	return client_new(ctl, fd);
+	c = client_new(ctl, fd);
+	/* A waiter of the old image's: the supervisor's, never idle. */
+	c->taken = TRUE;
+	return c;
 }
 
 /* Only the wrapper's own user (and root) may talk to it. */
