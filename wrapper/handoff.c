@@ -7,6 +7,8 @@
  * are now the master's children. Checked before it is irrevocable: the
  * haproxy must have master-worker mode (>= 1.8) and accept the
  * configuration (-c); otherwise the wrapper answers an error and goes on.
+ * Reloads asked for meanwhile wait, and run however it ends short of the
+ * exec; a stop abandons it, and its client is told.
  */
 #include "wrapper/supervisor-int.h"
 
@@ -123,10 +125,6 @@ static void on_checked(const char *output, int wait_status,
 	g_autofree gchar *how = NULL;
 
 	h->s->probe = NULL;
-	if (h->s->phase != PHASE_RUNNING) {
-		refuse(h, "stopping");
-		return;
-	}
 	if (error) {
 		refuse(h, "%s -c: %s", h->path, error->message);
 		return;
