@@ -27,6 +27,8 @@
 #include "migrate/proc.h"
 #include "t/harness.h"
 
+#define HAPROXY "/usr/sbin/haproxy"
+
 static Wrapper *guarded_wrapper;
 static const char *guarded_dir;
 
@@ -567,10 +569,45 @@ static int inheritable_fd(GPid pid)
 	return -1;
 }
 
+/* Until pid runs exe (bounded): an exec in place has happened. */
+static gboolean wait_exe(GPid pid, const char *exe)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	for (;;) {
+		g_autofree gchar *now = proc_exe(pid);
+
+		if (g_strcmp0(now, exe) == 0)
+			return TRUE;
+		if (g_get_monotonic_time() >= end)
+			return FALSE;
+		g_usleep(5 * 1000);
+	}
+}
+
+/* Does pid hold a descriptor of this file? */
+static gboolean holds_file(GPid pid, const char *file)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d))) {
+		g_autofree gchar *link = g_build_filename(dir, name, NULL);
+		g_autofree gchar *to = g_file_read_link(link, NULL);
+
+		if (g_strcmp0(to, file) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* Started with a descriptor open (as a careless parent leaves one): the
  * wrapper passes it to nobody, not even through the hand-off's execve. */
 static void test_inherited_fd(void)
 {
+	struct t_command handoff = { 0 };
 	g_autofree gchar *leak = NULL;
 	const char *prefix[] = { "/bin/sh", "-c",
 				 "exec 7>>\"$0\" && exec \"$@\"", NULL, NULL };
@@ -590,7 +627,16 @@ static void test_inherited_fd(void)
 	f.w = guarded_wrapper = wrapper_start_prefixed(prefix, args, NULL);
 	fx_serving(&f, 1);
 	g_assert_cmpint(inheritable_fd(f.w->pid), ==, -1);
-	fx_stop(&f);
+
+	/* Through the hand-off, same pid: haproxy -Ws holds no such fd. */
+	fx_client(&f, &handoff, "--handoff");
+	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);
+	g_assert_true(wait_exe(f.w->pid, HAPROXY));
+	g_assert_false(holds_file(f.w->pid, leak));
+	g_assert_true(t_master_settled(f.w->pid, SIGTERM));
+	wrapper_signal(f.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+	t_command_clear(&handoff);
 	fx_clear(&f);
 }
 
