@@ -804,6 +804,78 @@ static void test_client_vanishes(void)
 	fx_clear(&f);
 }
 
+/* ---- a request while a reload is held ---- */
+
+/*
+ * While a reload is held (its haproxy loading): a hand-off is refused at
+ * once, a stop answers the waiting --reload client, and nothing runs
+ * after the stop.
+ */
+static void test_requests_during_reload(void)
+{
+	struct t_command reload = { 0 }, handoff = { 0 };
+	struct fx f;
+	GPid gen1;
+
+	fx_init_gated(&f, "2.6.12", "-sf");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_client(&f, &reload, "--reload");
+	fx_wait_gate_entered(&f);
+
+	fx_client(&f, &handoff, "--handoff");
+	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);
+	g_assert_nonnull(strstr(handoff.err->str, "in progress"));
+	g_assert_cmpint(t_http_pid(f.port), ==, gen1);
+
+	wrapper_signal(f.w, SIGTERM);
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
+	g_assert_nonnull(strstr(reload.err->str, "error: stopping"));
+	fx_open_gate(&f);
+	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_null(wrapper_find_log(f.w, "generation 2 ready"));
+	t_command_clear(&reload);
+	t_command_clear(&handoff);
+	fx_clear(&f);
+}
+
+/*
+ * No fork during a reload that upgrades: the dry run cannot run, so no
+ * exec; the reload fails too; the client hears both; haproxy serves on,
+ * and once forks work the upgrade happens.
+ */
+static void test_fork_fails_at_upgrade(void)
+{
+	const char *const opts[] = { "--self-upgrade=always", NULL };
+	struct t_command reload = { 0 };
+	g_autofree gchar *shim = NULL;
+	struct fx f;
+	GPid gen1;
+
+	if (!fx_init_real(&f))
+		return;
+	shim = shim_setup(&f);
+	fx_start(&f, opts);
+	gen1 = fx_serving(&f, 1);
+	shim_set(shim, "spawn-fork");
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
+	g_assert_nonnull(strstr(reload.err->str, "not upgraded"));
+	g_assert_null(wrapper_find_log(f.w, "re-executing"));
+	g_assert_cmpint(t_http_pid(f.port), ==, gen1);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+
+	shim_set(shim, "");
+	wrapper_signal(f.w, SIGUSR2);
+	fx_wait_log(&f, "re-executing on SIGUSR2.");
+	fx_serving(&f, 2);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 /* ---- a handed-over state that cannot be read ---- */
 
 /*
@@ -886,6 +958,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/failpaths/upgrade/exec-fails",
 			test_upgrade_exec_fails);
 	g_test_add_func("/failpaths/client-vanishes", test_client_vanishes);
+	g_test_add_func("/failpaths/requests-during-reload",
+			test_requests_during_reload);
+	g_test_add_func("/failpaths/upgrade/fork-fails",
+			test_fork_fails_at_upgrade);
 	g_test_add_func("/failpaths/handover-malformed",
 			test_handover_malformed);
 	return g_test_run();
