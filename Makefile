@@ -38,6 +38,9 @@ INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
 TEST_HELPERS := t/fake-haproxy t/sigrecorder
 # The same wrapper built with another version: the binary-upgrade tests install it.
 NEXT_WRAPPER := t/$(PROG)-next
+# A next version that no longer takes --drain-timeout: a self-upgrade into
+# it must be refused (t/int-failpaths).
+NEXT_REJECTING := t/$(PROG)-next-rejecting
 
 DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl curl procps
 
@@ -83,7 +86,12 @@ $(NEXT_WRAPPER): VERSION_SUFFIX := +next
 $(NEXT_WRAPPER): wrapper/main.c $(LIB_SRC) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ wrapper/main.c $(LIB_SRC) $(LIBS)
 
-tests: $(PROG) $(NEXT_WRAPPER) $(TEST_HELPERS) $(UNIT_TESTS) $(INT_TESTS)
+$(NEXT_REJECTING): VERSION_SUFFIX := +next
+$(NEXT_REJECTING): wrapper/main.c $(LIB_SRC) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -DTEST_REJECTED_OPTION='"--drain-timeout"' $(LDFLAGS) \
+		-o $@ wrapper/main.c $(LIB_SRC) $(LIBS)
+
+tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(UNIT_TESTS) $(INT_TESTS)
 
 # Runs in a fresh make so that pkg-config sees what deps just installed.
 # The extra checks first, so that prove's summary is what CI reads last.
@@ -105,7 +113,7 @@ demo: deps
 	@demo/run
 
 clean:
-	rm -f $(PROG) $(NEXT_WRAPPER) libhsw.a base/*.o wrapper/*.o legacy/*.o migrate/*.o t/*.o \
+	rm -f $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) libhsw.a base/*.o wrapper/*.o legacy/*.o migrate/*.o t/*.o \
 	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
 
 # Installs missing packages when root; otherwise says exactly what to run.

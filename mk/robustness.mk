@@ -118,7 +118,7 @@ asan-build:
 	@$(MAKE) --no-print-directory -s -C $(ASAN_DIR) clean >/dev/null
 	@$(MAKE) --no-print-directory -C $(ASAN_DIR) CC=$(ASAN_CC) \
 		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
-		$(PROG) $(NEXT_WRAPPER) $(TEST_HELPERS) $(ASAN_PROGS)
+		$(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(ASAN_PROGS)
 
 # Any report fails, even one from a process whose exit nobody checks (a
 # witness, a helper): they all write to $(ASAN_REPORTS).
@@ -149,7 +149,7 @@ valgrind-check: $(PROG) t/memcheck
 t/failshim.so: t/failshim.c
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared -o $@ $< -ldl
 
-t/int-faults: t/failshim.so
+t/int-faults t/int-failpaths: t/failshim.so
 
 robustness-clean:
 	rm -rf $(FUZZ_DIR) $(ASAN_DIR) t/failshim.so t/memcheck

@@ -13,6 +13,8 @@
  *   spawn-pipe2	only a pipe2() that GLib makes (g_spawn*)
  *   signalfd		signalfd(): EMFILE
  *   execve		execve(), execv(): EACCES
+ *   self-execv		execv() only: the wrapper's self re-exec, not
+ *			GLib's spawns: EACCES
  * FAILSHIM_LOG		a file to which "<pid> <token>" is appended for each
  *			failure injected, so that a test knows it happened.
  *
@@ -225,7 +227,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
 int execv(const char *path, char *const argv[])
 {
-	if (inject("execve", EACCES))
+	if (inject("execve", EACCES) || inject("self-execv", EACCES))
 		return -1;
 	return real_execv(path, argv);
 }

@@ -151,6 +151,35 @@ static void test_malformed(void)
 	}
 }
 
+/* What a refused state still tells: the header, the tokens that parse. */
+static void test_salvage(void)
+{
+	struct handover h;
+	struct generation *g;
+
+	g_assert_cmpuint(state_salvage("1 3 2 12 1 4 0 0 1:10:1:2:0:v w:bad "
+				       "2:11:1:1:0:v w7:4", &h), ==, 1);
+	g_assert_cmpuint(h.next_number, ==, 3);
+	g_assert_cmpuint(h.reloads, ==, 2);
+	g_assert_cmpint(h.reload_signal, ==, 12);
+	g_assert_true(h.reload_pending);
+	g_assert_cmpuint(h.attempt, ==, 4);
+	g_assert_cmpuint(h.gens->len, ==, 2);
+	g = g_ptr_array_index(h.gens, 1);
+	g_assert_cmpint(g->pid, ==, 11);
+	g_assert_cmpint(g->state, ==, GEN_CURRENT);
+	g_assert_cmpuint(h.waiters->len, ==, 1);
+	handover_clear(&h);
+
+	/* No header: one reload on request, numbered after what it names. */
+	g_assert_cmpuint(state_salvage("5:10:1:1:0:v", &h), ==, 1);
+	g_assert_cmpuint(h.gens->len, ==, 1);
+	g_assert_cmpuint(h.next_number, ==, 6);
+	g_assert_cmpuint(h.attempt, ==, 1);
+	g_assert_cmpint(h.reload_signal, ==, 0);
+	handover_clear(&h);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -158,5 +187,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/state/no-generations", test_no_generations);
 	g_test_add_func("/state/master-round-trip", test_master_round_trip);
 	g_test_add_func("/state/malformed", test_malformed);
+	g_test_add_func("/state/salvage", test_salvage);
 	return g_test_run();
 }

@@ -14,7 +14,9 @@
 #include "wrapper/log.h"
 
 #define MAX_CLIENTS	64
-#define IDLE_SECONDS	10
+#define IDLE_MS		10000
+/* Out of descriptors: the listener rests this long between attempts. */
+#define SHORTAGE_PAUSE_MS 250
 
 struct control {
 	int fd;
@@ -23,8 +25,17 @@ struct control {
 	control_fn fn;
 	gpointer data;
 	GList *clients;
+	guint idle_ms;		/* a client must send its command in time */
+	guint resume_timer;	/* listener disarmed: out of descriptors */
+	gboolean short_of_fds;	/* an episode is on (logged once) */
 };
 
+/*
+ * A client's one life: read until a command (in_source), then either
+ * answered at once or handed to the supervisor, which answers it later;
+ * once answered (out_source) it reads nothing more, and it is freed when
+ * the answer is sent. Never handed over after it was answered.
+ */
 struct control_client {
 	struct control *ctl;
 	int fd;
@@ -34,6 +45,7 @@ struct control_client {
 	GString *in;
 	GString *out;
 	gboolean answered;	/* control_reply() was called */
+	gboolean taken;		/* its command went to the supervisor */
 };
 
 static void client_free(struct control_client *c)
@@ -71,6 +83,8 @@ static gboolean on_writable(int fd, GIOCondition cond, gpointer data)
 void control_reply(struct control_client *c, const char *text)
 {
 	c->answered = TRUE;
+	/* Answered: whatever it sends now is not read. */
+	g_clear_handle_id(&c->in_source, g_source_remove);
 	g_clear_handle_id(&c->idle_timer, g_source_remove);
 	g_string_append(c->out, text);
 	if (!g_str_has_suffix(text, "\n"))
@@ -79,7 +93,7 @@ void control_reply(struct control_client *c, const char *text)
 		c->out_source = g_unix_fd_add(c->fd, G_IO_OUT, on_writable, c);
 }
 
-void control_reply_now(struct control_client *c, const char *text)
+void control_send_now(struct control_client *c, const char *text)
 {
 	struct timeval tv = { .tv_sec = 1 };
 	g_autofree gchar *line = g_str_has_suffix(text, "\n")
@@ -100,7 +114,7 @@ void control_reply_now(struct control_client *c, const char *text)
 		p += n;
 		left -= n;
 	}
-	client_free(c);
+	g_unix_set_fd_nonblocking(c->fd, TRUE, NULL);
 }
 
 /* A client that sent nothing useful in time is dropped; one waiting for a
@@ -110,6 +124,8 @@ static gboolean on_idle(gpointer data)
 	struct control_client *c = data;
 
 	c->idle_timer = 0;
+	/* Answered: a command that comes now is not taken (control_reply
+	 * stops the reading). */
 	control_reply(c, "error: no command received in time");
 	return G_SOURCE_REMOVE;
 }
@@ -122,6 +138,9 @@ static gboolean take_command(struct control_client *c)
 						 &error);
 	g_autofree gchar *answer = NULL;
 
+	/* Answered already: nothing it sends now is taken. */
+	if (c->answered)
+		return FALSE;
 	if (cmd == CMD_INCOMPLETE)
 		return TRUE;
 	c->in_source = 0;
@@ -131,6 +150,7 @@ static gboolean take_command(struct control_client *c)
 		control_reply(c, answer);
 		return FALSE;
 	}
+	c->taken = TRUE;
 	c->ctl->fn(c, cmd, c->ctl->data);
 	return FALSE;
 }
@@ -149,16 +169,24 @@ static gboolean on_readable(int fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_REMOVE;
 	}
 	g_string_append_len(c->in, buf, n);
-	return take_command(c) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+	if (take_command(c))
+		return G_SOURCE_CONTINUE;
+	c->in_source = 0;
+	return G_SOURCE_REMOVE;
 }
 
-int control_client_handover_fd(struct control_client *c)
+int control_client_fd(struct control_client *c)
+{
+	return c->fd;
+}
+
+void control_client_inheritable(struct control_client *c, gboolean yes)
 {
 	int flags = fcntl(c->fd, F_GETFD);
 
 	if (flags >= 0)
-		fcntl(c->fd, F_SETFD, flags & ~FD_CLOEXEC);
-	return c->fd;
+		fcntl(c->fd, F_SETFD, yes ? flags & ~FD_CLOEXEC
+					  : flags | FD_CLOEXEC);
 }
 
 static struct control_client *client_new(struct control *ctl, int fd)
@@ -177,6 +205,7 @@ static struct control_client *client_new(struct control *ctl, int fd)
 
 struct control_client *control_adopt(struct control *ctl, int fd)
 {
+	struct control_client *c;
 	int flags = fcntl(fd, F_GETFD);
 
 	/* Not a descriptor any more (the old image had a stale list). */
@@ -184,7 +213,10 @@ struct control_client *control_adopt(struct control *ctl, int fd)
 		return NULL;
 	fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 	g_unix_set_fd_nonblocking(fd, TRUE, NULL);
-	return client_new(ctl, fd);
+	c = client_new(ctl, fd);
+	/* A waiter of the old image's: the supervisor's, never idle. */
+	c->taken = TRUE;
+	return c;
 }
 
 /* Only the wrapper's own user (and root) may talk to it. */
@@ -198,14 +230,78 @@ static gboolean peer_allowed(int fd)
 	return cred.uid == 0 || cred.uid == getuid();
 }
 
+static gboolean on_accept(int fd, GIOCondition cond, gpointer data);
+
+static gboolean on_resume(gpointer data)
+{
+	struct control *ctl = data;
+
+	ctl->resume_timer = 0;
+	ctl->source = g_unix_fd_add(ctl->fd, G_IO_IN, on_accept, ctl);
+	return G_SOURCE_REMOVE;
+}
+
+/* Clients that have not sent their command yet: closed, with a word. */
+static guint drop_idle_clients(struct control *ctl)
+{
+	static const char bye[] = "error: the wrapper is out of descriptors\n";
+	guint dropped = 0;
+
+	for (GList *l = ctl->clients; l;) {
+		struct control_client *c = l->data;
+
+		l = l->next;
+		if (c->taken || c->answered)
+			continue;
+		if (send(c->fd, bye, sizeof(bye) - 1,
+			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			errno = 0;	/* best effort: it is dropped anyway */
+		client_free(c);
+		dropped++;
+	}
+	return dropped;
+}
+
+static gboolean fd_shortage(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM ||
+	       err == ENOBUFS;
+}
+
+/*
+ * No descriptor for a new client. The connection stays queued and the
+ * listener readable: retried at once, accept4 would fail in a loop. Idle
+ * clients go first; if there were none, the listener rests a moment.
+ */
+static gboolean accept_short(struct control *ctl, int err)
+{
+	guint dropped = drop_idle_clients(ctl);
+
+	if (!ctl->short_of_fds)
+		log_warn("control socket: %s; dropped %u idle client(s), "
+			 "accepting at most every %d ms until it passes",
+			 g_strerror(err), dropped, SHORTAGE_PAUSE_MS);
+	ctl->short_of_fds = TRUE;
+	if (dropped)
+		return G_SOURCE_CONTINUE;
+	ctl->source = 0;
+	ctl->resume_timer = g_timeout_add(SHORTAGE_PAUSE_MS, on_resume, ctl);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 {
 	struct control *ctl = data;
 	struct control_client *c;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+	if (cfd < 0 && fd_shortage(errno))
+		return accept_short(ctl, errno);
 	if (cfd < 0)
 		return G_SOURCE_CONTINUE;
+	if (ctl->short_of_fds)
+		log_info("control socket: accepting clients again");
+	ctl->short_of_fds = FALSE;
 	c = client_new(ctl, cfd);
 	if (g_list_length(ctl->clients) > MAX_CLIENTS) {
 		control_reply(c, "error: too many clients");
@@ -216,7 +312,7 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_CONTINUE;
 	}
 	c->in_source = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP, on_readable, c);
-	c->idle_timer = g_timeout_add_seconds(IDLE_SECONDS, on_idle, c);
+	c->idle_timer = g_timeout_add(ctl->idle_ms, on_idle, c);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -285,6 +381,7 @@ struct control *control_listen(const char *path, control_fn fn,
 		.path = g_strdup(path),
 		.fn = fn,
 		.data = data,
+		.idle_ms = IDLE_MS,
 	};
 	ctl->source = g_unix_fd_add(fd, G_IO_IN, on_accept, ctl);
 	return ctl;
@@ -296,13 +393,19 @@ fail:
 	return NULL;
 }
 
+void control_set_idle_ms(struct control *ctl, guint ms)
+{
+	ctl->idle_ms = ms;
+}
+
 void control_free(struct control *ctl)
 {
 	if (!ctl)
 		return;
 	while (ctl->clients)
 		client_free(ctl->clients->data);
-	g_source_remove(ctl->source);
+	g_clear_handle_id(&ctl->source, g_source_remove);
+	g_clear_handle_id(&ctl->resume_timer, g_source_remove);
 	close(ctl->fd);
 	g_unlink(ctl->path);
 	g_free(ctl->path);

@@ -28,14 +28,21 @@ struct control *control_listen(const char *path, control_fn fn,
 /* Send text (its last line "ok ..." or "error: ..."), then close. */
 void control_reply(struct control_client *c, const char *text);
 
-/* Send text and close before returning (before an exec that would close
- * the connection unanswered). Blocks at most a moment: answers are short. */
-void control_reply_now(struct control_client *c, const char *text);
+/* Send text before returning, and keep the client: before an exec, whose
+ * success closes the connection (close-on-exec) and whose failure is
+ * answered after it with control_reply(), the last line being the
+ * verdict. Blocks at most a moment: answers are short. */
+void control_send_now(struct control_client *c, const char *text);
 
 /* A client waiting for its answer, as a descriptor to hand over across a
- * self re-exec (made inheritable), and taken back by the new image. */
-int control_client_handover_fd(struct control_client *c);
+ * self re-exec (inheritable only for the exec), taken back by the new
+ * image. */
+int control_client_fd(struct control_client *c);
+void control_client_inheritable(struct control_client *c, gboolean yes);
 struct control_client *control_adopt(struct control *ctl, int fd);
+
+/* How long a client may take to send its command (tests shorten it). */
+void control_set_idle_ms(struct control *ctl, guint ms);
 
 /* Stop listening, remove the socket, drop every client. */
 void control_free(struct control *ctl);

@@ -7,6 +7,8 @@
  * are now the master's children. Checked before it is irrevocable: the
  * haproxy must have master-worker mode (>= 1.8) and accept the
  * configuration (-c); otherwise the wrapper answers an error and goes on.
+ * Reloads asked for meanwhile wait, and run however it ends short of the
+ * exec; a stop abandons it, and its client is told.
  */
 #include "wrapper/supervisor-int.h"
 
@@ -18,10 +20,17 @@ struct handoff {
 	gchar *path;
 };
 
-static void handoff_free(struct handoff *h)
+/* However it ends (refused, failed, abandoned), the busy period ends
+ * through the one path that runs what is pending. */
+static void handoff_end(struct handoff *h)
 {
+	struct supervisor *s = h->s;
+
+	s->handoff = NULL;
+	g_clear_pointer(&s->probe, probe_cancel);
 	g_free(h->path);
 	g_free(h);
+	sv_busy_over(s);
 }
 
 static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -38,9 +47,19 @@ static void refuse(struct handoff *h, const char *fmt, ...)
 	log_err("not handing off: %s", msg);
 	answer = g_strdup_printf("error: %s", msg);
 	control_reply(h->client, answer);
-	h->s->busy = FALSE;
-	h->s->probe = NULL;
-	handoff_free(h);
+	handoff_end(h);
+}
+
+void sv_handoff_abandon(struct supervisor *s)
+{
+	struct handoff *h = s->handoff;
+
+	if (!h)
+		return;
+	log_notice("hand-off abandoned: stopping");
+	control_reply(h->client, "error: stopping; the hand-off did not "
+				 "happen");
+	handoff_end(h);
 }
 
 /* "haproxy -c -q <its arguments>": would the master accept them? */
@@ -78,11 +97,14 @@ static void exec_haproxy(struct handoff *h)
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
 		getpid());
+	g_autofree gchar *failed = NULL;
 	int saved;
 
 	log_notice("handing off to haproxy -Ws in place (pid %d)", getpid());
 	log_executing(argv);
-	control_reply_now(h->client, answer);
+	/* Sent, not closed: the client's end of file is the exec's success
+	 * (close-on-exec), and a failure is told after it, last. */
+	control_send_now(h->client, answer);
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */
@@ -90,8 +112,10 @@ static void exec_haproxy(struct handoff *h)
 	saved = errno;
 	log_err("hand-off failed: execve(%s): %s; the wrapper goes on",
 		argv[0], g_strerror(saved));
-	s->busy = FALSE;
-	handoff_free(h);
+	failed = g_strdup_printf("error: hand-off failed: execve(%s): %s; the "
+				 "wrapper goes on", argv[0], g_strerror(saved));
+	control_reply(h->client, failed);
+	handoff_end(h);
 }
 
 static void on_checked(const char *output, int wait_status,
@@ -146,13 +170,14 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	}
 	h = g_new0(struct handoff, 1);
 	*h = (struct handoff){ .s = s, .client = client };
+	/* Reloads wait while we check: nothing may change under us. */
+	s->busy = TRUE;
+	s->handoff = h;
 	h->path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
 	if (!h->path) {
 		refuse(h, "%s", error->message);
 		return;
 	}
-	/* Reloads wait while we check: nothing may change under us. */
-	s->busy = TRUE;
 	{
 		char *argv[] = { h->path, (char *)"-v", NULL };
 

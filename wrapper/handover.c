@@ -5,7 +5,7 @@
 
 /* ---- what the old image hands over ---- */
 
-/* The waiting clients' descriptors stay open across the exec. */
+/* The waiting clients' descriptors, to stay open across the exec. */
 static GArray *handover_waiters(struct supervisor *s)
 {
 	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
@@ -13,13 +13,28 @@ static GArray *handover_waiters(struct supervisor *s)
 	for (guint i = 0; i < s->waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index(s->waiters, i);
 		struct handover_waiter hw = {
-			.fd = control_client_handover_fd(w->client),
+			.fd = control_client_fd(w->client),
 			.target = w->target,
 		};
 
 		g_array_append_val(out, hw);
 	}
 	return out;
+}
+
+/* Inheritable just for the exec; close-on-exec again if it failed, or
+ * a later exec (the hand-off) would carry them. */
+void sv_handover_inheritable(struct supervisor *s, gboolean yes)
+{
+	for (guint i = 0; i < s->waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index(s->waiters, i);
+
+		control_client_inheritable(w->client, yes);
+	}
+	if (yes)
+		sv_master_handover_fd(s);
+	else
+		sv_master_reclaim_fd(s);
 }
 
 struct handover sv_handover_of(struct supervisor *s)
@@ -47,14 +62,27 @@ static gboolean fd_is_socket(int fd)
 	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* Children of ours the state does not name (the old image's helpers,
+ * or generations of an unreadable token): stopped, and said. */
 static void child_discard_strays_of(struct supervisor *s)
 {
 	g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(GPid));
+	g_autoptr(GArray) kids = proc_children(getpid());
 
 	for (guint i = 0; i < s->gens->len; i++) {
 		struct generation *g = g_ptr_array_index(s->gens, i);
 
 		g_array_append_val(keep, g->pid);
+	}
+	for (guint i = 0; i < kids->len; i++) {
+		GPid pid = g_array_index(kids, GPid, i);
+		g_autofree gchar *exe = NULL;
+
+		if (proc_pids_contain(keep, pid))
+			continue;
+		exe = proc_exe(pid);
+		log_warn("pid %d (%s), a child the handover does not name: "
+			 "killed", pid, exe ? exe : "unknown program");
 	}
 	child_discard_strays(keep);
 }
@@ -153,10 +181,13 @@ gboolean sv_restore_handover(struct supervisor *s)
 	if (!text)
 		return FALSE;
 	if (!state_parse(text, &h)) {
-		log_warn("ignoring malformed %s", STATE_ENV);
-		handover_clear(&h);
-		g_unsetenv(STATE_ENV);
-		return FALSE;
+		guint bad = state_salvage(text, &h);
+
+		/* Starting anew would leave the old image's generations, our
+		 * children, running unsupervised beside the new one. */
+		log_warn("%s could not be read in full (%u part(s) ignored): "
+			 "adopting the generations it names, stopping the "
+			 "children it does not", STATE_ENV, bad);
 	}
 	g_unsetenv(STATE_ENV);
 	adopted = adopt(s, &h);

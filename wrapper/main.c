@@ -3,6 +3,7 @@
  * haproxy-systemd-wrapper: keeps haproxy running under systemd the way
  * haproxy 1.5-era unit files expect, on any haproxy from 1.5 to 3.x.
  */
+#include <fcntl.h>
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct cli {
 	gboolean help;
 	gboolean version;
 	gboolean upgrade_check;
+	gboolean upgrade_dry_run;
 	/* client commands */
 	gboolean reload;
 	gboolean hard_reload;
@@ -101,6 +103,8 @@ static GOptionContext *option_context(struct cli *c)
 		  "Show this help", NULL },
 		{ "upgrade-check", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE,
 		  &c->upgrade_check, NULL, NULL },
+		{ UPGRADE_DRY_RUN, 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE,
+		  &c->upgrade_dry_run, NULL, NULL },
 		{ NULL },
 	};
 	GOptionContext *ctx = g_option_context_new("[HAPROXY-ARGUMENTS...]");
@@ -155,6 +159,24 @@ static gboolean parse_master_worker(const char *value, gboolean asked,
 	return !(error && *error);
 }
 
+/* A test build (t/haproxy-systemd-wrapper-next-rejecting): an image that
+ * no longer takes one of today's options. */
+static gboolean option_rejected(const struct wrapper_args *args,
+				GError **error)
+{
+#ifdef TEST_REJECTED_OPTION
+	for (char **o = args->wrapper_opts; o && *o; o++) {
+		if (g_str_has_prefix(*o, TEST_REJECTED_OPTION)) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_UNKNOWN_OPTION,
+				    "unknown option %s", *o);
+			return TRUE;
+		}
+	}
+#endif
+	return FALSE;
+}
+
 /* GOption sees only the tokens wrapper_args_parse set apart as ours. */
 static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 				      const struct wrapper_args *args,
@@ -170,7 +192,8 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 	g_ptr_array_add(v, NULL);
 	n = v->len - 1;
 	argv = (char **)v->pdata;
-	if (!g_option_context_parse(ctx, &n, &argv, error))
+	if (option_rejected(args, error) ||
+	    !g_option_context_parse(ctx, &n, &argv, error))
 		return FALSE;
 	if (n > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -275,6 +298,29 @@ static void cli_clear(struct cli *c)
 	g_free(c->master_worker);
 }
 
+/*
+ * Descriptors the wrapper was started with are nobody's business but its
+ * own (a handed-over state names the ones it takes back): none may reach
+ * haproxy -Ws through the hand-off's execve. A one-shot run keeps them
+ * (-f /dev/fd/N).
+ */
+static void keep_inherited_fds_private(void)
+{
+	g_autoptr(GDir) d = NULL;
+	const char *name;
+
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	d = g_dir_open("/proc/self/fd", 0, NULL);
+	while (d && (name = g_dir_read_name(d))) {
+		int fd = atoi(name);
+		int flags = fd > 2 ? fcntl(fd, F_GETFD) : -1;
+
+		if (flags >= 0 && !(flags & FD_CLOEXEC))
+			fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+	}
+}
+
 /* What a well-formed command line asks for. */
 static int dispatch(struct cli *c, struct wrapper_args *args,
 		    GOptionContext *ctx, char **orig_argv)
@@ -296,12 +342,15 @@ static int dispatch(struct cli *c, struct wrapper_args *args,
 		upgrade_check_print();
 		return 0;
 	}
+	if (c->upgrade_dry_run)
+		return upgrade_dry_run() ? 0 : 1;
 	if (c->reload || c->hard_reload || c->status || c->handoff) {
 		signals_unblock();
 		return run_client(c, args);
 	}
 	if (args->oneshot != ONESHOT_NONE)
 		return run_oneshot(args, &c->opts);
+	keep_inherited_fds_private();
 	s = supervisor_new(args, &c->opts, orig_argv);
 	code = supervisor_run(s);
 	supervisor_free(s);

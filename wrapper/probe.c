@@ -121,13 +121,20 @@ struct probe *probe_start(char *const *argv, guint timeout_ms, probe_fn done,
 			  gpointer data)
 {
 	g_auto(GStrv) envp = haproxy_environ();
+
+	return probe_start_env(argv, envp, timeout_ms, done, data);
+}
+
+struct probe *probe_start_env(char *const *argv, char *const *envp,
+			      guint timeout_ms, probe_fn done, gpointer data)
+{
 	struct probe *p = g_new0(struct probe, 1);
 
 	p->out = g_string_new(NULL);
 	p->fd = -1;
 	p->done = done;
 	p->data = data;
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv, envp,
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv, (char **)envp,
 				      G_SPAWN_DO_NOT_REAP_CHILD |
 				      G_SPAWN_STDERR_TO_DEV_NULL |
 				      G_SPAWN_STDIN_FROM_DEV_NULL,

@@ -20,5 +20,9 @@ struct probe;
 struct probe *probe_start(char *const *argv, guint timeout_ms, probe_fn done,
 			  gpointer data);
 
+/* The same with this environment. */
+struct probe *probe_start_env(char *const *argv, char *const *envp,
+			      guint timeout_ms, probe_fn done, gpointer data);
+
 /* Kill the command and forget the callback. */
 void probe_cancel(struct probe *p);

@@ -50,10 +50,23 @@ static void record_reload(struct supervisor *s, gboolean ok, const char *msg)
 	};
 }
 
+void sv_busy_over(struct supervisor *s)
+{
+	s->busy = FALSE;
+	s->skip_upgrade = FALSE;
+	g_clear_pointer(&s->upgrade_refused, g_free);
+	/* From the loop, not from inside whichever event ended this one. */
+	if (s->reload_pending && !s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
+}
+
 void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 {
-	g_autofree gchar *answer = g_strdup_printf("%s%s", ok ? "ok " : "error: ",
-						   msg);
+	/* A refused self-upgrade is told on the verdict's line. */
+	g_autofree gchar *answer = g_strdup_printf(
+		"%s%s%s%s", ok ? "ok " : "error: ", msg,
+		s->upgrade_refused ? "; not upgraded: " : "",
+		s->upgrade_refused ? s->upgrade_refused : "");
 	g_autofree gchar *line = NULL;
 
 	if (s->attempt > 0)
@@ -67,11 +80,7 @@ void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_pointer(&s->haproxy_path, g_free);
 	sv_master_abandon(s);
-	s->busy = FALSE;
-	s->skip_upgrade = FALSE;
-	/* From the loop, not from inside whichever event ended this one. */
-	if (s->reload_pending && !s->pending_idle)
-		s->pending_idle = g_idle_add(run_pending_reload, s);
+	sv_busy_over(s);
 }
 
 void sv_launch_failed(struct supervisor *s, int exit_code,
@@ -640,30 +649,62 @@ void sv_launch(struct supervisor *s)
 
 /* ---- a reload: the optional self upgrade first, then a generation ---- */
 
-static void on_upgrade_check(const char *output, int wait_status,
-			     const GError *error, gpointer data)
+/* The new image refused (or could not run) the dry run: this one
+ * reloads, and says why to whoever waits. */
+static void upgrade_refuse(struct supervisor *s, const char *why)
+{
+	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
+		"running wrapper", s->self.path, why);
+	g_free(s->upgrade_refused);
+	s->upgrade_refused = g_strdup_printf("%s --upgrade-dry-run %s",
+					     s->self.path, why);
+	sv_launch(s);
+}
+
+static void on_upgrade_dry_run(const char *output, int wait_status,
+			       const GError *error, gpointer data)
 {
 	struct supervisor *s = data;
 	g_autofree gchar *state = NULL;
+	g_autofree gchar *how = NULL;
 	struct handover h;
 
 	s->probe = NULL;
-	if (error || !upgrade_check_passed(output, wait_status,
-					   sv_master_running(s))) {
-		log_err("not upgrading: %s --upgrade-check %s; reloading with "
-			"the running wrapper", s->self.path,
-			error ? error->message : "gave an unexpected answer");
-		sv_launch(s);
+	if (error) {
+		upgrade_refuse(s, error->message);
 		return;
 	}
+	if (!upgrade_check_passed(output, wait_status, sv_master_running(s))) {
+		how = describe_wait_status(wait_status);
+		upgrade_refuse(s, WIFEXITED(wait_status) &&
+					  WEXITSTATUS(wait_status) == 0
+				  ? "gave an unexpected answer" : how);
+		return;
+	}
+	/* Waiters may have come meanwhile: the state is taken anew. */
 	h = sv_handover_of(s);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
 	log_notice("re-executing on %s.", s->reload_signal ?
 		   signal_name(s->reload_signal) : "request");
+	sv_handover_inheritable(s, TRUE);
 	upgrade_exec(&s->self, s->orig_argv, state);
-	sv_master_reclaim_fd(s);
-	sv_launch(s);
+	sv_handover_inheritable(s, FALSE);
+	upgrade_refuse(s, "could not be executed");
+}
+
+/* The new image parses this very command line and state, as the exec
+ * would, and exits without acting: only then is it executed. */
+static void begin_upgrade(struct supervisor *s)
+{
+	g_autofree gchar *state = NULL;
+	struct handover h = sv_handover_of(s);
+
+	state = state_serialize(&h);
+	g_array_unref(h.waiters);
+	sv_handover_inheritable(s, FALSE);
+	s->probe = upgrade_dry_run_start(&s->self, s->orig_argv, state,
+					 on_upgrade_dry_run, s);
 }
 
 static gboolean upgrade_wanted(struct supervisor *s)
@@ -698,7 +739,7 @@ void sv_begin_reload(struct supervisor *s, int sig, gboolean hard)
 		notify_reloading(line);
 	}
 	if (upgrade_wanted(s))
-		s->probe = upgrade_check_start(&s->self, on_upgrade_check, s);
+		begin_upgrade(s);
 	else
 		sv_launch(s);
 }

@@ -157,6 +157,38 @@ bad:
 	return FALSE;
 }
 
+guint state_salvage(const char *text, struct handover *h)
+{
+	g_auto(GStrv) tok = g_strsplit(text, " ", -1);
+	guint n = g_strv_length(tok), bad = 0, first = HEADER_FIELDS;
+	g_autofree gchar *header = NULL;
+
+	if (n >= HEADER_FIELDS)
+		header = g_strjoinv(" ", (gchar *[]){
+			tok[0], tok[1], tok[2], tok[3], tok[4], tok[5],
+			tok[6], tok[7], NULL });
+	/* The header alone, or defaults: one reload (the one that led to
+	 * the exec), on request. */
+	if (!header || !state_parse(header, h)) {
+		g_autofree gchar *fallback = g_strdup_printf(
+			"%d 1 0 0 0 1 0 0", STATE_FORMAT);
+
+		handover_clear(h);
+		state_parse(fallback, h);
+		first = 0;
+		bad++;
+	}
+	for (guint i = first; i < n; i++)
+		if (!parse_token(tok[i], h))
+			bad++;
+	for (guint i = 0; i < h->gens->len; i++) {
+		const struct generation *g = g_ptr_array_index(h->gens, i);
+
+		h->next_number = MAX(h->next_number, g->number + 1);
+	}
+	return bad;
+}
+
 void handover_clear(struct handover *h)
 {
 	g_clear_pointer(&h->gens, g_ptr_array_unref);

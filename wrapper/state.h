@@ -38,4 +38,8 @@ gchar *state_serialize(const struct handover *h);
 /* FALSE on anything malformed; h is then left empty. */
 gboolean state_parse(const char *text, struct handover *h);
 
+/* What can be read of a state state_parse() refused: the header (else
+ * defaults), and every token that parses; how many did not. */
+guint state_salvage(const char *text, struct handover *h);
+
 void handover_clear(struct handover *h);

@@ -89,6 +89,8 @@ struct supervisor {
 	struct reload_report last;
 	struct failed_generation failed;
 	gboolean skip_upgrade;		/* this reload follows our own exec */
+	gchar *upgrade_refused;		/* why not, told to the waiters */
+	struct handoff *handoff;	/* under way, or NULL */
 	struct probe *probe;
 	guint ready_timer;
 	gchar *haproxy_path;		/* of the generation being started */
@@ -149,6 +151,9 @@ void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 void sv_begin_reload(struct supervisor *s, int sig, gboolean hard);
 void sv_launch(struct supervisor *s);
 void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg);
+/* The end of every busy period (a reload, a hand-off): what is pending
+ * runs next. */
+void sv_busy_over(struct supervisor *s);
 void sv_launch_failed(struct supervisor *s, int exit_code, const char *fmt,
 		      ...) G_GNUC_PRINTF(3, 4);
 void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
@@ -183,7 +188,10 @@ gchar *sv_pids_text(const GArray *pids);
 
 /* handoff.c: replace the wrapper by haproxy -Ws, same pid. */
 void sv_handoff(struct supervisor *s, struct control_client *client);
+/* A stop: a hand-off under way is abandoned, its client told. */
+void sv_handoff_abandon(struct supervisor *s);
 
 /* handover.c */
 struct handover sv_handover_of(struct supervisor *s);
+void sv_handover_inheritable(struct supervisor *s, gboolean yes);
 gboolean sv_restore_handover(struct supervisor *s);

@@ -318,6 +318,8 @@ void sv_begin_stop(struct supervisor *s, int sig)
 	}
 	s->reload_pending = FALSE;
 	sv_answer_waiters(s, G_MAXUINT, "error: stopping");
+	/* Not a reload: nothing to record, its client told. */
+	sv_handoff_abandon(s);
 	if (s->takeover)
 		takeover_cancel(s->takeover);
 	if (s->probe)
@@ -568,6 +570,7 @@ void supervisor_free(struct supervisor *s)
 	g_free(s->expose_cfg);
 	g_free(s->expose_sock);
 	g_free(s->haproxy_path);
+	g_free(s->upgrade_refused);
 	g_free(s->vcache.path);
 	self_image_clear(&s->self);
 	g_main_loop_unref(s->loop);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "legacy/launch.h"
 #include "migrate/proc.h"
 #include "wrapper/log.h"
 #include "wrapper/state.h"
@@ -45,12 +46,42 @@ gboolean self_image_replaced(const struct self_image *self)
 	return st.st_dev != self->dev || st.st_ino != self->ino;
 }
 
-struct probe *upgrade_check_start(const struct self_image *self,
-				  probe_fn done, gpointer data)
+struct probe *upgrade_dry_run_start(const struct self_image *self,
+				    char **orig_argv, const char *state,
+				    probe_fn done, gpointer data)
 {
-	char *argv[] = { self->path, (char *)"--upgrade-check", NULL };
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	g_auto(GStrv) argv = NULL;
+	g_auto(GStrv) envp = haproxy_environ();
 
-	return probe_start(argv, UPGRADE_CHECK_TIMEOUT_MS, done, data);
+	g_strv_builder_add(b, self->path);
+	g_strv_builder_add(b, "--" UPGRADE_DRY_RUN);
+	if (orig_argv && orig_argv[0])
+		g_strv_builder_addv(b, (const char **)orig_argv + 1);
+	argv = g_strv_builder_end(b);
+	envp = g_environ_setenv(envp, STATE_ENV, state, TRUE);
+	return probe_start_env(argv, envp, UPGRADE_CHECK_TIMEOUT_MS, done,
+			       data);
+}
+
+gboolean upgrade_dry_run(void)
+{
+	const char *text = g_getenv(STATE_ENV);
+	struct handover h;
+	gboolean ok;
+
+	if (!text) {
+		log_err("--" UPGRADE_DRY_RUN ": no %s", STATE_ENV);
+		return FALSE;
+	}
+	ok = state_parse(text, &h);
+	handover_clear(&h);
+	if (!ok) {
+		log_err("--" UPGRADE_DRY_RUN ": malformed %s", STATE_ENV);
+		return FALSE;
+	}
+	upgrade_check_print();
+	return TRUE;
 }
 
 void upgrade_check_print(void)

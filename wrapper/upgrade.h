@@ -25,9 +25,19 @@ void self_image_clear(struct self_image *self);
 /* Is the file at self->path now another file than the one running? */
 gboolean self_image_replaced(const struct self_image *self);
 
-/* Runs "<path> --upgrade-check"; the answer goes to upgrade_check_passed. */
-struct probe *upgrade_check_start(const struct self_image *self,
-				  probe_fn done, gpointer data);
+/* The option of the dry run: "<new image> --upgrade-dry-run <the
+ * running wrapper's arguments>", the state in the environment. The new
+ * image parses all of it as its exec would, acts on nothing, and prints
+ * what --upgrade-check prints; an image without it exits 64. */
+#define UPGRADE_DRY_RUN "upgrade-dry-run"
+
+/* Runs the dry run; the answer goes to upgrade_check_passed. */
+struct probe *upgrade_dry_run_start(const struct self_image *self,
+				    char **orig_argv, const char *state,
+				    probe_fn done, gpointer data);
+
+/* In the new image, its command line parsed: the state too. */
+gboolean upgrade_dry_run(void);
 /* needs_master_worker: the state to hand over holds a master (format 1
  * with masters is read only by images that say so). */
 gboolean upgrade_check_passed(const char *output, int wait_status,
