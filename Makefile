@@ -75,8 +75,8 @@ t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
 
-# Its trust tests make directories as the integration tests do.
-t/unit-rundir: t/unit-rundir.c t/harness.o libhsw.a $(HEADERS)
+# They make directories and sockets as the integration tests do.
+t/unit-rundir t/unit-control: %: %.c t/harness.o libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
 
 t/fake-haproxy t/sigrecorder: %: %.c

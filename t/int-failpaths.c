@@ -65,6 +65,7 @@ struct fx {
 	gchar *dir;
 	gchar *cfg;
 	gchar *pidfile;
+	gchar *rundir;
 	gchar *rundir_opt;
 	gchar *haproxy;		/* --haproxy=, or NULL: the real one */
 	gchar *gate;		/* while it exists, the gated haproxy waits */
@@ -95,7 +96,8 @@ static void fx_init(struct fx *f)
 	guarded_dir = f->dir;
 	f->port = t_free_port();
 	f->pidfile = g_build_filename(f->dir, "haproxy.pid", NULL);
-	f->rundir_opt = g_strdup_printf("--runtime-dir=%s/run", f->dir);
+	f->rundir = t_runtime_dir(f->dir);
+	f->rundir_opt = g_strconcat("--runtime-dir=", f->rundir, NULL);
 	f->env = g_ptr_array_new_with_free_func(g_free);
 	g_ptr_array_add(f->env, NULL);
 }
@@ -180,6 +182,7 @@ static void fx_clear(struct fx *f)
 	g_free(f->dir);
 	g_free(f->cfg);
 	g_free(f->pidfile);
+	g_free(f->rundir);
 	g_free(f->rundir_opt);
 	g_free(f->haproxy);
 	g_free(f->gate);
@@ -314,8 +317,8 @@ static int connect_control(struct fx *f)
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/run/control.sock",
-		   f->dir);
+	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock",
+		   f->rundir);
 	g_assert_cmpint(fd, >=, 0);
 	g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 	return fd;

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "t/harness.h"
 #include "wrapper/control.h"
 
 struct seen {
@@ -89,8 +90,9 @@ static gint poll_sending_late(GPollFD *fds, guint n, gint timeout)
  */
 static void test_command_after_deadline(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("unit-control-XXXXXX", NULL);
-	g_autofree gchar *path = g_build_filename(dir, "control.sock", NULL);
+	g_autofree gchar *dir = t_tmpdir();
+	g_autofree gchar *path = g_build_filename(t_short_dir(dir),
+						  "control.sock", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *answer = NULL;
 	struct seen seen = { 0 };
@@ -115,14 +117,15 @@ static void test_command_after_deadline(void)
 		control_reply(seen.last, "ok reloaded");
 	close(fd);
 	control_free(ctl);
-	g_rmdir(dir);
+	t_rmtree(dir);
 }
 
 /* A command in time is taken once; the client lives until answered. */
 static void test_command_in_time(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("unit-control-XXXXXX", NULL);
-	g_autofree gchar *path = g_build_filename(dir, "control.sock", NULL);
+	g_autofree gchar *dir = t_tmpdir();
+	g_autofree gchar *path = g_build_filename(t_short_dir(dir),
+						  "control.sock", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *answer = NULL;
 	struct seen seen = { 0 };
@@ -146,7 +149,7 @@ static void test_command_in_time(void)
 	g_assert_cmpuint(seen.commands, ==, 1);
 	close(fd);
 	control_free(ctl);
-	g_rmdir(dir);
+	t_rmtree(dir);
 }
 
 int main(int argc, char **argv)
