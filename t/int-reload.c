@@ -1102,6 +1102,111 @@ static void test_status(void)
 	site_stop(&s);
 }
 
+/* ---- 6b. metrics, OpenMetrics through a real parser ---- */
+
+/* Every sample as "name{k="v",...} value", one a line, from Debian's
+ * python3-prometheus-client's OpenMetrics parser (which rejects what is
+ * not OpenMetrics); NULL where that parser is not installed. */
+static gchar *openmetrics_parsed(const char *text)
+{
+	static const char script[] =
+		"import sys\n"
+		"from prometheus_client.openmetrics.parser import "
+		"text_string_to_metric_families as parse\n"
+		"for f in parse(sys.argv[1]):\n"
+		"    for s in f.samples:\n"
+		"        l = ','.join('%s=\"%s\"' % kv for kv in "
+		"sorted(s.labels.items()))\n"
+		"        print('%s{%s} %r' % (s.name, l, s.value))\n";
+	const char *argv[] = { "/usr/bin/python3", "-c", script, text, NULL };
+	gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+
+	if (!g_file_test("/usr/lib/python3/dist-packages/prometheus_client",
+			 G_FILE_TEST_IS_DIR))
+		return NULL;
+	if (t_run_command(argv, T_WAIT, &out, &err) != 0)
+		fail("not OpenMetrics (%s):\n%s", err, text);
+	return out;
+}
+
+static void assert_sample(const char *parsed, const char *sample)
+{
+	g_autofree gchar *all = g_strdup_printf("\n%s", parsed);
+	g_autofree gchar *line = g_strdup_printf("\n%s\n", sample);
+
+	if (!strstr(all, line))
+		fail("no \"%s\" in:\n%s", sample, parsed);
+}
+
+static double sample_value(const char *parsed, const char *name)
+{
+	g_autofree gchar *head = g_strdup_printf("%s{} ", name);
+	const char *p = strstr(parsed, head);
+
+	g_assert_nonnull(p);
+	return g_ascii_strtod(p + strlen(head), NULL);
+}
+
+static void test_metrics(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *parsed = NULL;
+	g_autofree gchar *raw = NULL;
+	GPid gen1;
+	int conn, fd;
+
+	if (!test_begin())
+		return;
+	site_init(&s, LONG_DRAIN);
+	site_start(&s, NULL, NULL);
+	gen1 = s.pid;
+	conn = hold_on(s.port, gen1);
+	site_reload(&s, "--reload", 2);
+	site_config(&s, LONG_DRAIN BROKEN);
+	g_assert_cmpint(run_client(s.rundir_opt, "--reload", NULL, NULL, NULL),
+			==, CLIENT_FAILED);
+
+	text = site_status(&s, "--format=openmetrics");
+	g_assert_true(g_str_has_suffix(text, "# EOF\n"));
+	parsed = openmetrics_parsed(text);
+	if (!parsed) {
+		g_test_skip("no python3-prometheus-client to parse OpenMetrics");
+		close(conn);
+		site_stop(&s);
+		return;
+	}
+	assert_sample(parsed, "haproxy_wrapper_reloads_total{result=\"ok\"} 1");
+	assert_sample(parsed,
+		      "haproxy_wrapper_reloads_total{result=\"failed\"} 1");
+	assert_sample(parsed, "haproxy_wrapper_last_reload_success{} 0");
+	assert_sample(parsed,
+		      "haproxy_wrapper_generations{state=\"current\"} 1");
+	assert_sample(parsed,
+		      "haproxy_wrapper_generations{state=\"draining\"} 1");
+	assert_sample(parsed,
+		      "haproxy_wrapper_generations{state=\"failed\"} 1");
+	assert_sample(parsed, "haproxy_wrapper_draining_processes{} 1");
+	assert_sample(parsed, "haproxy_wrapper_takeovers_total{} 0");
+	g_assert_cmpfloat(sample_value(parsed, "haproxy_wrapper_last_reload_"
+				       "duration_seconds"), >, 0);
+	g_assert_cmpfloat(sample_value(parsed, "haproxy_wrapper_last_reload_"
+				       "timestamp_seconds"), >, 1.7e9);
+
+	/* The same from the control socket, its verdict after "# EOF". */
+	fd = ctl_connect(s.rundir);
+	ctl_send(fd, "status openmetrics\n", 19);
+	raw = ctl_read(fd, T_WAIT);
+	close(fd);
+	g_assert_nonnull(raw);
+	g_assert_true(g_str_has_prefix(raw, "# TYPE haproxy_wrapper_reloads "
+					    "counter\n"));
+	g_assert_nonnull(strstr(raw, "\n# EOF\nok"));
+	close(conn);
+	site_stop(&s);
+}
+
 /* ---- 7. concurrent reload requests coalesce ---- */
 
 /* Is pid blocked reading a socket: a client that sent its line and waits
@@ -1696,6 +1801,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/no-notify-socket", test_no_notify_socket);
 	g_test_add_func("/reload/sync-reload", test_sync_reload);
 	g_test_add_func("/reload/status", test_status);
+	g_test_add_func("/reload/metrics", test_metrics);
 	g_test_add_func("/reload/client-stops-on-sigterm",
 			test_client_stops_on_sigterm);
 	g_test_add_func("/reload/concurrent-reload-clients",
