@@ -1104,50 +1104,6 @@ static void test_status(void)
 
 /* ---- 6b. metrics, OpenMetrics through a real parser ---- */
 
-/* Every sample as "name{k="v",...} value", one a line, from Debian's
- * python3-prometheus-client's OpenMetrics parser (which rejects what is
- * not OpenMetrics); NULL where that parser is not installed. */
-static gchar *openmetrics_parsed(const char *text)
-{
-	static const char script[] =
-		"import sys\n"
-		"from prometheus_client.openmetrics.parser import "
-		"text_string_to_metric_families as parse\n"
-		"for f in parse(sys.argv[1]):\n"
-		"    for s in f.samples:\n"
-		"        l = ','.join('%s=\"%s\"' % kv for kv in "
-		"sorted(s.labels.items()))\n"
-		"        print('%s{%s} %r' % (s.name, l, s.value))\n";
-	const char *argv[] = { "/usr/bin/python3", "-c", script, text, NULL };
-	gchar *out = NULL;
-	g_autofree gchar *err = NULL;
-
-	if (!g_file_test("/usr/lib/python3/dist-packages/prometheus_client",
-			 G_FILE_TEST_IS_DIR))
-		return NULL;
-	if (t_run_command(argv, T_WAIT, &out, &err) != 0)
-		fail("not OpenMetrics (%s):\n%s", err, text);
-	return out;
-}
-
-static void assert_sample(const char *parsed, const char *sample)
-{
-	g_autofree gchar *all = g_strdup_printf("\n%s", parsed);
-	g_autofree gchar *line = g_strdup_printf("\n%s\n", sample);
-
-	if (!strstr(all, line))
-		fail("no \"%s\" in:\n%s", sample, parsed);
-}
-
-static double sample_value(const char *parsed, const char *name)
-{
-	g_autofree gchar *head = g_strdup_printf("%s{} ", name);
-	const char *p = strstr(parsed, head);
-
-	g_assert_nonnull(p);
-	return g_ascii_strtod(p + strlen(head), NULL);
-}
-
 static void test_metrics(void)
 {
 	g_auto(Site) s = { 0 };
@@ -1170,28 +1126,28 @@ static void test_metrics(void)
 
 	text = site_status(&s, "--format=openmetrics");
 	g_assert_true(g_str_has_suffix(text, "# EOF\n"));
-	parsed = openmetrics_parsed(text);
+	parsed = t_openmetrics_parsed(text);
 	if (!parsed) {
 		g_test_skip("no python3-prometheus-client to parse OpenMetrics");
 		close(conn);
 		site_stop(&s);
 		return;
 	}
-	assert_sample(parsed, "haproxy_wrapper_reloads_total{result=\"ok\"} 1");
-	assert_sample(parsed,
+	t_assert_sample(parsed, "haproxy_wrapper_reloads_total{result=\"ok\"} 1");
+	t_assert_sample(parsed,
 		      "haproxy_wrapper_reloads_total{result=\"failed\"} 1");
-	assert_sample(parsed, "haproxy_wrapper_last_reload_success{} 0");
-	assert_sample(parsed,
+	t_assert_sample(parsed, "haproxy_wrapper_last_reload_success{} 0");
+	t_assert_sample(parsed,
 		      "haproxy_wrapper_generations{state=\"current\"} 1");
-	assert_sample(parsed,
+	t_assert_sample(parsed,
 		      "haproxy_wrapper_generations{state=\"draining\"} 1");
-	assert_sample(parsed,
+	t_assert_sample(parsed,
 		      "haproxy_wrapper_generations{state=\"failed\"} 1");
-	assert_sample(parsed, "haproxy_wrapper_draining_processes{} 1");
-	assert_sample(parsed, "haproxy_wrapper_takeovers_total{} 0");
-	g_assert_cmpfloat(sample_value(parsed, "haproxy_wrapper_last_reload_"
+	t_assert_sample(parsed, "haproxy_wrapper_draining_processes{} 1");
+	t_assert_sample(parsed, "haproxy_wrapper_takeovers_total{} 0");
+	g_assert_cmpfloat(t_sample_value(parsed, "haproxy_wrapper_last_reload_"
 				       "duration_seconds"), >, 0);
-	g_assert_cmpfloat(sample_value(parsed, "haproxy_wrapper_last_reload_"
+	g_assert_cmpfloat(t_sample_value(parsed, "haproxy_wrapper_last_reload_"
 				       "timestamp_seconds"), >, 1.7e9);
 
 	/* The same from the control socket, its verdict after "# EOF". */

@@ -355,10 +355,12 @@ gchar *status_summary(const struct status_view *v)
 	g_autofree gchar *serving = c ? g_strdup_printf(
 		"generation %u (pid %d, haproxy %s) serving", c->number, c->pid,
 		c->version) : g_strdup("no generation serving");
+	gint64 ms = v->last->duration_us / 1000;
 	g_autofree gchar *last = !v->last->valid ? g_strdup("") :
-				 v->last->ok ? g_strdup("; last reload ok") :
-				 g_strdup_printf("; last reload FAILED: %s",
-						 v->last->message);
+		v->last->ok ? g_strdup_printf("; last reload ok (%" G_GINT64_FORMAT
+					      " ms)", ms) :
+		g_strdup_printf("; last reload FAILED (%" G_GINT64_FORMAT
+				" ms): %s", ms, v->last->message);
 
 	return g_strdup_printf("%s; %u reload(s)%s", serving, v->reloads, last);
 }
