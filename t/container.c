@@ -980,3 +980,27 @@ gchar *deb_path(void)
 			return g_build_filename("build/deb", name, NULL);
 	return NULL;
 }
+
+/* ---- the Debian 13 tree ---- */
+
+const char *trixie_tree(gchar **skip)
+{
+	static gchar *tree, *why;
+
+	if (!tree && !why) {
+		const char *const argv[] = { "t/trixie-tree", NULL };
+		g_autofree gchar *out = NULL;
+		g_autofree gchar *err = NULL;
+		int code = run_argv(argv, 900, &out, &err);
+
+		if (code == 0 && out && *g_strstrip(out))
+			tree = g_strdup(out);
+		else
+			why = g_strdup_printf("no Debian 13 tree: %s",
+					      err && *err ? g_strstrip(err) :
+					      "t/trixie-tree failed");
+	}
+	if (!tree)
+		*skip = g_strdup(why);
+	return tree;
+}

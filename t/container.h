@@ -146,5 +146,10 @@ gboolean fx_ready(struct fixture *f);
 /* The recommended unit as contrib ships it, as haproxy.service. */
 void recommended(struct container *c, struct svc *s);
 
+/* A Debian 13 (systemd 257, haproxy 3.0) tree, built once a week by
+ * t/trixie-tree outside the repository; NULL and *skip (why) if it cannot
+ * be built here. For struct boot's tree. */
+const char *trixie_tree(gchar **skip);
+
 /* The .deb `make deb` built (or $HSW_DEB), or NULL. */
 gchar *deb_path(void);

@@ -37,30 +37,6 @@
 #define MASTER_SOCK	"/run/haproxy-master.sock"
 #define BROKEN		"    no-such-keyword here\n"
 
-/* ---- the Debian 13 tree ---- */
-
-static const char *trixie_tree(gchar **skip)
-{
-	static gchar *tree, *why;
-
-	if (!tree && !why) {
-		const char *const argv[] = { "t/trixie-tree", NULL };
-		g_autofree gchar *out = NULL;
-		g_autofree gchar *err = NULL;
-		int code = run_argv(argv, 900, &out, &err);
-
-		if (code == 0 && out && *g_strstrip(out))
-			tree = g_strdup(out);
-		else
-			why = g_strdup_printf("no Debian 13 tree: %s",
-					      err && *err ? g_strstrip(err) :
-					      "t/trixie-tree failed");
-	}
-	if (!tree)
-		*skip = g_strdup(why);
-	return tree;
-}
-
 static const struct boot bookworm = { .tag = "d12" };
 static const struct boot trixie = { .tag = "d13", .tree = trixie_tree };
 

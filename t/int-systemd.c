@@ -459,6 +459,8 @@ static void test_deb(struct fixture *f, gconstpointer data)
 
 static const struct boot plain = { .tag = "u" };
 static const struct boot with_dpkg = { .tag = "deb", .dpkg = TRUE };
+/* Debian 13: systemd 257, haproxy 3.0, its own dpkg database. */
+static const struct boot trixie = { .tag = "d13", .tree = trixie_tree };
 
 #define ADD(path, fn, boot) \
 	g_test_add("/systemd/" path, struct fixture, &boot, fx_setup, fn, \
@@ -481,5 +483,11 @@ int main(int argc, char **argv)
 	ADD("historic/start-reload-stop", test_historic, plain);
 	ADD("template/two-instances", test_template, plain);
 	ADD("deb/start-reload-stop", test_deb, with_dpkg);
+	ADD("debian13/recommended/start-reload-stop", test_recommended,
+	    trixie);
+	ADD("debian13/recommended/bad-config-reload", test_bad_config, trixie);
+	ADD("debian13/historic/start-reload-stop", test_historic, trixie);
+	ADD("debian13/template/two-instances", test_template, trixie);
+	ADD("debian13/deb/start-reload-stop", test_deb, trixie);
 	return g_test_run();
 }
