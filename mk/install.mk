@@ -23,7 +23,8 @@
 
 .PHONY: install uninstall man-lint deb deb-lint
 
-DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container
+DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container \
+                debootstrap python3-prometheus-client
 
 MANDIR       ?= $(PREFIX)/share/man
 DOCDIR       ?= $(PREFIX)/share/doc/$(PROG)
