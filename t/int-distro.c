@@ -218,6 +218,15 @@ static void assert_field(const char *json, const char *name,
 		g_error("no %s in %s", pair, json);
 }
 
+/* Started, reloaded once, then a reload that fails. */
+static void good_and_bad_reload(struct container *c, struct svc *s)
+{
+	check_start(c, s);
+	check_reload(c, s);
+	put_config(c, "/etc/haproxy/haproxy.cfg", s->port, BROKEN);
+	g_assert_cmpint(sctl(c, "reload", s->unit), !=, 0);
+}
+
 static void test_journal(struct fixture *f, gconstpointer data)
 {
 	g_auto(GStrv) ok = NULL;
@@ -230,10 +239,7 @@ static void test_journal(struct fixture *f, gconstpointer data)
 	if (!fx_ready(f))
 		return;
 	recommended(f->c, &s);
-	check_start(f->c, &s);
-	check_reload(f->c, &s);
-	put_config(f->c, "/etc/haproxy/haproxy.cfg", s.port, BROKEN);
-	g_assert_cmpint(sctl(f->c, "reload", s.unit), !=, 0);
+	good_and_bad_reload(f->c, &s);
 	check_stop(f->c, &s);
 
 	/* The start and the reload. */
@@ -289,10 +295,7 @@ static void test_metrics_file(struct fixture *f, gconstpointer data)
 	install_unit(f->c, "haproxy-systemd-wrapper-metrics.service",
 		     "haproxy-systemd-wrapper-metrics.service");
 	g_assert_cmpint(sctl(f->c, "daemon-reload", NULL), ==, 0);
-	check_start(f->c, &s);
-	check_reload(f->c, &s);
-	put_config(f->c, "/etc/haproxy/haproxy.cfg", s.port, BROKEN);
-	g_assert_cmpint(sctl(f->c, "reload", s.unit), !=, 0);
+	good_and_bad_reload(f->c, &s);
 	g_assert_cmpint(sctl(f->c, "start",
 			     "haproxy-systemd-wrapper-metrics.service"), ==, 0);
 	full = g_strconcat(f->c->root, file, NULL);
@@ -371,11 +374,11 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	container_handlers_install();
 
-	ADD("debian12/debian-unit", test_debian_unit, bookworm);
 	ADD("debian12/journal", test_journal, bookworm);
 	ADD("debian12/metrics-file", test_metrics_file, bookworm);
-	ADD("debian13/debian-unit", test_debian_unit, trixie);
 	ADD("debian13/journal", test_journal, trixie);
 	ADD("debian13/notify-reload", test_notify_reload, trixie);
+	ADD("debian12/debian-unit", test_debian_unit, bookworm);
+	ADD("debian13/debian-unit", test_debian_unit, trixie);
 	return g_test_run();
 }
