@@ -378,7 +378,7 @@ int main(int argc, char **argv)
 	ADD("debian12/metrics-file", test_metrics_file, bookworm);
 	ADD("debian13/journal", test_journal, trixie);
 	ADD("debian13/notify-reload", test_notify_reload, trixie);
-	ADD("debian12/debian-unit", test_debian_unit, bookworm);
-	ADD("debian13/debian-unit", test_debian_unit, trixie);
+	ADD("debian-unit/debian12", test_debian_unit, bookworm);
+	ADD("debian-unit/debian13", test_debian_unit, trixie);
 	return g_test_run();
 }
