@@ -30,7 +30,7 @@ static int wait_code(int status)
 
 /* argv under timeout(1); the exit code, stdout and stderr. */
 int run_argv(const char *const *argv, guint timeout_s, gchar **out,
-		    gchar **err)
+	     gchar **err)
 {
 	g_autoptr(GPtrArray) v = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) error = NULL;
@@ -377,7 +377,7 @@ static GPid find_pid1(GPid nspawn, guint timeout_ms)
 }
 
 int cexecv(struct container *c, guint timeout_s, gchar **out,
-		  gchar **err, const char *const *args)
+	   gchar **err, const char *const *args)
 {
 	g_autoptr(GPtrArray) v = g_ptr_array_new_with_free_func(g_free);
 
@@ -393,7 +393,7 @@ int cexecv(struct container *c, guint timeout_s, gchar **out,
 
 /* A command in the container: cexec(c, &out, "systemctl", "start", u, NULL) */
 int cexec(struct container *c, gchar **out,
-					const char *first, ...)
+	  const char *first, ...)
 {
 	g_autoptr(GPtrArray) args = g_ptr_array_new();
 	g_autofree gchar *err = NULL;
@@ -563,7 +563,7 @@ gboolean exists_in(struct container *c, const char *path)
 }
 
 void put_file(struct container *c, const char *path,
-		     const char *content, gsize len, mode_t mode)
+	      const char *content, gsize len, mode_t mode)
 {
 	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
 	g_autofree gchar *dir = g_path_get_dirname(full);
@@ -581,7 +581,7 @@ void put_text(struct container *c, const char *path, const char *text)
 }
 
 void copy_in(struct container *c, const char *src, const char *dst,
-		    mode_t mode)
+	     mode_t mode)
 {
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *data = NULL;
@@ -601,7 +601,7 @@ void install_wrapper(struct container *c)
 /* A shipped unit, byte for byte, and a drop-in lifting the start limit
  * (tests restart often). */
 void install_unit(struct container *c, const char *src,
-			 const char *name)
+		  const char *name)
 {
 	g_autofree gchar *from = g_build_filename(CONTRIB, src, NULL);
 	g_autofree gchar *to = g_build_filename(UNIT_DIR, name, NULL);
@@ -613,7 +613,7 @@ void install_unit(struct container *c, const char *src,
 }
 
 void put_config(struct container *c, const char *path, guint16 port,
-		       const char *extra)
+		const char *extra)
 {
 	g_autofree gchar *cfg = t_config_text(port, extra);
 
@@ -659,7 +659,7 @@ gint prop_int(struct container *c, const char *unit, const char *name)
 }
 
 void assert_prop(struct container *c, const char *unit,
-			const char *name, const char *want)
+		 const char *name, const char *want)
 {
 	g_autofree gchar *v = prop(c, unit, name);
 
@@ -669,7 +669,7 @@ void assert_prop(struct container *c, const char *unit,
 
 /* "generation N (pid P, haproxy V) serving; ..." -> N and P. */
 gboolean unit_status_text(struct container *c, const char *unit,
-			    guint *gen, GPid *pid, gchar **text)
+			  guint *gen, GPid *pid, gchar **text)
 {
 	g_autofree gchar *t = prop(c, unit, "StatusText");
 	gboolean ok = sscanf(t, "generation %u (pid %d,", gen, pid) == 2;
@@ -747,7 +747,7 @@ guint processes_in(struct container *c, const char *control_group)
 
 /* Poll `systemctl show` until every NAME=VALUE pair holds; bounded. */
 gboolean wait_props(struct container *c, const char *unit,
-			   const char *const *pairs)
+		    const char *const *pairs)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
 
@@ -770,7 +770,7 @@ gboolean wait_props(struct container *c, const char *unit,
 /* The unit's journal at priority prio or more urgent contains needle;
  * journald takes the lines from the stream asynchronously: polled. */
 gboolean journal_has(struct container *c, const char *unit,
-			    const char *prio, const char *needle)
+		     const char *prio, const char *needle)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
 

@@ -306,8 +306,8 @@ static void om_generations(GString *s, const struct status_view *v)
 		  "haproxy generations by state.");
 	for (guint i = 0; i < G_N_ELEMENTS(states); i++)
 		g_string_append_printf(s, OM_PREFIX "generations{state=\"%s\"}"
-				       " %u\n", generation_state_name(states[i]),
-				       n[i]);
+				       " %u\n",
+				       generation_state_name(states[i]), n[i]);
 	g_string_append_printf(s, OM_PREFIX "generations{state=\"foreign\"} "
 			       "%u\n", v->foreign ? v->foreign->len : 0);
 	g_string_append_printf(s, OM_PREFIX "generations{state=\"failed\"} "
@@ -344,7 +344,8 @@ gchar *status_openmetrics(const struct status_view *v)
 	om_counter(s, "takeovers", v->takeovers,
 		   "haproxy instances it did not start, taken over at start.");
 	om_counter(s, "adoptions", v->adoptions,
-		   "Generations adopted from its previous image (self-upgrade).");
+		   "Generations adopted from its previous image on a "
+		   "self-upgrade.");
 	g_string_append(s, "# EOF\nok");
 	return g_string_free(s, FALSE);
 }
@@ -357,8 +358,9 @@ gchar *status_summary(const struct status_view *v)
 		c->version) : g_strdup("no generation serving");
 	gint64 ms = v->last->duration_us / 1000;
 	g_autofree gchar *last = !v->last->valid ? g_strdup("") :
-		v->last->ok ? g_strdup_printf("; last reload ok (%" G_GINT64_FORMAT
-					      " ms)", ms) :
+		v->last->ok ?
+		g_strdup_printf("; last reload ok (%" G_GINT64_FORMAT " ms)",
+				ms) :
 		g_strdup_printf("; last reload FAILED (%" G_GINT64_FORMAT
 				" ms): %s", ms, v->last->message);
 
