@@ -423,7 +423,9 @@ static void test_deb(struct fixture *f, gconstpointer data)
 	};
 	const char *const gone[] = {
 		SBIN_WRAPPER, "/lib/systemd/system/" PROG ".service",
-		"/usr/share/man/man8/" PROG ".8.gz", NULL,
+		"/usr/share/man/man8/" PROG ".8.gz",
+		"/usr/share/doc/" PROG "/examples/haproxy.service.d/wrapper.conf",
+		NULL,
 	};
 
 	if (!fx_ready(f))
