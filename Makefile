@@ -72,10 +72,12 @@ t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
 
-# The tests that boot systemd in a container share t/container.c.
+# The tests that boot systemd in a container share t/container.c (the
+# container) and t/unitcheck.c (the checks of a unit under its systemd).
 CONTAINER_TESTS := t/int-systemd t/int-distro
-$(CONTAINER_TESTS): %: %.c t/container.o t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/container.o t/harness.o libhsw.a $(LIBS)
+CONTAINER_OBJ   := t/container.o t/unitcheck.o
+$(CONTAINER_TESTS): %: %.c $(CONTAINER_OBJ) t/harness.o libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CONTAINER_OBJ) t/harness.o libhsw.a $(LIBS)
 
 t/fake-haproxy t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A real systemd booted as PID 1 of a container (systemd-nspawn in a
- * cgroup of its own, see shared/docs/real-systemd.md), for the tests that
+ * cgroup of its own, see shared/docs/real-systemd.md; t/container.c), and
+ * the checks of a unit under it (t/unitcheck.c), for the tests that
  * run the wrapper's units under it: t/int-systemd (the host's systemd 252
  * and haproxy 2.6) and t/int-distro (Debian's own haproxy.service, and a
  * Debian 13 tree with systemd 257 and haproxy 3.0).
