@@ -80,10 +80,12 @@ static void log_findings(GPtrArray *found, GPtrArray *skipped)
 			log_notice("pidfile: %s", k->reason);
 	}
 	for (guint i = 0; i < found->len; i++) {
-		g_autofree gchar *what =
-			foreign_describe(g_ptr_array_index(found, i));
+		struct foreign *f = g_ptr_array_index(found, i);
+		g_autofree gchar *what = foreign_describe(f);
+		struct log_event ev = { .message_id = MSGID_TAKEOVER,
+					.pid = f->pid };
 
-		log_notice("taking over %s", what);
+		wlog_event(&ev, LOG_NOTICE, "taking over %s", what);
 	}
 }
 

@@ -17,11 +17,14 @@
 #   $(UNITDIR)/haproxy-systemd-wrapper@.service   from haproxy@.service
 # Not named haproxy.service: that is Debian's haproxy package's unit. Every
 # unit, under its contrib/ name, also goes to $(DOCDIR)/examples/: the
-# historic 1.5-era one, and the Type=notify-reload one (systemd >= 253).
+# historic 1.5-era one, the Type=notify-reload one (systemd >= 253), the
+# drop-in running Debian's own haproxy.service through the wrapper, and a
+# timer writing the metrics for node_exporter.
 
 .PHONY: install uninstall man-lint deb deb-lint
 
-DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container
+DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container \
+                debootstrap python3-prometheus-client
 
 MANDIR       ?= $(PREFIX)/share/man
 DOCDIR       ?= $(PREFIX)/share/doc/$(PROG)
@@ -31,7 +34,9 @@ MAN_PAGE     := doc/$(PROG).8
 UNIT_SRC     := haproxy.service haproxy@.service
 UNIT_DST     := $(PROG).service $(PROG)@.service
 EXAMPLES     := haproxy.service haproxy@.service haproxy-historic.service \
-                haproxy-notify-reload.service
+                haproxy-notify-reload.service haproxy.service.d/wrapper.conf \
+                haproxy-systemd-wrapper-metrics.service \
+                haproxy-systemd-wrapper-metrics.timer
 
 # The units name /usr/sbin/haproxy-systemd-wrapper and /usr/sbin/haproxy.
 UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
@@ -40,7 +45,8 @@ UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
 
 install: $(PROG)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DOCDIR)/examples/haproxy.service.d
 	install -m 0755 $(PROG) $(DESTDIR)$(SBINDIR)/$(PROG)
 	install -m 0644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man8/$(PROG).8
 	set -e; set -- $(UNIT_DST); for u in $(UNIT_SRC); do \
@@ -59,7 +65,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/$(PROG) $(DESTDIR)$(MANDIR)/man8/$(PROG).8
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNIT_DST))
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES))
-	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(DOCDIR)/examples/haproxy.service.d \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # ---- man page ----
 
@@ -77,7 +84,7 @@ DEB_ARCH     := $(shell dpkg --print-architecture 2>/dev/null)
 DEB_FILE     := $(DEB_DIR)/$(PROG)_$(VERSION)_$(DEB_ARCH).deb
 # What the package is made of: rebuilt when any of it changes.
 DEB_INPUTS   := Makefile $(wildcard mk/*.mk) wrapper/main.c $(LIB_SRC) $(HEADERS) \
-                $(MAN_PAGE) $(wildcard contrib/systemd/*) $(shell find debian -type f 2>/dev/null)
+                $(MAN_PAGE) $(wildcard contrib/systemd/* contrib/systemd/*/*) $(shell find debian -type f 2>/dev/null)
 
 # t/int-systemd installs it into a container.
 tests: $(DEB_FILE)

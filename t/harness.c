@@ -1067,3 +1067,49 @@ gboolean t_master_settled(GPid pid, int sig)
 					 * only if pid dies */
 	return in_wait_mode(pid) && proc_catches_signal_at("/proc", pid, sig);
 }
+
+/* ---- OpenMetrics ---- */
+
+/* Every sample as "name{k="v",...} value", one a line, from Debian's
+ * python3-prometheus-client's OpenMetrics parser (which rejects what is
+ * not OpenMetrics); NULL where that parser is not installed. */
+gchar *t_openmetrics_parsed(const char *text)
+{
+	static const char script[] =
+		"import sys\n"
+		"from prometheus_client.openmetrics.parser import "
+		"text_string_to_metric_families as parse\n"
+		"for f in parse(sys.argv[1]):\n"
+		"    for s in f.samples:\n"
+		"        l = ','.join('%s=\"%s\"' % kv for kv in "
+		"sorted(s.labels.items()))\n"
+		"        print('%s{%s} %r' % (s.name, l, s.value))\n";
+	const char *argv[] = { "/usr/bin/python3", "-c", script, text, NULL };
+	gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+
+	if (!g_file_test("/usr/lib/python3/dist-packages/prometheus_client",
+			 G_FILE_TEST_IS_DIR))
+		return NULL;
+	if (t_run_command(argv, T_WAIT, &out, &err) != 0)
+		g_error("not OpenMetrics (%s):\n%s", err, text);
+	return out;
+}
+
+void t_assert_sample(const char *parsed, const char *sample)
+{
+	g_autofree gchar *all = g_strdup_printf("\n%s", parsed);
+	g_autofree gchar *line = g_strdup_printf("\n%s\n", sample);
+
+	if (!strstr(all, line))
+		g_error("no \"%s\" in:\n%s", sample, parsed);
+}
+
+double t_sample_value(const char *parsed, const char *name)
+{
+	g_autofree gchar *head = g_strdup_printf("%s{} ", name);
+	const char *p = strstr(parsed, head);
+
+	g_assert_nonnull(p);
+	return g_ascii_strtod(p + strlen(head), NULL);
+}

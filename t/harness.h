@@ -224,3 +224,11 @@ int t_plain_listener(guint16 port);
  * NULL), waiting up to timeout_ms for it; NULL if it never came. */
 gchar *t_wait_file_line(const char *file, const char *needle,
 			const char *needle2, guint nth, guint timeout_ms);
+
+/* Every sample of an OpenMetrics text as "name{k="v",...} value", one a
+ * line, from Debian's python3-prometheus-client parser (the test fails if
+ * it rejects the text); NULL where that parser is not installed. */
+gchar *t_openmetrics_parsed(const char *text);
+/* parsed has this sample line; the value of an unlabelled sample. */
+void t_assert_sample(const char *parsed, const char *sample);
+double t_sample_value(const char *parsed, const char *name);

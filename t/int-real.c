@@ -899,6 +899,7 @@ static void test_missing_haproxy(void)
 		{ NULL, 126, "cannot start haproxy" },	/* not executable */
 		{ "--no-such-option", 64, NULL },
 		{ "--master-worker=sometimes", 64, NULL },
+		{ "--format=prometheus", 64, NULL },
 	};
 
 	if (!test_begin())

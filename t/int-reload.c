@@ -1089,6 +1089,67 @@ static void test_status(void)
 	site_stop(&s);
 }
 
+/* ---- 6b. metrics, OpenMetrics through a real parser ---- */
+
+static void test_metrics(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *parsed = NULL;
+	g_autofree gchar *raw = NULL;
+	GPid gen1;
+	int conn, fd;
+
+	if (!test_begin())
+		return;
+	site_init(&s, LONG_DRAIN);
+	site_start(&s, NULL, NULL);
+	gen1 = s.pid;
+	conn = hold_on(s.port, gen1);
+	site_reload(&s, "--reload", 2);
+	site_config(&s, LONG_DRAIN BROKEN);
+	g_assert_cmpint(run_client(s.rundir_opt, "--reload", NULL, NULL, NULL),
+			==, CLIENT_FAILED);
+
+	text = site_status(&s, "--format=openmetrics");
+	g_assert_true(g_str_has_suffix(text, "# EOF\n"));
+	parsed = t_openmetrics_parsed(text);
+	if (!parsed) {
+		g_test_skip("no python3-prometheus-client to parse OpenMetrics");
+		close(conn);
+		site_stop(&s);
+		return;
+	}
+	t_assert_sample(parsed, "haproxy_wrapper_reloads_total{result=\"ok\"} 1");
+	t_assert_sample(parsed,
+		      "haproxy_wrapper_reloads_total{result=\"failed\"} 1");
+	t_assert_sample(parsed, "haproxy_wrapper_last_reload_success{} 0");
+	t_assert_sample(parsed,
+		      "haproxy_wrapper_generations{state=\"current\"} 1");
+	t_assert_sample(parsed,
+		      "haproxy_wrapper_generations{state=\"draining\"} 1");
+	t_assert_sample(parsed,
+		      "haproxy_wrapper_generations{state=\"failed\"} 1");
+	t_assert_sample(parsed, "haproxy_wrapper_draining_processes{} 1");
+	t_assert_sample(parsed, "haproxy_wrapper_takeovers_total{} 0");
+	g_assert_cmpfloat(t_sample_value(parsed, "haproxy_wrapper_last_reload_"
+				       "duration_seconds"), >, 0);
+	g_assert_cmpfloat(t_sample_value(parsed, "haproxy_wrapper_last_reload_"
+				       "timestamp_seconds"), >, 1.7e9);
+
+	/* The same from the control socket, its verdict after "# EOF". */
+	fd = ctl_connect(s.rundir);
+	ctl_send(fd, "status openmetrics\n", 19);
+	raw = ctl_read(fd, T_WAIT);
+	close(fd);
+	g_assert_nonnull(raw);
+	g_assert_true(g_str_has_prefix(raw, "# TYPE haproxy_wrapper_reloads "
+					    "counter\n"));
+	g_assert_nonnull(strstr(raw, "\n# EOF\nok"));
+	close(conn);
+	site_stop(&s);
+}
+
 /* ---- 7. concurrent reload requests coalesce ---- */
 
 /* Is pid blocked reading a socket: a client that sent its line and waits
@@ -1684,6 +1745,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/no-notify-socket", test_no_notify_socket);
 	g_test_add_func("/reload/sync-reload", test_sync_reload);
 	g_test_add_func("/reload/status", test_status);
+	g_test_add_func("/reload/metrics", test_metrics);
 	g_test_add_func("/reload/client-stops-on-sigterm",
 			test_client_stops_on_sigterm);
 	g_test_add_func("/reload/concurrent-reload-clients",

@@ -291,11 +291,11 @@ static void stop_wrapper(struct wrapper *w)
 	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
 }
 
-/* `--status [--json]`, run to its end (bounded); its output. */
-static gchar *run_status(struct site *s, gboolean json)
+/* `--status [format]`, run to its end (bounded); its output. */
+static gchar *run_status(struct site *s, const char *format)
 {
 	const char *argv[] = { t_wrapper_path(), "--status", s->rundir_opt,
-			       json ? "--json" : NULL, NULL };
+			       format, NULL };
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
@@ -337,8 +337,9 @@ static gchar *run_status(struct site *s, gboolean json)
  */
 static void assert_status_foreign(struct site *s, GPid pid, const char *kind)
 {
-	g_autofree gchar *text = run_status(s, FALSE);
-	g_autofree gchar *json = run_status(s, TRUE);
+	g_autofree gchar *text = run_status(s, NULL);
+	g_autofree gchar *json = run_status(s, "--json");
+	g_autofree gchar *om = run_status(s, "--format=openmetrics");
 	g_autofree gchar *line = g_strdup_printf("foreign pid %d " HAPROXY
 						 " %s started ", pid, kind);
 	g_autofree gchar *obj = g_strdup_printf(
@@ -346,6 +347,9 @@ static void assert_status_foreign(struct site *s, GPid pid, const char *kind)
 		"\"executable\":\"" HAPROXY "\",", pid);
 	const char *at = strstr(json, obj);
 	g_autofree gchar *entry = at ? g_strndup(at, strcspn(at, "}")) : NULL;
+
+	/* Taken over, whether still draining or gone. */
+	g_assert_nonnull(strstr(om, "\nhaproxy_wrapper_takeovers_total 1\n"));
 
 	if (!strstr(text, line) || !entry) {
 		g_test_message("pid %d not in status: it must have exited", pid);

@@ -184,6 +184,19 @@ static void stop_cleanly(Wrapper *w)
 					  T_WAIT));
 }
 
+/* The metrics count the generations the new image adopted. */
+static void assert_adoptions(struct up *u, guint n)
+{
+	const char *argv[] = { u->bin, "--status", "--format=openmetrics",
+			       NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *want = g_strdup_printf(
+		"\nhaproxy_wrapper_adoptions_total %u\n", n);
+
+	g_assert_cmpint(t_run_command(argv, T_WAIT, &out, NULL), ==, 0);
+	g_assert_nonnull(strstr(out, want));
+}
+
 /* ---- 1: a replaced binary is re-executed on reload ---- */
 
 static void test_upgrade(void)
@@ -208,6 +221,7 @@ static void test_upgrade(void)
 	/* Same pid, new image. */
 	assert_running(u.w);
 	assert_runs(u.w->pid, &next);
+	assert_adoptions(&u, 1);
 
 	/* Nothing changed since: a plain reload. */
 	wrapper_signal(u.w, SIGUSR2);

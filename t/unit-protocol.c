@@ -19,6 +19,8 @@ static void test_commands(void)
 	g_assert_cmpint(parse("hard-reload\n", &error), ==, CMD_HARD_RELOAD);
 	g_assert_cmpint(parse("status\n", &error), ==, CMD_STATUS);
 	g_assert_cmpint(parse("status json\n", &error), ==, CMD_STATUS_JSON);
+	g_assert_cmpint(parse("status openmetrics\n", &error), ==,
+			CMD_STATUS_OPENMETRICS);
 	g_assert_cmpint(parse("handoff\n", &error), ==, CMD_HANDOFF);
 	/* CRLF and trailing blanks from hand-typed clients. */
 	g_assert_cmpint(parse("reload \r\n", &error), ==, CMD_RELOAD);

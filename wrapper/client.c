@@ -99,7 +99,11 @@ int client_run(const char *socket_path, const char *command)
 	close(fd);
 	verdict = last_line(answer);
 	if (g_str_has_prefix(verdict, "ok")) {
-		printf("%s\n", answer->str);
+		/* OpenMetrics ends at "# EOF": the verdict is left out. */
+		if (g_str_equal(command, "status openmetrics"))
+			g_string_truncate(answer, verdict - answer->str);
+		printf("%s%s", answer->str,
+		       g_str_has_suffix(answer->str, "\n") ? "" : "\n");
 		return 0;
 	}
 	if (g_str_has_prefix(verdict, "error:")) {

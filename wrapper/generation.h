@@ -35,6 +35,7 @@ struct generation {
 	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
 	guint drain_timer;
+	gint64 draining_since_us;	/* wall clock; 0: unknown */
 	/* -Ws: the workers of the last good load, and older ones still
 	 * draining (struct worker_cohort *, oldest first). */
 	GArray *workers;
@@ -47,6 +48,7 @@ struct worker_cohort {
 	GArray *pids;
 	gboolean terminated;
 	guint drain_timer;
+	gint64 since_us;	/* wall clock, when superseded */
 };
 
 struct generation *generation_new(guint number, enum launch_mode mode,

@@ -124,6 +124,7 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		return FALSE;
 	}
 	s->phase = PHASE_RUNNING;
+	s->adoptions += s->gens->len;
 	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
 		   WRAPPER_VERSION, s->gens->len);
 	return TRUE;

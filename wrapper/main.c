@@ -37,6 +37,7 @@ struct cli {
 	gboolean hard_reload;
 	gboolean status;
 	gboolean json;
+	gchar *format;
 	gboolean handoff;
 };
 
@@ -97,6 +98,9 @@ static GOptionContext *option_context(struct cli *c)
 		  "Client: print the running wrapper's generations", NULL },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &c->json,
 		  "With --status: as JSON", NULL },
+		{ "format", 0, 0, G_OPTION_ARG_STRING, &c->format,
+		  "With --status: text (default), json or openmetrics "
+		  "(node_exporter's textfile collector)", "FORMAT" },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &c->version,
 		  "Print the wrapper's version", NULL },
 		{ "help", 0, 0, G_OPTION_ARG_NONE, &c->help,
@@ -229,6 +233,13 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "exclude each other");
 		return FALSE;
 	}
+	if (c->format && !g_str_equal(c->format, "text") &&
+	    !g_str_equal(c->format, "json") &&
+	    !g_str_equal(c->format, "openmetrics")) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--format takes text, json or openmetrics");
+		return FALSE;
+	}
 	c->opts.stop_timeout_s = c->stop_timeout;
 	c->opts.ready_timeout_s = c->ready_timeout;
 	c->opts.drain_timeout_s = c->drain_timeout;
@@ -250,7 +261,10 @@ static int run_client(const struct cli *c, const struct wrapper_args *args)
 	const char *command = c->reload ? "reload" :
 			      c->hard_reload ? "hard-reload" :
 			      c->handoff ? "handoff" :
-			      c->json ? "status json" : "status";
+			      c->json || !g_strcmp0(c->format, "json") ?
+				"status json" :
+			      !g_strcmp0(c->format, "openmetrics") ?
+				"status openmetrics" : "status";
 	int dirfd = rundir_open(dir, RUNDIR_CLIENT, &error);
 	gboolean trusted = dirfd >= 0 &&
 			   rundir_socket_trusted(dirfd, "control.sock", &error);
@@ -296,6 +310,7 @@ static void cli_clear(struct cli *c)
 	g_free(c->seamless);
 	g_free(c->takeover);
 	g_free(c->master_worker);
+	g_free(c->format);
 }
 
 /*

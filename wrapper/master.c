@@ -83,6 +83,7 @@ static void retire_workers(struct supervisor *s, struct generation *g,
 	*c = (struct worker_cohort){
 		.master = g,
 		.pids = g_steal_pointer(&g->workers),
+		.since_us = g_get_real_time(),
 	};
 	g->workers = g_array_new(FALSE, FALSE, sizeof(GPid));
 	g_ptr_array_add(g->cohorts, c);
@@ -102,6 +103,7 @@ static void reload_loaded(struct supervisor *s, struct generation *g,
 {
 	g_autofree gchar *pids = sv_pids_text(fresh);
 	g_autofree gchar *msg = NULL;
+	struct log_event ev;
 
 	stop_waiting(s);
 	generation_prune_cohorts(g);
@@ -113,8 +115,10 @@ static void reload_loaded(struct supervisor *s, struct generation *g,
 	sv_bound_draining(s);
 	failed_generation_clear(&s->failed);
 	s->reloads++;
-	log_notice("generation %u reloaded: master pid %d, workers %s, "
-		   "haproxy %s", g->number, g->pid, pids, g->version);
+	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
+	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
+		   "workers %s, haproxy %s", g->number, g->pid, pids,
+		   g->version);
 	msg = g_strdup_printf("generation %u (master pid %d) serving with "
 			      "workers %s", g->number, g->pid, pids);
 	sv_reload_finished(s, TRUE, msg);

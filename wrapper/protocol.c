@@ -11,6 +11,7 @@ static const struct {
 	{ "hard-reload", CMD_HARD_RELOAD },
 	{ "status", CMD_STATUS },
 	{ "status json", CMD_STATUS_JSON },
+	{ "status openmetrics", CMD_STATUS_OPENMETRICS },
 	{ "handoff", CMD_HANDOFF },
 };
 
@@ -43,5 +44,5 @@ enum control_command control_parse(const char *buf, gsize len,
 		    memcmp(commands[i].word, buf, line_len) == 0)
 			return commands[i].command;
 	return invalid(error, "unknown command (reload, hard-reload, status, "
-			      "status json, handoff)");
+			      "status json, status openmetrics, handoff)");
 }

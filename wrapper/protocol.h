@@ -15,6 +15,7 @@ enum control_command {
 	CMD_HARD_RELOAD,	/* "hard-reload" */
 	CMD_STATUS,		/* "status" */
 	CMD_STATUS_JSON,	/* "status json" */
+	CMD_STATUS_OPENMETRICS,	/* "status openmetrics" */
 	CMD_HANDOFF,		/* "handoff" */
 	CMD_INVALID,		/* *error says why */
 };

@@ -36,6 +36,18 @@ void sv_answer_waiters(struct supervisor *s, guint upto, const char *text)
 	}
 }
 
+struct log_event sv_event(struct supervisor *s, const char *message_id,
+			  guint number, GPid pid, const char *result)
+{
+	return (struct log_event){
+		.message_id = message_id,
+		.generation = number,
+		.pid = pid,
+		.result = result,
+		.duration_us = g_get_monotonic_time() - s->attempt_started_us,
+	};
+}
+
 static void record_reload(struct supervisor *s, gboolean ok, const char *msg)
 {
 	gint64 now = g_get_monotonic_time();
@@ -87,6 +99,7 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 			  const char *fmt, ...)
 {
 	g_autofree gchar *msg = NULL;
+	struct log_event ev;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -95,21 +108,26 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 	if (s->phase == PHASE_STARTING) {
 		g_autofree gchar *answer = g_strdup_printf("error: %s", msg);
 
-		log_err("cannot start haproxy: %s", msg);
+		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+		wlog_event(&ev, LOG_ERR, "cannot start haproxy: %s", msg);
 		sv_set_exit_code(s, exit_code);
 		sv_answer_waiters(s, G_MAXUINT, answer);
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
 	if (s->current_lost) {
-		log_err("reload failed: %s; and no generation is serving: "
-			"stopping", msg);
+		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; and no generation "
+			   "is serving: stopping", msg);
 		sv_set_exit_code(s, sv_lost_exit_code(s->lost_mode, s->lost_status));
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
-	log_err("reload failed: %s; generation %u (pid %d) keeps serving",
-		msg, s->current->number, s->current->pid);
+	ev = sv_event(s, MSGID_RELOAD_FAILED, s->current->number,
+		      s->current->pid, "failed");
+	s->reloads_failed++;
+	wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u (pid %d) "
+		   "keeps serving", msg, s->current->number, s->current->pid);
 	sv_reload_finished(s, FALSE, msg);
 }
 
@@ -250,6 +268,7 @@ static void wait_listeners_released(struct generation *old,
 void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->current;
+	struct log_event ev;
 
 	witness_stop(&g->witness);
 	g->state = GEN_CURRENT;
@@ -259,6 +278,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	if (old) {
 		wait_listeners_released(old, g);
 		old->state = GEN_DRAINING;
+		old->draining_since_us = g_get_real_time();
 		/* A -Ds parent may have forked workers after we listed them
 		 * for -sf; a second SIGUSR1 to the others is harmless. */
 		if (old->mode == LAUNCH_DS && !s->attempt_hard)
@@ -268,16 +288,19 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	sv_bound_draining(s);
 	sv_pidfile_publish(s, g);
 	failed_generation_clear(&s->failed);
+	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
 	if (g->mode == LAUNCH_MW) {
 		g_autofree gchar *workers = sv_pids_text(g->workers);
 
-		log_notice("generation %u ready: master pid %d, workers %s, "
-			   "haproxy %s", g->number, g->pid, workers,
-			   g->version);
+		wlog_event(&ev, LOG_NOTICE, "generation %u ready: master pid "
+			   "%d, workers %s, haproxy %s", g->number, g->pid,
+			   workers, g->version);
 	} else {
-		log_notice("generation %u ready: pid %d, haproxy %s", g->number,
-			   g->pid, g->version);
+		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
+			   "haproxy %s", g->number, g->pid, g->version);
 	}
+	if (s->phase == PHASE_STARTING && s->takeover)
+		s->takeovers = takeover_instances(s->takeover)->len;
 	if (s->phase == PHASE_STARTING)
 		s->phase = PHASE_RUNNING;
 	else

@@ -219,16 +219,143 @@ gchar *status_json(const struct status_view *v)
 	return g_string_free(s, FALSE);
 }
 
+/* ---- OpenMetrics (node_exporter's textfile collector, a scrape) ---- */
+
+#define OM_PREFIX "haproxy_wrapper_"
+
+static void om_family(GString *s, const char *name, const char *type,
+		      const char *unit, const char *help)
+{
+	g_string_append_printf(s, "# TYPE " OM_PREFIX "%s %s\n", name, type);
+	if (unit)
+		g_string_append_printf(s, "# UNIT " OM_PREFIX "%s %s\n", name,
+				       unit);
+	g_string_append_printf(s, "# HELP " OM_PREFIX "%s %s\n", name, help);
+}
+
+static void om_seconds(GString *s, const char *name, gint64 us)
+{
+	g_string_append_printf(s, OM_PREFIX "%s %" G_GINT64_FORMAT ".%06"
+			       G_GINT64_FORMAT "\n", name, us / G_USEC_PER_SEC,
+			       us % G_USEC_PER_SEC);
+}
+
+static void om_last_reload(GString *s, const struct reload_report *r)
+{
+	if (!r->valid)
+		return;
+	om_family(s, "last_reload_success", "gauge", NULL,
+		  "1 if the last reload (or the first start) worked.");
+	g_string_append_printf(s, OM_PREFIX "last_reload_success %d\n", r->ok);
+	om_family(s, "last_reload_duration_seconds", "gauge", "seconds",
+		  "How long the last reload took.");
+	om_seconds(s, "last_reload_duration_seconds", r->duration_us);
+	om_family(s, "last_reload_timestamp_seconds", "gauge", "seconds",
+		  "When the last reload ended.");
+	om_seconds(s, "last_reload_timestamp_seconds", r->ended_us);
+}
+
+/* Old processes still draining, and the age of the oldest of them. */
+static guint om_draining(const struct status_view *v, gint64 *oldest_us)
+{
+	guint n = 0;
+
+	*oldest_us = 0;
+	for (guint i = 0; i < v->gens->len; i++) {
+		const struct generation *g =
+			g_ptr_array_index((GPtrArray *)v->gens, i);
+		gint64 since = g->draining_since_us ? : g->started_us;
+
+		if (g->state == GEN_DRAINING) {
+			n++;
+			if (!*oldest_us || since < *oldest_us)
+				*oldest_us = since;
+		}
+		for (guint j = 0; j < g->cohorts->len; j++) {
+			const struct worker_cohort *c =
+				g_ptr_array_index(g->cohorts, j);
+
+			n += c->pids->len;
+			if (!*oldest_us || c->since_us < *oldest_us)
+				*oldest_us = c->since_us;
+		}
+	}
+	return n;
+}
+
+static void om_generations(GString *s, const struct status_view *v)
+{
+	static const enum gen_state states[] = {
+		GEN_STARTING, GEN_CURRENT, GEN_DRAINING,
+	};
+	guint n[G_N_ELEMENTS(states)] = { 0 };
+	gint64 oldest_us;
+	guint draining = om_draining(v, &oldest_us);
+
+	for (guint i = 0; i < v->gens->len; i++)
+		n[((const struct generation *)
+		   g_ptr_array_index((GPtrArray *)v->gens, i))->state]++;
+	om_family(s, "generations", "gauge", NULL,
+		  "haproxy generations by state.");
+	for (guint i = 0; i < G_N_ELEMENTS(states); i++)
+		g_string_append_printf(s, OM_PREFIX "generations{state=\"%s\"}"
+				       " %u\n",
+				       generation_state_name(states[i]), n[i]);
+	g_string_append_printf(s, OM_PREFIX "generations{state=\"foreign\"} "
+			       "%u\n", v->foreign ? v->foreign->len : 0);
+	g_string_append_printf(s, OM_PREFIX "generations{state=\"failed\"} "
+			       "%d\n", v->failed->valid);
+	om_family(s, "draining_processes", "gauge", NULL,
+		  "Old haproxy processes (or -Ws workers) still draining.");
+	g_string_append_printf(s, OM_PREFIX "draining_processes %u\n",
+			       draining);
+	om_family(s, "oldest_draining_age_seconds", "gauge", "seconds",
+		  "Since when the oldest of them drains (0: none).");
+	om_seconds(s, "oldest_draining_age_seconds",
+		   oldest_us ? MAX(g_get_real_time() - oldest_us, 0) : 0);
+}
+
+static void om_counter(GString *s, const char *name, guint value,
+		       const char *help)
+{
+	om_family(s, name, "counter", NULL, help);
+	g_string_append_printf(s, OM_PREFIX "%s_total %u\n", name, value);
+}
+
+gchar *status_openmetrics(const struct status_view *v)
+{
+	GString *s = g_string_new(NULL);
+
+	om_family(s, "reloads", "counter", NULL,
+		  "Reloads that ended, by result.");
+	g_string_append_printf(s, OM_PREFIX "reloads_total{result=\"ok\"} "
+			       "%u\n", v->reloads);
+	g_string_append_printf(s, OM_PREFIX "reloads_total{result=\"failed\"} "
+			       "%u\n", v->reloads_failed);
+	om_last_reload(s, v->last);
+	om_generations(s, v);
+	om_counter(s, "takeovers", v->takeovers,
+		   "haproxy instances it did not start, taken over at start.");
+	om_counter(s, "adoptions", v->adoptions,
+		   "Generations adopted from its previous image on a "
+		   "self-upgrade.");
+	g_string_append(s, "# EOF\nok");
+	return g_string_free(s, FALSE);
+}
+
 gchar *status_summary(const struct status_view *v)
 {
 	const struct generation *c = v->current;
 	g_autofree gchar *serving = c ? g_strdup_printf(
 		"generation %u (pid %d, haproxy %s) serving", c->number, c->pid,
 		c->version) : g_strdup("no generation serving");
+	gint64 ms = v->last->duration_us / 1000;
 	g_autofree gchar *last = !v->last->valid ? g_strdup("") :
-				 v->last->ok ? g_strdup("; last reload ok") :
-				 g_strdup_printf("; last reload FAILED: %s",
-						 v->last->message);
+		v->last->ok ?
+		g_strdup_printf("; last reload ok (%" G_GINT64_FORMAT " ms)",
+				ms) :
+		g_strdup_printf("; last reload FAILED (%" G_GINT64_FORMAT
+				" ms): %s", ms, v->last->message);
 
 	return g_strdup_printf("%s; %u reload(s)%s", serving, v->reloads, last);
 }

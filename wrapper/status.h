@@ -28,6 +28,9 @@ struct status_view {
 	GPid wrapper_pid;
 	const char *phase;
 	guint reloads;
+	guint reloads_failed;
+	guint takeovers;
+	guint adoptions;
 	const struct reload_report *last;
 	const struct failed_generation *failed;
 	const GPtrArray *gens;	/* struct generation *, oldest first */
@@ -37,6 +40,8 @@ struct status_view {
 
 gchar *status_text(const struct status_view *v);
 gchar *status_json(const struct status_view *v);
+/* OpenMetrics text, "# EOF" then the "ok" verdict line. */
+gchar *status_openmetrics(const struct status_view *v);
 /* One line for systemd's STATUS=. */
 gchar *status_summary(const struct status_view *v);
 

@@ -69,6 +69,9 @@ struct supervisor {
 	struct generation *starting;
 	guint next_number;
 	guint reloads;
+	guint reloads_failed;	/* these three: for metrics, by this image */
+	guint takeovers;
+	guint adoptions;
 	enum phase phase;
 
 	/* One reload in flight; any number of requests meanwhile make one
@@ -136,6 +139,10 @@ struct waiter {
 	struct control_client *client;
 	guint target;
 };
+
+/* reload.c: an event's journal fields; result: the current attempt's. */
+struct log_event sv_event(struct supervisor *s, const char *message_id,
+			  guint number, GPid pid, const char *result);
 
 /* supervisor.c */
 void sv_set_exit_code(struct supervisor *s, int code);

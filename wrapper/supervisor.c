@@ -125,6 +125,9 @@ static struct status_view status_view_of(struct supervisor *s)
 		.wrapper_pid = getpid(),
 		.phase = phase_name(s->phase),
 		.reloads = s->reloads,
+		.reloads_failed = s->reloads_failed,
+		.takeovers = s->takeovers,
+		.adoptions = s->adoptions,
 		.last = &s->last,
 		.failed = &s->failed,
 		.gens = s->gens,
@@ -199,6 +202,7 @@ static void current_generation_exited(struct supervisor *s,
 				      struct generation *g, int status)
 {
 	g_autofree gchar *how = describe_wait_status(status);
+	struct log_event ev;
 
 	if (s->starting) {
 		log_info("generation %u (pid %d) %s while generation %u "
@@ -209,8 +213,9 @@ static void current_generation_exited(struct supervisor *s,
 		forget_generation(s, g);
 		return;
 	}
-	log_err("generation %u (pid %d), the one serving, %s on its own; "
-		"stopping", g->number, g->pid, how);
+	ev = sv_event(s, MSGID_GENERATION_LOST, g->number, g->pid, NULL);
+	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
+		   "on its own; stopping", g->number, g->pid, how);
 	sv_set_exit_code(s, sv_lost_exit_code(g->mode, status));
 	forget_generation(s, g);
 	sv_begin_stop(s, SIGTERM);
@@ -259,8 +264,10 @@ static void on_control(struct control_client *c,
 		break;
 	case CMD_STATUS:
 	case CMD_STATUS_JSON:
-		text = command == CMD_STATUS ? status_text(&v)
-					     : status_json(&v);
+	case CMD_STATUS_OPENMETRICS:
+		text = command == CMD_STATUS ? status_text(&v) :
+		       command == CMD_STATUS_JSON ? status_json(&v) :
+		       status_openmetrics(&v);
 		control_reply(c, text);
 		break;
 	case CMD_INCOMPLETE:
@@ -548,7 +555,13 @@ int supervisor_run(struct supervisor *s)
 	teardown_runtime(s);
 	if (!s->have_exit_code)
 		s->exit_code = 0;
-	log_notice("exit, haproxy RC=%d", s->exit_code);
+	{
+		struct log_event ev = { .message_id = MSGID_STOP,
+					.exit_status = s->exit_code };
+
+		wlog_event(&ev, LOG_NOTICE, "exit, haproxy RC=%d",
+			   s->exit_code);
+	}
 	return s->exit_code;
 }
 
