@@ -691,8 +691,8 @@ static void test_hostile_name_taken_over(void)
 	g_assert_nonnull(strstr(line, FORGED_ESCAPED "/haproxy, found by"));
 	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
 	/* It drains the held request: listed as foreign meanwhile. */
-	text = run_status(&s, FALSE);
-	json = run_status(&s, TRUE);
+	text = run_status(&s, NULL);
+	json = run_status(&s, "--json");
 	g_assert_true(t_pid_alive(daemon));
 	g_assert_nonnull(strstr(text, FORGED_ESCAPED "/haproxy standalone"));
 	g_assert_null(strstr(text, "\n<0>"));
