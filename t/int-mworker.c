@@ -846,6 +846,19 @@ static gboolean show_proc_lists_worker(const char *text, GPid pid)
 	return FALSE;
 }
 
+/* pid ended and its parent reaped it: no /proc entry left. Bounded. */
+static gboolean wait_reaped(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d", pid);
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	while (g_file_test(path, G_FILE_TEST_EXISTS) &&
+	       g_get_monotonic_time() < deadline)
+		g_usleep(5 * 1000);
+	return !g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
 /* -S alone asks for master-worker mode: 2.6 runs as a master whose CLI
  * lists the current worker after two reloads, by signal and by request. */
 static void test_real_master_cli(void)
@@ -874,11 +887,13 @@ static void test_real_master_cli(void)
 	g_assert_cmpint(next, >, 0);
 	g_assert_cmpint(next, !=, worker);
 	worker = site_reload(&s, next);
+	/* Draining, the old worker is still listed as one; no longer once
+	 * the master reaped it (it updates its list as it reaps). */
+	g_assert_true(wait_reaped(next));
 	proc = master_cli_ask(sock, "show proc");
 	g_test_message("show proc:\n%s", proc);
 	g_assert_true(show_proc_lists_worker(proc, worker));
 	g_assert_false(show_proc_lists_worker(proc, next));
-	g_assert_true(t_wait_gone(next, T_WAIT));
 	wrapper_signal(s.w, SIGTERM);
 	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
 }
