@@ -295,6 +295,26 @@ static void test_untrusted(void)
 	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
 }
 
+/* A "," in the runtime directory: haproxy would split the listeners
+ * socket's address there and refuse its configuration. Usage error. */
+static void test_comma(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *opt = NULL;
+
+	if (!test_begin())
+		return;
+	site_init(&s);
+	dir = g_build_filename(t_short_dir(s.dir), "a,b", NULL);
+	opt = g_strconcat("--runtime-dir=", dir, NULL);
+	site_launch(&s, opt);
+	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 64 << 8);
+	g_assert_nonnull(wrapper_find_log(s.w, "as a separator"));
+	g_assert_null(wrapper_find_log(s.w, ": executing "));
+	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+}
+
 /* A socket planted in a directory another user owns must not be asked:
  * it would answer "ok" to an ExecReload=. */
 static void test_client_untrusted(void)
@@ -488,6 +508,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/rundir/pidfile-230", test_pidfile_230);
 	g_test_add_func("/rundir/space", test_space);
 	g_test_add_func("/rundir/untrusted", test_untrusted);
+	g_test_add_func("/rundir/comma", test_comma);
 	g_test_add_func("/rundir/client-untrusted", test_client_untrusted);
 	g_test_add_func("/rundir/planted-symlinks", test_planted_symlinks);
 	g_test_add_func("/rundir/debian-stock", test_debian_stock);

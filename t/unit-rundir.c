@@ -335,6 +335,22 @@ static void test_too_long(void)
 	assert_sockets_fit(dir);
 }
 
+/* haproxy splits a socket address at "," (str2listener(), every version
+ * 1.5 to 3.x), even one written \x2c: it would refuse the listeners
+ * fragment and not start. Refused before anything is created. */
+static void test_comma(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *dir = g_build_filename(t->root, "a,b", NULL);
+	g_autofree gchar *below = g_build_filename(t->root, "c,d", "rt", NULL);
+
+	g_assert_cmpint(open_expect(dir, RUNDIR_OWNER, RUNDIR_ERROR_UNUSABLE),
+			==, -1);
+	open_expect(below, RUNDIR_OWNER, RUNDIR_ERROR_UNUSABLE);
+	open_expect(dir, RUNDIR_CLIENT, RUNDIR_ERROR_UNUSABLE);
+	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(below, G_FILE_TEST_EXISTS));
+}
+
 static void test_config_word(void)
 {
 	g_autofree gchar *plain = rundir_config_word("/run/a-b_c.d@1/x.sock");
@@ -359,6 +375,8 @@ int main(int argc, char **argv)
 		   test_ancestors, tree_teardown);
 	g_test_add("/rundir/trust/symlinks", struct tree, NULL, tree_setup,
 		   test_symlinks, tree_teardown);
+	g_test_add("/rundir/trust/comma", struct tree, NULL, tree_setup,
+		   test_comma, tree_teardown);
 	g_test_add("/rundir/write-file", struct tree, NULL, tree_setup,
 		   test_write_file, tree_teardown);
 	return g_test_run();

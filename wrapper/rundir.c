@@ -267,6 +267,13 @@ int rundir_open(const char *dir, enum rundir_role role, GError **error)
 			    RUNDIR_PATH_MAX);
 		return -1;
 	}
+	/* haproxy splits a socket address at "," (even written \x2c). */
+	if (strchr(dir, ',')) {
+		g_set_error(error, RUNDIR_ERROR, RUNDIR_ERROR_UNUSABLE,
+			    "runtime directory %s: haproxy reads \",\" in a "
+			    "socket path as a separator", dir);
+		return -1;
+	}
 	return walk(dir, role, error);
 }
 

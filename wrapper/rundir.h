@@ -33,6 +33,7 @@ enum rundir_error {
 	RUNDIR_ERROR_TOO_LONG,	/* its sockets would not fit */
 	RUNDIR_ERROR_UNTRUSTED,	/* another user could change it */
 	RUNDIR_ERROR_OS,	/* cannot be created or opened */
+	RUNDIR_ERROR_UNUSABLE,	/* haproxy cannot take a socket path in it */
 };
 
 /*
