@@ -115,6 +115,8 @@ static void test_names(void)
 	assert_differ("/run/a-b.pid", "/run/a/b.pid");
 	assert_differ("/run/haproxy.pid", "/run/haproxy");
 	assert_differ("/run/a b.pid", "/run/a_b.pid");
+	/* Without -p the name is "haproxy": no pidfile may take it. */
+	assert_differ(NULL, "/haproxy.pid");
 	/* Never "." or "..": the name is a directory below RUNDIR_BASE. */
 	for (guint i = 0; i < 3; i++) {
 		static const char *const odd[] = { "/..pid", "/...pid",

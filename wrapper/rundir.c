@@ -55,7 +55,10 @@ gchar *rundir_instance_name(const char *pidfile)
 		return g_strdup("haproxy");
 	path = g_canonicalize_filename(pidfile, "/");
 	name = readable(path + 1);
-	if (plain_path(path + 1) && strlen(name) <= NAME_MAX_LEN)
+	/* "haproxy" is the name without a pidfile: hashed, so no pidfile
+	 * ("/haproxy.pid") shares its directory. */
+	if (plain_path(path + 1) && strlen(name) <= NAME_MAX_LEN &&
+	    strcmp(name, "haproxy") != 0)
 		return g_steal_pointer(&name);
 	hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, path, -1);
 	hash[HASH_LEN] = '\0';
