@@ -381,6 +381,43 @@ static void test_planted_symlinks(void)
 	site_stop(&s);
 }
 
+/* listeners.cfg cannot be written (here a directory holds its name, as
+ * ENOSPC or EIO would): haproxy still starts and reloads, without the
+ * fragment and -x, and the failure is said; no temporary file is left. */
+static void test_fragment_unwritable(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *run = NULL;
+	g_autofree gchar *opt = NULL;
+	g_autofree gchar *blocker = NULL;
+	g_autofree gchar *tmp = NULL;
+	g_autofree gchar *out = NULL;
+	const char *exec;
+	GPid first;
+
+	if (!test_begin())
+		return;
+	site_init(&s);
+	run = t_runtime_dir(s.dir);
+	blocker = g_build_filename(run, "listeners.cfg", "keep", NULL);
+	g_assert_cmpint(g_mkdir_with_parents(blocker, 0700), ==, 0);
+	tmp = g_build_filename(run, ".listeners.cfg.tmp", NULL);
+	opt = g_strconcat("--runtime-dir=", run, NULL);
+	first = site_start(&s, opt);
+	g_assert_nonnull(wrapper_find_log(s.w, "cannot write listeners.cfg"));
+	g_assert_nonnull(wrapper_find_log(s.w, "no seamless reload"));
+	exec = wrapper_executing_line(s.w, 1);
+	g_assert_nonnull(exec);
+	g_assert_null(strstr(exec, "listeners"));
+	g_assert_false(g_file_test(tmp, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(client("--reload", opt, NULL, &out, NULL), ==, 0);
+	g_assert_cmpint(serving_pid_in(out), !=, first);
+	exec = wrapper_executing_line(s.w, 2);
+	g_assert_nonnull(exec);
+	g_assert_null(strstr(exec, " -x "));
+	site_stop(&s);
+}
+
 /* ---- a distribution's stock global section ---- */
 
 /* Debian 12's /etc/haproxy/haproxy.cfg, its paths moved into dir (the
@@ -511,6 +548,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/rundir/comma", test_comma);
 	g_test_add_func("/rundir/client-untrusted", test_client_untrusted);
 	g_test_add_func("/rundir/planted-symlinks", test_planted_symlinks);
+	g_test_add_func("/rundir/fragment-unwritable", test_fragment_unwritable);
 	g_test_add_func("/rundir/debian-stock", test_debian_stock);
 	return g_test_run();
 }
