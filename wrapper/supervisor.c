@@ -450,8 +450,9 @@ static void teardown_runtime(struct supervisor *s)
 		unlink(s->expose_cfg);
 		unlink(s->expose_sock);
 	}
-	if (s->rundir)
-		rmdir(s->rundir);	/* only if empty: haproxy's socket stays */
+	/* Only if empty: haproxy's socket stays. Never one not verified. */
+	if (s->rundir_ours)
+		rmdir(s->rundir);
 }
 
 /* WATCHDOG=1 only while a generation serves: a wrapper whose haproxy is
