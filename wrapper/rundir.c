@@ -270,13 +270,6 @@ int rundir_open(const char *dir, enum rundir_role role, GError **error)
 			    RUNDIR_PATH_MAX);
 		return -1;
 	}
-	/* haproxy splits a socket address at "," (even written \x2c). */
-	if (strchr(dir, ',')) {
-		g_set_error(error, RUNDIR_ERROR, RUNDIR_ERROR_UNUSABLE,
-			    "runtime directory %s: haproxy reads \",\" in a "
-			    "socket path as a separator", dir);
-		return -1;
-	}
 	return walk(dir, role, error);
 }
 
@@ -348,9 +341,18 @@ gboolean rundir_socket_trusted(int dirfd, const char *name, GError **error)
 	return TRUE;
 }
 
-gchar *rundir_config_word(const char *path)
+gchar *rundir_config_word(const char *path, GError **error)
 {
-	GString *word = g_string_new(NULL);
+	GString *word;
+
+	/* haproxy splits a socket address at "," (even written \x2c). */
+	if (strchr(path, ',')) {
+		g_set_error(error, RUNDIR_ERROR, RUNDIR_ERROR_UNUSABLE,
+			    "%s: haproxy reads \",\" in a socket path as a "
+			    "separator", path);
+		return NULL;
+	}
+	word = g_string_new(NULL);
 
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
 		if (g_ascii_isalnum(*p) || strchr("/._@-", *p))

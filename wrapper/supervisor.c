@@ -381,14 +381,17 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 static gboolean write_expose_config(struct supervisor *s, int dirfd,
 				    GError **error)
 {
-	g_autofree gchar *word = rundir_config_word(s->expose_sock);
-	g_autofree gchar *text = g_strdup_printf(
+	g_autofree gchar *word = rundir_config_word(s->expose_sock, error);
+	g_autofree gchar *text = NULL;
+
+	if (!word)
+		return FALSE;
+	text = g_strdup_printf(
 		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
 		"# the listening sockets of the previous one (-x).\n"
 		"global\n"
 		"    stats socket %s mode 600 level admin expose-fd listeners\n",
 		word);
-
 	return rundir_write_file(dirfd, "listeners.cfg", text, error);
 }
 
