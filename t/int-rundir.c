@@ -295,6 +295,34 @@ static void test_untrusted(void)
 	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
 }
 
+/* A "," in the runtime directory: haproxy would split the listeners
+ * socket's address there. No seamless reload, said; haproxy starts, and
+ * the control socket (the wrapper's own) answers. */
+static void test_comma(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *dir = NULL;
+	g_autofree gchar *opt = NULL;
+	g_autofree gchar *out = NULL;
+	const char *exec;
+	GPid first;
+
+	if (!test_begin())
+		return;
+	site_init(&s);
+	dir = g_build_filename(t_short_dir(s.dir), "a,b", NULL);
+	opt = g_strconcat("--runtime-dir=", dir, NULL);
+	first = site_start(&s, opt);
+	g_assert_nonnull(wrapper_find_log(s.w, "as a separator"));
+	g_assert_nonnull(wrapper_find_log(s.w, "no seamless reload"));
+	exec = wrapper_executing_line(s.w, 1);
+	g_assert_nonnull(exec);
+	g_assert_null(strstr(exec, "listeners"));
+	g_assert_cmpint(client("--reload", opt, NULL, &out, NULL), ==, 0);
+	g_assert_cmpint(serving_pid_in(out), !=, first);
+	site_stop(&s);
+}
+
 /* A socket planted in a directory another user owns must not be asked:
  * it would answer "ok" to an ExecReload=. */
 static void test_client_untrusted(void)
@@ -358,6 +386,43 @@ static void test_planted_symlinks(void)
 	g_assert_true(S_ISSOCK(st.st_mode));
 	g_assert_cmpint(client("--status", opt, NULL, &out, NULL), ==, 0);
 	assert_no_warning(s.w);
+	site_stop(&s);
+}
+
+/* listeners.cfg cannot be written (here a directory holds its name, as
+ * ENOSPC or EIO would): haproxy still starts and reloads, without the
+ * fragment and -x, and the failure is said; no temporary file is left. */
+static void test_fragment_unwritable(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *run = NULL;
+	g_autofree gchar *opt = NULL;
+	g_autofree gchar *blocker = NULL;
+	g_autofree gchar *tmp = NULL;
+	g_autofree gchar *out = NULL;
+	const char *exec;
+	GPid first;
+
+	if (!test_begin())
+		return;
+	site_init(&s);
+	run = t_runtime_dir(s.dir);
+	blocker = g_build_filename(run, "listeners.cfg", "keep", NULL);
+	g_assert_cmpint(g_mkdir_with_parents(blocker, 0700), ==, 0);
+	tmp = g_build_filename(run, ".listeners.cfg.tmp", NULL);
+	opt = g_strconcat("--runtime-dir=", run, NULL);
+	first = site_start(&s, opt);
+	g_assert_nonnull(wrapper_find_log(s.w, "cannot write listeners.cfg"));
+	g_assert_nonnull(wrapper_find_log(s.w, "no seamless reload"));
+	exec = wrapper_executing_line(s.w, 1);
+	g_assert_nonnull(exec);
+	g_assert_null(strstr(exec, "listeners"));
+	g_assert_false(g_file_test(tmp, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(client("--reload", opt, NULL, &out, NULL), ==, 0);
+	g_assert_cmpint(serving_pid_in(out), !=, first);
+	exec = wrapper_executing_line(s.w, 2);
+	g_assert_nonnull(exec);
+	g_assert_null(strstr(exec, " -x "));
 	site_stop(&s);
 }
 
@@ -488,8 +553,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/rundir/pidfile-230", test_pidfile_230);
 	g_test_add_func("/rundir/space", test_space);
 	g_test_add_func("/rundir/untrusted", test_untrusted);
+	g_test_add_func("/rundir/comma", test_comma);
 	g_test_add_func("/rundir/client-untrusted", test_client_untrusted);
 	g_test_add_func("/rundir/planted-symlinks", test_planted_symlinks);
+	g_test_add_func("/rundir/fragment-unwritable", test_fragment_unwritable);
 	g_test_add_func("/rundir/debian-stock", test_debian_stock);
 	return g_test_run();
 }

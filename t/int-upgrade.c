@@ -80,6 +80,7 @@ struct up {
 	gchar *bin;
 	gchar *cfg;
 	guint16 port;
+	gchar *rundir;		/* set before up_start(): --runtime-dir */
 	struct stat orig;	/* the binary first started */
 	Wrapper *w;
 	GPid gen1;
@@ -88,7 +89,8 @@ struct up {
 static gboolean up_start(struct up *u, const char *opt)
 {
 	g_autofree gchar *bindir = NULL;
-	const char *args[4];
+	g_autofree gchar *rundir_opt = NULL;
+	const char *args[5];
 	guint n = 0;
 
 	if (!t_have_haproxy()) {
@@ -107,6 +109,12 @@ static gboolean up_start(struct up *u, const char *opt)
 
 	if (opt)
 		args[n++] = opt;
+	if (u->rundir) {
+		g_free(u->rundir);
+		u->rundir = t_runtime_dir(u->dir);
+		rundir_opt = g_strconcat("--runtime-dir=", u->rundir, NULL);
+		args[n++] = rundir_opt;
+	}
 	args[n++] = "-f";
 	args[n++] = u->cfg;
 	args[n] = NULL;
@@ -130,6 +138,7 @@ static void up_clear(struct up *u)
 	g_free(u->dir);
 	g_free(u->bin);
 	g_free(u->cfg);
+	g_free(u->rundir);
 }
 
 /* ---- checks ---- */
@@ -289,6 +298,52 @@ static void test_broken_replacement(void)
 	up_clear(&u);
 }
 
+/* ---- 3b: a runtime directory no longer trusted after the exec ---- */
+
+static void empty_dir(const char *path)
+{
+	g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+	const char *name;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d))) {
+		g_autofree gchar *p = g_build_filename(path, name, NULL);
+
+		g_assert_cmpint(g_unlink(p), ==, 0);
+	}
+}
+
+/* At start it is a usage error (64); the new image of a self-upgrade only
+ * warns: exiting would orphan the haproxy it adopted. */
+static void test_untrusted_rundir(void)
+{
+	struct up u = { .rundir = g_strdup("") };
+
+	if (!up_start(&u, NULL))
+		return;
+	install_file(next_wrapper_path(), u.bin);
+	g_assert_cmpint(chmod(u.rundir, 0770), ==, 0);
+
+	wrapper_signal(u.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on SIGUSR2.",
+					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.w, "writable by no one else",
+					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+					  NEXT_VERSION " running, adopted 1 "
+					  "generation(s)", T_WAIT));
+	/* The reload goes on, without the control socket. */
+	wait_takeover(&u, 2, u.gen1);
+	assert_running(u.w);
+	g_assert_null(wrapper_find_log(u.w, "exit, haproxy RC"));
+
+	/* Emptied by whoever may write it: not ours to remove either. */
+	empty_dir(u.rundir);
+	stop_cleanly(u.w);
+	g_assert_true(g_file_test(u.rundir, G_FILE_TEST_IS_DIR));
+	up_clear(&u);
+}
+
 /* ---- 4: --self-upgrade=never ---- */
 
 static void test_never(void)
@@ -441,6 +496,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/upgrade/reload-signals-not-lost-across-exec",
 			test_reload_signals_not_lost);
 	g_test_add_func("/upgrade/broken-replacement", test_broken_replacement);
+	g_test_add_func("/upgrade/untrusted-rundir", test_untrusted_rundir);
 	g_test_add_func("/upgrade/never", test_never);
 	g_test_add_func("/upgrade/always", test_always);
 	g_test_add_func("/upgrade/leaked-state", test_leaked_state);

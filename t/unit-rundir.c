@@ -115,6 +115,8 @@ static void test_names(void)
 	assert_differ("/run/a-b.pid", "/run/a/b.pid");
 	assert_differ("/run/haproxy.pid", "/run/haproxy");
 	assert_differ("/run/a b.pid", "/run/a_b.pid");
+	/* Without -p the name is "haproxy": no pidfile may take it. */
+	assert_differ(NULL, "/haproxy.pid");
 	/* Never "." or "..": the name is a directory below RUNDIR_BASE. */
 	for (guint i = 0; i < 3; i++) {
 		static const char *const odd[] = { "/..pid", "/...pid",
@@ -337,12 +339,19 @@ static void test_too_long(void)
 
 static void test_config_word(void)
 {
-	g_autofree gchar *plain = rundir_config_word("/run/a-b_c.d@1/x.sock");
-	g_autofree gchar *odd = rundir_config_word("/my lb/#1\"'$\\\t\xc3\xa9");
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *plain = rundir_config_word("/run/a-b_c.d@1/x.sock",
+						     NULL);
+	g_autofree gchar *odd = rundir_config_word("/my lb/#1\"'$\\\t\xc3\xa9",
+						   NULL);
 
 	g_assert_cmpstr(plain, ==, "/run/a-b_c.d@1/x.sock");
 	g_assert_cmpstr(odd, ==,
 			"/my\\x20lb/\\x231\\x22\\x27\\x24\\x5c\\x09\\xc3\\xa9");
+	/* haproxy splits a socket address at ",", even written \x2c
+	 * (str2listener(), 1.5 to 3.x): no word for it. */
+	g_assert_null(rundir_config_word("/run/a,b/x.sock", &error));
+	g_assert_error(error, RUNDIR_ERROR, RUNDIR_ERROR_UNUSABLE);
 }
 
 int main(int argc, char **argv)

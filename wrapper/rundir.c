@@ -55,7 +55,10 @@ gchar *rundir_instance_name(const char *pidfile)
 		return g_strdup("haproxy");
 	path = g_canonicalize_filename(pidfile, "/");
 	name = readable(path + 1);
-	if (plain_path(path + 1) && strlen(name) <= NAME_MAX_LEN)
+	/* "haproxy" is the name without a pidfile: hashed, so no pidfile
+	 * ("/haproxy.pid") shares its directory. */
+	if (plain_path(path + 1) && strlen(name) <= NAME_MAX_LEN &&
+	    strcmp(name, "haproxy") != 0)
 		return g_steal_pointer(&name);
 	hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, path, -1);
 	hash[HASH_LEN] = '\0';
@@ -338,9 +341,18 @@ gboolean rundir_socket_trusted(int dirfd, const char *name, GError **error)
 	return TRUE;
 }
 
-gchar *rundir_config_word(const char *path)
+gchar *rundir_config_word(const char *path, GError **error)
 {
-	GString *word = g_string_new(NULL);
+	GString *word;
+
+	/* haproxy splits a socket address at "," (even written \x2c). */
+	if (strchr(path, ',')) {
+		g_set_error(error, RUNDIR_ERROR, RUNDIR_ERROR_UNUSABLE,
+			    "%s: haproxy reads \",\" in a socket path as a "
+			    "separator", path);
+		return NULL;
+	}
+	word = g_string_new(NULL);
 
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
 		if (g_ascii_isalnum(*p) || strchr("/._@-", *p))

@@ -33,6 +33,7 @@ enum rundir_error {
 	RUNDIR_ERROR_TOO_LONG,	/* its sockets would not fit */
 	RUNDIR_ERROR_UNTRUSTED,	/* another user could change it */
 	RUNDIR_ERROR_OS,	/* cannot be created or opened */
+	RUNDIR_ERROR_UNUSABLE,	/* haproxy cannot take a socket path in it */
 };
 
 /*
@@ -73,9 +74,10 @@ gboolean rundir_write_file(int dirfd, const char *name, const char *text,
  * (not a symlink)? */
 gboolean rundir_socket_trusted(int dirfd, const char *name, GError **error);
 
-/* path as one haproxy configuration word, for every haproxy 1.5 to 3.x:
- * anything but letters, digits and "/._@-" as \xHH. */
-gchar *rundir_config_word(const char *path);
+/* The socket path as one haproxy configuration word, for every haproxy
+ * 1.5 to 3.x: anything but letters, digits and "/._@-" as \xHH. NULL
+ * (RUNDIR_ERROR_UNUSABLE) if it holds ",": an address separator there. */
+gchar *rundir_config_word(const char *path, GError **error);
 
 gchar *rundir_control_socket(const char *dir);
 gchar *rundir_expose_socket(const char *dir);

@@ -391,14 +391,17 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 static gboolean write_expose_config(struct supervisor *s, int dirfd,
 				    GError **error)
 {
-	g_autofree gchar *word = rundir_config_word(s->expose_sock);
-	g_autofree gchar *text = g_strdup_printf(
+	g_autofree gchar *word = rundir_config_word(s->expose_sock, error);
+	g_autofree gchar *text = NULL;
+
+	if (!word)
+		return FALSE;
+	text = g_strdup_printf(
 		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
 		"# the listening sockets of the previous one (-x).\n"
 		"global\n"
 		"    stats socket %s mode 600 level admin expose-fd listeners\n",
 		word);
-
 	return rundir_write_file(dirfd, "listeners.cfg", text, error);
 }
 
@@ -460,8 +463,9 @@ static void teardown_runtime(struct supervisor *s)
 		unlink(s->expose_cfg);
 		unlink(s->expose_sock);
 	}
-	if (s->rundir)
-		rmdir(s->rundir);	/* only if empty: haproxy's socket stays */
+	/* Only if empty: haproxy's socket stays. Never one not verified. */
+	if (s->rundir_ours)
+		rmdir(s->rundir);
 }
 
 /* WATCHDOG=1 only while a generation serves: a wrapper whose haproxy is
