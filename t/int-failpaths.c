@@ -122,8 +122,8 @@ static void fx_setenv(struct fx *f, const char *key, const char *value)
 /*
  * The fake haproxy behind a script whose runs with "step" among their
  * arguments (-v, -c, -sf) wait
- * while f->gate exists, after creating f->gate.entered: the test holds a
- * hand-off in that step as long as it needs.
+ * while f->gate exists, after writing their pid to f->gate.entered: the
+ * test holds a hand-off in that step as long as it needs.
  */
 static void fx_init_gated(struct fx *f, const char *version, const char *step)
 {
@@ -136,7 +136,7 @@ static void fx_init_gated(struct fx *f, const char *version, const char *step)
 	script = g_strdup_printf(
 		"#!/bin/sh\n"
 		"case \" $* \" in *\" %s \"*) [ -e %s ] && {\n"
-		"	: > %s.entered\n"
+		"	echo $$ > %s.entered\n"
 		"	while [ -e %s ]; do sleep 0.01; done\n"
 		"	} ;;\nesac\n"
 		"exec %s \"$@\"\n",
@@ -261,6 +261,60 @@ static void fx_wait_gate_entered(struct fx *f)
 static void fx_open_gate(struct fx *f)
 {
 	g_assert_cmpint(g_unlink(f->gate), ==, 0);
+}
+
+/* The pid of the run that entered the gate (its shell). */
+static GPid fx_gate_pid(struct fx *f)
+{
+	g_autofree gchar *entered = g_strconcat(f->gate, ".entered", NULL);
+	g_autofree gchar *text = NULL;
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	/* Created, then written: until the pid is there. */
+	while (g_file_get_contents(entered, &text, NULL, NULL) &&
+	       !strchr(text, '\n') && g_get_monotonic_time() < end) {
+		g_clear_pointer(&text, g_free);
+		g_usleep(5 * 1000);
+	}
+	g_assert_nonnull(text);
+	return (GPid)strtol(text, NULL, 10);
+}
+
+/* The haproxy binary looks changed: the next reload asks its version. */
+static void fx_touch_haproxy(struct fx *f)
+{
+	const struct timespec ts[2] = { { 1000000, 0 }, { 1000000, 0 } };
+
+	g_assert_cmpint(utimensat(AT_FDCWD, f->haproxy, ts, 0), ==, 0);
+}
+
+/* A child of the wrapper that is not one of pids, or 0. */
+static GPid stray_child(GPid wrapper, const GArray *pids)
+{
+	g_autoptr(GArray) kids = proc_children(wrapper);
+
+	for (guint i = 0; i < kids->len; i++) {
+		GPid pid = g_array_index(kids, GPid, i);
+
+		if (!proc_pids_contain(pids, pid))
+			return pid;
+	}
+	return 0;
+}
+
+/* Every child of the wrapper is one of pids, once the ones it ended are
+ * reaped (bounded): no probe left behind. */
+static void assert_children_only(GPid wrapper, const GArray *pids)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	GPid stray;
+
+	while ((stray = stray_child(wrapper, pids)) &&
+	       g_get_monotonic_time() < end)
+		g_usleep(10 * 1000);
+	if (stray)
+		g_test_message("stray child of the wrapper: %d", stray);
+	g_assert_cmpint(stray, ==, 0);
 }
 
 /* ---- descriptors ---- */
@@ -807,6 +861,51 @@ static void test_client_vanishes(void)
 	fx_clear(&f);
 }
 
+/* ---- a probe that never answers ---- */
+
+/*
+ * The version probe of a reload hangs: after its time limit the reload
+ * fails, the --reload client hears why, the old generation serves on, the
+ * probe is killed and reaped, and the reload asked for meanwhile runs.
+ */
+static void test_probe_timeout(void)
+{
+	struct t_command reload = { 0 };
+	g_autoptr(GArray) gens = g_array_new(FALSE, FALSE, sizeof(GPid));
+	struct fx f;
+	GPid gen1, probe;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_setenv(&f, "HAPROXY_SYSTEMD_WRAPPER_TEST_PROBE_MS", "1500");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	g_array_append_val(gens, gen1);
+	fx_close_gate(&f);
+	fx_touch_haproxy(&f);
+	fx_client(&f, &reload, "--reload");
+	fx_wait_gate_entered(&f);
+	probe = fx_gate_pid(&f);
+	wrapper_signal(f.w, SIGHUP);
+	fx_wait_log(&f, "SIGHUP: a reload is in progress");
+
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
+	g_test_message("%s", reload.err->str);
+	g_assert_nonnull(strstr(reload.err->str, "-v: no answer within the "
+						 "time limit"));
+	g_assert_true(t_wait_gone(probe, T_WAIT));
+	/* The pending reload's probe may be held at the gate by now. */
+	g_assert_cmpint(t_http_pid(f.port), ==, gen1);
+	fx_open_gate(&f);
+	fx_wait_log(&f, "reloading on SIGHUP");
+	g_array_index(gens, GPid, 0) = fx_serving(&f, 2);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	assert_children_only(f.w->pid, gens);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 /* ---- a request while a reload is held ---- */
 
 /*
@@ -961,6 +1060,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/failpaths/upgrade/exec-fails",
 			test_upgrade_exec_fails);
 	g_test_add_func("/failpaths/client-vanishes", test_client_vanishes);
+	g_test_add_func("/failpaths/probe-timeout", test_probe_timeout);
 	g_test_add_func("/failpaths/requests-during-reload",
 			test_requests_during_reload);
 	g_test_add_func("/failpaths/upgrade/fork-fails",
