@@ -906,6 +906,118 @@ static void test_probe_timeout(void)
 	fx_clear(&f);
 }
 
+/* ---- the upgrade's dry run held ---- */
+
+/*
+ * The wrapper runs from a copy that a script replaces: its dry runs wait
+ * while f->gate exists (after writing their pid to f->gate.entered), then
+ * every run goes on as the wrapper built here.
+ */
+static void fx_start_dry_run_gated(struct fx *f)
+{
+	const char *const opts[] = { "--self-upgrade=always", NULL };
+	g_autofree gchar *bin = wrapper_copy(f);
+	g_autofree gchar *script = NULL, *path = NULL;
+
+	f->gate = g_build_filename(f->dir, "gate", NULL);
+	fx_start_at(f, bin, opts);
+	fx_serving(f, 1);
+	script = g_strdup_printf(
+		"#!/bin/sh\n"
+		"case \" $* \" in *\" --upgrade-dry-run \"*) [ -e %s ] && {\n"
+		"	echo $$ > %s.entered\n"
+		"	while [ -e %s ]; do sleep 0.01; done\n"
+		"	} ;;\nesac\n"
+		"exec %s \"$@\"\n",
+		f->gate, f->gate, f->gate, t_wrapper_path());
+	path = t_write_file(f->dir, "gated-image", script);
+	install_file(path, bin);
+	fx_close_gate(f);
+}
+
+/*
+ * A --reload client gone while the dry run runs: the wrapper answers into
+ * nothing, upgrades, serves, and answers the next client.
+ */
+static void test_dry_run_client_vanishes(void)
+{
+	struct t_command reload = { 0 };
+	int gone;
+	struct fx f;
+	GPid wrapper;
+
+	if (!fx_init_real(&f))
+		return;
+	fx_start_dry_run_gated(&f);
+	wrapper = f.w->pid;
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_wait_gate_entered(&f);
+	close(gone);
+	fx_open_gate(&f);
+	fx_wait_log(&f, "re-executing on request");
+	fx_serving(&f, 2);
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 3);
+	g_assert_cmpint(f.w->pid, ==, wrapper);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
+static const int control_signals[] = { SIGUSR2, SIGHUP, SIGTERM, SIGUSR1 };
+
+/*
+ * A control signal while the dry run is held. A reload (SIGUSR2, SIGHUP)
+ * waits and runs after the upgrade, in the new image; a stop (SIGTERM,
+ * SIGUSR1) answers the waiting client, ends the dry run, and no exec
+ * follows.
+ */
+static void test_signal_in_dry_run(gconstpointer data)
+{
+	int sig = GPOINTER_TO_INT(data);
+	g_autofree gchar *queued = g_strdup_printf(
+		"SIG%s: a reload is in progress", sigabbrev_np(sig));
+	struct t_command reload = { 0 };
+	struct fx f;
+	GPid gen1, dry_run;
+
+	if (!fx_init_real(&f))
+		return;
+	fx_start_dry_run_gated(&f);
+	gen1 = t_http_pid(f.port);
+	fx_client(&f, &reload, "--reload");
+	fx_wait_gate_entered(&f);
+	dry_run = fx_gate_pid(&f);
+	wrapper_signal(f.w, sig);
+	if (sig == SIGUSR2 || sig == SIGHUP) {
+		fx_wait_log(&f, queued);
+		fx_open_gate(&f);
+		g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+		fx_serving(&f, 2);
+		fx_serving(&f, 3);
+		/* --self-upgrade=always: the reload that waited upgrades
+		 * too (the new image knows it as pending, not by its
+		 * signal). */
+		g_assert_cmpuint(wrapper_count_log(f.w, "re-executing on "),
+				 ==, 2);
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		fx_stop(&f);
+	} else {
+		g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
+		g_assert_nonnull(strstr(reload.err->str, "error: stopping"));
+		g_assert_true(t_wait_gone(dry_run, T_WAIT));
+		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		g_assert_cmpuint(wrapper_count_log(f.w, "re-executing"), ==, 0);
+		fx_open_gate(&f);
+	}
+	t_command_clear(&reload);
+	fx_clear(&f);
+}
+
 /* ---- a request while a reload is held ---- */
 
 /*
@@ -1061,6 +1173,16 @@ int main(int argc, char **argv)
 			test_upgrade_exec_fails);
 	g_test_add_func("/failpaths/client-vanishes", test_client_vanishes);
 	g_test_add_func("/failpaths/probe-timeout", test_probe_timeout);
+	g_test_add_func("/failpaths/dry-run/client-vanishes",
+			test_dry_run_client_vanishes);
+	for (guint i = 0; i < G_N_ELEMENTS(control_signals); i++) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/failpaths/dry-run/SIG%s",
+			sigabbrev_np(control_signals[i]));
+
+		g_test_add_data_func(path, GINT_TO_POINTER(control_signals[i]),
+				     test_signal_in_dry_run);
+	}
 	g_test_add_func("/failpaths/requests-during-reload",
 			test_requests_during_reload);
 	g_test_add_func("/failpaths/upgrade/fork-fails",
