@@ -1018,6 +1018,92 @@ static void test_signal_in_dry_run(gconstpointer data)
 	fx_clear(&f);
 }
 
+/*
+ * A control signal while the hand-off checks haproxy's version. A stop
+ * (SIGTERM, SIGUSR1) abandons the hand-off, tells its client, ends the
+ * check; the wrapper stops. A reload (SIGUSR2, SIGHUP) waits for the
+ * hand-off: haproxy -Ws reads the configuration after the request, which
+ * is what the reload was for; it serves, and takes its reloads itself.
+ */
+static void test_signal_in_handoff(gconstpointer data)
+{
+	int sig = GPOINTER_TO_INT(data);
+	g_autofree gchar *queued = g_strdup_printf(
+		"SIG%s: a reload is in progress", sigabbrev_np(sig));
+	struct t_command handoff = { 0 };
+	struct fx f;
+	GPid gen1, check;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_client(&f, &handoff, "--handoff");
+	fx_wait_gate_entered(&f);
+	check = fx_gate_pid(&f);
+	wrapper_signal(f.w, sig);
+	if (sig == SIGUSR2 || sig == SIGHUP) {
+		fx_wait_log(&f, queued);
+		g_assert_cmpint(t_http_pid(f.port), ==, gen1);
+		fx_open_gate(&f);
+		g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);
+		g_assert_nonnull(strstr(handoff.out->str,
+					"is now haproxy -Ws"));
+		g_assert_true(wait_exe(f.w->pid, helper("fake-haproxy")));
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
+		/* Verified above: the pid is haproxy's master now. */
+		wrapper_signal(f.w, SIGTERM);
+		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+	} else {
+		g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);
+		g_assert_nonnull(strstr(handoff.err->str, "error: stopping"));
+		g_assert_true(t_wait_gone(check, T_WAIT));
+		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		g_assert_null(wrapper_find_log(f.w, "handing off to"));
+		fx_open_gate(&f);
+	}
+	t_command_clear(&handoff);
+	fx_clear(&f);
+}
+
+/*
+ * A --reload client that waits while the hand-off checks haproxy, and
+ * one that is gone by then: the waiting one is answered, not left with
+ * an end of file, and the gone one costs nothing.
+ */
+static void test_reload_client_in_handoff(void)
+{
+	struct t_command handoff = { 0 }, reload = { 0 };
+	struct fx f;
+	int gone;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_start(&f, NULL);
+	fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_client(&f, &handoff, "--handoff");
+	fx_wait_gate_entered(&f);
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_client(&f, &reload, "--reload");
+	g_assert_true(wrapper_wait_log(f.w, "control request: a reload is "
+					    "in progress", T_WAIT) != NULL);
+	close(gone);
+	fx_open_gate(&f);
+	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	g_assert_nonnull(strstr(reload.out->str, "haproxy -Ws"));
+	g_assert_true(wait_exe(f.w->pid, helper("fake-haproxy")));
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
+	wrapper_signal(f.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+	t_command_clear(&handoff);
+	t_command_clear(&reload);
+	fx_clear(&f);
+}
+
 /* ---- a request while a reload is held ---- */
 
 /*
@@ -1183,6 +1269,16 @@ int main(int argc, char **argv)
 		g_test_add_data_func(path, GINT_TO_POINTER(control_signals[i]),
 				     test_signal_in_dry_run);
 	}
+	for (guint i = 0; i < G_N_ELEMENTS(control_signals); i++) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/failpaths/handoff/version-check/SIG%s",
+			sigabbrev_np(control_signals[i]));
+
+		g_test_add_data_func(path, GINT_TO_POINTER(control_signals[i]),
+				     test_signal_in_handoff);
+	}
+	g_test_add_func("/failpaths/handoff/reload-client",
+			test_reload_client_in_handoff);
 	g_test_add_func("/failpaths/requests-during-reload",
 			test_requests_during_reload);
 	g_test_add_func("/failpaths/upgrade/fork-fails",
