@@ -906,6 +906,34 @@ static void test_probe_timeout(void)
 	fx_clear(&f);
 }
 
+/* A --reload client gone while the version probe runs: the reload
+ * completes, and the next client is served. */
+static void test_probe_client_vanishes(void)
+{
+	struct t_command reload = { 0 };
+	struct fx f;
+	int gone;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_start(&f, NULL);
+	fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_touch_haproxy(&f);
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_wait_gate_entered(&f);
+	close(gone);
+	fx_open_gate(&f);
+	fx_serving(&f, 2);
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 3);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 /* ---- the upgrade's dry run held ---- */
 
 /*
@@ -1259,6 +1287,8 @@ int main(int argc, char **argv)
 			test_upgrade_exec_fails);
 	g_test_add_func("/failpaths/client-vanishes", test_client_vanishes);
 	g_test_add_func("/failpaths/probe-timeout", test_probe_timeout);
+	g_test_add_func("/failpaths/probe-client-vanishes",
+			test_probe_client_vanishes);
 	g_test_add_func("/failpaths/dry-run/client-vanishes",
 			test_dry_run_client_vanishes);
 	for (guint i = 0; i < G_N_ELEMENTS(control_signals); i++) {
