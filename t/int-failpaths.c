@@ -593,6 +593,92 @@ static void test_handoff_exec_fails(void)
 	fx_clear(&f);
 }
 
+/* ---- the runtime directory unwritable ---- */
+
+struct rundir_case {
+	const char *token;
+	const char *why;
+};
+
+static const struct rundir_case rundir_cases[] = {
+	{ "tmp-write", "No space left on device" },
+	{ "tmp-open-eacces", "Permission denied" },
+	{ "tmp-open-erofs", "Read-only file system" },
+};
+
+/*
+ * listeners.cfg cannot be written (a full disk, a denied or read-only
+ * directory): the file is optional, so the wrapper starts and reloads
+ * without -x, says so once, and leaves nothing half-written.
+ */
+static void test_listeners_unwritable(gconstpointer data)
+{
+	const struct rundir_case *c = data;
+	struct t_command reload = { 0 };
+	g_autofree gchar *shim = NULL, *tmp = NULL, *cfg = NULL;
+	const char *line;
+	struct fx f;
+	GPid gen1;
+
+	if (!fx_init_real(&f))
+		return;
+	shim = shim_setup(&f);
+	shim_set(shim, c->token);
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	/* Said before generation 1 was started. */
+	line = wrapper_find_log(f.w, "cannot write listeners.cfg");
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, c->why));
+	g_assert_nonnull(strstr(line, "no seamless reload"));
+	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
+	tmp = g_build_filename(f.rundir, ".listeners.cfg.tmp", NULL);
+	cfg = g_build_filename(f.rundir, "listeners.cfg", NULL);
+	g_assert_false(g_file_test(tmp, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(cfg, G_FILE_TEST_EXISTS));
+
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 2);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_null(wrapper_find_log(f.w, " -x "));
+	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
+/* The control socket cannot be made: the wrapper runs without it, says
+ * so, and reloads on signals. */
+static void test_control_unbindable(void)
+{
+	g_autofree gchar *shim = NULL, *sock = NULL;
+	const char *line;
+	struct fx f;
+	GPid gen1;
+
+	if (!fx_init_real(&f))
+		return;
+	shim = shim_setup(&f);
+	shim_set(shim, "control-bind");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	line = wrapper_find_log(f.w, "no control socket");
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, "Read-only file system"));
+	sock = g_build_filename(f.rundir, "control.sock", NULL);
+	g_assert_false(g_file_test(sock, G_FILE_TEST_EXISTS));
+	wrapper_signal(f.w, SIGUSR2);
+	fx_serving(&f, 2);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 /* ---- descriptors across an exec ---- */
 
 /* Every descriptor of pid above 2 is close-on-exec; the first that is
@@ -1279,6 +1365,16 @@ int main(int argc, char **argv)
 	g_test_add_func("/failpaths/handoff/exec-fails",
 			test_handoff_exec_fails);
 	g_test_add_func("/failpaths/inherited-fd", test_inherited_fd);
+	for (guint i = 0; i < G_N_ELEMENTS(rundir_cases); i++) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/failpaths/rundir/listeners-unwritable/%s",
+			rundir_cases[i].token);
+
+		g_test_add_data_func(path, &rundir_cases[i],
+				     test_listeners_unwritable);
+	}
+	g_test_add_func("/failpaths/rundir/control-unbindable",
+			test_control_unbindable);
 	g_test_add_func("/failpaths/upgrade/rejects-argv",
 			test_upgrade_rejects_argv);
 	g_test_add_func("/failpaths/upgrade/without-dry-run",
