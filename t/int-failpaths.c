@@ -3,8 +3,10 @@
  * The supervisor's failure paths (issue 16): descriptors running short
  * under the control socket, a hand-off refused or interrupted while a
  * reload or a client waits, a self-upgrade into an image that cannot run
- * the command line, descriptors that must not leak across an exec, and a
- * handed-over state that cannot be read. In each case: haproxy still
+ * the command line, descriptors that must not leak across an exec, a
+ * handed-over state that cannot be read, a probe that never answers, a
+ * runtime directory that cannot be written, and a control signal or a
+ * client gone at each step (version probe, dry run, hand-off). In each case: haproxy still
  * serving, the wrapper still supervising, every waiting client answered,
  * nothing pending lost. Waits are on events (log lines, files, exits,
  * sockets), all bounded.
