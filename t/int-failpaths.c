@@ -6,9 +6,9 @@
  * the command line, descriptors that must not leak across an exec, a
  * handed-over state that cannot be read, a probe that never answers, a
  * runtime directory that cannot be written, and a control signal or a
- * client gone at each step (version probe, dry run, hand-off). In each case: haproxy still
- * serving, the wrapper still supervising, every waiting client answered,
- * nothing pending lost. Waits are on events (log lines, files, exits,
+ * client gone at each step (version probe, dry run, hand-off). In each
+ * case: haproxy still serving, the wrapper still supervising, every
+ * waiting client answered, nothing pending lost. Waits are on events (log lines, files, exits,
  * sockets), all bounded.
  */
 #include <fcntl.h>
