@@ -15,6 +15,11 @@
  *   execve		execve(), execv(): EACCES
  *   self-execv		execv() only: the wrapper's self re-exec, not
  *			GLib's spawns: EACCES
+ *   tmp-write		write() to a ".NAME.tmp" file (how the runtime
+ *			directory's files are written): ENOSPC
+ *   tmp-open-eacces	openat() of a ".NAME.tmp" file: EACCES
+ *   tmp-open-erofs	the same: EROFS
+ *   control-bind	bind() of a socket named control.sock: EROFS
  * FAILSHIM_LOG		a file to which "<pid> <token>" is appended for each
  *			failure injected, so that a test knows it happened.
  *
@@ -30,8 +35,11 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -48,6 +56,9 @@ static int (*real_pipe2)(int[2], int);
 static int (*real_signalfd)(int, const sigset_t *, int);
 static int (*real_execve)(const char *, char *const[], char *const[]);
 static int (*real_execv)(const char *, char *const[]);
+static int (*real_openat)(int, const char *, int, ...);
+static ssize_t (*real_write)(int, const void *, size_t);
+static int (*real_bind)(int, const struct sockaddr *, socklen_t);
 
 static void resolve(void)
 {
@@ -57,6 +68,9 @@ static void resolve(void)
 	real_signalfd = dlsym(RTLD_NEXT, "signalfd");
 	real_execve = dlsym(RTLD_NEXT, "execve");
 	real_execv = dlsym(RTLD_NEXT, "execv");
+	real_openat = dlsym(RTLD_NEXT, "openat");
+	real_write = dlsym(RTLD_NEXT, "write");
+	real_bind = dlsym(RTLD_NEXT, "bind");
 }
 
 static void __attribute__((constructor)) failshim_init(void)
@@ -230,4 +244,83 @@ int execv(const char *path, char *const argv[])
 	if (inject("execve", EACCES) || inject("self-execv", EACCES))
 		return -1;
 	return real_execv(path, argv);
+}
+
+static bool is_control_sock(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return strcmp(base ? base + 1 : path, "control.sock") == 0;
+}
+
+/* ".NAME.tmp", the last component of path: a file being written. */
+static bool is_tmp_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t len;
+
+	base = base ? base + 1 : path;
+	len = strlen(base);
+	return base[0] == '.' && len > 5 && strcmp(base + len - 4, ".tmp") == 0;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (active && is_tmp_name(path) &&
+	    (inject("tmp-open-eacces", EACCES) ||
+	     inject("tmp-open-erofs", EROFS)))
+		return -1;
+	return real_openat(dirfd, path, flags, mode);
+}
+
+/* "/proc/self/fd/<fd>", without stdio: write() runs between fork and
+ * exec too. */
+static void fd_link(char link[32], int fd)
+{
+	char digits[12];
+	int nd = 0, len = strlen("/proc/self/fd/");
+
+	memcpy(link, "/proc/self/fd/", len);
+	do {
+		digits[nd++] = '0' + fd % 10;
+		fd /= 10;
+	} while (fd);
+	while (nd)
+		link[len++] = digits[--nd];
+	link[len] = '\0';
+}
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	char link[32], path[PATH_MAX];
+	ssize_t n;
+
+	if (active && fd > 2 && listed("tmp-write")) {
+		fd_link(link, fd);
+		n = readlink(link, path, sizeof(path) - 1);
+		if (n > 0) {
+			path[n] = '\0';
+			if (is_tmp_name(path) && inject("tmp-write", ENOSPC))
+				return -1;
+		}
+	}
+	return real_write(fd, buf, len);
+}
+
+int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)addr;
+
+	if (active && addr->sa_family == AF_UNIX &&
+	    is_control_sock(un->sun_path) && inject("control-bind", EROFS))
+		return -1;
+	return real_bind(fd, addr, len);
 }

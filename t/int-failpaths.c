@@ -3,10 +3,12 @@
  * The supervisor's failure paths (issue 16): descriptors running short
  * under the control socket, a hand-off refused or interrupted while a
  * reload or a client waits, a self-upgrade into an image that cannot run
- * the command line, descriptors that must not leak across an exec, and a
- * handed-over state that cannot be read. In each case: haproxy still
- * serving, the wrapper still supervising, every waiting client answered,
- * nothing pending lost. Waits are on events (log lines, files, exits,
+ * the command line, descriptors that must not leak across an exec, a
+ * handed-over state that cannot be read, a probe that never answers, a
+ * runtime directory that cannot be written, and a control signal or a
+ * client gone at each step (version probe, dry run, hand-off). In each
+ * case: haproxy still serving, the wrapper still supervising, every
+ * waiting client answered, nothing pending lost. Waits are on events (log lines, files, exits,
  * sockets), all bounded.
  */
 #include <fcntl.h>
@@ -122,8 +124,8 @@ static void fx_setenv(struct fx *f, const char *key, const char *value)
 /*
  * The fake haproxy behind a script whose runs with "step" among their
  * arguments (-v, -c, -sf) wait
- * while f->gate exists, after creating f->gate.entered: the test holds a
- * hand-off in that step as long as it needs.
+ * while f->gate exists, after writing their pid to f->gate.entered: the
+ * test holds a hand-off in that step as long as it needs.
  */
 static void fx_init_gated(struct fx *f, const char *version, const char *step)
 {
@@ -136,7 +138,7 @@ static void fx_init_gated(struct fx *f, const char *version, const char *step)
 	script = g_strdup_printf(
 		"#!/bin/sh\n"
 		"case \" $* \" in *\" %s \"*) [ -e %s ] && {\n"
-		"	: > %s.entered\n"
+		"	echo $$ > %s.entered\n"
 		"	while [ -e %s ]; do sleep 0.01; done\n"
 		"	} ;;\nesac\n"
 		"exec %s \"$@\"\n",
@@ -261,6 +263,60 @@ static void fx_wait_gate_entered(struct fx *f)
 static void fx_open_gate(struct fx *f)
 {
 	g_assert_cmpint(g_unlink(f->gate), ==, 0);
+}
+
+/* The pid of the run that entered the gate (its shell). */
+static GPid fx_gate_pid(struct fx *f)
+{
+	g_autofree gchar *entered = g_strconcat(f->gate, ".entered", NULL);
+	g_autofree gchar *text = NULL;
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	/* Created, then written: until the pid is there. */
+	while (g_file_get_contents(entered, &text, NULL, NULL) &&
+	       !strchr(text, '\n') && g_get_monotonic_time() < end) {
+		g_clear_pointer(&text, g_free);
+		g_usleep(5 * 1000);
+	}
+	g_assert_nonnull(text);
+	return (GPid)strtol(text, NULL, 10);
+}
+
+/* The haproxy binary looks changed: the next reload asks its version. */
+static void fx_touch_haproxy(struct fx *f)
+{
+	const struct timespec ts[2] = { { 1000000, 0 }, { 1000000, 0 } };
+
+	g_assert_cmpint(utimensat(AT_FDCWD, f->haproxy, ts, 0), ==, 0);
+}
+
+/* A child of the wrapper that is not one of pids, or 0. */
+static GPid stray_child(GPid wrapper, const GArray *pids)
+{
+	g_autoptr(GArray) kids = proc_children(wrapper);
+
+	for (guint i = 0; i < kids->len; i++) {
+		GPid pid = g_array_index(kids, GPid, i);
+
+		if (!proc_pids_contain(pids, pid))
+			return pid;
+	}
+	return 0;
+}
+
+/* Every child of the wrapper is one of pids, once the ones it ended are
+ * reaped (bounded): no probe left behind. */
+static void assert_children_only(GPid wrapper, const GArray *pids)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	GPid stray;
+
+	while ((stray = stray_child(wrapper, pids)) &&
+	       g_get_monotonic_time() < end)
+		g_usleep(10 * 1000);
+	if (stray)
+		g_test_message("stray child of the wrapper: %d", stray);
+	g_assert_cmpint(stray, ==, 0);
 }
 
 /* ---- descriptors ---- */
@@ -539,6 +595,92 @@ static void test_handoff_exec_fails(void)
 	fx_clear(&f);
 }
 
+/* ---- the runtime directory unwritable ---- */
+
+struct rundir_case {
+	const char *token;
+	const char *why;
+};
+
+static const struct rundir_case rundir_cases[] = {
+	{ "tmp-write", "No space left on device" },
+	{ "tmp-open-eacces", "Permission denied" },
+	{ "tmp-open-erofs", "Read-only file system" },
+};
+
+/*
+ * listeners.cfg cannot be written (a full disk, a denied or read-only
+ * directory): the file is optional, so the wrapper starts and reloads
+ * without -x, says so once, and leaves nothing half-written.
+ */
+static void test_listeners_unwritable(gconstpointer data)
+{
+	const struct rundir_case *c = data;
+	struct t_command reload = { 0 };
+	g_autofree gchar *shim = NULL, *tmp = NULL, *cfg = NULL;
+	const char *line;
+	struct fx f;
+	GPid gen1;
+
+	if (!fx_init_real(&f))
+		return;
+	shim = shim_setup(&f);
+	shim_set(shim, c->token);
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	/* Said before generation 1 was started. */
+	line = wrapper_find_log(f.w, "cannot write listeners.cfg");
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, c->why));
+	g_assert_nonnull(strstr(line, "no seamless reload"));
+	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
+	tmp = g_build_filename(f.rundir, ".listeners.cfg.tmp", NULL);
+	cfg = g_build_filename(f.rundir, "listeners.cfg", NULL);
+	g_assert_false(g_file_test(tmp, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(cfg, G_FILE_TEST_EXISTS));
+
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 2);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_null(wrapper_find_log(f.w, " -x "));
+	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
+/* The control socket cannot be made: the wrapper runs without it, says
+ * so, and reloads on signals. */
+static void test_control_unbindable(void)
+{
+	g_autofree gchar *shim = NULL, *sock = NULL;
+	const char *line;
+	struct fx f;
+	GPid gen1;
+
+	if (!fx_init_real(&f))
+		return;
+	shim = shim_setup(&f);
+	shim_set(shim, "control-bind");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	line = wrapper_find_log(f.w, "no control socket");
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, "Read-only file system"));
+	sock = g_build_filename(f.rundir, "control.sock", NULL);
+	g_assert_false(g_file_test(sock, G_FILE_TEST_EXISTS));
+	wrapper_signal(f.w, SIGUSR2);
+	fx_serving(&f, 2);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 /* ---- descriptors across an exec ---- */
 
 /* Every descriptor of pid above 2 is close-on-exec; the first that is
@@ -807,6 +949,277 @@ static void test_client_vanishes(void)
 	fx_clear(&f);
 }
 
+/* ---- a probe that never answers ---- */
+
+/*
+ * The version probe of a reload hangs: after its time limit the reload
+ * fails, the --reload client hears why, the old generation serves on, the
+ * probe is killed and reaped, and the reload asked for meanwhile runs.
+ */
+static void test_probe_timeout(void)
+{
+	struct t_command reload = { 0 };
+	g_autoptr(GArray) gens = g_array_new(FALSE, FALSE, sizeof(GPid));
+	struct fx f;
+	GPid gen1, probe;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_setenv(&f, "HAPROXY_SYSTEMD_WRAPPER_TEST_PROBE_MS", "1500");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	g_array_append_val(gens, gen1);
+	fx_close_gate(&f);
+	fx_touch_haproxy(&f);
+	fx_client(&f, &reload, "--reload");
+	fx_wait_gate_entered(&f);
+	probe = fx_gate_pid(&f);
+	wrapper_signal(f.w, SIGHUP);
+	fx_wait_log(&f, "SIGHUP: a reload is in progress");
+
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
+	g_test_message("%s", reload.err->str);
+	g_assert_nonnull(strstr(reload.err->str, "-v: no answer within the "
+						 "time limit"));
+	g_assert_true(t_wait_gone(probe, T_WAIT));
+	/* The pending reload's probe may be held at the gate by now. */
+	g_assert_cmpint(t_http_pid(f.port), ==, gen1);
+	fx_open_gate(&f);
+	fx_wait_log(&f, "reloading on SIGHUP");
+	g_array_index(gens, GPid, 0) = fx_serving(&f, 2);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	assert_children_only(f.w->pid, gens);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
+/* A --reload client gone while the version probe runs: the reload
+ * completes, and the next client is served. */
+static void test_probe_client_vanishes(void)
+{
+	struct t_command reload = { 0 };
+	struct fx f;
+	int gone;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_start(&f, NULL);
+	fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_touch_haproxy(&f);
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_wait_gate_entered(&f);
+	close(gone);
+	fx_open_gate(&f);
+	fx_serving(&f, 2);
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 3);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
+/* ---- the upgrade's dry run held ---- */
+
+/*
+ * The wrapper runs from a copy that a script replaces: its dry runs wait
+ * while f->gate exists (after writing their pid to f->gate.entered), then
+ * every run goes on as the wrapper built here.
+ */
+static void fx_start_dry_run_gated(struct fx *f)
+{
+	const char *const opts[] = { "--self-upgrade=always", NULL };
+	g_autofree gchar *bin = wrapper_copy(f);
+	g_autofree gchar *script = NULL, *path = NULL;
+
+	f->gate = g_build_filename(f->dir, "gate", NULL);
+	fx_start_at(f, bin, opts);
+	fx_serving(f, 1);
+	script = g_strdup_printf(
+		"#!/bin/sh\n"
+		"case \" $* \" in *\" --upgrade-dry-run \"*) [ -e %s ] && {\n"
+		"	echo $$ > %s.entered\n"
+		"	while [ -e %s ]; do sleep 0.01; done\n"
+		"	} ;;\nesac\n"
+		"exec %s \"$@\"\n",
+		f->gate, f->gate, f->gate, t_wrapper_path());
+	path = t_write_file(f->dir, "gated-image", script);
+	install_file(path, bin);
+	fx_close_gate(f);
+}
+
+/*
+ * A --reload client gone while the dry run runs: the wrapper answers into
+ * nothing, upgrades, serves, and answers the next client.
+ */
+static void test_dry_run_client_vanishes(void)
+{
+	struct t_command reload = { 0 };
+	int gone;
+	struct fx f;
+	GPid wrapper;
+
+	if (!fx_init_real(&f))
+		return;
+	fx_start_dry_run_gated(&f);
+	wrapper = f.w->pid;
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_wait_gate_entered(&f);
+	close(gone);
+	fx_open_gate(&f);
+	fx_wait_log(&f, "re-executing on request");
+	fx_serving(&f, 2);
+	fx_client(&f, &reload, "--reload");
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	fx_serving(&f, 3);
+	g_assert_cmpint(f.w->pid, ==, wrapper);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
+static const int control_signals[] = { SIGUSR2, SIGHUP, SIGTERM, SIGUSR1 };
+
+/*
+ * A control signal while the dry run is held. A reload (SIGUSR2, SIGHUP)
+ * waits and runs after the upgrade, in the new image; a stop (SIGTERM,
+ * SIGUSR1) answers the waiting client, ends the dry run, and no exec
+ * follows.
+ */
+static void test_signal_in_dry_run(gconstpointer data)
+{
+	int sig = GPOINTER_TO_INT(data);
+	g_autofree gchar *queued = g_strdup_printf(
+		"SIG%s: a reload is in progress", sigabbrev_np(sig));
+	struct t_command reload = { 0 };
+	struct fx f;
+	GPid gen1, dry_run;
+
+	if (!fx_init_real(&f))
+		return;
+	fx_start_dry_run_gated(&f);
+	gen1 = t_http_pid(f.port);
+	fx_client(&f, &reload, "--reload");
+	fx_wait_gate_entered(&f);
+	dry_run = fx_gate_pid(&f);
+	wrapper_signal(f.w, sig);
+	if (sig == SIGUSR2 || sig == SIGHUP) {
+		fx_wait_log(&f, queued);
+		fx_open_gate(&f);
+		g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+		fx_serving(&f, 2);
+		fx_serving(&f, 3);
+		/* --self-upgrade=always: the reload that waited upgrades
+		 * too (the new image knows it as pending, not by its
+		 * signal). */
+		g_assert_cmpuint(wrapper_count_log(f.w, "re-executing on "),
+				 ==, 2);
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		fx_stop(&f);
+	} else {
+		g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
+		g_assert_nonnull(strstr(reload.err->str, "error: stopping"));
+		g_assert_true(t_wait_gone(dry_run, T_WAIT));
+		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		g_assert_cmpuint(wrapper_count_log(f.w, "re-executing"), ==, 0);
+		fx_open_gate(&f);
+	}
+	t_command_clear(&reload);
+	fx_clear(&f);
+}
+
+/*
+ * A control signal while the hand-off checks haproxy's version. A stop
+ * (SIGTERM, SIGUSR1) abandons the hand-off, tells its client, ends the
+ * check; the wrapper stops. A reload (SIGUSR2, SIGHUP) waits for the
+ * hand-off: haproxy -Ws reads the configuration after the request, which
+ * is what the reload was for; it serves, and takes its reloads itself.
+ */
+static void test_signal_in_handoff(gconstpointer data)
+{
+	int sig = GPOINTER_TO_INT(data);
+	g_autofree gchar *queued = g_strdup_printf(
+		"SIG%s: a reload is in progress", sigabbrev_np(sig));
+	struct t_command handoff = { 0 };
+	struct fx f;
+	GPid gen1, check;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_start(&f, NULL);
+	gen1 = fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_client(&f, &handoff, "--handoff");
+	fx_wait_gate_entered(&f);
+	check = fx_gate_pid(&f);
+	wrapper_signal(f.w, sig);
+	if (sig == SIGUSR2 || sig == SIGHUP) {
+		fx_wait_log(&f, queued);
+		g_assert_cmpint(t_http_pid(f.port), ==, gen1);
+		fx_open_gate(&f);
+		g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);
+		g_assert_nonnull(strstr(handoff.out->str,
+					"is now haproxy -Ws"));
+		g_assert_true(wait_exe(f.w->pid, helper("fake-haproxy")));
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
+		/* Verified above: the pid is haproxy's master now. */
+		wrapper_signal(f.w, SIGTERM);
+		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+	} else {
+		g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);
+		g_assert_nonnull(strstr(handoff.err->str, "error: stopping"));
+		g_assert_true(t_wait_gone(check, T_WAIT));
+		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+		g_assert_true(t_wait_gone(gen1, T_WAIT));
+		g_assert_null(wrapper_find_log(f.w, "handing off to"));
+		fx_open_gate(&f);
+	}
+	t_command_clear(&handoff);
+	fx_clear(&f);
+}
+
+/*
+ * A --reload client that waits while the hand-off checks haproxy, and
+ * one that is gone by then: the waiting one is answered, not left with
+ * an end of file, and the gone one costs nothing.
+ */
+static void test_reload_client_in_handoff(void)
+{
+	struct t_command handoff = { 0 }, reload = { 0 };
+	struct fx f;
+	int gone;
+
+	fx_init_gated(&f, "2.6.12", "-v");
+	fx_start(&f, NULL);
+	fx_serving(&f, 1);
+	fx_close_gate(&f);
+	fx_client(&f, &handoff, "--handoff");
+	fx_wait_gate_entered(&f);
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	fx_client(&f, &reload, "--reload");
+	g_assert_true(wrapper_wait_log(f.w, "control request: a reload is "
+					    "in progress", T_WAIT) != NULL);
+	close(gone);
+	fx_open_gate(&f);
+	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	g_assert_nonnull(strstr(reload.out->str, "haproxy -Ws"));
+	g_assert_true(wait_exe(f.w->pid, helper("fake-haproxy")));
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
+	wrapper_signal(f.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
+	t_command_clear(&handoff);
+	t_command_clear(&reload);
+	fx_clear(&f);
+}
+
 /* ---- a request while a reload is held ---- */
 
 /*
@@ -954,6 +1367,16 @@ int main(int argc, char **argv)
 	g_test_add_func("/failpaths/handoff/exec-fails",
 			test_handoff_exec_fails);
 	g_test_add_func("/failpaths/inherited-fd", test_inherited_fd);
+	for (guint i = 0; i < G_N_ELEMENTS(rundir_cases); i++) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/failpaths/rundir/listeners-unwritable/%s",
+			rundir_cases[i].token);
+
+		g_test_add_data_func(path, &rundir_cases[i],
+				     test_listeners_unwritable);
+	}
+	g_test_add_func("/failpaths/rundir/control-unbindable",
+			test_control_unbindable);
 	g_test_add_func("/failpaths/upgrade/rejects-argv",
 			test_upgrade_rejects_argv);
 	g_test_add_func("/failpaths/upgrade/without-dry-run",
@@ -961,6 +1384,29 @@ int main(int argc, char **argv)
 	g_test_add_func("/failpaths/upgrade/exec-fails",
 			test_upgrade_exec_fails);
 	g_test_add_func("/failpaths/client-vanishes", test_client_vanishes);
+	g_test_add_func("/failpaths/probe-timeout", test_probe_timeout);
+	g_test_add_func("/failpaths/probe-client-vanishes",
+			test_probe_client_vanishes);
+	g_test_add_func("/failpaths/dry-run/client-vanishes",
+			test_dry_run_client_vanishes);
+	for (guint i = 0; i < G_N_ELEMENTS(control_signals); i++) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/failpaths/dry-run/SIG%s",
+			sigabbrev_np(control_signals[i]));
+
+		g_test_add_data_func(path, GINT_TO_POINTER(control_signals[i]),
+				     test_signal_in_dry_run);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(control_signals); i++) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/failpaths/handoff/version-check/SIG%s",
+			sigabbrev_np(control_signals[i]));
+
+		g_test_add_data_func(path, GINT_TO_POINTER(control_signals[i]),
+				     test_signal_in_handoff);
+	}
+	g_test_add_func("/failpaths/handoff/reload-client",
+			test_reload_client_in_handoff);
 	g_test_add_func("/failpaths/requests-during-reload",
 			test_requests_during_reload);
 	g_test_add_func("/failpaths/upgrade/fork-fails",

@@ -89,6 +89,22 @@ static GStrv master_argv(struct supervisor *s, const char *path)
 				  (GPid *)pids->data, pids->len, 0, FALSE);
 }
 
+/* A reload asked for during the checks is what the exec does: haproxy
+ * -Ws reads the configuration after the request. Its clients are told
+ * so before the exec, which closes them; a failure is told after. */
+static void tell_waiters(struct supervisor *s)
+{
+	g_autofree gchar *text = g_strdup_printf(
+		"ok pid %d is now haproxy -Ws, started after this request; "
+		"it takes its reloads itself", getpid());
+
+	for (guint i = 0; i < s->waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index(s->waiters, i);
+
+		control_send_now(w->client, text);
+	}
+}
+
 static void exec_haproxy(struct handoff *h)
 {
 	struct supervisor *s = h->s;
@@ -105,6 +121,7 @@ static void exec_haproxy(struct handoff *h)
 	/* Sent, not closed: the client's end of file is the exec's success
 	 * (close-on-exec), and a failure is told after it, last. */
 	control_send_now(h->client, answer);
+	tell_waiters(s);
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */
