@@ -11,6 +11,9 @@ static struct handover sample(void)
 	struct handover h = {
 		.next_number = 7,
 		.reloads = 5,
+		.reloads_failed = 3,
+		.takeovers = 1,
+		.adoptions = 4,
 		.reload_signal = SIGUSR2,
 		.reload_pending = TRUE,
 		.attempt = 9,
@@ -49,6 +52,9 @@ static void test_round_trip(void)
 	g_assert_true(state_parse(text, &back));
 	g_assert_cmpuint(back.next_number, ==, 7);
 	g_assert_cmpuint(back.reloads, ==, 5);
+	g_assert_cmpuint(back.reloads_failed, ==, 3);
+	g_assert_cmpuint(back.takeovers, ==, 1);
+	g_assert_cmpuint(back.adoptions, ==, 4);
 	g_assert_cmpint(back.reload_signal, ==, SIGUSR2);
 	g_assert_true(back.reload_pending);
 	g_assert_cmpuint(back.attempt, ==, 9);
@@ -110,6 +116,29 @@ static void test_no_generations(void)
 	handover_clear(&h);
 }
 
+/* An older image's state has no counters: they start at 0. A newer
+ * image's counters this one does not know are skipped. */
+static void test_counters_compat(void)
+{
+	struct handover h;
+
+	g_assert_true(state_parse("1 3 2 12 0 2 0 0 1:10:1:1:0:v", &h));
+	g_assert_cmpuint(h.reloads, ==, 2);
+	g_assert_cmpuint(h.reloads_failed, ==, 0);
+	g_assert_cmpuint(h.takeovers, ==, 0);
+	g_assert_cmpuint(h.adoptions, ==, 0);
+	handover_clear(&h);
+
+	g_assert_true(state_parse("1 3 2 12 0 2 0 0 future_total=9 "
+				  "1:10:1:1:0:v adoptions=2 reloads_failed=5",
+				  &h));
+	g_assert_cmpuint(h.gens->len, ==, 1);
+	g_assert_cmpuint(h.reloads_failed, ==, 5);
+	g_assert_cmpuint(h.takeovers, ==, 0);
+	g_assert_cmpuint(h.adoptions, ==, 2);
+	handover_clear(&h);
+}
+
 static void test_malformed(void)
 {
 	static const char *const bad[] = {
@@ -139,6 +168,14 @@ static void test_malformed(void)
 		"1 1 0 12 0 1 0 0 n",
 		"1 1 0 12 0 1 0 0 n7:1",
 		"1 1 0 12 0 1 0 0 n7 n8",		/* one socket */
+		"1 1 0 12 0 1 0 0 takeovers=",
+		"1 1 0 12 0 1 0 0 takeovers=-1",
+		"1 1 0 12 0 1 0 0 takeovers=4294967296",
+		"1 1 0 12 0 1 0 0 takeovers=1x",
+		"1 1 0 12 0 1 0 0 =1",
+		"1 1 0 12 0 1 0 0 Takeovers=1",
+		"1 1 0 12 0 1 0 0 take-overs=1",
+		"1 1 0 12 0 1 0 0 takeovers=1 takeovers=2",	/* once */
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -186,6 +223,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/state/round-trip", test_round_trip);
 	g_test_add_func("/state/no-generations", test_no_generations);
 	g_test_add_func("/state/master-round-trip", test_master_round_trip);
+	g_test_add_func("/state/counters-compat", test_counters_compat);
 	g_test_add_func("/state/malformed", test_malformed);
 	g_test_add_func("/state/salvage", test_salvage);
 	return g_test_run();

@@ -42,6 +42,9 @@ struct handover sv_handover_of(struct supervisor *s)
 	return (struct handover){
 		.next_number = s->next_number,
 		.reloads = s->reloads,
+		.reloads_failed = s->reloads_failed,
+		.takeovers = s->takeovers,
+		.adoptions = s->adoptions,
 		.reload_signal = s->reload_signal,
 		.reload_pending = s->reload_pending,
 		.attempt = s->attempt,
@@ -118,6 +121,10 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 	if (s->gens->len) {
 		s->next_number = h->next_number;
 		s->reloads = h->reloads;
+		/* Counters, not reset by a package upgrade. */
+		s->reloads_failed = h->reloads_failed;
+		s->takeovers = h->takeovers;
+		s->adoptions = h->adoptions;
 	}
 	if (!s->current) {
 		log_warn("handover has no serving generation; starting anew");

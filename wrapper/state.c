@@ -9,7 +9,9 @@
  * <pending_hard>" then tokens: generations
  * "<number>:<pid>:<mode>:<state>:<started_us>:<version>", the version
  * URI-escaped so that it holds no separator, waiting control clients
- * "w<fd>:<attempt>", and a master-worker haproxy's notify socket "n<fd>".
+ * "w<fd>:<attempt>", a master-worker haproxy's notify socket "n<fd>", and
+ * counters "<name>=<value>". A counter this image does not know (a newer
+ * image's) is skipped; one the state lacks (an older image's) stays 0.
  */
 #define HEADER_FIELDS 8
 
@@ -38,6 +40,8 @@ gchar *state_serialize(const struct handover *h)
 	}
 	if (h->notify_fd >= 0)
 		g_string_append_printf(s, " n%d", h->notify_fd);
+	g_string_append_printf(s, " reloads_failed=%u takeovers=%u adoptions=%u",
+			       h->reloads_failed, h->takeovers, h->adoptions);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
@@ -89,11 +93,47 @@ static gboolean parse_waiter(const char *token, struct handover_waiter *w)
 	return TRUE;
 }
 
-static gboolean parse_token(const char *token, struct handover *h)
+/* Known counters; each at most once. */
+static gboolean parse_counter(const char *token, struct handover *h,
+			      guint *seen)
+{
+	static const struct {
+		const char *name;
+		gsize offset;
+	} known[] = {
+		{ "reloads_failed", G_STRUCT_OFFSET(struct handover, reloads_failed) },
+		{ "takeovers", G_STRUCT_OFFSET(struct handover, takeovers) },
+		{ "adoptions", G_STRUCT_OFFSET(struct handover, adoptions) },
+	};
+	const char *eq = strchr(token, '=');
+	guint64 v;
+
+	/* A name of [a-z_], a decimal value. */
+	if (eq == token || !parse_uint(eq + 1, G_MAXUINT, &v))
+		return FALSE;
+	if ((gsize)(eq - token) != strspn(token, "abcdefghijklmnopqrstuvwxyz_"))
+		return FALSE;
+	for (guint i = 0; i < G_N_ELEMENTS(known); i++) {
+		if (strncmp(token, known[i].name, eq - token) != 0 ||
+		    known[i].name[eq - token] != '\0')
+			continue;
+		if (*seen & (1u << i))
+			return FALSE;
+		*seen |= 1u << i;
+		G_STRUCT_MEMBER(guint, h, known[i].offset) = v;
+		return TRUE;
+	}
+	return TRUE;
+}
+
+static gboolean parse_token(const char *token, struct handover *h,
+			    guint *seen)
 {
 	struct handover_waiter w;
 	struct generation *g;
 
+	if (strchr(token, '='))
+		return parse_counter(token, h, seen);
 	if (token[0] == 'n') {
 		guint64 fd;
 
@@ -120,7 +160,7 @@ gboolean state_parse(const char *text, struct handover *h)
 {
 	g_auto(GStrv) tok = g_strsplit(text, " ", -1);
 	guint64 v[HEADER_FIELDS];
-	guint n = g_strv_length(tok);
+	guint n = g_strv_length(tok), seen = 0;
 	static const guint64 max[HEADER_FIELDS] = {
 		G_MAXUINT, G_MAXUINT, G_MAXUINT, NSIG - 1, 1, G_MAXUINT, 1, 1,
 	};
@@ -147,7 +187,7 @@ gboolean state_parse(const char *text, struct handover *h)
 	h->hard = v[6];
 	h->pending_hard = v[7];
 	for (guint i = HEADER_FIELDS; i < n; i++)
-		if (!parse_token(tok[i], h))
+		if (!parse_token(tok[i], h, &seen))
 			goto bad;
 	return TRUE;
 bad:
@@ -160,7 +200,7 @@ bad:
 guint state_salvage(const char *text, struct handover *h)
 {
 	g_auto(GStrv) tok = g_strsplit(text, " ", -1);
-	guint n = g_strv_length(tok), bad = 0, first = HEADER_FIELDS;
+	guint n = g_strv_length(tok), bad = 0, first = HEADER_FIELDS, seen = 0;
 	g_autofree gchar *header = NULL;
 
 	if (n >= HEADER_FIELDS)
@@ -179,7 +219,7 @@ guint state_salvage(const char *text, struct handover *h)
 		bad++;
 	}
 	for (guint i = first; i < n; i++)
-		if (!parse_token(tok[i], h))
+		if (!parse_token(tok[i], h, &seen))
 			bad++;
 	for (guint i = 0; i < h->gens->len; i++) {
 		const struct generation *g = g_ptr_array_index(h->gens, i);

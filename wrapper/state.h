@@ -23,6 +23,9 @@ struct handover_waiter {
 struct handover {
 	guint next_number;
 	guint reloads;
+	guint reloads_failed;	/* these three: "name=value" tokens */
+	guint takeovers;
+	guint adoptions;
 	int reload_signal;	/* the reload that triggered the upgrade */
 	gboolean reload_pending;	/* one more was asked for meanwhile */
 	guint attempt;		/* the number of that reload attempt */

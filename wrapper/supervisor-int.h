@@ -69,7 +69,8 @@ struct supervisor {
 	struct generation *starting;
 	guint next_number;
 	guint reloads;
-	guint reloads_failed;	/* these three: for metrics, by this image */
+	guint reloads_failed;	/* these three: for metrics, kept across
+				 * our own exec */
 	guint takeovers;
 	guint adoptions;
 	enum phase phase;

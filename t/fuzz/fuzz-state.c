@@ -30,6 +30,9 @@ static void check_same(const struct handover *a, const struct handover *b)
 {
 	FUZZ_CHECK(a->next_number == b->next_number);
 	FUZZ_CHECK(a->reloads == b->reloads);
+	FUZZ_CHECK(a->reloads_failed == b->reloads_failed);
+	FUZZ_CHECK(a->takeovers == b->takeovers);
+	FUZZ_CHECK(a->adoptions == b->adoptions);
 	FUZZ_CHECK(a->reload_signal == b->reload_signal);
 	FUZZ_CHECK(a->reload_pending == b->reload_pending);
 	FUZZ_CHECK(a->attempt == b->attempt);
