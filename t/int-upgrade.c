@@ -81,6 +81,9 @@ struct up {
 	gchar *cfg;
 	guint16 port;
 	gchar *rundir;		/* set before up_start(): --runtime-dir */
+	gboolean foreign;	/* set before up_start(): a daemon to take over */
+	GPid daemon;
+	gchar *pidfile;		/* the daemon's, the wrapper's -p */
 	struct stat orig;	/* the binary first started */
 	Wrapper *w;
 	GPid gen1;
@@ -90,7 +93,7 @@ static gboolean up_start(struct up *u, const char *opt)
 {
 	g_autofree gchar *bindir = NULL;
 	g_autofree gchar *rundir_opt = NULL;
-	const char *args[5];
+	const char *args[7];
 	guint n = 0;
 
 	if (!t_have_haproxy()) {
@@ -107,6 +110,20 @@ static gboolean up_start(struct up *u, const char *opt)
 	u->port = t_free_port();
 	u->cfg = t_write_config(u->dir, "haproxy.cfg", u->port, NULL);
 
+	if (u->foreign) {
+		const char *daemon[] = { "/usr/sbin/haproxy", "-D", "-p", NULL,
+					 "-f", u->cfg, NULL };
+
+		u->pidfile = g_build_filename(u->dir, "h.pid", NULL);
+		daemon[3] = u->pidfile;
+		t_launch_daemon(u->dir, daemon);
+		u->daemon = t_wait_pidfile(u->pidfile);
+		g_assert_cmpint(u->daemon, >, 0);
+		t_remember(u->daemon, "/usr/sbin/haproxy");
+		g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, u->daemon);
+		args[n++] = "-p";
+		args[n++] = u->pidfile;
+	}
 	if (opt)
 		args[n++] = opt;
 	if (u->rundir) {
@@ -124,6 +141,9 @@ static gboolean up_start(struct up *u, const char *opt)
 					  T_WAIT));
 	u->gen1 = wrapper_wait_ready(u->w, 1, T_WAIT);
 	g_assert_cmpint(u->gen1, >, 0);
+	/* The daemon taken over finishes before ours alone answers. */
+	if (u->foreign)
+		g_assert_true(t_wait_gone(u->daemon, T_WAIT));
 	g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, u->gen1);
 	return TRUE;
 }
@@ -133,12 +153,15 @@ static void up_clear(struct up *u)
 	guarded_wrapper = NULL;
 	guarded_dir = NULL;
 	g_clear_pointer(&u->w, wrapper_free);
+	if (u->foreign)
+		t_end_all_started();
 	if (u->dir)
 		t_rmtree(u->dir);
 	g_free(u->dir);
 	g_free(u->bin);
 	g_free(u->cfg);
 	g_free(u->rundir);
+	g_free(u->pidfile);
 }
 
 /* ---- checks ---- */
@@ -206,6 +229,33 @@ static void assert_adoptions(struct up *u, guint n)
 	g_assert_nonnull(strstr(out, want));
 }
 
+/* The instance is named after the pidfile: the same -p. */
+static gchar *openmetrics(struct up *u)
+{
+	const char *argv[] = { u->bin, "--status", "--format=openmetrics",
+			       "-p", u->pidfile, NULL };
+	gchar *out = NULL;
+
+	g_assert_cmpint(t_run_command(argv, T_WAIT, &out, NULL), ==, 0);
+	return out;
+}
+
+/* The value of the sample "name" (labels included) in an exposition. */
+static guint64 om_sample(const char *om, const char *name)
+{
+	g_autofree gchar *key = g_strdup_printf("\n%s ", name);
+	const char *at = strstr(om, key);
+	g_autofree gchar *value = NULL;
+	guint64 v;
+
+	g_assert_nonnull(at);
+	at += strlen(key);
+	value = g_strndup(at, strcspn(at, "\n"));
+	g_assert_true(g_ascii_string_to_unsigned(value, 10, 0, G_MAXUINT64,
+						 &v, NULL));
+	return v;
+}
+
 /* ---- 1: a replaced binary is re-executed on reload ---- */
 
 static void test_upgrade(void)
@@ -238,6 +288,57 @@ static void test_upgrade(void)
 	g_assert_cmpint(gen3, !=, gen2);
 	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 1);
 	assert_runs(u.w->pid, &next);
+
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
+/* ---- 1b: the metrics' counters survive the exec ---- */
+
+static void test_counters_kept(void)
+{
+	static const char *const kept[] = {
+		"haproxy_wrapper_reloads_total{result=\"failed\"}",
+		"haproxy_wrapper_takeovers_total",
+	};
+	struct up u = { .foreign = TRUE };
+	g_autofree gchar *before = NULL, *after = NULL, *gone = NULL;
+
+	if (!up_start(&u, NULL))
+		return;
+	/* The daemon taken over is gone: only our generation to adopt. */
+	gone = g_strdup_printf("foreign haproxy pid %d (standalone) has "
+			       "exited", u.daemon);
+	g_assert_nonnull(wrapper_wait_log(u.w, gone, T_WAIT));
+	/* One failed reload. */
+	g_free(t_write_file(u.dir, "haproxy.cfg", "global\n\tno-such\n"));
+	wrapper_signal(u.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.w, "reload failed: ", T_WAIT));
+	g_free(t_write_config(u.dir, "haproxy.cfg", u.port, NULL));
+
+	before = openmetrics(&u);
+	g_assert_cmpuint(om_sample(before, kept[0]), ==, 1);
+	g_assert_cmpuint(om_sample(before, kept[1]), ==, 1);
+	g_assert_cmpuint(om_sample(before, "haproxy_wrapper_adoptions_total"),
+			 ==, 0);
+
+	install_file(next_wrapper_path(), u.bin);
+	wrapper_signal(u.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+					  NEXT_VERSION " running, adopted 1 "
+					  "generation(s)", T_WAIT));
+	/* Generation 2 was the failed one. */
+	wait_takeover(&u, 3, u.gen1);
+	after = openmetrics(&u);
+	for (guint i = 0; i < G_N_ELEMENTS(kept); i++)
+		g_assert_cmpuint(om_sample(after, kept[i]), ==,
+				 om_sample(before, kept[i]));
+	g_assert_cmpuint(om_sample(after, "haproxy_wrapper_adoptions_total"),
+			 ==, 1);
+	g_assert_cmpuint(om_sample(after, "haproxy_wrapper_reloads_total"
+					  "{result=\"ok\"}"), ==,
+			 om_sample(before, "haproxy_wrapper_reloads_total"
+					   "{result=\"ok\"}") + 1);
 
 	stop_cleanly(u.w);
 	up_clear(&u);
@@ -493,6 +594,7 @@ int main(int argc, char **argv)
 	signal(SIGABRT, on_abort);
 
 	g_test_add_func("/upgrade/upgrade", test_upgrade);
+	g_test_add_func("/upgrade/counters-kept", test_counters_kept);
 	g_test_add_func("/upgrade/reload-signals-not-lost-across-exec",
 			test_reload_signals_not_lost);
 	g_test_add_func("/upgrade/broken-replacement", test_broken_replacement);
