@@ -32,7 +32,7 @@ FUZZ_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer
                  -I. $(shell $(PKG_CONFIG) --cflags glib-2.0) \
                  -DWRAPPER_VERSION='"$(VERSION)"' \
                  -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
-FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0)
+FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0 libsystemd)
 
 # What each target links: only the modules its parser needs, so that work
 # in progress elsewhere in the tree cannot break the fuzz build.
