@@ -1083,6 +1083,40 @@ static void test_dry_run_client_vanishes(void)
 	fx_clear(&f);
 }
 
+/*
+ * The image replaced again while its dry run runs (a second install):
+ * the file an exec would run now is not the one that passed. It is not
+ * executed; the reload goes on with the running image and says why.
+ */
+static void test_dry_run_image_replaced(void)
+{
+	struct t_command reload = { 0 };
+	g_autofree gchar *bin = NULL, *broken = NULL;
+	struct fx f;
+	GPid wrapper;
+
+	if (!fx_init_real(&f))
+		return;
+	fx_start_dry_run_gated(&f);
+	wrapper = f.w->pid;
+	bin = g_build_filename(f.dir, "bin", "haproxy-systemd-wrapper", NULL);
+	broken = t_write_file(f.dir, "broken-image", "#!/bin/sh\nexit 70\n");
+	fx_client(&f, &reload, "--reload");
+	fx_wait_gate_entered(&f);
+	install_file(broken, bin);
+	fx_open_gate(&f);
+	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
+	g_assert_nonnull(strstr(reload.out->str, "not upgraded"));
+	fx_wait_log(&f, "replaced during its dry run");
+	g_assert_cmpuint(wrapper_count_log(f.w, "re-executing"), ==, 0);
+	fx_serving(&f, 2);
+	g_assert_cmpint(f.w->pid, ==, wrapper);
+	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
+	t_command_clear(&reload);
+	fx_stop(&f);
+	fx_clear(&f);
+}
+
 static const int control_signals[] = { SIGUSR2, SIGHUP, SIGTERM, SIGUSR1 };
 
 /*
@@ -1389,6 +1423,8 @@ int main(int argc, char **argv)
 			test_probe_client_vanishes);
 	g_test_add_func("/failpaths/dry-run/client-vanishes",
 			test_dry_run_client_vanishes);
+	g_test_add_func("/failpaths/dry-run/image-replaced",
+			test_dry_run_image_replaced);
 	for (guint i = 0; i < G_N_ELEMENTS(control_signals); i++) {
 		g_autofree gchar *path = g_strdup_printf(
 			"/failpaths/dry-run/SIG%s",

@@ -11,7 +11,9 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -445,6 +447,52 @@ static void test_untrusted_rundir(void)
 	up_clear(&u);
 }
 
+/* A --reload client that waited through the exec, into an image that has
+ * no control socket (its directory untrusted now): told so and closed,
+ * not left waiting as long as the wrapper runs. The client of the wrapper
+ * refuses such a directory: the socket is spoken to directly. */
+static void test_untrusted_rundir_client(void)
+{
+	struct up u = { .rundir = g_strdup("") };
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	g_autoptr(GString) got = g_string_new(NULL);
+	char buf[512];
+	ssize_t n;
+	int fd;
+
+	if (!up_start(&u, NULL))
+		return;
+	install_file(next_wrapper_path(), u.bin);
+	g_assert_cmpint(chmod(u.rundir, 0770), ==, 0);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	g_assert_cmpint(fd, >=, 0);
+	g_snprintf(a.sun_path, sizeof(a.sun_path), "%s/control.sock",
+		   u.rundir);
+	g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+	g_assert_cmpint(send(fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on request.",
+					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+					  NEXT_VERSION " running, adopted 1 "
+					  "generation(s)", T_WAIT));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		g_string_append_len(got, buf, n);
+	g_assert_cmpint(n, ==, 0);
+	g_assert_true(g_str_has_prefix(got->str, "error: "));
+	g_assert_nonnull(strstr(got->str, "no control socket"));
+	close(fd);
+	/* The reload goes on all the same. */
+	wait_takeover(&u, 2, u.gen1);
+	assert_running(u.w);
+
+	empty_dir(u.rundir);
+	stop_cleanly(u.w);
+	up_clear(&u);
+}
+
 /* ---- 4: --self-upgrade=never ---- */
 
 static void test_never(void)
@@ -599,6 +647,8 @@ int main(int argc, char **argv)
 			test_reload_signals_not_lost);
 	g_test_add_func("/upgrade/broken-replacement", test_broken_replacement);
 	g_test_add_func("/upgrade/untrusted-rundir", test_untrusted_rundir);
+	g_test_add_func("/upgrade/untrusted-rundir-client",
+			test_untrusted_rundir_client);
 	g_test_add_func("/upgrade/never", test_never);
 	g_test_add_func("/upgrade/always", test_always);
 	g_test_add_func("/upgrade/leaked-state", test_leaked_state);

@@ -152,11 +152,41 @@ static void test_command_in_time(void)
 	t_rmtree(dir);
 }
 
+/* The wrapper exits with answers queued ("error: the wrapper exited" to
+ * every waiter, then control_free() at once): they are sent, not lost to
+ * an end of file without a verdict. */
+static void test_answer_queued_at_free(void)
+{
+	g_autofree gchar *dir = t_tmpdir();
+	g_autofree gchar *path = g_build_filename(t_short_dir(dir),
+						  "control.sock", NULL);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *answer = NULL;
+	struct seen seen = { 0 };
+	struct control *ctl;
+	int fd;
+
+	ctl = control_listen(path, on_command, &seen, &error);
+	g_assert_no_error(error);
+	fd = connect_to(path);
+	g_assert_cmpint(send(fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	while (!seen.commands)
+		g_main_context_iteration(NULL, TRUE);
+	control_reply(seen.last, "error: the wrapper exited");
+	control_free(ctl);
+	answer = read_to_eof(fd);
+	g_assert_cmpstr(answer, ==, "error: the wrapper exited\n");
+	close(fd);
+	t_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/control/command-after-deadline",
 			test_command_after_deadline);
 	g_test_add_func("/control/command-in-time", test_command_in_time);
+	g_test_add_func("/control/answer-queued-at-free",
+			test_answer_queued_at_free);
 	return g_test_run();
 }

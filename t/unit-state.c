@@ -217,6 +217,31 @@ static void test_salvage(void)
 	handover_clear(&h);
 }
 
+/* A descriptor or a pid named twice would be adopted twice: one client
+ * closing a descriptor the other still writes to (or a new one by then),
+ * two watches on one child. Refused; the salvage keeps the first. */
+static void test_named_twice(void)
+{
+	struct handover h;
+
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 2:11:1:1:0:v w7:4 w7:4",
+				   &h));
+	handover_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 2:11:1:1:0:v n7 w7:4",
+				   &h));
+	handover_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 1:11:1:2:0:v "
+				   "2:11:1:1:0:v", &h));
+	handover_clear(&h);
+
+	g_assert_cmpuint(state_salvage("1 3 2 12 1 4 0 0 1:10:1:2:0:v "
+				       "2:10:1:1:0:v w7:4 w7:4 n7", &h), ==, 3);
+	g_assert_cmpuint(h.gens->len, ==, 1);
+	g_assert_cmpuint(h.waiters->len, ==, 1);
+	g_assert_cmpint(h.notify_fd, <, 0);
+	handover_clear(&h);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -226,5 +251,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/state/counters-compat", test_counters_compat);
 	g_test_add_func("/state/malformed", test_malformed);
 	g_test_add_func("/state/salvage", test_salvage);
+	g_test_add_func("/state/named-twice", test_named_twice);
 	return g_test_run();
 }

@@ -398,12 +398,23 @@ void control_set_idle_ms(struct control *ctl, guint ms)
 	ctl->idle_ms = ms;
 }
 
+/* An answer still queued when the wrapper exits: one try, never a wait
+ * (the client's buffer takes a short answer). */
+static void client_flush(struct control_client *c)
+{
+	if (c->out->len && send(c->fd, c->out->str, c->out->len,
+				MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		errno = 0;
+}
+
 void control_free(struct control *ctl)
 {
 	if (!ctl)
 		return;
-	while (ctl->clients)
+	while (ctl->clients) {
+		client_flush(ctl->clients->data);
 		client_free(ctl->clients->data);
+	}
 	g_clear_handle_id(&ctl->source, g_source_remove);
 	g_clear_handle_id(&ctl->resume_timer, g_source_remove);
 	close(ctl->fd);

@@ -3,6 +3,8 @@
  * new one takes generations and waiting clients back. */
 #include "wrapper/supervisor-int.h"
 
+#include <sys/socket.h>
+
 /* ---- what the old image hands over ---- */
 
 /* The waiting clients' descriptors, to stay open across the exec. */
@@ -137,6 +139,19 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 	return TRUE;
 }
 
+/* No control socket in this image: the client would wait, unanswered,
+ * as long as the wrapper runs. Told (one try, never a wait), closed. */
+static void tell_unadoptable(int fd)
+{
+	static const char text[] = "error: the upgraded wrapper has no "
+				   "control socket; the reload goes on "
+				   "unreported\n";
+
+	if (send(fd, text, sizeof(text) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		errno = 0;
+	close(fd);
+}
+
 /* Clients that were waiting for the reload this image now carries out. */
 static void adopt_waiters(struct supervisor *s, struct handover *h,
 			  gboolean adopted)
@@ -148,8 +163,12 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 		struct waiter *w;
 
 		/* Only sockets: a leaked variable may name any descriptor. */
-		if (!s->control || !fd_is_socket(hw->fd))
+		if (!fd_is_socket(hw->fd))
 			continue;
+		if (!s->control) {
+			tell_unadoptable(hw->fd);
+			continue;
+		}
 		c = control_adopt(s->control, hw->fd);
 		if (!c)
 			continue;

@@ -704,6 +704,12 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 				  ? "gave an unexpected answer" : how);
 		return;
 	}
+	/* A second install meanwhile: what passed is not what would run. */
+	if (!upgrade_dry_run_same_image(&s->self)) {
+		upgrade_refuse(s, "passed, but the file was replaced during "
+			       "its dry run");
+		return;
+	}
 	/* Waiters may have come meanwhile: the state is taken anew. */
 	h = sv_handover_of(s);
 	state = state_serialize(&h);

@@ -126,6 +126,29 @@ static gboolean parse_counter(const char *token, struct handover *h,
 	return TRUE;
 }
 
+/* Named twice, a descriptor would be adopted twice (closed by one while
+ * the other writes to it), a pid watched twice. */
+static gboolean fd_named(const struct handover *h, int fd)
+{
+	if (h->notify_fd == fd)
+		return TRUE;
+	for (guint i = 0; i < h->waiters->len; i++)
+		if (g_array_index(h->waiters, struct handover_waiter, i).fd == fd)
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean pid_named(const struct handover *h, GPid pid)
+{
+	for (guint i = 0; i < h->gens->len; i++) {
+		const struct generation *g = g_ptr_array_index(h->gens, i);
+
+		if (g->pid == pid)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 static gboolean parse_token(const char *token, struct handover *h,
 			    guint *seen)
 {
@@ -138,13 +161,14 @@ static gboolean parse_token(const char *token, struct handover *h,
 		guint64 fd;
 
 		if (h->notify_fd >= 0 ||
-		    !parse_uint(token + 1, G_MAXINT, &fd) || fd < 3)
+		    !parse_uint(token + 1, G_MAXINT, &fd) || fd < 3 ||
+		    fd_named(h, fd))
 			return FALSE;
 		h->notify_fd = fd;
 		return TRUE;
 	}
 	if (token[0] == 'w') {
-		if (!parse_waiter(token, &w))
+		if (!parse_waiter(token, &w) || fd_named(h, w.fd))
 			return FALSE;
 		g_array_append_val(h->waiters, w);
 		return TRUE;
@@ -152,6 +176,10 @@ static gboolean parse_token(const char *token, struct handover *h,
 	g = parse_gen(token);
 	if (!g)
 		return FALSE;
+	if (pid_named(h, g->pid)) {
+		generation_free(g);
+		return FALSE;
+	}
 	g_ptr_array_add(h->gens, g);
 	return TRUE;
 }

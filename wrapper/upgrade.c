@@ -46,13 +46,20 @@ gboolean self_image_replaced(const struct self_image *self)
 	return st.st_dev != self->dev || st.st_ino != self->ino;
 }
 
-struct probe *upgrade_dry_run_start(const struct self_image *self,
+struct probe *upgrade_dry_run_start(struct self_image *self,
 				    char **orig_argv, const char *state,
 				    probe_fn done, gpointer data)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	g_auto(GStrv) argv = NULL;
 	g_auto(GStrv) envp = haproxy_environ();
+	struct stat st = { 0 };
+
+	/* Before it runs: a file replaced after this is told apart. */
+	if (stat(self->path, &st) < 0)
+		st = (struct stat){ 0 };
+	self->tried_dev = st.st_dev;
+	self->tried_ino = st.st_ino;
 
 	g_strv_builder_add(b, self->path);
 	g_strv_builder_add(b, "--" UPGRADE_DRY_RUN);
@@ -62,6 +69,14 @@ struct probe *upgrade_dry_run_start(const struct self_image *self,
 	envp = g_environ_setenv(envp, STATE_ENV, state, TRUE);
 	return probe_start_env(argv, envp, UPGRADE_CHECK_TIMEOUT_MS, done,
 			       data);
+}
+
+gboolean upgrade_dry_run_same_image(const struct self_image *self)
+{
+	struct stat st;
+
+	return stat(self->path, &st) == 0 && st.st_ino == self->tried_ino &&
+	       st.st_dev == self->tried_dev && self->tried_ino;
 }
 
 gboolean upgrade_dry_run(void)

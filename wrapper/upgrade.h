@@ -16,6 +16,8 @@ struct self_image {
 	gchar *path;		/* where the running binary was loaded from */
 	dev_t dev;		/* the running file's identity */
 	ino_t ino;
+	dev_t tried_dev;	/* the file its last dry run ran */
+	ino_t tried_ino;
 };
 
 /* FALSE when /proc/self/exe cannot be read (no self-upgrade then). */
@@ -32,7 +34,7 @@ gboolean self_image_replaced(const struct self_image *self);
 #define UPGRADE_DRY_RUN "upgrade-dry-run"
 
 /* Runs the dry run; the answer goes to upgrade_check_passed. */
-struct probe *upgrade_dry_run_start(const struct self_image *self,
+struct probe *upgrade_dry_run_start(struct self_image *self,
 				    char **orig_argv, const char *state,
 				    probe_fn done, gpointer data);
 
@@ -46,6 +48,9 @@ gboolean upgrade_check_passed(const char *output, int wait_status,
 /* What --upgrade-check prints: name, version, what handover state it
  * takes ("handover master-worker"), handover state format. */
 void upgrade_check_print(void);
+
+/* Is the file at self->path still the one the dry run ran? */
+gboolean upgrade_dry_run_same_image(const struct self_image *self);
 
 /* execv() the new image with state in the environment. Returns only on
  * failure, after logging it; the caller carries on in the old image. */
