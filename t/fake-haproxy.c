@@ -11,7 +11,9 @@
  *
  * Config keywords: bind, nbproc (= fake-nbproc), fake-config-error,
  * fake-load-delay-ms, fake-exit-after-ready, fake-crash-after-ready,
- * fake-master-late-handler-ms; anything else is ignored.
+ * fake-master-late-handler-ms, fake-lose-first-usr1 (the first SIGUSR1
+ * is logged and ignored: a soft stop haproxy lost); anything else is
+ * ignored.
  *
  * -W/-Ws (>= 1.8): a master that forks the workers, reloads on SIGUSR2 or
  * SIGHUP (a fresh load of the configuration in a child: its exit status
@@ -83,6 +85,7 @@ static struct {
 	bool crash_after_ready;
 	bool config_error;
 	long late_handler_ms;	/* master: SIGUSR2 handled only this late */
+	bool lose_first_usr1;
 } g = {
 	.log_fd = -1,
 	.nbproc = 1,
@@ -481,6 +484,8 @@ static void parse_line(char *line, const char *where)
 		g.crash_after_ready = true;
 	} else if (!strcmp(kw, "fake-master-late-handler-ms")) {
 		g.late_handler_ms = parse_num(arg, where);
+	} else if (!strcmp(kw, "fake-lose-first-usr1")) {
+		g.lose_first_usr1 = true;
 	}
 }
 
@@ -823,6 +828,11 @@ static void handle_signal(int sig)
 {
 	switch (sig) {
 	case SIGUSR1:
+		if (g.lose_first_usr1) {
+			g.lose_first_usr1 = false;
+			log_event("lost SIGUSR1");
+			break;
+		}
 		if (stopping)
 			break;
 		stopping = true;

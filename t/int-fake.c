@@ -1015,6 +1015,43 @@ static void test_user_sf_pids(void)
 	fx_clear(&f);
 }
 
+/* ---- 12: a soft stop the old generation lost ---- */
+
+static void test_lost_soft_stop(void)
+{
+	g_autofree gchar *lost = NULL, *resend = NULL, *stopped = NULL;
+	g_autofree gchar *line = NULL;
+	struct fx f;
+	Wrapper *w;
+	GPid gen1, gen2;
+
+	/* Generation 1 ignores the first SIGUSR1 it gets: generation 2's. */
+	fx_init(&f, "fake-lose-first-usr1\n");
+	w = fx_start(&f, NULL, NULL);
+	gen1 = wait_ready_version(w, 1, "2.6.12");
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	fx_config(&f, NULL);
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	lost = g_strdup_printf("pid=%d lost SIGUSR1", gen1);
+	g_assert_nonnull(fake_wait(&f, lost, T_WAIT));
+
+	/* The wrapper sees it still listening, and says it again, once. */
+	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
+	line = dup_wait_log(w, resend);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, "SIGUSR1 again"));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	stopped = g_strdup_printf("pid=%d soft-stop", gen1);
+	g_assert_cmpuint(fake_count(&f, stopped), ==, 1);
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
+	assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	g_assert_cmpuint(wrapper_count_log(w, "still listens "), ==, 1);
+	fx_free_wrapper(w);
+	fx_clear(&f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1041,5 +1078,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/fake/old-exits-before-ready-report",
 			test_old_exits_before_ready_report);
 	g_test_add_func("/fake/user-sf-pids", test_user_sf_pids);
+	g_test_add_func("/fake/lost-soft-stop", test_lost_soft_stop);
 	return g_test_run();
 }

@@ -35,6 +35,9 @@ struct generation {
 	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
 	guint drain_timer;
+	/* Superseded: a check that it acted on its soft stop (reload.c). */
+	guint stop_check_timer;
+	int stop_signal;	/* SIGUSR1 (-sf) or SIGTERM (-st) */
 	/* -Ws: the workers of the last good load, and older ones still
 	 * draining (struct worker_cohort *, oldest first). */
 	GArray *workers;

@@ -238,6 +238,62 @@ static void wait_listeners_released(struct generation *old,
 	close(pidfd);
 }
 
+/*
+ * haproxy can lose the -sf signal it gets from its successor [observed
+ * 2.4.0, an old generation started under a second before]: it then
+ * serves on, holding its listeners, and never drains. A generation that
+ * still listens this long after its successor is ready gets the signal
+ * again, from us, once. A soft-stopping haproxy closes every listener
+ * (stats sockets too) at once, so listening means it has not acted.
+ */
+#define STOP_CHECK_MS 1000
+
+static gboolean still_listens(GPid pid)
+{
+	g_autoptr(GHashTable) inodes = proc_listening_inodes(pid);
+
+	return inodes && g_hash_table_size(inodes) > 0;
+}
+
+/* The -db process, or any of the -Ds parent's workers. */
+static gboolean generation_listens(const struct generation *g)
+{
+	g_autoptr(GArray) workers = NULL;
+
+	if (g->mode == LAUNCH_DB)
+		return still_listens(g->pid);
+	workers = proc_children(g->pid);
+	for (guint i = 0; i < workers->len; i++)
+		if (still_listens(g_array_index(workers, GPid, i)))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean on_stop_check(gpointer data)
+{
+	struct generation *g = data;
+
+	g->stop_check_timer = 0;
+	if (g->exited || g->terminated || !generation_listens(g))
+		return G_SOURCE_REMOVE;
+	log_warn("generation %u (pid %d) still listens %d ms after its "
+		 "successor was ready: its stop signal was lost; sending %s "
+		 "again", g->number, g->pid, STOP_CHECK_MS,
+		 signal_name(g->stop_signal));
+	generation_signal(g, g->stop_signal, TRUE);
+	return G_SOURCE_REMOVE;
+}
+
+static void start_stop_check(struct supervisor *s, struct generation *old)
+{
+	/* A master soft-stops its own workers: not ours to check. */
+	if (old->mode == LAUNCH_MW || old->exited || old->stop_check_timer)
+		return;
+	old->stop_signal = s->attempt_hard ? SIGTERM : SIGUSR1;
+	old->stop_check_timer = g_timeout_add(STOP_CHECK_MS, on_stop_check,
+					      old);
+}
+
 void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->current;
@@ -255,6 +311,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		if (old->mode == LAUNCH_DS && !s->attempt_hard)
 			generation_signal(old, SIGUSR1, FALSE);
 		start_drain_clock(s, old);
+		start_stop_check(s, old);
 	}
 	sv_bound_draining(s);
 	sv_pidfile_publish(s, g);
