@@ -605,6 +605,219 @@ static void test_no_foreign(void)
 	site_clear(&s);
 }
 
+/* ---- restarts by hand while the wrapper runs: adoption ---- */
+
+/* The first pid in pidfile once it is not old (bounded); 0 if never. */
+static GPid wait_pidfile_other(const char *pidfile, GPid old)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autoptr(GArray) pids = NULL;
+
+		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len &&
+		    g_array_index(pids, GPid, 0) != old)
+			return g_array_index(pids, GPid, 0);
+		g_usleep(5 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+/* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
+ * $(cat PIDFILE)" (or -st); the pid the new instance writes there. */
+static GPid restart_by_hand(struct site *s, const char *how,
+			    gboolean master_worker)
+{
+	GPid old = t_wait_pidfile(s->pidfile), pid;
+	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
+	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
+				 s->cfg, how, oldarg, NULL };
+	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
+				  "-f", s->cfg, how, oldarg, NULL };
+
+	g_assert_cmpint(old, >, 0);
+	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
+	pid = wait_pidfile_other(s->pidfile, old);
+	g_assert_cmpint(pid, >, 0);
+	t_remember(pid, HAPROXY);
+	return pid;
+}
+
+static gboolean pids_contain(GArray *pids, GPid pid)
+{
+	for (guint i = 0; i < pids->len; i++)
+		if (g_array_index(pids, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+/* The pid that answers on port, generation gen's own or its worker's. */
+static GPid answering_for(guint16 port, GPid gen)
+{
+	GPid pid = t_wait_serving(port, T_WAIT);
+
+	g_assert_cmpint(pid, >, 0);
+	if (pid != gen)
+		g_assert_cmpint(proc_parent(pid), ==, gen);
+	return pid;
+}
+
+/* A wrapper serving generation 1 on the site; the pid that answers. */
+static GPid start_serving(struct site *s, const char *option,
+			  struct wrapper **w)
+{
+	GPid gen1;
+
+	*w = start_wrapper(s, option, NULL);
+	gen1 = wrapper_wait_ready(*w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	return answering_for(s->port, gen1);
+}
+
+/*
+ * Generation 1 serves; a restart by hand (how: -sf or -st; -W -D when
+ * master_worker) replaces it: the wrapper adopts the new instance, lists
+ * it in status, and its next reload takes it over (-sf) without a failed
+ * request from the adoption on, and the pidfile names generation 2.
+ */
+static void check_restart_by_hand(const char *how, gboolean master_worker,
+				  const char *option)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *exec2 = NULL;
+	g_autoptr(GArray) sf = NULL;
+	gboolean hard = g_str_equal(how, "-st");
+	struct t_load l;
+	GPid gen1, pid, serving, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gen1 = start_serving(&s, option, &w);
+	/* -st kills generation 1 with its connections: load from after. */
+	if (!hard) {
+		t_load_start(&l, s.port);
+		g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	}
+	pid = restart_by_hand(&s, how, master_worker);
+	adopting = g_strdup_printf("adopting %s pid %d",
+				   master_worker ? "master-worker master"
+						 : "standalone", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	serving = answering_for(s.port, pid);
+	if (serving != pid)
+		t_remember(serving, HAPROXY);
+	if (hard)
+		t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	assert_status_foreign(&s, pid, master_worker ? "master-worker master"
+						     : "standalone");
+
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pids(exec2);
+	g_test_message("%s", exec2);
+	g_assert_true(pids_contain(sf, pid));
+	g_assert_true(pids_contain(sf, serving));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(serving, T_WAIT));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	serving = answering_for(s.port, gen2);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
+	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+static void test_adopt_sf(void)
+{
+	check_restart_by_hand("-sf", FALSE, NULL);
+}
+
+static void test_adopt_st(void)
+{
+	check_restart_by_hand("-st", FALSE, NULL);
+}
+
+static void test_adopt_master_worker_by_hand(void)
+{
+	check_restart_by_hand("-sf", TRUE, NULL);
+}
+
+/* The wrapper runs haproxy -Ws: its master is what the pidfile names. */
+static void test_adopt_wrapper_master_worker(void)
+{
+	check_restart_by_hand("-sf", FALSE, "--master-worker=on");
+}
+
+/* Another service's haproxy, started with the restart, is left alone. */
+static void test_adopt_not_unrelated(void)
+{
+	struct site s = { 0 }, other = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *unrelated = NULL;
+	GPid gen1, pid, stranger, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	site_init(&other);
+	gen1 = start_serving(&s, NULL, &w);
+	stranger = start_daemon(&other, FALSE);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	stop_wrapper(w);
+
+	unrelated = g_strdup_printf(" pid %d", stranger);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, "adopt"))
+			g_assert_null(strstr(line, unrelated));
+	}
+	g_assert_true(t_pid_alive(stranger));
+	g_assert_cmpint(wait_answering(other.port, stranger), ==, stranger);
+	site_clear(&other);
+	site_clear(&s);
+}
+
+/* The adopted instance dies while it serves: a crash, for Restart=. */
+static void test_adopted_killed(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL;
+	struct t_started *adopted;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	adopted = t_remember(pid, HAPROXY);
+	g_assert_true(t_signal_verified(adopted, SIGKILL));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
+	g_assert_nonnull(wrapper_find_log(w, "the adopted haproxy, the one "
+					  "serving, has exited on its own"));
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -619,5 +832,13 @@ int main(int argc, char **argv)
 			test_cannot_bind_leaves_foreign_serving);
 	g_test_add_func("/takeover/takeover-off", test_takeover_off);
 	g_test_add_func("/takeover/no-foreign", test_no_foreign);
+	g_test_add_func("/adopt/sf", test_adopt_sf);
+	g_test_add_func("/adopt/st", test_adopt_st);
+	g_test_add_func("/adopt/master-worker-by-hand",
+			test_adopt_master_worker_by_hand);
+	g_test_add_func("/adopt/wrapper-master-worker",
+			test_adopt_wrapper_master_worker);
+	g_test_add_func("/adopt/not-unrelated", test_adopt_not_unrelated);
+	g_test_add_func("/adopt/killed", test_adopted_killed);
 	return g_test_run();
 }

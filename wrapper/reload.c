@@ -13,12 +13,20 @@ static gboolean run_pending_reload(gpointer data)
 	struct supervisor *s = data;
 
 	s->pending_idle = 0;
-	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING) {
+	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING &&
+	    !adopt_searching(s->adopt)) {
 		s->reload_pending = FALSE;
 		sv_begin_reload(s, s->pending_signal, s->pending_hard);
 		s->pending_hard = FALSE;
 	}
 	return G_SOURCE_REMOVE;
+}
+
+void sv_run_pending(struct supervisor *s)
+{
+	/* From the loop, not from inside whichever event ended this one. */
+	if (s->reload_pending && !s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
 }
 
 /* Answer every client waiting for an attempt up to "upto". */
@@ -69,9 +77,7 @@ void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 	sv_master_abandon(s);
 	s->busy = FALSE;
 	s->skip_upgrade = FALSE;
-	/* From the loop, not from inside whichever event ended this one. */
-	if (s->reload_pending && !s->pending_idle)
-		s->pending_idle = g_idle_add(run_pending_reload, s);
+	sv_run_pending(s);
 }
 
 void sv_launch_failed(struct supervisor *s, int exit_code,
@@ -99,8 +105,12 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
-	log_err("reload failed: %s; generation %u (pid %d) keeps serving",
-		msg, s->current->number, s->current->pid);
+	if (s->current)
+		log_err("reload failed: %s; generation %u (pid %d) keeps "
+			"serving", msg, s->current->number, s->current->pid);
+	else
+		log_err("reload failed: %s; the adopted haproxy keeps serving",
+			msg);
 	sv_reload_finished(s, FALSE, msg);
 }
 
@@ -303,6 +313,8 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	s->current = g;
 	s->starting = NULL;
 	s->current_lost = FALSE;
+	/* It was started with their pids after -sf: they leave now. */
+	adopt_superseded(s->adopt);
 	if (old) {
 		wait_listeners_released(old, g);
 		old->state = GEN_DRAINING;
@@ -415,6 +427,11 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
+	}
+	{
+		g_autoptr(GArray) adopted = adopt_targets(s->adopt);
+
+		g_array_append_vals(pids, adopted->data, adopted->len);
 	}
 	return pids;
 }
@@ -720,6 +737,10 @@ static gboolean upgrade_wanted(struct supervisor *s)
 {
 	if (!s->can_upgrade || s->skip_upgrade)
 		return FALSE;
+	/* The handed-over state has no room for adopted instances: this
+	 * reload brings them under us first, the next one upgrades. */
+	if (adopt_alive(s->adopt))
+		return FALSE;
 	switch (s->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
 		return TRUE;
@@ -772,7 +793,7 @@ void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		*w = (struct waiter){ .client = client, .target = s->attempt + 1 };
 		g_ptr_array_add(s->waiters, w);
 	}
-	if (s->busy) {
+	if (s->busy || adopt_searching(s->adopt)) {
 		if (!s->reload_pending)
 			log_info("%s: a reload is in progress; one more will "
 				 "follow it", who);

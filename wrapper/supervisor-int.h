@@ -24,6 +24,7 @@
 #include "legacy/version.h"
 #include "migrate/proc.h"
 #include "migrate/takeover.h"
+#include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
@@ -102,6 +103,17 @@ struct supervisor {
 	enum launch_mode lost_mode;
 
 	struct takeover *takeover;	/* foreign instances, first start */
+	/* A haproxy that replaced the one serving behind our back (a
+	 * restart by hand), and how ours ended, while we look for it. */
+	struct adopt *adopt;
+	struct {
+		gboolean valid;
+		guint number;
+		GPid pid;
+		int status;
+		enum launch_mode mode;
+	} replaced;
+	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
 	struct control *control;
 	gchar *rundir;
 	gboolean rundir_ours;		/* no other live wrapper uses it */
@@ -156,6 +168,8 @@ void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
 GArray *sv_generations_sf_pids(struct supervisor *s);
 /* Can a new haproxy take the serving generation's listeners (-x)? */
 gboolean sv_can_take_listeners(struct supervisor *s);
+/* Run the reload requested meanwhile, if any, from the loop. */
+void sv_run_pending(struct supervisor *s);
 
 /* Make g the serving generation, and say so. */
 void sv_generation_ready(struct supervisor *s, struct generation *g);

@@ -13,7 +13,8 @@ void sv_set_exit_code(struct supervisor *s, int code)
 
 static void quit_if_done(struct supervisor *s)
 {
-	if (s->phase == PHASE_STOPPING && s->gens->len == 0) {
+	if (s->phase == PHASE_STOPPING && s->gens->len == 0 &&
+	    !adopt_alive(s->adopt)) {
 		/* May happen before the loop runs: "done" covers that. */
 		s->done = TRUE;
 		g_main_loop_quit(s->loop);
@@ -116,6 +117,23 @@ static const char *phase_name(enum phase phase)
 	return "unknown";
 }
 
+/* The instances we did not start: taken over at start, or adopted. */
+static const GPtrArray *foreign_view(struct supervisor *s)
+{
+	const GPtrArray *parts[] = {
+		s->takeover ? takeover_instances(s->takeover) : NULL,
+		s->adopt ? adopt_instances(s->adopt) : NULL,
+	};
+
+	g_ptr_array_set_size(s->foreign_view, 0);
+	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
+		for (guint j = 0; parts[i] && j < parts[i]->len; j++)
+			g_ptr_array_add(s->foreign_view,
+					g_ptr_array_index((GPtrArray *)parts[i],
+							  j));
+	return s->foreign_view;
+}
+
 static struct status_view status_view_of(struct supervisor *s)
 {
 	for (guint i = 0; i < s->gens->len; i++)
@@ -128,7 +146,7 @@ static struct status_view status_view_of(struct supervisor *s)
 		.failed = &s->failed,
 		.gens = s->gens,
 		.current = s->current,
-		.foreign = s->takeover ? takeover_instances(s->takeover) : NULL,
+		.foreign = foreign_view(s),
 	};
 }
 
@@ -192,6 +210,87 @@ static void starting_generation_exited(struct supervisor *s,
 		      how);
 }
 
+/* ---- a haproxy started by hand replaced the one serving ---- */
+
+/* A replaced haproxy soft-stops (exit 0; a -Ds parent, a master too) or
+ * dies of the SIGTERM of -st. Anything else is a crash. */
+static gboolean ended_as_replaced(int status)
+{
+	return (WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+	       (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+}
+
+static GStrv own_haproxy_argv(struct supervisor *s);
+
+static void on_adopt(enum adopt_event event, gpointer data);
+
+static void look_for_replacement(struct supervisor *s, struct generation *g,
+				 int status)
+{
+	g_autofree gchar *how = describe_wait_status(status);
+
+	log_info("generation %u (pid %d), the one serving, %s on its own; "
+		 "looking for a haproxy that replaced it", g->number, g->pid,
+		 how);
+	s->replaced.valid = TRUE;
+	s->replaced.number = g->number;
+	s->replaced.pid = g->pid;
+	s->replaced.status = status;
+	s->replaced.mode = g->mode;
+	if (!s->adopt) {
+		g_auto(GStrv) argv = own_haproxy_argv(s);
+		g_autofree gchar *cwd = g_get_current_dir();
+
+		s->adopt = adopt_new(s->args->pidfile,
+				     (const char *const *)argv, cwd, on_adopt,
+				     s);
+	}
+	adopt_search(s->adopt);
+}
+
+/* Nothing replaced the one serving: the service is down, as before. */
+static void replacement_not_found(struct supervisor *s)
+{
+	if (s->replaced.valid) {
+		g_autofree gchar *how = describe_wait_status(
+			s->replaced.status);
+
+		log_err("generation %u (pid %d), the one serving, %s on its "
+			"own; stopping", s->replaced.number, s->replaced.pid,
+			how);
+		sv_set_exit_code(s, sv_lost_exit_code(s->replaced.mode,
+						      s->replaced.status));
+	} else {
+		/* Not our child: how it ended is unknown, and no success. */
+		log_err("the adopted haproxy, the one serving, has exited on "
+			"its own; stopping");
+		sv_set_exit_code(s, 1);
+	}
+	s->replaced.valid = FALSE;
+	sv_begin_stop(s, SIGTERM);
+}
+
+static void on_adopt(enum adopt_event event, gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (event) {
+	case ADOPT_FOUND:
+		s->replaced.valid = FALSE;
+		log_notice("an adopted haproxy serves; the next reload brings "
+			   "it back under the wrapper");
+		sv_run_pending(s);
+		break;
+	case ADOPT_NONE:
+		if (s->phase != PHASE_STOPPING)
+			replacement_not_found(s);
+		break;
+	case ADOPT_GONE:
+		quit_if_done(s);
+		break;
+	}
+}
+
 /* The serving generation ended without being asked to: the service is
  * down, so stop the rest and exit with its status for Restart=. */
 static void current_generation_exited(struct supervisor *s,
@@ -205,6 +304,11 @@ static void current_generation_exited(struct supervisor *s,
 		s->current_lost = TRUE;
 		s->lost_status = status;
 		s->lost_mode = g->mode;
+		forget_generation(s, g);
+		return;
+	}
+	if (ended_as_replaced(status)) {
+		look_for_replacement(s, g, status);
 		forget_generation(s, g);
 		return;
 	}
@@ -283,6 +387,11 @@ static gboolean on_stop_timeout(gpointer data)
 			 s->opts->stop_timeout_s);
 		generation_signal(g, SIGKILL, FALSE);
 	}
+	if (adopt_alive(s->adopt)) {
+		log_warn("the adopted haproxy still runs %us after the stop; "
+			 "SIGKILL", s->opts->stop_timeout_s);
+		adopt_stop(s->adopt, SIGKILL);
+	}
 	return G_SOURCE_REMOVE;
 }
 
@@ -322,6 +431,7 @@ void sv_begin_stop(struct supervisor *s, int sig)
 	if (s->probe)
 		g_clear_pointer(&s->probe, probe_cancel);
 	signal_all(s, sig);
+	adopt_stop(s->adopt, sig);
 	if (hard && !s->stop_hard && s->opts->stop_timeout_s)
 		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
@@ -369,6 +479,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
 	s->waiters = g_ptr_array_new_with_free_func(g_free);
+	s->foreign_view = g_ptr_array_new();
 	s->next_number = 1;
 	s->can_upgrade = self_image_init(&s->self);
 	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
@@ -452,7 +563,7 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if (s->current && !s->current->exited)
+	if ((s->current && !s->current->exited) || adopt_serving(s->adopt))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -551,6 +662,8 @@ void supervisor_free(struct supervisor *s)
 	g_ptr_array_unref(s->gens);
 	g_ptr_array_unref(s->waiters);
 	takeover_free(s->takeover);
+	adopt_free(s->adopt);
+	g_ptr_array_unref(s->foreign_view);
 	reload_report_clear(&s->last);
 	failed_generation_clear(&s->failed);
 	g_free(s->rundir);
