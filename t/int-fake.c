@@ -632,6 +632,8 @@ static void test_crash(void)
 {
 	check_dies_after_ready("fake-crash-after-ready\n", 128 + SIGSEGV);
 	check_dies_after_ready("fake-exit-after-ready 3\n", 3);
+	/* A soft stop that nothing replaced: the service ended, cleanly. */
+	check_dies_after_ready("fake-exit-after-ready 0\n", 0);
 }
 
 /* The -Ds parent exits 0 when its worker crashed: that is no success. */

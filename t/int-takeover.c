@@ -818,6 +818,26 @@ static void test_adopted_killed(void)
 	site_clear(&s);
 }
 
+/* A stop while the adopted instance serves ends it, like our own. */
+static void test_adopted_stopped(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	stop_wrapper(w);
+	g_assert_false(t_pid_alive(pid));
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -840,5 +860,6 @@ int main(int argc, char **argv)
 			test_adopt_wrapper_master_worker);
 	g_test_add_func("/adopt/not-unrelated", test_adopt_not_unrelated);
 	g_test_add_func("/adopt/killed", test_adopted_killed);
+	g_test_add_func("/adopt/stopped", test_adopted_stopped);
 	return g_test_run();
 }

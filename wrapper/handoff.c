@@ -144,6 +144,11 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 				      "progress; hand off once it is over");
 		return;
 	}
+	if (adopt_alive(s->adopt)) {
+		control_reply(client, "error: a haproxy adopted after a restart "
+				      "by hand runs; reload first");
+		return;
+	}
 	h = g_new0(struct handoff, 1);
 	*h = (struct handoff){ .s = s, .client = client };
 	h->path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
