@@ -34,6 +34,7 @@ struct generation {
 	gboolean exposes;	/* exposes its listeners (our -f fragment) */
 	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
+	gboolean sf_adopted;	/* adopted instances were on its -sf list */
 	guint drain_timer;
 	/* Superseded: a check that it acted on its soft stop (reload.c). */
 	guint stop_check_timer;

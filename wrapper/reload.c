@@ -313,8 +313,9 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	s->current = g;
 	s->starting = NULL;
 	s->current_lost = FALSE;
-	/* It was started with their pids after -sf: they leave now. */
-	adopt_superseded(s->adopt);
+	/* Started with their pids after -sf: they leave now. */
+	if (g->sf_adopted)
+		adopt_superseded(s->adopt);
 	if (old) {
 		wait_listeners_released(old, g);
 		old->state = GEN_DRAINING;
@@ -566,6 +567,7 @@ static void spawn_generation(struct supervisor *s,
 		return;
 	}
 	pids = old_pids(s, &hard);
+	g->sf_adopted = adopt_serving(s->adopt);
 	hard = hard || s->attempt_hard;
 	extra = extra_args(s, v, &exposes);
 	g->exposes = exposes;
