@@ -643,14 +643,6 @@ static GPid restart_by_hand(struct site *s, const char *how,
 	return pid;
 }
 
-static gboolean pids_contain(GArray *pids, GPid pid)
-{
-	for (guint i = 0; i < pids->len; i++)
-		if (g_array_index(pids, GPid, i) == pid)
-			return TRUE;
-	return FALSE;
-}
-
 /* The pid that answers on port, generation gen's own or its worker's. */
 static GPid answering_for(guint16 port, GPid gen)
 {
@@ -720,8 +712,8 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
 	sf = sf_pids(exec2);
 	g_test_message("%s", exec2);
-	g_assert_true(pids_contain(sf, pid));
-	g_assert_true(pids_contain(sf, serving));
+	g_assert_true(proc_pids_contain(sf, pid));
+	g_assert_true(proc_pids_contain(sf, serving));
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(serving, T_WAIT));
