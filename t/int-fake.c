@@ -1022,7 +1022,7 @@ static void test_user_sf_pids(void)
 static void test_lost_soft_stop(void)
 {
 	g_autofree gchar *lost = NULL, *resend = NULL, *stopped = NULL;
-	g_autofree gchar *line = NULL;
+	g_autofree gchar *line = NULL, *lost_line = NULL;
 	struct fx f;
 	Wrapper *w;
 	GPid gen1, gen2;
@@ -1037,7 +1037,8 @@ static void test_lost_soft_stop(void)
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	lost = g_strdup_printf("pid=%d lost SIGUSR1", gen1);
-	g_assert_nonnull(fake_wait(&f, lost, T_WAIT));
+	lost_line = fake_wait(&f, lost, T_WAIT);
+	g_assert_nonnull(lost_line);
 
 	/* The wrapper sees it still listening, and says it again, once. */
 	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
