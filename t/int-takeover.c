@@ -830,6 +830,54 @@ static void test_adopted_stopped(void)
 	site_clear(&s);
 }
 
+/*
+ * The adopted instance leaves on the soft stop of our next generation
+ * before that one's witness reports: the reload decides, as for our own
+ * generations, and no search for a replacement starts. A Lua file that
+ * keeps haproxy loading for a second gives time to stop the witness.
+ */
+static void test_adopted_gone_before_ready(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *exec2 = NULL, *lua = NULL;
+	g_autofree gchar *extra = NULL, *cfg = NULL;
+	g_autoptr(GArray) sf = NULL;
+	GPid pid, witness, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+
+	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
+			   "while os.clock() - t < 1 do end\n");
+	extra = g_strdup_printf("global\n    lua-load %s\n", lua);
+	cfg = t_write_config(s.dir, "h.cfg", s.port, extra);
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pids(exec2);
+	g_assert_cmpuint(sf->len, ==, 2);
+	g_assert_cmpint(g_array_index(sf, GPid, 0), ==, pid);
+	witness = g_array_index(sf, GPid, 1);
+	g_assert_cmpint(proc_parent(witness), ==, w->pid);
+	g_assert_cmpint(kill(witness, SIGSTOP), ==, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "the adopted haproxy ended while "
+					  "generation 2 starts", T_WAIT));
+	g_assert_cmpint(kill(witness, SIGCONT), ==, 0);
+
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen2);
+	g_assert_null(wrapper_find_log(w, "replaced the adopted one"));
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -853,5 +901,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/not-unrelated", test_adopt_not_unrelated);
 	g_test_add_func("/adopt/killed", test_adopted_killed);
 	g_test_add_func("/adopt/stopped", test_adopted_stopped);
+	g_test_add_func("/adopt/gone-before-ready",
+			test_adopted_gone_before_ready);
 	return g_test_run();
 }

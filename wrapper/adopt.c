@@ -75,8 +75,6 @@ struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 
 /* ---- watching the adopted ---- */
 
-static void search_start(struct adopt *a);
-
 static void forget(struct adopt *a, struct adopted *d)
 {
 	g_ptr_array_remove(a->instances, d->f);
@@ -92,14 +90,14 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
 		   foreign_kind_name(d->f->kind),
 		   a->serving && a->adopted->len == 1 && !a->stopping ?
-		   ", and it was serving: looking for one that replaced it" :
+		   ", and it was serving" :
 		   "");
 	forget(a, d);
 	if (a->adopted->len)
 		return G_SOURCE_REMOVE;
 	if (a->serving && !a->stopping) {
 		a->serving = FALSE;
-		search_start(a);
+		a->fn(ADOPT_LOST, a->data);
 	} else {
 		a->fn(ADOPT_GONE, a->data);
 	}

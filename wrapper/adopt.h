@@ -20,6 +20,7 @@ struct adopt;
 enum adopt_event {
 	ADOPT_FOUND,	/* a replacement was found and adopted: it serves */
 	ADOPT_NONE,	/* nothing replaced the one serving within the bound */
+	ADOPT_LOST,	/* the adopted ones ended while they served */
 	ADOPT_GONE,	/* the last adopted instance not serving has exited */
 };
 
@@ -30,9 +31,8 @@ typedef void (*adopt_fn)(enum adopt_event event, gpointer data);
 struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 			const char *cwd, adopt_fn fn, gpointer data);
 
-/* The one serving has ended: look for what replaced it. The outcome
- * comes from the main loop, FOUND or NONE. An adopted instance that
- * ends while it serves starts a search by itself. */
+/* The one serving has ended (ours, or the adopted ones: LOST): look for
+ * what replaced it. The outcome comes from the main loop, FOUND or NONE. */
 void adopt_search(struct adopt *a);
 gboolean adopt_searching(const struct adopt *a);
 

@@ -270,6 +270,25 @@ static void replacement_not_found(struct supervisor *s)
 	sv_begin_stop(s, SIGTERM);
 }
 
+/* The adopted instances ended while they served. */
+static void adopted_lost(struct supervisor *s)
+{
+	/* Most likely the soft stop from a successor of ours, seen before
+	 * its witness: the successor decides, as for our own. Their status
+	 * is unknown (not our children), and no success. */
+	if (s->starting && s->starting->sf_adopted) {
+		log_info("the adopted haproxy ended while generation %u "
+			 "starts", s->starting->number);
+		s->current_lost = TRUE;
+		s->lost_status = W_EXITCODE(1, 0);
+		s->lost_mode = LAUNCH_DB;
+		return;
+	}
+	log_info("looking for a haproxy that replaced the adopted one");
+	s->replaced.valid = FALSE;
+	adopt_search(s->adopt);
+}
+
 static void on_adopt(enum adopt_event event, gpointer data)
 {
 	struct supervisor *s = data;
@@ -284,6 +303,9 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	case ADOPT_NONE:
 		if (s->phase != PHASE_STOPPING)
 			replacement_not_found(s);
+		break;
+	case ADOPT_LOST:
+		adopted_lost(s);
 		break;
 	case ADOPT_GONE:
 		quit_if_done(s);
