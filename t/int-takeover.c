@@ -830,6 +830,27 @@ static void test_adopted_stopped(void)
 	site_clear(&s);
 }
 
+/* --takeover=off: a restart by hand ends the wrapper, as it used to, and
+ * the new instance gets nothing from it. */
+static void test_adopt_takeover_off(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, "--takeover=off", &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+	g_assert_nonnull(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, "adopting"));
+	g_assert_true(t_pid_alive(pid));
+	g_assert_cmpint(wait_answering(s.port, pid), ==, pid);
+	site_clear(&s);
+}
+
 /*
  * The adopted instance leaves on the soft stop of our next generation
  * before that one's witness reports: the reload decides, as for our own
@@ -901,6 +922,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/not-unrelated", test_adopt_not_unrelated);
 	g_test_add_func("/adopt/killed", test_adopted_killed);
 	g_test_add_func("/adopt/stopped", test_adopted_stopped);
+	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
 	g_test_add_func("/adopt/gone-before-ready",
 			test_adopted_gone_before_ready);
 	return g_test_run();

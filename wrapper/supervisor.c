@@ -329,7 +329,8 @@ static void current_generation_exited(struct supervisor *s,
 		forget_generation(s, g);
 		return;
 	}
-	if (ended_as_replaced(status)) {
+	/* --takeover=off: instances we did not start are not ours. */
+	if (s->opts->takeover && ended_as_replaced(status)) {
 		look_for_replacement(s, g, status);
 		forget_generation(s, g);
 		return;
