@@ -624,16 +624,16 @@ static GPid wait_pidfile_other(const char *pidfile, GPid old)
 }
 
 /* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
- * $(cat PIDFILE)" (or -st); the pid the new instance writes there. */
-static GPid restart_by_hand(struct site *s, const char *how,
-			    gboolean master_worker)
+ * $(cat PIDFILE)" (or -st), with cfg; the pid the new instance writes. */
+static GPid restart_by_hand_with(struct site *s, const char *cfg,
+				 const char *how, gboolean master_worker)
 {
 	GPid old = t_wait_pidfile(s->pidfile), pid;
 	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
 	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
-				 s->cfg, how, oldarg, NULL };
+				 cfg, how, oldarg, NULL };
 	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
-				  "-f", s->cfg, how, oldarg, NULL };
+				  "-f", cfg, how, oldarg, NULL };
 
 	g_assert_cmpint(old, >, 0);
 	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
@@ -641,6 +641,12 @@ static GPid restart_by_hand(struct site *s, const char *how,
 	g_assert_cmpint(pid, >, 0);
 	t_remember(pid, HAPROXY);
 	return pid;
+}
+
+static GPid restart_by_hand(struct site *s, const char *how,
+			    gboolean master_worker)
+{
+	return restart_by_hand_with(s, s->cfg, how, master_worker);
 }
 
 /* The pid that answers on port, generation gen's own or its worker's. */
@@ -899,6 +905,64 @@ static void test_adopted_gone_before_ready(void)
 	site_clear(&s);
 }
 
+/* The wrapper's configuration from now on keeps haproxy loading for two
+ * seconds (a Lua busy loop); a copy that loads at once, for a restart by
+ * hand during that time. */
+static gchar *slow_config(struct site *s)
+{
+	g_autofree gchar *lua = NULL, *extra = NULL, *cfg = NULL;
+
+	lua = t_write_file(s->dir, "slow.lua", "local t = os.clock()\n"
+			   "while os.clock() - t < 2 do end\n");
+	extra = g_strdup_printf("global\n    lua-load %s\n", lua);
+	cfg = t_write_config(s->dir, "h.cfg", s->port, extra);
+	return t_write_config(s->dir, "hand.cfg", s->port, NULL);
+}
+
+/*
+ * A restart by hand while our reload's generation loads: the instance it
+ * started is adopted (it serves once generation 1 has gone), and leaves
+ * when our next generation is ready (on its -sf list); under load,
+ * without a failed request, and the wrapper keeps running.
+ */
+static void test_adopt_during_reload_start(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
+	struct t_load l;
+	GPid gen1, pid, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gen1 = start_serving(&s, NULL, &w);
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	hand_cfg = slow_config(&s);
+	wrapper_signal(w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	/* Generation 2 was to take generation 1's listeners (-x): 2.6
+	 * fails when they are gone; it is started again, as 3. */
+	g_assert_nonnull(wrapper_wait_log(w, "ended while it loaded; starting "
+					  "it again", T_WAIT));
+	gen2 = wrapper_wait_ready(w, 3, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_true(t_load_wait_answers(&l, answering_for(s.port, gen2),
+					  20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -923,6 +987,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/killed", test_adopted_killed);
 	g_test_add_func("/adopt/stopped", test_adopted_stopped);
 	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
+	g_test_add_func("/adopt/during-reload-start",
+			test_adopt_during_reload_start);
 	g_test_add_func("/adopt/gone-before-ready",
 			test_adopted_gone_before_ready);
 	return g_test_run();

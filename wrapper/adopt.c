@@ -298,12 +298,8 @@ static void signal_workers(const struct foreign *f, int sig)
 	}
 }
 
-void adopt_stop(struct adopt *a, int sig)
+static void signal_adopted(struct adopt *a, int sig)
 {
-	if (!a)
-		return;
-	a->stopping = TRUE;
-	search_end(a);
 	for (guint i = 0; i < a->adopted->len; i++) {
 		struct adopted *d = g_ptr_array_index(a->adopted, i);
 
@@ -315,6 +311,23 @@ void adopt_stop(struct adopt *a, int sig)
 			proc_pidfd_signal(d->pidfd, sig);
 		}
 	}
+}
+
+void adopt_retire(struct adopt *a, int sig)
+{
+	if (!adopt_serving(a))
+		return;
+	a->serving = FALSE;
+	signal_adopted(a, sig);
+}
+
+void adopt_stop(struct adopt *a, int sig)
+{
+	if (!a)
+		return;
+	a->stopping = TRUE;
+	search_end(a);
+	signal_adopted(a, sig);
 }
 
 void adopt_free(struct adopt *a)

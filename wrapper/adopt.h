@@ -51,6 +51,11 @@ GArray *adopt_targets(const struct adopt *a);
  * is no longer the service's. */
 void adopt_superseded(struct adopt *a);
 
+/* A generation of ours serves that did not have them on its -sf list
+ * (they were found during its reload): sig (SIGUSR1, or SIGTERM for a
+ * hard reload) to them, as -sf or -st would have; they drain and leave. */
+void adopt_retire(struct adopt *a, int sig);
+
 /*
  * The wrapper stops: no more searching, and sig (SIGTERM, SIGINT,
  * SIGUSR1, SIGKILL) to every adopted instance, through the pidfds opened

@@ -98,7 +98,7 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
-	if (s->current_lost) {
+	if (s->current_lost && !adopt_serving(s->adopt)) {
 		log_err("reload failed: %s; and no generation is serving: "
 			"stopping", msg);
 		sv_set_exit_code(s, sv_lost_exit_code(s->lost_mode, s->lost_status));
@@ -304,6 +304,18 @@ static void start_stop_check(struct supervisor *s, struct generation *old)
 					      old);
 }
 
+void sv_retire_adopted(struct supervisor *s)
+{
+	int sig = s->attempt_hard ? SIGTERM : SIGUSR1;
+
+	if (!adopt_serving(s->adopt))
+		return;
+	log_notice("generation %u serves; the haproxy restarted by hand "
+		   "during its reload leaves (%s)", s->current->number,
+		   signal_name(sig));
+	adopt_retire(s->adopt, sig);
+}
+
 void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->current;
@@ -316,6 +328,8 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	/* Started with their pids after -sf: they leave now. */
 	if (g->sf_adopted)
 		adopt_superseded(s->adopt);
+	else
+		sv_retire_adopted(s);
 	if (old) {
 		wait_listeners_released(old, g);
 		old->state = GEN_DRAINING;
@@ -622,9 +636,19 @@ static enum launch_mode choose_mode(struct supervisor *s,
 static void launch_version(struct supervisor *s,
 			   const struct haproxy_version *v)
 {
-	enum launch_mode mode = choose_mode(s, v);
+	enum launch_mode mode;
 	struct generation *c = s->current;
 
+	/* The one serving ended during this reload, as a replaced one
+	 * does: what replaced it goes on the -sf list, once found. */
+	if (adopt_searching(s->adopt)) {
+		log_info("generation %u waits for the search for a haproxy "
+			 "that replaced the one serving", s->next_number);
+		s->launch_version = *v;
+		s->launch_waits = TRUE;
+		return;
+	}
+	mode = choose_mode(s, v);
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(s);
 		sv_master_reload(s, v);
@@ -672,6 +696,14 @@ static void on_version(const char *output, int wait_status,
 		s->vcache.version = v;
 	}
 	launch_version(s, &v);
+}
+
+void sv_launch_resume(struct supervisor *s)
+{
+	if (!s->launch_waits)
+		return;
+	s->launch_waits = FALSE;
+	launch_version(s, &s->launch_version);
 }
 
 /* Locate haproxy anew, as the 1.x wrapper did at every spawn. */

@@ -114,6 +114,9 @@ struct supervisor {
 		enum launch_mode mode;
 	} replaced;
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
+	/* A reload's launch waits for that search (its -sf list). */
+	gboolean launch_waits;
+	struct haproxy_version launch_version;
 	struct control *control;
 	gchar *rundir;
 	gboolean rundir_ours;		/* no other live wrapper uses it */
@@ -170,6 +173,11 @@ GArray *sv_generations_sf_pids(struct supervisor *s);
 gboolean sv_can_take_listeners(struct supervisor *s);
 /* Run the reload requested meanwhile, if any, from the loop. */
 void sv_run_pending(struct supervisor *s);
+/* The launch that waited for a search for an adopted haproxy. */
+void sv_launch_resume(struct supervisor *s);
+/* Our generation serves: the adopted instances that were not on its -sf
+ * list (found during its reload) get its stop signal. */
+void sv_retire_adopted(struct supervisor *s);
 
 /* Make g the serving generation, and say so. */
 void sv_generation_ready(struct supervisor *s, struct generation *g);

@@ -187,6 +187,18 @@ static void starting_generation_exited(struct supervisor *s,
 	int code = shell_status(status);
 	gboolean addr_in_use = g->warned_addr_in_use;
 
+	/* It was to take its listeners (-x) from the one serving, which
+	 * ended meanwhile (a restart by hand): again, without -x. */
+	if (g->took_listeners && !s->current && s->phase == PHASE_RUNNING) {
+		log_notice("generation %u (pid %d) %s: the one serving, whose "
+			   "listeners it was to take, ended while it loaded; "
+			   "starting it again", number, pid, how);
+		forget_generation(s, g);
+		g_clear_handle_id(&s->ready_timer, g_source_remove);
+		g_clear_handle_id(&s->extend_timer, g_source_remove);
+		sv_launch(s);
+		return;
+	}
 	failed_generation_clear(&s->failed);
 	s->failed = (struct failed_generation){
 		.valid = TRUE,
@@ -224,6 +236,19 @@ static GStrv own_haproxy_argv(struct supervisor *s);
 
 static void on_adopt(enum adopt_event event, gpointer data);
 
+static void search_replacement(struct supervisor *s)
+{
+	if (!s->adopt) {
+		g_auto(GStrv) argv = own_haproxy_argv(s);
+		g_autofree gchar *cwd = g_get_current_dir();
+
+		s->adopt = adopt_new(s->args->pidfile,
+				     (const char *const *)argv, cwd, on_adopt,
+				     s);
+	}
+	adopt_search(s->adopt);
+}
+
 static void look_for_replacement(struct supervisor *s, struct generation *g,
 				 int status)
 {
@@ -237,15 +262,7 @@ static void look_for_replacement(struct supervisor *s, struct generation *g,
 	s->replaced.pid = g->pid;
 	s->replaced.status = status;
 	s->replaced.mode = g->mode;
-	if (!s->adopt) {
-		g_auto(GStrv) argv = own_haproxy_argv(s);
-		g_autofree gchar *cwd = g_get_current_dir();
-
-		s->adopt = adopt_new(s->args->pidfile,
-				     (const char *const *)argv, cwd, on_adopt,
-				     s);
-	}
-	adopt_search(s->adopt);
+	search_replacement(s);
 }
 
 /* Nothing replaced the one serving: the service is down, as before. */
@@ -276,12 +293,15 @@ static void adopted_lost(struct supervisor *s)
 	/* Most likely the soft stop from a successor of ours, seen before
 	 * its witness: the successor decides, as for our own. Their status
 	 * is unknown (not our children), and no success. */
-	if (s->starting && s->starting->sf_adopted) {
+	if (s->starting) {
 		log_info("the adopted haproxy ended while generation %u "
 			 "starts", s->starting->number);
 		s->current_lost = TRUE;
 		s->lost_status = W_EXITCODE(1, 0);
 		s->lost_mode = LAUNCH_DB;
+		/* Not told by it: maybe replaced by hand again. */
+		if (!s->starting->sf_adopted)
+			search_replacement(s);
 		return;
 	}
 	log_info("looking for a haproxy that replaced the adopted one");
@@ -296,12 +316,24 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	switch (event) {
 	case ADOPT_FOUND:
 		s->replaced.valid = FALSE;
-		log_notice("an adopted haproxy serves; the next reload brings "
-			   "it back under the wrapper");
+		/* It serves now, whatever becomes of a starting one. */
+		s->current_lost = FALSE;
+		if (s->current)
+			/* Found after our reload's generation was ready. */
+			sv_retire_adopted(s);
+		else if (s->starting)
+			log_notice("an adopted haproxy serves; generation %u "
+				   "replaces it once ready",
+				   s->starting->number);
+		else
+			log_notice("an adopted haproxy serves; the next reload "
+				   "brings it back under the wrapper");
+		sv_launch_resume(s);
 		sv_run_pending(s);
 		break;
 	case ADOPT_NONE:
-		if (s->phase != PHASE_STOPPING)
+		/* During a reload its generation decides (current_lost). */
+		if (s->phase != PHASE_STOPPING && !s->current && !s->starting)
 			replacement_not_found(s);
 		break;
 	case ADOPT_LOST:
@@ -326,6 +358,10 @@ static void current_generation_exited(struct supervisor *s,
 		s->current_lost = TRUE;
 		s->lost_status = status;
 		s->lost_mode = g->mode;
+		/* A restart by hand during our reload: its instance is
+		 * not on the starting one's -sf list. */
+		if (s->opts->takeover && ended_as_replaced(status))
+			search_replacement(s);
 		forget_generation(s, g);
 		return;
 	}
@@ -448,6 +484,7 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		notify_stopping(line);
 	}
 	s->reload_pending = FALSE;
+	s->launch_waits = FALSE;
 	sv_answer_waiters(s, G_MAXUINT, "error: stopping");
 	if (s->takeover)
 		takeover_cancel(s->takeover);
