@@ -925,18 +925,19 @@ static gchar *slow_config(struct site *s)
  * when our next generation is ready (on its -sf list); under load,
  * without a failed request, and the wrapper keeps running.
  */
-static void test_adopt_during_reload_start(void)
+static void check_during_reload_start(const char *option)
 {
 	struct site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
+	gboolean seamless = !option;
 	struct t_load l;
 	GPid gen1, pid, gen2;
 
 	if (!have_haproxy())
 		return;
 	site_init(&s);
-	gen1 = start_serving(&s, NULL, &w);
+	gen1 = start_serving(&s, option, &w);
 	t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, gen1, 20));
 	hand_cfg = slow_config(&s);
@@ -947,11 +948,18 @@ static void test_adopt_during_reload_start(void)
 	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
 	adopting = g_strdup_printf("adopting standalone pid %d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
-	/* Generation 2 was to take generation 1's listeners (-x): 2.6
-	 * fails when they are gone; it is started again, as 3. */
-	g_assert_nonnull(wrapper_wait_log(w, "ended while it loaded; starting "
-					  "it again", T_WAIT));
-	gen2 = wrapper_wait_ready(w, 3, T_WAIT);
+	if (seamless) {
+		/* Generation 2 was to take generation 1's listeners (-x):
+		 * 2.6 fails when they are gone; it starts again, as 3. */
+		g_assert_nonnull(wrapper_wait_log(w, "ended while it loaded; "
+						  "starting it again", T_WAIT));
+		gen2 = wrapper_wait_ready(w, 3, T_WAIT);
+	} else {
+		gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+		g_assert_nonnull(wrapper_find_log(w, "the haproxy restarted by "
+						  "hand during its reload "
+						  "leaves (SIGUSR1)"));
+	}
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	g_assert_true(t_load_wait_answers(&l, answering_for(s.port, gen2),
@@ -961,6 +969,18 @@ static void test_adopt_during_reload_start(void)
 	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
 	stop_wrapper(w);
 	site_clear(&s);
+}
+
+static void test_adopt_during_reload_start(void)
+{
+	check_during_reload_start(NULL);
+}
+
+/* Without -x, generation 2 serves with the adopted one off its -sf list:
+ * the wrapper sends it the soft stop itself. */
+static void test_adopt_during_reload_start_no_x(void)
+{
+	check_during_reload_start("--seamless-reload=off");
 }
 
 int main(int argc, char **argv)
@@ -989,6 +1009,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
 	g_test_add_func("/adopt/during-reload-start",
 			test_adopt_during_reload_start);
+	g_test_add_func("/adopt/during-reload-start-no-x",
+			test_adopt_during_reload_start_no_x);
 	g_test_add_func("/adopt/gone-before-ready",
 			test_adopted_gone_before_ready);
 	return g_test_run();
