@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -983,6 +984,104 @@ static void test_adopt_during_reload_start_no_x(void)
 	check_during_reload_start("--seamless-reload=off");
 }
 
+/* A haproxy for the wrapper whose -v waits (bounded) for dir/gate and
+ * says so in dir/probe.log; every run goes to the real one. */
+static gchar *gated_haproxy(const char *dir, const char *variant)
+{
+	g_autofree gchar *bin = g_build_filename(dir, "bin", NULL);
+	g_autofree gchar *text = g_strdup_printf(
+		"#!/bin/sh\n# %s\n"
+		"if [ \"$1\" = -v ]; then\n"
+		"  echo probing >> %s/probe.log\n  i=0\n"
+		"  while [ ! -e %s/gate ] && [ $i -lt 1000 ]; do\n"
+		"    sleep 0.01; i=$((i + 1))\n  done\nfi\n"
+		"exec " HAPROXY " \"$@\"\n", variant, dir, dir);
+	gchar *path = g_build_filename(bin, "haproxy", NULL);
+
+	g_assert_cmpint(g_mkdir_with_parents(bin, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(path, text, -1, NULL));
+	g_assert_cmpint(chmod(path, 0755), ==, 0);
+	return path;
+}
+
+/*
+ * A restart by hand while our reload's "haproxy -v" runs: the generation
+ * waits for the search, and the instance it adopts is on its -sf list.
+ * What keeps the search going once generation 1 has gone: a second
+ * haproxy for the same configuration still loading (its own pidfile).
+ */
+static void test_adopt_during_probe(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *haproxy = NULL, *option = NULL, *gate = NULL;
+	g_autofree gchar *probe_log = NULL, *probing = NULL, *lua = NULL;
+	g_autofree gchar *slow = NULL, *h2pid = NULL, *hand_cfg = NULL;
+	g_autofree gchar *exec2 = NULL, *adopting = NULL, *slow_text = NULL;
+	g_autoptr(GArray) sf = NULL;
+	g_autoptr(GError) error = NULL;
+	GPid gen1, pid, launcher, second, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gate = g_build_filename(s.dir, "gate", NULL);
+	probe_log = g_build_filename(s.dir, "probe.log", NULL);
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	haproxy = gated_haproxy(s.dir, "1");
+	option = g_strdup_printf("--haproxy=%s", haproxy);
+	gen1 = start_serving(&s, option, &w);
+	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
+	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
+			   "while os.clock() - t < 0.5 do end\n");
+	slow_text = g_strdup_printf("global\n    lua-load %s\n", lua);
+	slow = t_write_file(s.dir, "slow.cfg", slow_text);
+
+	/* A new script (no cached version), its -v closed. */
+	g_assert_cmpint(unlink(gate), ==, 0);
+	g_free(gated_haproxy(s.dir, "2"));
+	wrapper_signal(w, SIGUSR2);
+	probing = t_wait_file_line(probe_log, "probing", NULL, 2, T_WAIT);
+	g_assert_nonnull(probing);
+
+	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", h2pid, "-f", s.cfg,
+				       "-f", slow, NULL };
+
+		g_spawn_async(s.dir, (char **)argv, NULL,
+			      G_SPAWN_DO_NOT_REAP_CHILD |
+			      G_SPAWN_STDOUT_TO_DEV_NULL |
+			      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+			      &launcher, &error);
+		g_assert_no_error(error);
+	}
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "looking for a haproxy that "
+					  "replaced it", T_WAIT));
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wait_log_anywhere(w, adopting));
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	second = t_wait_pidfile(h2pid);
+	g_assert_cmpint(second, >, 0);
+	t_remember(second, HAPROXY);
+	g_assert_nonnull(wrapper_find_log(w, "waits for the search"));
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pids(exec2);
+	g_assert_true(proc_pids_contain(sf, pid));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_true(t_wait_gone(second, T_WAIT));
+	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1011,6 +1110,7 @@ int main(int argc, char **argv)
 			test_adopt_during_reload_start);
 	g_test_add_func("/adopt/during-reload-start-no-x",
 			test_adopt_during_reload_start_no_x);
+	g_test_add_func("/adopt/during-probe", test_adopt_during_probe);
 	g_test_add_func("/adopt/gone-before-ready",
 			test_adopted_gone_before_ready);
 	return g_test_run();
