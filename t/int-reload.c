@@ -836,6 +836,57 @@ static void test_notify_start_reload_stop(void)
 	g_assert_null(wrapper_find_log(s.w, "sd_notify"));
 }
 
+/*
+ * A restart by hand ("haproxy -D ... -sf PID"): STATUS= says that the
+ * adopted haproxy serves, and so does a failed reload's READY=1.
+ */
+static void test_notify_adopted(void)
+{
+	g_auto(Site) s = { 0 };
+	g_auto(Notify) n = { 0 };
+	g_autofree gchar *ready1 = NULL, *status = NULL, *ready2 = NULL;
+	g_autofree gchar *oldarg = NULL, *want = NULL;
+	const char *line;
+	GPid pid;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	notify_open(&n, s.dir);
+	{
+		const char *env[] = { n.env, NULL };
+
+		site_start(&s, env, NULL);
+	}
+	ready1 = expect_ready(&n, T_WAIT);
+	oldarg = g_strdup_printf("%d", s.pid);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", s.pidfile, "-f",
+				       s.cfg, "-sf", oldarg, NULL };
+
+		t_launch_daemon(s.dir, argv);
+	}
+	line = wrapper_wait_log(s.w, "adopting standalone pid ", T_WAIT);
+	g_assert_nonnull(line);
+	pid = t_pid_in(line, "pid ");
+	t_remember(pid, HAPROXY);
+	want = g_strdup_printf("STATUS=adopted haproxy (pid %d, standalone) "
+			       "serving", pid);
+	status = notify_recv(&n, T_WAIT);
+	assert_fields(status, "STATUS=", NULL);
+	g_assert_nonnull(strstr(status, want));
+
+	site_config(&s, BROKEN);
+	wrapper_signal(s.w, SIGUSR2);
+	expect_reloading(&n);
+	ready2 = expect_ready(&n, T_WAIT);
+	g_assert_nonnull(strstr(ready2, want));
+	g_assert_nonnull(strstr(ready2, "FAILED"));
+	site_stop(&s);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	t_end_all_started();
+}
+
 /* ---- 2. EXTEND_TIMEOUT_USEC= while a generation loads (fake haproxy) ---- */
 
 static void test_notify_extend_timeout(void)
@@ -1690,6 +1741,7 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/reload/notify-start-reload-stop",
 			test_notify_start_reload_stop);
+	g_test_add_func("/reload/notify-adopted", test_notify_adopted);
 	g_test_add_func("/reload/notify-extend-timeout",
 			test_notify_extend_timeout);
 	g_test_add_func("/reload/notify-watchdog", test_notify_watchdog);

@@ -229,9 +229,12 @@ gchar *status_json(const struct status_view *v)
 gchar *status_summary(const struct status_view *v)
 {
 	const struct generation *c = v->current;
+	const struct foreign *a = v->adopted;
 	g_autofree gchar *serving = c ? g_strdup_printf(
 		"generation %u (pid %d, haproxy %s) serving", c->number, c->pid,
-		c->version) : g_strdup("no generation serving");
+		c->version) : a ? g_strdup_printf(
+		"adopted haproxy (pid %d, %s) serving", a->pid,
+		foreign_kind_name(a->kind)) : g_strdup("no generation serving");
 	g_autofree gchar *last = !v->last->valid ? g_strdup("") :
 				 v->last->ok ? g_strdup("; last reload ok") :
 				 g_strdup_printf("; last reload FAILED: %s",

@@ -134,6 +134,16 @@ static const GPtrArray *foreign_view(struct supervisor *s)
 	return s->foreign_view;
 }
 
+static const struct foreign *adopted_serving(struct supervisor *s)
+{
+	const GPtrArray *in;
+
+	if (!adopt_serving(s->adopt))
+		return NULL;
+	in = adopt_instances(s->adopt);
+	return in->len ? g_ptr_array_index((GPtrArray *)in, 0) : NULL;
+}
+
 static struct status_view status_view_of(struct supervisor *s)
 {
 	for (guint i = 0; i < s->gens->len; i++)
@@ -147,6 +157,7 @@ static struct status_view status_view_of(struct supervisor *s)
 		.gens = s->gens,
 		.current = s->current,
 		.foreign = foreign_view(s),
+		.adopted = adopted_serving(s),
 	};
 }
 
@@ -309,6 +320,17 @@ static void adopted_lost(struct supervisor *s)
 	adopt_search(s->adopt);
 }
 
+/* STATUS= for systemd, outside a reload or a stop that say it anyway. */
+static void tell_status(struct supervisor *s)
+{
+	g_autofree gchar *line = NULL;
+
+	if (s->busy || s->phase != PHASE_RUNNING)
+		return;
+	line = sv_summary(s);
+	notify_status(line);
+}
+
 static void on_adopt(enum adopt_event event, gpointer data)
 {
 	struct supervisor *s = data;
@@ -330,6 +352,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 				   "brings it back under the wrapper");
 		sv_launch_resume(s);
 		sv_run_pending(s);
+		tell_status(s);
 		break;
 	case ADOPT_NONE:
 		/* During a reload its generation decides (current_lost). */
