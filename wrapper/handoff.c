@@ -145,6 +145,8 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 		return;
 	}
 	if (adopt_alive(s->adopt)) {
+		log_notice("hand-off refused: a haproxy adopted after a restart "
+			   "by hand runs; reload first");
 		control_reply(client, "error: a haproxy adopted after a restart "
 				      "by hand runs; reload first");
 		return;

@@ -77,6 +77,7 @@ void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
 	sv_master_abandon(s);
 	s->busy = FALSE;
 	s->skip_upgrade = FALSE;
+	s->upgrade_postponed = FALSE;
 	sv_run_pending(s);
 }
 
@@ -359,7 +360,10 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		s->reloads++;
 	{
 		g_autofree gchar *msg = g_strdup_printf(
-			"generation %u (pid %d) serving", g->number, g->pid);
+			"generation %u (pid %d) serving%s", g->number, g->pid,
+			s->upgrade_postponed ?
+			"; wrapper upgrade postponed (an adopted haproxy ran): "
+			"reload again" : "");
 
 		sv_reload_finished(s, TRUE, msg);
 	}
@@ -769,21 +773,32 @@ static void on_upgrade_check(const char *output, int wait_status,
 
 static gboolean upgrade_wanted(struct supervisor *s)
 {
+	gboolean wanted;
+
 	if (!s->can_upgrade || s->skip_upgrade)
-		return FALSE;
-	/* The handed-over state has no room for adopted instances: this
-	 * reload brings them under us first, the next one upgrades. */
-	if (adopt_alive(s->adopt))
 		return FALSE;
 	switch (s->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
-		return TRUE;
+		wanted = TRUE;
+		break;
 	case SELF_UPGRADE_NEVER:
-		return FALSE;
+		wanted = FALSE;
+		break;
 	case SELF_UPGRADE_AUTO:
+	default:
+		wanted = self_image_replaced(&s->self);
 		break;
 	}
-	return self_image_replaced(&s->self);
+	/* The handed-over state has no room for adopted instances: this
+	 * reload brings them under us first, the next one upgrades. */
+	if (wanted && adopt_alive(s->adopt)) {
+		log_notice("not upgrading the wrapper on this reload: a haproxy "
+			   "adopted after a restart by hand runs; this reload "
+			   "takes it over, the next one upgrades");
+		s->upgrade_postponed = TRUE;
+		return FALSE;
+	}
+	return wanted;
 }
 
 void sv_begin_reload(struct supervisor *s, int sig, gboolean hard)

@@ -116,6 +116,7 @@ struct supervisor {
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
 	/* A reload's launch waits for that search (its -sf list). */
 	gboolean launch_waits;
+	gboolean upgrade_postponed;	/* this reload's, for its answer */
 	struct haproxy_version launch_version;
 	struct control *control;
 	gchar *rundir;
