@@ -948,18 +948,21 @@ static void check_during_reload_start(const char *option)
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
 	adopting = g_strdup_printf("adopting standalone pid %d", pid);
-	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	if (seamless) {
 		/* Generation 2 was to take generation 1's listeners (-x):
-		 * 2.6 fails when they are gone; it starts again, as 3. */
+		 * 2.6 fails when they are gone; it starts again, as 3,
+		 * after the search, with the adopted one after -sf. */
 		g_assert_nonnull(wrapper_wait_log(w, "ended while it loaded; "
 						  "starting it again", T_WAIT));
+		g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 		gen2 = wrapper_wait_ready(w, 3, T_WAIT);
 	} else {
+		/* Generation 2 serves, then finds it and tells it to go. */
 		gen2 = wrapper_wait_ready(w, 2, T_WAIT);
-		g_assert_nonnull(wrapper_find_log(w, "the haproxy restarted by "
-						  "hand during its reload "
-						  "leaves (SIGUSR1)"));
+		g_assert_nonnull(wait_log_anywhere(w, adopting));
+		g_assert_nonnull(wait_log_anywhere(w, "the haproxy restarted by "
+						   "hand during its reload "
+						   "leaves (SIGUSR1)"));
 	}
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(pid, T_WAIT));

@@ -40,6 +40,7 @@ struct adopt {
 	GPtrArray *instances;	/* their struct foreign *, for status */
 	gboolean serving;	/* the adopted ones are the service */
 	gboolean stopping;
+	gboolean quick;		/* this search ends when nothing is there */
 
 	guint timer;		/* searching */
 	gint64 deadline;
@@ -140,11 +141,12 @@ static gboolean is_launcher(const struct foreign *f)
 
 /* The instances there now; NULL while one is not ready to be adopted
  * (unless late: then what there is). */
-static GPtrArray *look(struct adopt *a, gboolean late)
+static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 {
 	g_autoptr(GPtrArray) found = NULL;
 	g_autoptr(GError) error = NULL;
 
+	*none = FALSE;
 	if (!find_foreign(PROC_ROOT, a->pidfile,
 			  (const char *const *)a->configs, getpid(), &found,
 			  NULL, &error)) {
@@ -152,6 +154,7 @@ static GPtrArray *look(struct adopt *a, gboolean late)
 			 error->message);
 		return NULL;
 	}
+	*none = found->len == 0;
 	for (guint i = 0; i < found->len && !late; i++) {
 		struct foreign *f = g_ptr_array_index(found, i);
 
@@ -172,8 +175,8 @@ static void search_end(struct adopt *a)
 
 static void search_step(struct adopt *a)
 {
-	gboolean late = g_get_monotonic_time() >= a->deadline;
-	g_autoptr(GPtrArray) found = look(a, late);
+	gboolean late = g_get_monotonic_time() >= a->deadline, none;
+	g_autoptr(GPtrArray) found = look(a, late, &none);
 
 	if (found) {
 		/* Ours now: the array no longer frees them. */
@@ -181,7 +184,7 @@ static void search_step(struct adopt *a)
 		for (guint i = 0; i < found->len; i++)
 			adopt_one(a, g_ptr_array_index(found, i));
 	}
-	if (!a->adopted->len && !late)
+	if (!a->adopted->len && !late && !(a->quick && none))
 		return;
 	search_end(a);
 	a->serving = a->adopted->len > 0;
@@ -230,19 +233,31 @@ static void watch_pidfile(struct adopt *a)
 					  on_pidfile_dir, a);
 }
 
-static void search_start(struct adopt *a)
+static void search_start(struct adopt *a, gboolean quick)
 {
 	if (a->timer || a->stopping)
 		return;
+	a->quick = quick;
 	a->deadline = g_get_monotonic_time() + SEARCH_LIMIT_MS * 1000LL;
 	watch_pidfile(a);
-	/* The first look from the loop too, like every outcome. */
-	a->timer = g_timeout_add(0, on_poll, a);
+	if (!quick) {
+		/* The first look from the loop too, like every outcome. */
+		a->timer = g_timeout_add(0, on_poll, a);
+		return;
+	}
+	/* Now, while the pidfile may still name what replaced ours. */
+	a->timer = g_timeout_add(SEARCH_POLL_MS, on_poll, a);
+	search_step(a);
 }
 
 void adopt_search(struct adopt *a)
 {
-	search_start(a);
+	search_start(a, FALSE);
+}
+
+void adopt_look(struct adopt *a)
+{
+	search_start(a, TRUE);
 }
 
 gboolean adopt_searching(const struct adopt *a)

@@ -34,6 +34,9 @@ struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 /* The one serving has ended (ours, or the adopted ones: LOST): look for
  * what replaced it. The outcome comes from the main loop, FOUND or NONE. */
 void adopt_search(struct adopt *a);
+/* The same, but the first look now (its outcome may come from inside
+ * this call), and NONE at once when no candidate is there at all. */
+void adopt_look(struct adopt *a);
 gboolean adopt_searching(const struct adopt *a);
 
 /* Does an adopted instance serve (it is the service now)? */

@@ -99,6 +99,17 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
+	if (s->current_lost && s->lost_replaced) {
+		/* As if it had ended outside a reload: maybe a restart by
+		 * hand; stopping if nothing replaced it. */
+		log_err("reload failed: %s; looking for a haproxy that "
+			"replaced generation %u", msg, s->replaced.number);
+		s->current_lost = FALSE;
+		s->lost_replaced = FALSE;
+		sv_search_replacement(s, FALSE);
+		sv_reload_finished(s, FALSE, msg);
+		return;
+	}
 	if (s->current_lost && !adopt_serving(s->adopt)) {
 		log_err("reload failed: %s; and no generation is serving: "
 			"stopping", msg);
@@ -326,6 +337,12 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	s->current = g;
 	s->starting = NULL;
 	s->current_lost = FALSE;
+	/* Its predecessor ended during its start: from its -sf, or from a
+	 * restart by hand that it must not serve next to. */
+	if (s->lost_replaced) {
+		s->lost_replaced = FALSE;
+		sv_search_replacement(s, TRUE);
+	}
 	/* Started with their pids after -sf: they leave now. */
 	if (g->sf_adopted)
 		adopt_superseded(s->adopt);

@@ -116,6 +116,9 @@ struct supervisor {
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
 	/* A reload's launch waits for that search (its -sf list). */
 	gboolean launch_waits;
+	/* The one serving ended while a generation started, as a replaced
+	 * one does: look for a restart by hand once the reload decides. */
+	gboolean lost_replaced;
 	gboolean upgrade_postponed;	/* this reload's, for its answer */
 	struct haproxy_version launch_version;
 	struct control *control;
@@ -174,6 +177,9 @@ GArray *sv_generations_sf_pids(struct supervisor *s);
 gboolean sv_can_take_listeners(struct supervisor *s);
 /* Run the reload requested meanwhile, if any, from the loop. */
 void sv_run_pending(struct supervisor *s);
+/* Look for a haproxy that replaced the one serving (quick: done at once
+ * if none is there at all). */
+void sv_search_replacement(struct supervisor *s, gboolean quick);
 /* The launch that waited for a search for an adopted haproxy. */
 void sv_launch_resume(struct supervisor *s);
 /* Our generation serves: the adopted instances that were not on its -sf

@@ -205,8 +205,13 @@ static void starting_generation_exited(struct supervisor *s,
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
 		forget_generation(s, g);
+		/* The launch waits for the search: -sf what replaced it. */
+		if (s->lost_replaced)
+			sv_search_replacement(s, FALSE);
+		s->lost_replaced = FALSE;
 		g_clear_handle_id(&s->ready_timer, g_source_remove);
 		g_clear_handle_id(&s->extend_timer, g_source_remove);
+		g_clear_pointer(&s->haproxy_path, g_free);
 		sv_launch(s);
 		return;
 	}
@@ -249,6 +254,11 @@ static void on_adopt(enum adopt_event event, gpointer data);
 
 static void search_replacement(struct supervisor *s)
 {
+	sv_search_replacement(s, FALSE);
+}
+
+void sv_search_replacement(struct supervisor *s, gboolean quick)
+{
 	if (!s->adopt) {
 		g_auto(GStrv) argv = own_haproxy_argv(s);
 		g_autofree gchar *cwd = g_get_current_dir();
@@ -257,7 +267,20 @@ static void search_replacement(struct supervisor *s)
 				     (const char *const *)argv, cwd, on_adopt,
 				     s);
 	}
-	adopt_search(s->adopt);
+	if (quick)
+		adopt_look(s->adopt);
+	else
+		adopt_search(s->adopt);
+}
+
+static void remember_replaced(struct supervisor *s, struct generation *g,
+			      int status)
+{
+	s->replaced.valid = TRUE;
+	s->replaced.number = g->number;
+	s->replaced.pid = g->pid;
+	s->replaced.status = status;
+	s->replaced.mode = g->mode;
 }
 
 static void look_for_replacement(struct supervisor *s, struct generation *g,
@@ -268,11 +291,7 @@ static void look_for_replacement(struct supervisor *s, struct generation *g,
 	log_info("generation %u (pid %d), the one serving, %s on its own; "
 		 "looking for a haproxy that replaced it", g->number, g->pid,
 		 how);
-	s->replaced.valid = TRUE;
-	s->replaced.number = g->number;
-	s->replaced.pid = g->pid;
-	s->replaced.status = status;
-	s->replaced.mode = g->mode;
+	remember_replaced(s, g, status);
 	search_replacement(s);
 }
 
@@ -355,9 +374,13 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		tell_status(s);
 		break;
 	case ADOPT_NONE:
+		if (s->phase == PHASE_STOPPING)
+			break;
 		/* During a reload its generation decides (current_lost). */
-		if (s->phase != PHASE_STOPPING && !s->current && !s->starting)
+		if (!s->current && !s->starting)
 			replacement_not_found(s);
+		else
+			sv_run_pending(s);
 		break;
 	case ADOPT_LOST:
 		adopted_lost(s);
@@ -381,10 +404,13 @@ static void current_generation_exited(struct supervisor *s,
 		s->current_lost = TRUE;
 		s->lost_status = status;
 		s->lost_mode = g->mode;
-		/* A restart by hand during our reload: its instance is
-		 * not on the starting one's -sf list. */
-		if (s->opts->takeover && ended_as_replaced(status))
-			search_replacement(s);
+		/* Most likely the starting one's own -sf, seen before its
+		 * witness; or a restart by hand, whose instance is not on
+		 * its -sf list: looked for once the reload decides. */
+		s->lost_replaced = s->opts->takeover &&
+				   ended_as_replaced(status);
+		if (s->lost_replaced)
+			remember_replaced(s, g, status);
 		forget_generation(s, g);
 		return;
 	}
