@@ -988,6 +988,49 @@ static void test_adopt_during_reload_start_no_x(void)
 	check_during_reload_start("--seamless-reload=off");
 }
 
+/*
+ * A restart by hand while our reload's generation loads a configuration
+ * that then fails: the reload fails, the instance started by hand is
+ * adopted and serves, the wrapper keeps running, and the next reload
+ * takes it over.
+ */
+static void test_adopt_failed_reload(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *hand_cfg = NULL, *lua = NULL;
+	g_autofree gchar *extra = NULL;
+	GPid gen1, pid, gen3;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gen1 = start_serving(&s, "--seamless-reload=off", &w);
+	hand_cfg = slow_config(&s);
+	lua = g_build_filename(s.dir, "slow.lua", NULL);
+	extra = g_strdup_printf("global\n    lua-load %s\n"
+				"    no-such-keyword here\n", lua);
+	g_free(t_write_config(s.dir, "h.cfg", s.port, extra));
+	wrapper_signal(w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "reload failed", T_WAIT));
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wait_log_anywhere(w, adopting));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_cmpint(wait_answering(s.port, pid), ==, pid);
+
+	g_free(t_write_config(s.dir, "h.cfg", s.port, NULL));
+	wrapper_signal(w, SIGUSR2);
+	gen3 = wrapper_wait_ready(w, 3, T_WAIT);
+	g_assert_cmpint(gen3, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_cmpint(wait_answering(s.port, gen3), ==, gen3);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
 /* A haproxy for the wrapper whose -v waits (bounded) for dir/gate and
  * says so in dir/probe.log; every run goes to the real one. */
 static gchar *gated_haproxy(const char *dir, const char *variant)
@@ -1115,6 +1158,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/during-reload-start-no-x",
 			test_adopt_during_reload_start_no_x);
 	g_test_add_func("/adopt/during-probe", test_adopt_during_probe);
+	g_test_add_func("/adopt/failed-reload", test_adopt_failed_reload);
 	g_test_add_func("/adopt/gone-before-ready",
 			test_adopted_gone_before_ready);
 	return g_test_run();
