@@ -158,7 +158,9 @@ static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 	for (guint i = 0; i < found->len && !late; i++) {
 		struct foreign *f = g_ptr_array_index(found, i);
 
-		if (is_launcher(f) || !foreign_settled(PROC_ROOT, f))
+		/* A master without a worker has not forked it yet. */
+		if (is_launcher(f) || !foreign_settled(PROC_ROOT, f) ||
+		    (f->kind == FOREIGN_MW_MASTER && !f->workers->len))
 			return NULL;
 	}
 	return found->len ? g_steal_pointer(&found) : NULL;
