@@ -154,12 +154,12 @@ static void add_if_same(GArray *pids, GPid pid, guint64 start_time)
  * workers (masters before 2.2 do not forward SIGTTOU/SIGTTIN, and a
  * second SIGUSR1 to a worker is harmless).
  */
-GArray *takeover_targets(struct takeover *t)
+GArray *foreign_sf_targets(const GPtrArray *instances)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	for (guint i = 0; i < t->found->len; i++) {
-		struct foreign *f = g_ptr_array_index(t->found, i);
+	for (guint i = 0; i < instances->len; i++) {
+		struct foreign *f = g_ptr_array_index((GPtrArray *)instances, i);
 
 		if (f->kind != FOREIGN_DS_PARENT)
 			add_if_same(pids, f->pid, f->start_time);
@@ -171,6 +171,11 @@ GArray *takeover_targets(struct takeover *t)
 						  guint64, w));
 	}
 	return pids;
+}
+
+GArray *takeover_targets(struct takeover *t)
+{
+	return foreign_sf_targets(t->found);
 }
 
 const GPtrArray *takeover_instances(struct takeover *t)

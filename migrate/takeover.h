@@ -32,6 +32,10 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
  * the process that was found. */
 GArray *takeover_targets(struct takeover *t);
 
+/* The -sf pids of instances (struct foreign *) that haproxy's protocol
+ * signals, each checked again to still be the process that was found. */
+GArray *foreign_sf_targets(const GPtrArray *instances);
+
 /* The instances still alive (struct foreign *), for status. */
 const GPtrArray *takeover_instances(struct takeover *t);
 

@@ -11,7 +11,10 @@
  *
  * Config keywords: bind, nbproc (= fake-nbproc), fake-config-error,
  * fake-load-delay-ms, fake-exit-after-ready, fake-crash-after-ready,
- * fake-master-late-handler-ms; anything else is ignored.
+ * fake-master-late-handler-ms, fake-lose-first-usr1 (the first SIGUSR1
+ * is logged and ignored: a soft stop haproxy lost), fake-lose-first-term
+ * (the same for SIGTERM, default action afterwards); anything else is
+ * ignored.
  *
  * -W/-Ws (>= 1.8): a master that forks the workers, reloads on SIGUSR2 or
  * SIGHUP (a fresh load of the configuration in a child: its exit status
@@ -97,6 +100,8 @@ static struct {
 	bool crash_after_ready;
 	bool config_error;
 	long late_handler_ms;	/* master: SIGUSR2 handled only this late */
+	bool lose_first_usr1;
+	bool lose_first_term;
 } g = {
 	.log_fd = -1,
 	.nbproc = 1,
@@ -508,6 +513,10 @@ static void parse_line(char *line, const char *where)
 		g.crash_after_ready = true;
 	} else if (!strcmp(kw, "fake-master-late-handler-ms")) {
 		g.late_handler_ms = parse_num(arg, where);
+	} else if (!strcmp(kw, "fake-lose-first-usr1")) {
+		g.lose_first_usr1 = true;
+	} else if (!strcmp(kw, "fake-lose-first-term")) {
+		g.lose_first_term = true;
 	}
 }
 
@@ -650,6 +659,9 @@ static void setup_signals(void)
 		signal(SIGINT, SIG_DFL);
 
 	handled_signals(&set);
+	/* Only to lose the first one: then back to the default action. */
+	if (g.lose_first_term)
+		sigaddset(&set, SIGTERM);
 	sa.sa_mask = set;
 	for (sig = 1; sig < NSIG; sig++)
 		if (sigismember(&set, sig) == 1)
@@ -850,12 +862,28 @@ static void handle_signal(int sig)
 {
 	switch (sig) {
 	case SIGUSR1:
+		if (g.lose_first_usr1) {
+			g.lose_first_usr1 = false;
+			log_event("lost SIGUSR1");
+			break;
+		}
 		if (stopping)
 			break;
 		stopping = true;
 		unbind_all();
 		log_event("soft-stop");
 		break;
+	case SIGTERM: {
+		sigset_t term;
+
+		/* Only queued under fake-lose-first-term. */
+		log_event("lost SIGTERM");
+		signal(SIGTERM, SIG_DFL);
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		sigprocmask(SIG_UNBLOCK, &term, NULL);
+		break;
+	}
 	case SIGTTOU:
 		if (stopping || paused)
 			break;

@@ -672,6 +672,8 @@ static void test_crash(void)
 {
 	check_dies_after_ready("fake-crash-after-ready\n", 128 + SIGSEGV);
 	check_dies_after_ready("fake-exit-after-ready 3\n", 3);
+	/* A soft stop that nothing replaced: the service ended, cleanly. */
+	check_dies_after_ready("fake-exit-after-ready 0\n", 0);
 }
 
 /* The -Ds parent exits 0 when its worker crashed: that is no success. */
@@ -1055,6 +1057,80 @@ static void test_user_sf_pids(void)
 	fx_clear(&f);
 }
 
+/* ---- 12: a soft stop the old generation lost ---- */
+
+static void test_lost_soft_stop(void)
+{
+	g_autofree gchar *lost = NULL, *resend = NULL, *stopped = NULL;
+	g_autofree gchar *line = NULL, *lost_line = NULL;
+	struct fx f;
+	Wrapper *w;
+	GPid gen1, gen2;
+
+	/* Generation 1 ignores the first SIGUSR1 it gets: generation 2's. */
+	fx_init(&f, "fake-lose-first-usr1\n");
+	w = fx_start(&f, NULL, NULL);
+	gen1 = wait_ready_version(w, 1, "2.6.12");
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	fx_config(&f, NULL);
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	lost = g_strdup_printf("pid=%d lost SIGUSR1", gen1);
+	lost_line = fake_wait(&f, lost, T_WAIT);
+	g_assert_nonnull(lost_line);
+
+	/* The wrapper sees it still listening, and says it again, once. */
+	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
+	line = dup_wait_log(w, resend);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, "SIGUSR1 again"));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	stopped = g_strdup_printf("pid=%d soft-stop", gen1);
+	g_assert_cmpuint(fake_count(&f, stopped), ==, 1);
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
+	assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	g_assert_cmpuint(wrapper_count_log(w, "still listens "), ==, 1);
+	fx_free_wrapper(w);
+	fx_clear(&f);
+}
+
+/* --hard-reload: the lost stop is sent again as SIGTERM (-st), once. */
+static void test_lost_hard_stop(void)
+{
+	g_autofree gchar *lost = NULL, *resend = NULL, *line = NULL;
+	g_autofree gchar *lost_line = NULL;
+	struct fx f;
+	Wrapper *w;
+	GPid gen1, gen2;
+
+	fx_init(&f, "fake-lose-first-term\n");
+	w = fx_start(&f, NULL, NULL);
+	gen1 = wait_ready_version(w, 1, "2.6.12");
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	fx_config(&f, NULL);
+	g_assert_cmpint(t_run_command((const char *[]){ t_wrapper_path(),
+				      "--hard-reload", "-p", f.pidfile, NULL },
+				      T_WAIT, NULL, NULL), ==, 0);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	lost = g_strdup_printf("pid=%d lost SIGTERM", gen1);
+	lost_line = fake_wait(&f, lost, T_WAIT);
+	g_assert_nonnull(lost_line);
+
+	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
+	line = dup_wait_log(w, resend);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, "SIGTERM again"));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_cmpuint(fake_count(&f, lost), ==, 1);
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
+	assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	g_assert_cmpuint(wrapper_count_log(w, "still listens "), ==, 1);
+	fx_free_wrapper(w);
+	fx_clear(&f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1082,5 +1158,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/fake/old-exits-before-ready-report",
 			test_old_exits_before_ready_report);
 	g_test_add_func("/fake/user-sf-pids", test_user_sf_pids);
+	g_test_add_func("/fake/lost-soft-stop", test_lost_soft_stop);
+	g_test_add_func("/fake/lost-hard-stop", test_lost_hard_stop);
 	return g_test_run();
 }

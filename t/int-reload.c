@@ -823,6 +823,57 @@ static void test_notify_start_reload_stop(void)
 	g_assert_null(wrapper_find_log(s.w, "sd_notify"));
 }
 
+/*
+ * A restart by hand ("haproxy -D ... -sf PID"): STATUS= says that the
+ * adopted haproxy serves, and so does a failed reload's READY=1.
+ */
+static void test_notify_adopted(void)
+{
+	g_auto(Site) s = { 0 };
+	g_auto(Notify) n = { 0 };
+	g_autofree gchar *ready1 = NULL, *status = NULL, *ready2 = NULL;
+	g_autofree gchar *oldarg = NULL, *want = NULL;
+	const char *line;
+	GPid pid;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	notify_open(&n, s.dir);
+	{
+		const char *env[] = { n.env, NULL };
+
+		site_start(&s, env, NULL);
+	}
+	ready1 = expect_ready(&n, T_WAIT);
+	oldarg = g_strdup_printf("%d", s.pid);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", s.pidfile, "-f",
+				       s.cfg, "-sf", oldarg, NULL };
+
+		t_launch_daemon(s.dir, argv);
+	}
+	line = wrapper_wait_log(s.w, "adopting standalone pid ", T_WAIT);
+	g_assert_nonnull(line);
+	pid = t_pid_in(line, "pid ");
+	t_remember(pid, HAPROXY);
+	want = g_strdup_printf("STATUS=adopted haproxy (pid %d, standalone) "
+			       "serving", pid);
+	status = notify_recv(&n, T_WAIT);
+	assert_fields(status, "STATUS=", NULL);
+	g_assert_nonnull(strstr(status, want));
+
+	site_config(&s, BROKEN);
+	wrapper_signal(s.w, SIGUSR2);
+	expect_reloading(&n);
+	ready2 = expect_ready(&n, T_WAIT);
+	g_assert_nonnull(strstr(ready2, want));
+	g_assert_nonnull(strstr(ready2, "FAILED"));
+	site_stop(&s);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	t_end_all_started();
+}
+
 /* ---- 2. EXTEND_TIMEOUT_USEC= while a generation loads (fake haproxy) ---- */
 
 static void test_notify_extend_timeout(void)
@@ -1667,6 +1718,64 @@ static void test_seamless(void)
 	site_stop(&off);
 }
 
+/*
+ * An adopted haproxy (a restart by hand) runs: the hand-off is refused
+ * and the self-upgrade postponed, both said in the log and to the
+ * client; the reload that takes it over answers ok, and the next one
+ * upgrades.
+ */
+static void test_upgrade_postponed_adopted(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *oldarg = NULL, *out = NULL, *err = NULL;
+	g_autofree gchar *out2 = NULL;
+	const char *line;
+	GPid pid, gen2;
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start(&s, NULL, "--self-upgrade=always", NULL);
+	oldarg = g_strdup_printf("%d", s.pid);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", s.pidfile, "-f",
+				       s.cfg, "-sf", oldarg, NULL };
+
+		t_launch_daemon(s.dir, argv);
+	}
+	line = wrapper_wait_log(s.w, "adopting standalone pid ", T_WAIT);
+	g_assert_nonnull(line);
+	pid = t_pid_in(line, "pid ");
+	t_remember(pid, HAPROXY);
+
+	g_assert_cmpint(run_client(s.rundir_opt, "--handoff", NULL, NULL,
+				   &err), !=, 0);
+	g_assert_nonnull(strstr(err, "adopted after a restart by hand"));
+	line = wrapper_find_log(s.w, "hand-off refused: a haproxy adopted");
+	g_assert_nonnull(line);
+	g_assert_true(g_str_has_prefix(line, "<5>"));
+
+	g_assert_cmpint(run_client(s.rundir_opt, "--reload", NULL, &out,
+				   NULL), ==, 0);
+	gen2 = serving_pid_in(out, 2);
+	g_assert_nonnull(strstr(out, "wrapper upgrade postponed"));
+	line = wrapper_find_log(s.w, "not upgrading the wrapper on this "
+				"reload: a haproxy adopted");
+	g_assert_nonnull(line);
+	g_assert_true(g_str_has_prefix(line, "<5>"));
+	g_assert_null(wrapper_find_log(s.w, "re-executing on "));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
+
+	g_assert_cmpint(run_client(s.rundir_opt, "--reload", NULL, &out2,
+				   NULL), ==, 0);
+	serving_pid_in(out2, 3);
+	g_assert_null(strstr(out2, "postponed"));
+	g_assert_nonnull(wrapper_find_log(s.w, "re-executing on "));
+	site_stop(&s);
+	t_end_all_started();
+}
+
 /* ---- 12. a waiting client survives the wrapper's own re-exec ---- */
 
 static void test_waiter_across_upgrade(void)
@@ -1739,6 +1848,9 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/reload/notify-start-reload-stop",
 			test_notify_start_reload_stop);
+	g_test_add_func("/reload/notify-adopted", test_notify_adopted);
+	g_test_add_func("/reload/upgrade-postponed-adopted",
+			test_upgrade_postponed_adopted);
 	g_test_add_func("/reload/notify-extend-timeout",
 			test_notify_extend_timeout);
 	g_test_add_func("/reload/notify-watchdog", test_notify_watchdog);

@@ -812,6 +812,529 @@ static void test_no_foreign(void)
 	site_clear(&s);
 }
 
+/* ---- restarts by hand while the wrapper runs: adoption ---- */
+
+/* The first pid in pidfile once it is not old (bounded); 0 if never. */
+static GPid wait_pidfile_other(const char *pidfile, GPid old)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autoptr(GArray) pids = NULL;
+
+		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len &&
+		    g_array_index(pids, GPid, 0) != old)
+			return g_array_index(pids, GPid, 0);
+		g_usleep(5 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+/* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
+ * $(cat PIDFILE)" (or -st), with cfg; the pid the new instance writes. */
+static GPid restart_by_hand_with(struct site *s, const char *cfg,
+				 const char *how, gboolean master_worker)
+{
+	GPid old = t_wait_pidfile(s->pidfile), pid;
+	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
+	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
+				 cfg, how, oldarg, NULL };
+	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
+				  "-f", cfg, how, oldarg, NULL };
+
+	g_assert_cmpint(old, >, 0);
+	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
+	pid = wait_pidfile_other(s->pidfile, old);
+	g_assert_cmpint(pid, >, 0);
+	t_remember(pid, HAPROXY);
+	return pid;
+}
+
+static GPid restart_by_hand(struct site *s, const char *how,
+			    gboolean master_worker)
+{
+	return restart_by_hand_with(s, s->cfg, how, master_worker);
+}
+
+/* The pid that answers on port, generation gen's own or its worker's. */
+static GPid answering_for(guint16 port, GPid gen)
+{
+	GPid pid = t_wait_serving(port, T_WAIT);
+
+	g_assert_cmpint(pid, >, 0);
+	if (pid != gen)
+		g_assert_cmpint(proc_parent(pid), ==, gen);
+	return pid;
+}
+
+/* A wrapper serving generation 1 on the site; the pid that answers. */
+static GPid start_serving(struct site *s, const char *option,
+			  struct wrapper **w)
+{
+	GPid gen1;
+
+	*w = start_wrapper(s, option, NULL);
+	gen1 = wrapper_wait_ready(*w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	return answering_for(s->port, gen1);
+}
+
+/*
+ * Generation 1 serves; a restart by hand (how: -sf or -st; -W -D when
+ * master_worker) replaces it: the wrapper adopts the new instance, lists
+ * it in status, and its next reload takes it over (-sf) without a failed
+ * request from the adoption on, and the pidfile names generation 2.
+ */
+static void check_restart_by_hand(const char *how, gboolean master_worker,
+				  const char *option)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *exec2 = NULL;
+	g_autoptr(GArray) sf = NULL;
+	gboolean hard = g_str_equal(how, "-st");
+	struct t_load l;
+	GPid gen1, pid, serving, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gen1 = start_serving(&s, option, &w);
+	/* -st kills generation 1 with its connections: load from after. */
+	if (!hard) {
+		t_load_start(&l, s.port);
+		g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	}
+	pid = restart_by_hand(&s, how, master_worker);
+	adopting = g_strdup_printf("adopting %s pid %d",
+				   master_worker ? "master-worker master"
+						 : "standalone", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	serving = answering_for(s.port, pid);
+	if (serving != pid)
+		t_remember(serving, HAPROXY);
+	if (hard)
+		t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	assert_status_foreign(&s, pid, master_worker ? "master-worker master"
+						     : "standalone");
+
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pids(exec2);
+	g_test_message("%s", exec2);
+	g_assert_true(proc_pids_contain(sf, pid));
+	g_assert_true(proc_pids_contain(sf, serving));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(serving, T_WAIT));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	serving = answering_for(s.port, gen2);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
+	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+static void test_adopt_sf(void)
+{
+	check_restart_by_hand("-sf", FALSE, NULL);
+}
+
+static void test_adopt_st(void)
+{
+	check_restart_by_hand("-st", FALSE, NULL);
+}
+
+static void test_adopt_master_worker_by_hand(void)
+{
+	check_restart_by_hand("-sf", TRUE, NULL);
+}
+
+/* The wrapper runs haproxy -Ws: its master is what the pidfile names. */
+static void test_adopt_wrapper_master_worker(void)
+{
+	check_restart_by_hand("-sf", FALSE, "--master-worker=on");
+}
+
+/* Another service's haproxy, started with the restart, is left alone. */
+static void test_adopt_not_unrelated(void)
+{
+	struct site s = { 0 }, other = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *unrelated = NULL;
+	GPid gen1, pid, stranger, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	site_init(&other);
+	gen1 = start_serving(&s, NULL, &w);
+	stranger = start_daemon(&other, FALSE);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	stop_wrapper(w);
+
+	unrelated = g_strdup_printf(" pid %d", stranger);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, "adopt"))
+			g_assert_null(strstr(line, unrelated));
+	}
+	g_assert_true(t_pid_alive(stranger));
+	g_assert_cmpint(wait_answering(other.port, stranger), ==, stranger);
+	site_clear(&other);
+	site_clear(&s);
+}
+
+/* The adopted instance dies while it serves: a crash, for Restart=. */
+static void test_adopted_killed(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL;
+	struct t_started *adopted;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	adopted = t_remember(pid, HAPROXY);
+	g_assert_true(t_signal_verified(adopted, SIGKILL));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
+	g_assert_nonnull(wrapper_find_log(w, "the adopted haproxy, the one "
+					  "serving, has exited on its own"));
+	site_clear(&s);
+}
+
+/* A stop while the adopted instance serves ends it, like our own. */
+static void test_adopted_stopped(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	stop_wrapper(w);
+	g_assert_false(t_pid_alive(pid));
+	site_clear(&s);
+}
+
+/* --takeover=off: a restart by hand ends the wrapper, as it used to, and
+ * the new instance gets nothing from it. */
+static void test_adopt_takeover_off(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, "--takeover=off", &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+	g_assert_nonnull(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, "adopting"));
+	g_assert_true(t_pid_alive(pid));
+	g_assert_cmpint(wait_answering(s.port, pid), ==, pid);
+	site_clear(&s);
+}
+
+/*
+ * The adopted instance leaves on the soft stop of our next generation
+ * before that one's witness reports: the reload decides, as for our own
+ * generations, and no search for a replacement starts. A Lua file that
+ * keeps haproxy loading for a second gives time to stop the witness.
+ */
+static void test_adopted_gone_before_ready(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *exec2 = NULL, *lua = NULL;
+	g_autofree gchar *extra = NULL, *cfg = NULL;
+	g_autoptr(GArray) sf = NULL;
+	GPid pid, witness, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+
+	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
+			   "while os.clock() - t < 1 do end\n");
+	extra = g_strdup_printf("global\n    lua-load %s\n", lua);
+	cfg = t_write_config(s.dir, "h.cfg", s.port, extra);
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pids(exec2);
+	g_assert_cmpuint(sf->len, ==, 2);
+	g_assert_cmpint(g_array_index(sf, GPid, 0), ==, pid);
+	witness = g_array_index(sf, GPid, 1);
+	g_assert_cmpint(proc_parent(witness), ==, w->pid);
+	g_assert_cmpint(kill(witness, SIGSTOP), ==, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "the adopted haproxy ended while "
+					  "generation 2 starts", T_WAIT));
+	g_assert_cmpint(kill(witness, SIGCONT), ==, 0);
+
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen2);
+	g_assert_null(wrapper_find_log(w, "replaced the adopted one"));
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+/* The wrapper's configuration from now on keeps haproxy loading for two
+ * seconds (a Lua busy loop); a copy that loads at once, for a restart by
+ * hand during that time. */
+static gchar *slow_config(struct site *s)
+{
+	g_autofree gchar *lua = NULL, *extra = NULL, *cfg = NULL;
+
+	lua = t_write_file(s->dir, "slow.lua", "local t = os.clock()\n"
+			   "while os.clock() - t < 2 do end\n");
+	extra = g_strdup_printf("global\n    lua-load %s\n", lua);
+	cfg = t_write_config(s->dir, "h.cfg", s->port, extra);
+	return t_write_config(s->dir, "hand.cfg", s->port, NULL);
+}
+
+/*
+ * A restart by hand while our reload's generation loads: the instance it
+ * started is adopted (it serves once generation 1 has gone), and leaves
+ * when our next generation is ready; under load from the restart on,
+ * without a failed request, and the wrapper keeps running.
+ */
+static void check_during_reload_start(const char *option)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
+	gboolean seamless = !option;
+	struct t_load l;
+	GPid gen1, pid, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gen1 = start_serving(&s, option, &w);
+	hand_cfg = slow_config(&s);
+	wrapper_signal(w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
+	/* Requests from the restart by hand on: none fails. */
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, pid, 20));
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	if (seamless) {
+		/* Generation 2 was to take generation 1's listeners (-x):
+		 * 2.6 fails when they are gone; it starts again, as 3,
+		 * after the search, with the adopted one after -sf. */
+		g_assert_nonnull(wrapper_wait_log(w, "ended while it loaded; "
+						  "starting it again", T_WAIT));
+		g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+		gen2 = wrapper_wait_ready(w, 3, T_WAIT);
+	} else {
+		/* Generation 2 serves, then finds it and tells it to go. */
+		gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+		g_assert_nonnull(wait_log_anywhere(w, adopting));
+		g_assert_nonnull(wait_log_anywhere(w, "the haproxy restarted by "
+						   "hand during its reload "
+						   "leaves (SIGUSR1)"));
+	}
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_true(t_load_wait_answers(&l, answering_for(s.port, gen2),
+					  20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+static void test_adopt_during_reload_start(void)
+{
+	check_during_reload_start(NULL);
+}
+
+/* Without -x, generation 2 serves with the adopted one off its -sf list:
+ * the wrapper sends it the soft stop itself. */
+static void test_adopt_during_reload_start_no_x(void)
+{
+	check_during_reload_start("--seamless-reload=off");
+}
+
+/*
+ * A restart by hand while our reload's generation loads a configuration
+ * that then fails: the reload fails, the instance started by hand is
+ * adopted and serves, the wrapper keeps running, and the next reload
+ * takes it over.
+ */
+static void test_adopt_failed_reload(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *hand_cfg = NULL, *lua = NULL;
+	g_autofree gchar *extra = NULL;
+	GPid gen1, pid, gen3;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gen1 = start_serving(&s, "--seamless-reload=off", &w);
+	hand_cfg = slow_config(&s);
+	lua = g_build_filename(s.dir, "slow.lua", NULL);
+	extra = g_strdup_printf("global\n    lua-load %s\n"
+				"    no-such-keyword here\n", lua);
+	g_free(t_write_config(s.dir, "h.cfg", s.port, extra));
+	wrapper_signal(w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "reload failed", T_WAIT));
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wait_log_anywhere(w, adopting));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_cmpint(wait_answering(s.port, pid), ==, pid);
+
+	g_free(t_write_config(s.dir, "h.cfg", s.port, NULL));
+	wrapper_signal(w, SIGUSR2);
+	gen3 = wrapper_wait_ready(w, 3, T_WAIT);
+	g_assert_cmpint(gen3, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_cmpint(wait_answering(s.port, gen3), ==, gen3);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+/* A haproxy for the wrapper whose -v waits (bounded) for dir/gate and
+ * says so in dir/probe.log; every run goes to the real one. */
+static gchar *gated_haproxy(const char *dir, const char *variant)
+{
+	g_autofree gchar *bin = g_build_filename(dir, "bin", NULL);
+	g_autofree gchar *text = g_strdup_printf(
+		"#!/bin/sh\n# %s\n"
+		"if [ \"$1\" = -v ]; then\n"
+		"  echo probing >> %s/probe.log\n  i=0\n"
+		"  while [ ! -e %s/gate ] && [ $i -lt 1000 ]; do\n"
+		"    sleep 0.01; i=$((i + 1))\n  done\nfi\n"
+		"exec " HAPROXY " \"$@\"\n", variant, dir, dir);
+	gchar *path = g_build_filename(bin, "haproxy", NULL);
+
+	g_assert_cmpint(g_mkdir_with_parents(bin, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(path, text, -1, NULL));
+	g_assert_cmpint(chmod(path, 0755), ==, 0);
+	return path;
+}
+
+/*
+ * A restart by hand while our reload's "haproxy -v" runs: the generation
+ * waits for the search, and the instance it adopts is on its -sf list.
+ * What keeps the search going once generation 1 has gone: a second
+ * haproxy for the same configuration still loading (its own pidfile).
+ */
+static void test_adopt_during_probe(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *haproxy = NULL, *option = NULL, *gate = NULL;
+	g_autofree gchar *probe_log = NULL, *probing = NULL, *lua = NULL;
+	g_autofree gchar *slow = NULL, *h2pid = NULL, *hand_cfg = NULL;
+	g_autofree gchar *exec2 = NULL, *adopting = NULL, *slow_text = NULL;
+	g_autoptr(GArray) sf = NULL;
+	g_autoptr(GError) error = NULL;
+	GPid gen1, pid, launcher, second, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	gate = g_build_filename(s.dir, "gate", NULL);
+	probe_log = g_build_filename(s.dir, "probe.log", NULL);
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	haproxy = gated_haproxy(s.dir, "1");
+	option = g_strdup_printf("--haproxy=%s", haproxy);
+	gen1 = start_serving(&s, option, &w);
+	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
+	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
+			   "while os.clock() - t < 0.5 do end\n");
+	slow_text = g_strdup_printf("global\n    lua-load %s\n", lua);
+	slow = t_write_file(s.dir, "slow.cfg", slow_text);
+
+	/* A new script (no cached version), its -v closed. */
+	g_assert_cmpint(unlink(gate), ==, 0);
+	g_free(gated_haproxy(s.dir, "2"));
+	wrapper_signal(w, SIGUSR2);
+	probing = t_wait_file_line(probe_log, "probing", NULL, 2, T_WAIT);
+	g_assert_nonnull(probing);
+
+	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", h2pid, "-f", s.cfg,
+				       "-f", slow, NULL };
+
+		g_spawn_async(s.dir, (char **)argv, NULL,
+			      G_SPAWN_DO_NOT_REAP_CHILD |
+			      G_SPAWN_STDOUT_TO_DEV_NULL |
+			      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+			      &launcher, &error);
+		g_assert_no_error(error);
+	}
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "looking for a haproxy that "
+					  "replaced it", T_WAIT));
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+
+	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	g_assert_nonnull(wait_log_anywhere(w, adopting));
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	second = t_wait_pidfile(h2pid);
+	g_assert_cmpint(second, >, 0);
+	t_remember(second, HAPROXY);
+	g_assert_nonnull(wrapper_find_log(w, "waits for the search"));
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pids(exec2);
+	g_assert_true(proc_pids_contain(sf, pid));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_true(t_wait_gone(second, T_WAIT));
+	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -832,5 +1355,23 @@ int main(int argc, char **argv)
 			test_hostile_name_taken_over);
 	g_test_add_func("/takeover/takeover-off", test_takeover_off);
 	g_test_add_func("/takeover/no-foreign", test_no_foreign);
+	g_test_add_func("/adopt/sf", test_adopt_sf);
+	g_test_add_func("/adopt/st", test_adopt_st);
+	g_test_add_func("/adopt/master-worker-by-hand",
+			test_adopt_master_worker_by_hand);
+	g_test_add_func("/adopt/wrapper-master-worker",
+			test_adopt_wrapper_master_worker);
+	g_test_add_func("/adopt/not-unrelated", test_adopt_not_unrelated);
+	g_test_add_func("/adopt/killed", test_adopted_killed);
+	g_test_add_func("/adopt/stopped", test_adopted_stopped);
+	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
+	g_test_add_func("/adopt/during-reload-start",
+			test_adopt_during_reload_start);
+	g_test_add_func("/adopt/during-reload-start-no-x",
+			test_adopt_during_reload_start_no_x);
+	g_test_add_func("/adopt/during-probe", test_adopt_during_probe);
+	g_test_add_func("/adopt/failed-reload", test_adopt_failed_reload);
+	g_test_add_func("/adopt/gone-before-ready",
+			test_adopted_gone_before_ready);
 	return g_test_run();
 }

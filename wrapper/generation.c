@@ -40,6 +40,8 @@ void generation_free(struct generation *g)
 		g_source_remove(g->child_source);
 	if (g->drain_timer)
 		g_source_remove(g->drain_timer);
+	if (g->stop_check_timer)
+		g_source_remove(g->stop_check_timer);
 	g_array_unref(g->workers);
 	g_ptr_array_unref(g->cohorts);
 	g_free(g);

@@ -34,8 +34,12 @@ struct generation {
 	gboolean exposes;	/* exposes its listeners (our -f fragment) */
 	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
+	gboolean sf_adopted;	/* adopted instances were on its -sf list */
 	guint drain_timer;
 	gint64 draining_since_us;	/* wall clock; 0: unknown */
+	/* Superseded: a check that it acted on its soft stop (reload.c). */
+	guint stop_check_timer;
+	int stop_signal;	/* SIGUSR1 (-sf) or SIGTERM (-st) */
 	/* -Ws: the workers of the last good load, and older ones still
 	 * draining (struct worker_cohort *, oldest first). */
 	GArray *workers;

@@ -185,6 +185,13 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 				      "progress; hand off once it is over");
 		return;
 	}
+	if (adopt_alive(s->adopt)) {
+		log_notice("hand-off refused: a haproxy adopted after a restart "
+			   "by hand runs; reload first");
+		control_reply(client, "error: a haproxy adopted after a restart "
+				      "by hand runs; reload first");
+		return;
+	}
 	h = g_new0(struct handoff, 1);
 	*h = (struct handoff){ .s = s, .client = client };
 	/* Reloads wait while we check: nothing may change under us. */

@@ -13,12 +13,20 @@ static gboolean run_pending_reload(gpointer data)
 	struct supervisor *s = data;
 
 	s->pending_idle = 0;
-	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING) {
+	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING &&
+	    !adopt_searching(s->adopt)) {
 		s->reload_pending = FALSE;
 		sv_begin_reload(s, s->pending_signal, s->pending_hard);
 		s->pending_hard = FALSE;
 	}
 	return G_SOURCE_REMOVE;
+}
+
+void sv_run_pending(struct supervisor *s)
+{
+	/* From the loop, not from inside whichever event ended this one. */
+	if (s->reload_pending && !s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
 }
 
 /* Answer every client waiting for an attempt up to "upto". */
@@ -66,10 +74,9 @@ void sv_busy_over(struct supervisor *s)
 {
 	s->busy = FALSE;
 	s->skip_upgrade = FALSE;
+	s->upgrade_postponed = FALSE;
 	g_clear_pointer(&s->upgrade_refused, g_free);
-	/* From the loop, not from inside whichever event ended this one. */
-	if (s->reload_pending && !s->pending_idle)
-		s->pending_idle = g_idle_add(run_pending_reload, s);
+	sv_run_pending(s);
 }
 
 void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
@@ -115,7 +122,21 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
-	if (s->current_lost) {
+	if (s->current_lost && s->lost_replaced) {
+		/* As if it had ended outside a reload: maybe a restart by
+		 * hand; stopping if nothing replaced it. */
+		s->reloads_failed++;
+		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; looking for a "
+			   "haproxy that replaced generation %u", msg,
+			   s->replaced.number);
+		s->current_lost = FALSE;
+		s->lost_replaced = FALSE;
+		sv_search_replacement(s, FALSE);
+		sv_reload_finished(s, FALSE, msg);
+		return;
+	}
+	if (s->current_lost && !adopt_serving(s->adopt)) {
 		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; and no generation "
 			   "is serving: stopping", msg);
@@ -123,11 +144,18 @@ void sv_launch_failed(struct supervisor *s, int exit_code,
 		sv_begin_stop(s, SIGTERM);
 		return;
 	}
-	ev = sv_event(s, MSGID_RELOAD_FAILED, s->current->number,
-		      s->current->pid, "failed");
 	s->reloads_failed++;
-	wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u (pid %d) "
-		   "keeps serving", msg, s->current->number, s->current->pid);
+	if (s->current) {
+		ev = sv_event(s, MSGID_RELOAD_FAILED, s->current->number,
+			      s->current->pid, "failed");
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
+			   "(pid %d) keeps serving", msg, s->current->number,
+			   s->current->pid);
+	} else {
+		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; the adopted "
+			   "haproxy keeps serving", msg);
+	}
 	sv_reload_finished(s, FALSE, msg);
 }
 
@@ -265,6 +293,74 @@ static void wait_listeners_released(struct generation *old,
 	close(pidfd);
 }
 
+/*
+ * haproxy can lose the -sf signal it gets from its successor [observed
+ * 2.4.0, an old generation started under a second before]: it then
+ * serves on, holding its listeners, and never drains. A generation that
+ * still listens this long after its successor is ready gets the signal
+ * again, from us, once. A soft-stopping haproxy closes every listener
+ * (stats sockets too) at once, so listening means it has not acted.
+ */
+#define STOP_CHECK_MS 1000
+
+static gboolean still_listens(GPid pid)
+{
+	g_autoptr(GHashTable) inodes = proc_listening_inodes(pid);
+
+	return inodes && g_hash_table_size(inodes) > 0;
+}
+
+/* The -db process, or any of the -Ds parent's workers. */
+static gboolean generation_listens(const struct generation *g)
+{
+	g_autoptr(GArray) workers = NULL;
+
+	if (g->mode == LAUNCH_DB)
+		return still_listens(g->pid);
+	workers = proc_children(g->pid);
+	for (guint i = 0; i < workers->len; i++)
+		if (still_listens(g_array_index(workers, GPid, i)))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean on_stop_check(gpointer data)
+{
+	struct generation *g = data;
+
+	g->stop_check_timer = 0;
+	if (g->exited || g->terminated || !generation_listens(g))
+		return G_SOURCE_REMOVE;
+	log_warn("generation %u (pid %d) still listens %d ms after its "
+		 "successor was ready: its stop signal was lost; sending %s "
+		 "again", g->number, g->pid, STOP_CHECK_MS,
+		 signal_name(g->stop_signal));
+	generation_signal(g, g->stop_signal, TRUE);
+	return G_SOURCE_REMOVE;
+}
+
+static void start_stop_check(struct supervisor *s, struct generation *old)
+{
+	/* A master soft-stops its own workers: not ours to check. */
+	if (old->mode == LAUNCH_MW || old->exited || old->stop_check_timer)
+		return;
+	old->stop_signal = s->attempt_hard ? SIGTERM : SIGUSR1;
+	old->stop_check_timer = g_timeout_add(STOP_CHECK_MS, on_stop_check,
+					      old);
+}
+
+void sv_retire_adopted(struct supervisor *s)
+{
+	int sig = s->attempt_hard ? SIGTERM : SIGUSR1;
+
+	if (!adopt_serving(s->adopt))
+		return;
+	log_notice("generation %u serves; the haproxy restarted by hand "
+		   "during its reload leaves (%s)", s->current->number,
+		   signal_name(sig));
+	adopt_retire(s->adopt, sig);
+}
+
 void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->current;
@@ -275,6 +371,17 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	s->current = g;
 	s->starting = NULL;
 	s->current_lost = FALSE;
+	/* Its predecessor ended during its start: from its -sf, or from a
+	 * restart by hand that it must not serve next to. */
+	if (s->lost_replaced) {
+		s->lost_replaced = FALSE;
+		sv_search_replacement(s, TRUE);
+	}
+	/* Started with their pids after -sf: they leave now. */
+	if (g->sf_adopted)
+		adopt_superseded(s->adopt);
+	else
+		sv_retire_adopted(s);
 	if (old) {
 		wait_listeners_released(old, g);
 		old->state = GEN_DRAINING;
@@ -284,6 +391,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		if (old->mode == LAUNCH_DS && !s->attempt_hard)
 			generation_signal(old, SIGUSR1, FALSE);
 		start_drain_clock(s, old);
+		start_stop_check(s, old);
 	}
 	sv_bound_draining(s);
 	sv_pidfile_publish(s, g);
@@ -307,7 +415,10 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		s->reloads++;
 	{
 		g_autofree gchar *msg = g_strdup_printf(
-			"generation %u (pid %d) serving", g->number, g->pid);
+			"generation %u (pid %d) serving%s", g->number, g->pid,
+			s->upgrade_postponed ?
+			"; wrapper upgrade postponed (an adopted haproxy ran): "
+			"reload again" : "");
 
 		sv_reload_finished(s, TRUE, msg);
 	}
@@ -390,6 +501,11 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
+	}
+	{
+		g_autoptr(GArray) adopted = adopt_targets(s->adopt);
+
+		g_array_append_vals(pids, adopted->data, adopted->len);
 	}
 	return pids;
 }
@@ -524,6 +640,7 @@ static void spawn_generation(struct supervisor *s,
 		return;
 	}
 	pids = old_pids(s, &hard);
+	g->sf_adopted = adopt_serving(s->adopt);
 	hard = hard || s->attempt_hard;
 	extra = extra_args(s, v, &exposes);
 	g->exposes = exposes;
@@ -587,6 +704,15 @@ static void launch_version(struct supervisor *s,
 				 v->full);
 		return;
 	}
+	/* The one serving ended during this reload, as a replaced one
+	 * does: what replaced it goes on the -sf list, once found. */
+	if (adopt_searching(s->adopt)) {
+		log_info("generation %u waits for the search for a haproxy "
+			 "that replaced the one serving", s->next_number);
+		s->launch_version = *v;
+		s->launch_waits = TRUE;
+		return;
+	}
 	mode = choose_mode(s, v);
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(s);
@@ -635,6 +761,14 @@ static void on_version(const char *output, int wait_status,
 		s->vcache.version = v;
 	}
 	launch_version(s, &v);
+}
+
+void sv_launch_resume(struct supervisor *s)
+{
+	if (!s->launch_waits)
+		return;
+	s->launch_waits = FALSE;
+	launch_version(s, &s->launch_version);
 }
 
 /* Locate haproxy anew, as the 1.x wrapper did at every spawn. */
@@ -738,17 +872,32 @@ static void begin_upgrade(struct supervisor *s)
 
 static gboolean upgrade_wanted(struct supervisor *s)
 {
+	gboolean wanted;
+
 	if (!s->can_upgrade || s->skip_upgrade)
 		return FALSE;
 	switch (s->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
-		return TRUE;
+		wanted = TRUE;
+		break;
 	case SELF_UPGRADE_NEVER:
-		return FALSE;
+		wanted = FALSE;
+		break;
 	case SELF_UPGRADE_AUTO:
+	default:
+		wanted = self_image_replaced(&s->self);
 		break;
 	}
-	return self_image_replaced(&s->self);
+	/* The handed-over state has no room for adopted instances: this
+	 * reload brings them under us first, the next one upgrades. */
+	if (wanted && adopt_alive(s->adopt)) {
+		log_notice("not upgrading the wrapper on this reload: a haproxy "
+			   "adopted after a restart by hand runs; this reload "
+			   "takes it over, the next one upgrades");
+		s->upgrade_postponed = TRUE;
+		return FALSE;
+	}
+	return wanted;
 }
 
 void sv_begin_reload(struct supervisor *s, int sig, gboolean hard)
@@ -792,7 +941,7 @@ void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		*w = (struct waiter){ .client = client, .target = s->attempt + 1 };
 		g_ptr_array_add(s->waiters, w);
 	}
-	if (s->busy) {
+	if (s->busy || adopt_searching(s->adopt)) {
 		if (!s->reload_pending)
 			log_info("%s: a reload is in progress; one more will "
 				 "follow it", who);

@@ -346,9 +346,12 @@ gchar *status_openmetrics(const struct status_view *v)
 gchar *status_summary(const struct status_view *v)
 {
 	const struct generation *c = v->current;
+	const struct foreign *a = v->adopted;
 	g_autofree gchar *serving = c ? g_strdup_printf(
 		"generation %u (pid %d, haproxy %s) serving", c->number, c->pid,
-		c->version) : g_strdup("no generation serving");
+		c->version) : a ? g_strdup_printf(
+		"adopted haproxy (pid %d, %s) serving", a->pid,
+		foreign_kind_name(a->kind)) : g_strdup("no generation serving");
 	gint64 ms = v->last->duration_us / 1000;
 	g_autofree gchar *last = !v->last->valid ? g_strdup("") :
 		v->last->ok ?

@@ -36,6 +36,8 @@ struct status_view {
 	const GPtrArray *gens;	/* struct generation *, oldest first */
 	const struct generation *current;
 	const GPtrArray *foreign;	/* struct foreign *, may be NULL */
+	/* Serves when no generation does: adopted after a restart by hand. */
+	const struct foreign *adopted;
 };
 
 gchar *status_text(const struct status_view *v);

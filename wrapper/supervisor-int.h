@@ -24,6 +24,7 @@
 #include "legacy/version.h"
 #include "migrate/proc.h"
 #include "migrate/takeover.h"
+#include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
@@ -108,6 +109,24 @@ struct supervisor {
 	enum launch_mode lost_mode;
 
 	struct takeover *takeover;	/* foreign instances, first start */
+	/* A haproxy that replaced the one serving behind our back (a
+	 * restart by hand), and how ours ended, while we look for it. */
+	struct adopt *adopt;
+	struct {
+		gboolean valid;
+		guint number;
+		GPid pid;
+		int status;
+		enum launch_mode mode;
+	} replaced;
+	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
+	/* A reload's launch waits for that search (its -sf list). */
+	gboolean launch_waits;
+	/* The one serving ended while a generation started, as a replaced
+	 * one does: look for a restart by hand once the reload decides. */
+	gboolean lost_replaced;
+	gboolean upgrade_postponed;	/* this reload's, for its answer */
+	struct haproxy_version launch_version;
 	struct control *control;
 	gchar *rundir;
 	gboolean rundir_ours;		/* no other live wrapper uses it */
@@ -169,6 +188,16 @@ void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
 GArray *sv_generations_sf_pids(struct supervisor *s);
 /* Can a new haproxy take the serving generation's listeners (-x)? */
 gboolean sv_can_take_listeners(struct supervisor *s);
+/* Run the reload requested meanwhile, if any, from the loop. */
+void sv_run_pending(struct supervisor *s);
+/* Look for a haproxy that replaced the one serving (quick: done at once
+ * if none is there at all). */
+void sv_search_replacement(struct supervisor *s, gboolean quick);
+/* The launch that waited for a search for an adopted haproxy. */
+void sv_launch_resume(struct supervisor *s);
+/* Our generation serves: the adopted instances that were not on its -sf
+ * list (found during its reload) get its stop signal. */
+void sv_retire_adopted(struct supervisor *s);
 
 /* Make g the serving generation, and say so. */
 void sv_generation_ready(struct supervisor *s, struct generation *g);

@@ -15,7 +15,8 @@ void sv_set_exit_code(struct supervisor *s, int code)
 
 static void quit_if_done(struct supervisor *s)
 {
-	if (s->phase == PHASE_STOPPING && s->gens->len == 0) {
+	if (s->phase == PHASE_STOPPING && s->gens->len == 0 &&
+	    !adopt_alive(s->adopt)) {
 		/* May happen before the loop runs: "done" covers that. */
 		s->done = TRUE;
 		g_main_loop_quit(s->loop);
@@ -117,6 +118,33 @@ static const char *phase_name(enum phase phase)
 	return "unknown";
 }
 
+/* The instances we did not start: taken over at start, or adopted. */
+static const GPtrArray *foreign_view(struct supervisor *s)
+{
+	const GPtrArray *parts[] = {
+		s->takeover ? takeover_instances(s->takeover) : NULL,
+		s->adopt ? adopt_instances(s->adopt) : NULL,
+	};
+
+	g_ptr_array_set_size(s->foreign_view, 0);
+	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
+		for (guint j = 0; parts[i] && j < parts[i]->len; j++)
+			g_ptr_array_add(s->foreign_view,
+					g_ptr_array_index((GPtrArray *)parts[i],
+							  j));
+	return s->foreign_view;
+}
+
+static const struct foreign *adopted_serving(struct supervisor *s)
+{
+	const GPtrArray *in;
+
+	if (!adopt_serving(s->adopt))
+		return NULL;
+	in = adopt_instances(s->adopt);
+	return in->len ? g_ptr_array_index((GPtrArray *)in, 0) : NULL;
+}
+
 static struct status_view status_view_of(struct supervisor *s)
 {
 	for (guint i = 0; i < s->gens->len; i++)
@@ -132,7 +160,8 @@ static struct status_view status_view_of(struct supervisor *s)
 		.failed = &s->failed,
 		.gens = s->gens,
 		.current = s->current,
-		.foreign = s->takeover ? takeover_instances(s->takeover) : NULL,
+		.foreign = foreign_view(s),
+		.adopted = adopted_serving(s),
 	};
 }
 
@@ -173,6 +202,23 @@ static void starting_generation_exited(struct supervisor *s,
 	int code = shell_status(status);
 	gboolean addr_in_use = g->warned_addr_in_use;
 
+	/* It was to take its listeners (-x) from the one serving, which
+	 * ended meanwhile (a restart by hand): again, without -x. */
+	if (g->took_listeners && !s->current && s->phase == PHASE_RUNNING) {
+		log_notice("generation %u (pid %d) %s: the one serving, whose "
+			   "listeners it was to take, ended while it loaded; "
+			   "starting it again", number, pid, how);
+		forget_generation(s, g);
+		/* The launch waits for the search: -sf what replaced it. */
+		if (s->lost_replaced)
+			sv_search_replacement(s, FALSE);
+		s->lost_replaced = FALSE;
+		g_clear_handle_id(&s->ready_timer, g_source_remove);
+		g_clear_handle_id(&s->extend_timer, g_source_remove);
+		g_clear_pointer(&s->haproxy_path, g_free);
+		sv_launch(s);
+		return;
+	}
 	failed_generation_clear(&s->failed);
 	s->failed = (struct failed_generation){
 		.valid = TRUE,
@@ -196,6 +242,159 @@ static void starting_generation_exited(struct supervisor *s,
 		      how);
 }
 
+/* ---- a haproxy started by hand replaced the one serving ---- */
+
+/* A replaced haproxy soft-stops (exit 0; a -Ds parent, a master too) or
+ * dies of the SIGTERM of -st. Anything else is a crash. */
+static gboolean ended_as_replaced(int status)
+{
+	return (WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+	       (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+}
+
+static GStrv own_haproxy_argv(struct supervisor *s);
+
+static void on_adopt(enum adopt_event event, gpointer data);
+
+static void search_replacement(struct supervisor *s)
+{
+	sv_search_replacement(s, FALSE);
+}
+
+void sv_search_replacement(struct supervisor *s, gboolean quick)
+{
+	if (!s->adopt) {
+		g_auto(GStrv) argv = own_haproxy_argv(s);
+		g_autofree gchar *cwd = g_get_current_dir();
+
+		s->adopt = adopt_new(s->args->pidfile,
+				     (const char *const *)argv, cwd, on_adopt,
+				     s);
+	}
+	if (quick)
+		adopt_look(s->adopt);
+	else
+		adopt_search(s->adopt);
+}
+
+static void remember_replaced(struct supervisor *s, struct generation *g,
+			      int status)
+{
+	s->replaced.valid = TRUE;
+	s->replaced.number = g->number;
+	s->replaced.pid = g->pid;
+	s->replaced.status = status;
+	s->replaced.mode = g->mode;
+}
+
+static void look_for_replacement(struct supervisor *s, struct generation *g,
+				 int status)
+{
+	g_autofree gchar *how = describe_wait_status(status);
+
+	log_info("generation %u (pid %d), the one serving, %s on its own; "
+		 "looking for a haproxy that replaced it", g->number, g->pid,
+		 how);
+	remember_replaced(s, g, status);
+	search_replacement(s);
+}
+
+/* Nothing replaced the one serving: the service is down, as before. */
+static void replacement_not_found(struct supervisor *s)
+{
+	if (s->replaced.valid) {
+		g_autofree gchar *how = describe_wait_status(
+			s->replaced.status);
+
+		log_err("generation %u (pid %d), the one serving, %s on its "
+			"own; stopping", s->replaced.number, s->replaced.pid,
+			how);
+		sv_set_exit_code(s, sv_lost_exit_code(s->replaced.mode,
+						      s->replaced.status));
+	} else {
+		/* Not our child: how it ended is unknown, and no success. */
+		log_err("the adopted haproxy, the one serving, has exited on "
+			"its own; stopping");
+		sv_set_exit_code(s, 1);
+	}
+	s->replaced.valid = FALSE;
+	sv_begin_stop(s, SIGTERM);
+}
+
+/* The adopted instances ended while they served. */
+static void adopted_lost(struct supervisor *s)
+{
+	/* Most likely the soft stop from a successor of ours, seen before
+	 * its witness: the successor decides, as for our own. Their status
+	 * is unknown (not our children), and no success. */
+	if (s->starting) {
+		log_info("the adopted haproxy ended while generation %u "
+			 "starts", s->starting->number);
+		s->current_lost = TRUE;
+		s->lost_status = W_EXITCODE(1, 0);
+		s->lost_mode = LAUNCH_DB;
+		/* Not told by it: maybe replaced by hand again. */
+		if (!s->starting->sf_adopted)
+			search_replacement(s);
+		return;
+	}
+	log_info("looking for a haproxy that replaced the adopted one");
+	s->replaced.valid = FALSE;
+	adopt_search(s->adopt);
+}
+
+/* STATUS= for systemd, outside a reload or a stop that say it anyway. */
+static void tell_status(struct supervisor *s)
+{
+	g_autofree gchar *line = NULL;
+
+	if (s->busy || s->phase != PHASE_RUNNING)
+		return;
+	line = sv_summary(s);
+	notify_status(line);
+}
+
+static void on_adopt(enum adopt_event event, gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (event) {
+	case ADOPT_FOUND:
+		s->replaced.valid = FALSE;
+		/* It serves now, whatever becomes of a starting one. */
+		s->current_lost = FALSE;
+		if (s->current)
+			/* Found after our reload's generation was ready. */
+			sv_retire_adopted(s);
+		else if (s->starting)
+			log_notice("an adopted haproxy serves; generation %u "
+				   "replaces it once ready",
+				   s->starting->number);
+		else
+			log_notice("an adopted haproxy serves; the next reload "
+				   "brings it back under the wrapper");
+		sv_launch_resume(s);
+		sv_run_pending(s);
+		tell_status(s);
+		break;
+	case ADOPT_NONE:
+		if (s->phase == PHASE_STOPPING)
+			break;
+		/* During a reload its generation decides (current_lost). */
+		if (!s->current && !s->starting)
+			replacement_not_found(s);
+		else
+			sv_run_pending(s);
+		break;
+	case ADOPT_LOST:
+		adopted_lost(s);
+		break;
+	case ADOPT_GONE:
+		quit_if_done(s);
+		break;
+	}
+}
+
 /* The serving generation ended without being asked to: the service is
  * down, so stop the rest and exit with its status for Restart=. */
 static void current_generation_exited(struct supervisor *s,
@@ -210,6 +409,19 @@ static void current_generation_exited(struct supervisor *s,
 		s->current_lost = TRUE;
 		s->lost_status = status;
 		s->lost_mode = g->mode;
+		/* Most likely the starting one's own -sf, seen before its
+		 * witness; or a restart by hand, whose instance is not on
+		 * its -sf list: looked for once the reload decides. */
+		s->lost_replaced = s->opts->takeover &&
+				   ended_as_replaced(status);
+		if (s->lost_replaced)
+			remember_replaced(s, g, status);
+		forget_generation(s, g);
+		return;
+	}
+	/* --takeover=off: instances we did not start are not ours. */
+	if (s->opts->takeover && ended_as_replaced(status)) {
+		look_for_replacement(s, g, status);
 		forget_generation(s, g);
 		return;
 	}
@@ -291,6 +503,11 @@ static gboolean on_stop_timeout(gpointer data)
 			 s->opts->stop_timeout_s);
 		generation_signal(g, SIGKILL, FALSE);
 	}
+	if (adopt_alive(s->adopt)) {
+		log_warn("the adopted haproxy still runs %us after the stop; "
+			 "SIGKILL", s->opts->stop_timeout_s);
+		adopt_stop(s->adopt, SIGKILL);
+	}
 	return G_SOURCE_REMOVE;
 }
 
@@ -324,6 +541,7 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		notify_stopping(line);
 	}
 	s->reload_pending = FALSE;
+	s->launch_waits = FALSE;
 	sv_answer_waiters(s, G_MAXUINT, "error: stopping");
 	/* Not a reload: nothing to record, its client told. */
 	sv_handoff_abandon(s);
@@ -332,6 +550,7 @@ void sv_begin_stop(struct supervisor *s, int sig)
 	if (s->probe)
 		g_clear_pointer(&s->probe, probe_cancel);
 	signal_all(s, sig);
+	adopt_stop(s->adopt, sig);
 	if (hard && !s->stop_hard && s->opts->stop_timeout_s)
 		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
@@ -379,6 +598,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
 	s->waiters = g_ptr_array_new_with_free_func(g_free);
+	s->foreign_view = g_ptr_array_new();
 	s->next_number = 1;
 	s->can_upgrade = self_image_init(&s->self);
 	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
@@ -474,7 +694,7 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if (s->current && !s->current->exited)
+	if ((s->current && !s->current->exited) || adopt_serving(s->adopt))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -581,6 +801,8 @@ void supervisor_free(struct supervisor *s)
 	g_ptr_array_unref(s->gens);
 	g_ptr_array_unref(s->waiters);
 	takeover_free(s->takeover);
+	adopt_free(s->adopt);
+	g_ptr_array_unref(s->foreign_view);
 	reload_report_clear(&s->last);
 	failed_generation_clear(&s->failed);
 	g_free(s->rundir);

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/adopt.h"
+
+#include <errno.h>
+#include <glib-unix.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include "migrate/find.h"
+#include "migrate/proc.h"
+#include "migrate/takeover.h"
+#include "wrapper/log.h"
+
+#define PROC_ROOT "/proc"
+/*
+ * A replacement exists before the old one ends (it sent the signal), but
+ * a -D launcher may not have forked its daemon yet, and a pidfile-only
+ * match shows once the pidfile is written [haproxy-behavior.md §6, §7]:
+ * look again on every pidfile change and on a short schedule, bounded.
+ */
+#define SEARCH_POLL_MS 20
+#define SEARCH_LIMIT_MS 3000
+
+struct adopted {
+	struct adopt *a;
+	struct foreign *f;
+	int pidfd;		/* f->pid, verified after opening */
+	guint source;
+};
+
+struct adopt {
+	gchar *pidfile;
+	GStrv configs;
+	adopt_fn fn;
+	gpointer data;
+
+	GPtrArray *adopted;	/* struct adopted *, alive */
+	GPtrArray *instances;	/* their struct foreign *, for status */
+	gboolean serving;	/* the adopted ones are the service */
+	gboolean stopping;
+	gboolean quick;		/* this search ends when nothing is there */
+
+	guint timer;		/* searching */
+	gint64 deadline;
+	int inotify_fd;		/* the pidfile's directory, while searching */
+	guint inotify_source;
+};
+
+static void adopted_free(struct adopted *d)
+{
+	if (d->source)
+		g_source_remove(d->source);
+	if (d->pidfd >= 0)
+		close(d->pidfd);
+	foreign_free(d->f);
+	g_free(d);
+}
+
+struct adopt *adopt_new(const char *pidfile, const char *const *argv,
+			const char *cwd, adopt_fn fn, gpointer data)
+{
+	struct adopt *a = g_new0(struct adopt, 1);
+
+	a->pidfile = g_strdup(pidfile);
+	a->configs = foreign_argv_config_files(argv, cwd, FALSE);
+	a->fn = fn;
+	a->data = data;
+	a->adopted = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)adopted_free);
+	a->instances = g_ptr_array_new();
+	a->inotify_fd = -1;
+	return a;
+}
+
+/* ---- watching the adopted ---- */
+
+static void forget(struct adopt *a, struct adopted *d)
+{
+	g_ptr_array_remove(a->instances, d->f);
+	g_ptr_array_remove(a->adopted, d);
+}
+
+static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
+{
+	struct adopted *d = data;
+	struct adopt *a = d->a;
+
+	d->source = 0;
+	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
+		   foreign_kind_name(d->f->kind),
+		   a->serving && a->adopted->len == 1 && !a->stopping ?
+		   ", and it was serving" :
+		   "");
+	forget(a, d);
+	if (a->adopted->len)
+		return G_SOURCE_REMOVE;
+	if (a->serving && !a->stopping) {
+		a->serving = FALSE;
+		a->fn(ADOPT_LOST, a->data);
+	} else {
+		a->fn(ADOPT_GONE, a->data);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Adopt f: a pidfd that names it for good, or nothing. */
+static gboolean adopt_one(struct adopt *a, struct foreign *f)
+{
+	struct adopted *d = g_new0(struct adopted, 1);
+	g_autofree gchar *what = foreign_describe(f);
+
+	*d = (struct adopted){ .a = a, .f = f, .pidfd = pidfd_open(f->pid, 0) };
+	if (d->pidfd < 0 ||
+	    !proc_same_process_at(PROC_ROOT, f->pid, f->start_time)) {
+		log_notice("not adopting pid %d: it is gone", f->pid);
+		adopted_free(d);
+		return FALSE;
+	}
+	log_notice("adopting %s", what);
+	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
+	g_ptr_array_add(a->adopted, d);
+	g_ptr_array_add(a->instances, f);
+	return TRUE;
+}
+
+/* ---- the search ---- */
+
+/* A -D launcher forks its daemon, which calls setsid(), and exits: a -D
+ * haproxy that leads no session is a launcher, its daemon still to come. */
+static gboolean is_launcher(const struct foreign *f)
+{
+	struct proc_stat st;
+
+	if (!f->argv || !g_strv_contains((const char *const *)f->argv, "-D"))
+		return FALSE;
+	return proc_stat_at(PROC_ROOT, f->pid, &st, NULL) &&
+	       st.session != f->pid;
+}
+
+/* The instances there now; NULL while one is not ready to be adopted
+ * (unless late: then what there is). */
+static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
+{
+	g_autoptr(GPtrArray) found = NULL;
+	g_autoptr(GError) error = NULL;
+
+	*none = FALSE;
+	if (!find_foreign(PROC_ROOT, a->pidfile,
+			  (const char *const *)a->configs, getpid(), &found,
+			  NULL, &error)) {
+		log_warn("cannot look for a haproxy that replaced ours: %s",
+			 error->message);
+		return NULL;
+	}
+	*none = found->len == 0;
+	for (guint i = 0; i < found->len && !late; i++) {
+		struct foreign *f = g_ptr_array_index(found, i);
+
+		/* A master without a worker has not forked it yet. */
+		if (is_launcher(f) || !foreign_settled(PROC_ROOT, f) ||
+		    (f->kind == FOREIGN_MW_MASTER && !f->workers->len))
+			return NULL;
+	}
+	return found->len ? g_steal_pointer(&found) : NULL;
+}
+
+static void search_end(struct adopt *a)
+{
+	g_clear_handle_id(&a->timer, g_source_remove);
+	g_clear_handle_id(&a->inotify_source, g_source_remove);
+	if (a->inotify_fd >= 0)
+		close(a->inotify_fd);
+	a->inotify_fd = -1;
+}
+
+static void search_step(struct adopt *a)
+{
+	gboolean late = g_get_monotonic_time() >= a->deadline, none;
+	g_autoptr(GPtrArray) found = look(a, late, &none);
+
+	if (found) {
+		/* Ours now: the array no longer frees them. */
+		g_ptr_array_set_free_func(found, NULL);
+		for (guint i = 0; i < found->len; i++)
+			adopt_one(a, g_ptr_array_index(found, i));
+	}
+	if (!a->adopted->len && !late && !(a->quick && none))
+		return;
+	search_end(a);
+	a->serving = a->adopted->len > 0;
+	a->fn(a->serving ? ADOPT_FOUND : ADOPT_NONE, a->data);
+}
+
+static gboolean on_poll(gpointer data)
+{
+	struct adopt *a = data;
+
+	/* search_step may end the search, and this source with it. */
+	a->timer = g_timeout_add(SEARCH_POLL_MS, on_poll, a);
+	search_step(a);
+	return G_SOURCE_REMOVE;
+}
+
+/* Anything written or renamed in the pidfile's directory: look now. */
+static gboolean on_pidfile_dir(int fd, GIOCondition cond, gpointer data)
+{
+	struct adopt *a = data;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	search_step(a);
+	return G_SOURCE_CONTINUE;
+}
+
+static void watch_pidfile(struct adopt *a)
+{
+	g_autofree gchar *dir = NULL;
+
+	if (!a->pidfile)
+		return;
+	dir = g_path_get_dirname(a->pidfile);
+	a->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->inotify_fd < 0)
+		return;
+	if (inotify_add_watch(a->inotify_fd, dir,
+			      IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		close(a->inotify_fd);
+		a->inotify_fd = -1;
+		return;
+	}
+	a->inotify_source = g_unix_fd_add(a->inotify_fd, G_IO_IN,
+					  on_pidfile_dir, a);
+}
+
+static void search_start(struct adopt *a, gboolean quick)
+{
+	if (a->timer || a->stopping)
+		return;
+	a->quick = quick;
+	a->deadline = g_get_monotonic_time() + SEARCH_LIMIT_MS * 1000LL;
+	watch_pidfile(a);
+	if (!quick) {
+		/* The first look from the loop too, like every outcome. */
+		a->timer = g_timeout_add(0, on_poll, a);
+		return;
+	}
+	/* Now, while the pidfile may still name what replaced ours. */
+	a->timer = g_timeout_add(SEARCH_POLL_MS, on_poll, a);
+	search_step(a);
+}
+
+void adopt_search(struct adopt *a)
+{
+	search_start(a, FALSE);
+}
+
+void adopt_look(struct adopt *a)
+{
+	search_start(a, TRUE);
+}
+
+gboolean adopt_searching(const struct adopt *a)
+{
+	return a && a->timer;
+}
+
+gboolean adopt_serving(const struct adopt *a)
+{
+	return a && a->serving;
+}
+
+gboolean adopt_alive(const struct adopt *a)
+{
+	return a && a->adopted->len > 0;
+}
+
+const GPtrArray *adopt_instances(const struct adopt *a)
+{
+	return a->instances;
+}
+
+GArray *adopt_targets(const struct adopt *a)
+{
+	if (!adopt_serving(a))
+		return g_array_new(FALSE, FALSE, sizeof(GPid));
+	return foreign_sf_targets(a->instances);
+}
+
+void adopt_superseded(struct adopt *a)
+{
+	if (a)
+		a->serving = FALSE;
+}
+
+/* A -Ds parent's workers take the signals; each is checked to be the
+ * one found, through a pidfd. */
+static void signal_workers(const struct foreign *f, int sig)
+{
+	for (guint i = 0; i < f->workers->len; i++) {
+		GPid pid = g_array_index(f->workers, GPid, i);
+		int fd = pidfd_open(pid, 0);
+
+		if (fd < 0)
+			continue;
+		if (proc_same_process_at(PROC_ROOT, pid,
+					 g_array_index(f->worker_start_times,
+						       guint64, i))) {
+			log_debug("%s -> %d.", signal_name(sig), pid);
+			proc_pidfd_signal(fd, sig);
+		}
+		close(fd);
+	}
+}
+
+static void signal_adopted(struct adopt *a, int sig)
+{
+	for (guint i = 0; i < a->adopted->len; i++) {
+		struct adopted *d = g_ptr_array_index(a->adopted, i);
+
+		if (d->f->kind == FOREIGN_DS_PARENT)
+			signal_workers(d->f, sig);
+		/* A master relays the stop signals to its workers itself. */
+		if (d->f->kind != FOREIGN_DS_PARENT || sig == SIGKILL) {
+			log_debug("%s -> %d.", signal_name(sig), d->f->pid);
+			proc_pidfd_signal(d->pidfd, sig);
+		}
+	}
+}
+
+void adopt_retire(struct adopt *a, int sig)
+{
+	if (!adopt_serving(a))
+		return;
+	a->serving = FALSE;
+	signal_adopted(a, sig);
+}
+
+void adopt_stop(struct adopt *a, int sig)
+{
+	if (!a)
+		return;
+	a->stopping = TRUE;
+	search_end(a);
+	signal_adopted(a, sig);
+}
+
+void adopt_free(struct adopt *a)
+{
+	if (!a)
+		return;
+	search_end(a);
+	g_ptr_array_unref(a->instances);
+	g_ptr_array_unref(a->adopted);
+	g_free(a->pidfile);
+	g_strfreev(a->configs);
+	g_free(a);
+}
