@@ -335,7 +335,10 @@ static gchar *run_status(struct site *s, const char *format)
  * wrapper has seen it (its pidfd fired): checked in that order, a missing
  * line with the process still alive is a failure, without a race.
  */
-static void assert_status_foreign(struct site *s, GPid pid, const char *kind)
+/* counter: the openmetrics sample that counts how it came (taken over at
+ * start, or a restart by hand adopted). */
+static void assert_status_foreign(struct site *s, GPid pid, const char *kind,
+				  const char *counter)
 {
 	g_autofree gchar *text = run_status(s, NULL);
 	g_autofree gchar *json = run_status(s, "--json");
@@ -348,8 +351,8 @@ static void assert_status_foreign(struct site *s, GPid pid, const char *kind)
 	const char *at = strstr(json, obj);
 	g_autofree gchar *entry = at ? g_strndup(at, strcspn(at, "}")) : NULL;
 
-	/* Taken over, whether still draining or gone. */
-	g_assert_nonnull(strstr(om, "\nhaproxy_wrapper_takeovers_total 1\n"));
+	/* Counted, whether still draining or gone. */
+	g_assert_nonnull(strstr(om, counter));
 
 	if (!strstr(text, line) || !entry) {
 		g_test_message("pid %d not in status: it must have exited", pid);
@@ -412,7 +415,8 @@ static void test_takeover_daemon_under_load(void)
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(gen1, !=, daemon);
-	assert_status_foreign(&s, daemon, "standalone");
+	assert_status_foreign(&s, daemon, "standalone",
+			      "\nhaproxy_wrapper_takeovers_total 1\n");
 
 	/* The request it had accepted is answered, then it goes. */
 	err = finish_request(held, "Host: t\r\n\r\n", &answered);
@@ -919,7 +923,8 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 		t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, serving, 20));
 	assert_status_foreign(&s, pid, master_worker ? "master-worker master"
-						     : "standalone");
+						     : "standalone",
+			      "\nhaproxy_wrapper_restarts_adopted_total 1\n");
 
 	wrapper_signal(w, SIGUSR2);
 	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));

@@ -14,6 +14,7 @@ static struct handover sample(void)
 		.reloads_failed = 3,
 		.takeovers = 1,
 		.adoptions = 4,
+		.restarts_adopted = 2,
 		.reload_signal = SIGUSR2,
 		.reload_pending = TRUE,
 		.attempt = 9,
@@ -55,6 +56,7 @@ static void test_round_trip(void)
 	g_assert_cmpuint(back.reloads_failed, ==, 3);
 	g_assert_cmpuint(back.takeovers, ==, 1);
 	g_assert_cmpuint(back.adoptions, ==, 4);
+	g_assert_cmpuint(back.restarts_adopted, ==, 2);
 	g_assert_cmpint(back.reload_signal, ==, SIGUSR2);
 	g_assert_true(back.reload_pending);
 	g_assert_cmpuint(back.attempt, ==, 9);

@@ -46,6 +46,7 @@ struct handover sv_handover_of(struct supervisor *s)
 		.reloads = s->reloads,
 		.reloads_failed = s->reloads_failed,
 		.takeovers = s->takeovers,
+		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
 		.reload_signal = s->reload_signal,
 		.reload_pending = s->reload_pending,
@@ -126,6 +127,7 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		/* Counters, not reset by a package upgrade. */
 		s->reloads_failed = h->reloads_failed;
 		s->takeovers = h->takeovers;
+		s->restarts_adopted = h->restarts_adopted;
 		s->adoptions = h->adoptions;
 	}
 	if (!s->current) {

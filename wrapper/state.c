@@ -40,8 +40,9 @@ gchar *state_serialize(const struct handover *h)
 	}
 	if (h->notify_fd >= 0)
 		g_string_append_printf(s, " n%d", h->notify_fd);
-	g_string_append_printf(s, " reloads_failed=%u takeovers=%u adoptions=%u",
-			       h->reloads_failed, h->takeovers, h->adoptions);
+	g_string_append_printf(s, " reloads_failed=%u takeovers=%u adoptions=%u"
+			       " restarts_adopted=%u", h->reloads_failed,
+			       h->takeovers, h->adoptions, h->restarts_adopted);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
@@ -103,6 +104,8 @@ static gboolean parse_counter(const char *token, struct handover *h,
 	} known[] = {
 		{ "reloads_failed", G_STRUCT_OFFSET(struct handover, reloads_failed) },
 		{ "takeovers", G_STRUCT_OFFSET(struct handover, takeovers) },
+		{ "restarts_adopted",
+		  G_STRUCT_OFFSET(struct handover, restarts_adopted) },
 		{ "adoptions", G_STRUCT_OFFSET(struct handover, adoptions) },
 	};
 	const char *eq = strchr(token, '=');

@@ -25,6 +25,7 @@ struct handover {
 	guint reloads;
 	guint reloads_failed;	/* these three: "name=value" tokens */
 	guint takeovers;
+	guint restarts_adopted;	/* restarts by hand adopted (adopt.h) */
 	guint adoptions;
 	int reload_signal;	/* the reload that triggered the upgrade */
 	gboolean reload_pending;	/* one more was asked for meanwhile */

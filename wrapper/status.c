@@ -339,6 +339,9 @@ gchar *status_openmetrics(const struct status_view *v)
 	om_counter(s, "adoptions", v->adoptions,
 		   "Generations adopted from its previous image on a "
 		   "self-upgrade.");
+	om_counter(s, "restarts_adopted", v->restarts_adopted,
+		   "haproxy instances started by hand that replaced the one "
+		   "serving, adopted.");
 	g_string_append(s, "# EOF\nok");
 	return g_string_free(s, FALSE);
 }

@@ -30,6 +30,7 @@ struct status_view {
 	guint reloads;
 	guint reloads_failed;
 	guint takeovers;
+	guint restarts_adopted;
 	guint adoptions;
 	const struct reload_report *last;
 	const struct failed_generation *failed;

@@ -73,6 +73,7 @@ struct supervisor {
 	guint reloads_failed;	/* these three: for metrics, kept across
 				 * our own exec */
 	guint takeovers;
+	guint restarts_adopted;
 	guint adoptions;
 	enum phase phase;
 

@@ -155,6 +155,7 @@ static struct status_view status_view_of(struct supervisor *s)
 		.reloads = s->reloads,
 		.reloads_failed = s->reloads_failed,
 		.takeovers = s->takeovers,
+		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
 		.last = &s->last,
 		.failed = &s->failed,
@@ -361,6 +362,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	switch (event) {
 	case ADOPT_FOUND:
 		s->replaced.valid = FALSE;
+		s->restarts_adopted++;
 		/* It serves now, whatever becomes of a starting one. */
 		s->current_lost = FALSE;
 		if (s->current)
