@@ -646,6 +646,26 @@ static void put_config(struct container *c, const char *path, guint16 port,
 	put_text(c, path, cfg);
 }
 
+/* A directory of the container, its owner and mode. */
+static void mkdir_in(struct container *c, const char *path, mode_t mode,
+		     uid_t uid, gid_t gid)
+{
+	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
+
+	g_assert_cmpint(g_mkdir_with_parents(full, 0755), ==, 0);
+	g_assert_cmpint(chown(full, uid, gid), ==, 0);
+	g_assert_cmpint(chmod(full, mode), ==, 0);
+}
+
+static uid_t owner_in(struct container *c, const char *path)
+{
+	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
+	struct stat st;
+
+	g_assert_cmpint(lstat(full, &st), ==, 0);
+	return st.st_uid;
+}
+
 /* ---- HTTP on 127.0.0.1 ---- */
 
 
@@ -726,6 +746,17 @@ static gchar *exe_of(struct container *c, GPid pid)
 	return g_strdup(g_strstrip(out));
 }
 
+/* The effective uid pid runs with (container's pid namespace), or -1. */
+static gint uid_of(struct container *c, GPid pid)
+{
+	g_autofree gchar *p = g_strdup_printf("%d", pid);
+	g_autofree gchar *out = NULL;
+
+	if (cexec(c, &out, "ps", "-o", "euid=", "-p", p, NULL) != 0)
+		return -1;
+	return atoi(g_strstrip(out));
+}
+
 static GPid pidfile_pid(struct container *c, const char *path)
 {
 	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
@@ -793,6 +824,20 @@ static gboolean wait_props(struct container *c, const char *unit,
 	}
 }
 
+/* Poll until pid (container's pid namespace) has exited; bounded. */
+static gboolean wait_gone(struct container *c, GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d", pid);
+	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+
+	while (exists_in(c, path)) {
+		if (g_get_monotonic_time() > deadline)
+			return FALSE;
+		g_usleep(POLL_MS * 1000);
+	}
+	return TRUE;
+}
+
 /* The unit's journal at priority prio or more urgent contains needle;
  * journald takes the lines from the stream asynchronously: polled. */
 static gboolean journal_has(struct container *c, const char *unit,
@@ -848,7 +893,13 @@ static void check_start(struct container *c, struct svc *s)
 	g_autofree gchar *text = NULL;
 
 	s->seen = g_hash_table_new(NULL, NULL);
-	g_assert_cmpint(sctl(c, "start", s->unit), ==, 0);
+	if (sctl(c, "start", s->unit) != 0) {
+		g_autofree gchar *journal = NULL;
+
+		cexec(c, &journal, "journalctl", "--no-pager", "-o", "cat",
+		      "-u", s->unit, NULL);
+		g_error("%s did not start: %s", s->unit, journal);
+	}
 	if (s->notify) {
 		/* READY=1 came once haproxy serves: no polling. */
 		s->haproxy = t_http_pid(s->port);
@@ -1268,6 +1319,99 @@ static void test_master_worker(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/*
+ * The recommended unit's sandbox against a configuration shaped like
+ * Debian's: a chroot, a switch to an unprivileged user, a stats socket in
+ * a directory root does not own (Debian's /run/haproxy is haproxy:haproxy
+ * 2775), one chowned to that user and a regex (compiled by PCRE2's JIT).
+ * Reloads under load signal a haproxy that switched user (CAP_KILL: the
+ * old one would keep answering), the stats sockets need CAP_DAC_OVERRIDE,
+ * CAP_CHOWN and CAP_FOWNER, and MemoryDenyWriteExecute= would refuse the
+ * regex. (CAP_SYS_RESOURCE cannot be tried: the test machines' own
+ * bounding set lacks it.)
+ */
+#define NOBODY 65534
+#define SANDBOX_CONFIG \
+	"backend be_regex\n" \
+	"    acl numbered path_reg ^/item/[0-9]+$\n" \
+	"    http-request deny if numbered\n" \
+	"global\n" \
+	"    chroot /var/lib/haproxy\n" \
+	"    uid 65534\n" \
+	"    gid 65534\n" \
+	"    stats socket /run/haproxy/admin.sock mode 660 level admin\n" \
+	"    stats socket /run/haproxy/user.sock mode 600 uid 65534 " \
+	"gid 65534 level user\n"
+
+static void test_sandbox(struct fixture *f, gconstpointer data)
+{
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	mkdir_in(f->c, "/var/lib/haproxy", 0755, 0, 0);
+	mkdir_in(f->c, "/run/haproxy", 02775, NOBODY, NOBODY);
+	put_config(f->c, "/etc/haproxy/haproxy.cfg", s.port, SANDBOX_CONFIG);
+	check_start(f->c, &s);
+	g_assert_cmpint(uid_of(f->c, s.haproxy), ==, NOBODY);
+	g_assert_cmpint(owner_in(f->c, "/run/haproxy/admin.sock"), ==, 0);
+	g_assert_cmpint(owner_in(f->c, "/run/haproxy/user.sock"), ==, NOBODY);
+	check_reloads(f->c, &s, RELOADS);
+	g_assert_cmpuint(s.stale, ==, 0);
+	g_assert_cmpint(uid_of(f->c, s.haproxy), ==, NOBODY);
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
+/*
+ * A haproxy started outside the unit (an init script's -D), with all of
+ * root's capabilities, taken over by the recommended unit's wrapper, whose
+ * bounding set is smaller: reading that haproxy's /proc/PID/exe and fd/
+ * takes CAP_SYS_PTRACE.
+ */
+static void test_takeover(struct fixture *f, gconstpointer data)
+{
+	g_autofree gchar *exe = NULL;
+	g_autofree gchar *line = NULL;
+	GPid foreign;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	g_assert_cmpint(cexec(f->c, NULL, "systemd-run", "--unit=foreign",
+			      "-p", "Type=forking", "-p",
+			      "PIDFile=/run/haproxy.pid", HAPROXY, "-D", "-p",
+			      "/run/haproxy.pid", "-f",
+			      "/etc/haproxy/haproxy.cfg", NULL), ==, 0);
+	foreign = wait_serving(s.port, 0);
+	g_assert_cmpint(foreign, >, 0);
+	g_assert_cmpint(pidfile_pid(f->c, s.pidfile), ==, foreign);
+
+	s.seen = g_hash_table_new(NULL, NULL);
+	g_assert_cmpint(sctl(f->c, "start", s.unit), ==, 0);
+	line = g_strdup_printf("taking over standalone pid %d, " HAPROXY,
+			       foreign);
+	g_assert_true(journal_has(f->c, s.unit, "notice", line));
+	/* Soft-stopped by the new haproxy. */
+	g_assert_true(wait_gone(f->c, foreign));
+	s.haproxy = wait_serving(s.port, foreign);
+	g_assert_cmpint(s.haproxy, >, 0);
+	s.main_pid = prop_int(f->c, s.unit, "MainPID");
+	exe = exe_of(f->c, s.main_pid);
+	g_assert_cmpstr(exe, ==, SBIN_WRAPPER);
+	g_assert_cmpint(parent_of(f->c, s.haproxy), ==, s.main_pid);
+	g_assert_cmpint(pidfile_pid(f->c, s.pidfile), ==, s.haproxy);
+	s.cgroup = prop(f->c, s.unit, "ControlGroup");
+	g_hash_table_add(s.seen, GINT_TO_POINTER(s.haproxy));
+	g_assert_true(status_text(f->c, s.unit, &s.generation, &(GPid){ 0 },
+				  NULL));
+	check_reload(f->c, &s);
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
 static void test_historic(struct fixture *f, gconstpointer data)
 {
 	struct svc s = {
@@ -1476,6 +1620,8 @@ int main(int argc, char **argv)
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
 	ADD("recommended/master-worker", test_master_worker, plain);
+	ADD("recommended/sandbox", test_sandbox, plain);
+	ADD("recommended/takeover", test_takeover, plain);
 	ADD("historic/start-reload-stop", test_historic, plain);
 	ADD("template/two-instances", test_template, plain);
 	ADD("deb/start-reload-stop", test_deb, with_dpkg);
