@@ -146,9 +146,12 @@ unit-security:
 	echo "unit-security: systemd-analyze security --offline=true, exposure" \
 		"(0.0-10.0, lower is better)"; \
 	printf '  %-5s %s\n' "$$debian" "$(DEBIAN_UNIT) (Debian's haproxy)"; \
-	sandbox contrib/systemd/haproxy.service > $$tmp/sandbox; \
-	test -s $$tmp/sandbox; \
 	status=0; \
+	sandbox contrib/systemd/haproxy.service > $$tmp/sandbox; \
+	if ! test -s $$tmp/sandbox; then \
+		echo "unit-security: haproxy.service has no \"# Sandboxing:\" block"; \
+		status=1; \
+	fi; \
 	for pair in $(SANDBOXED) $(UNSANDBOXED); do \
 		src=$${pair%%:*}; dst=$$tmp/$${pair#*:}; \
 		sed $(UNIT_SED) contrib/systemd/$$src > $$dst; \
