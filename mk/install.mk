@@ -11,6 +11,11 @@
 #   make deb         the Debian package, built in a copy of the tree under
 #                    build/deb/ (the tree itself stays clean): build/deb/*.deb
 #   make deb-lint    lintian on it: no error allowed (in `make check`)
+#   make unit-security  `systemd-analyze security --offline=true` of every
+#                    shipped unit as installed, next to Debian's own
+#                    haproxy.service: fails unless each sandboxed unit's
+#                    exposure is lower, or if their sandboxes differ (in
+#                    `make check`)
 #
 # Installed units (contrib/systemd/, the wrapper's path substituted):
 #   $(UNITDIR)/haproxy-systemd-wrapper.service    from haproxy.service
@@ -21,7 +26,7 @@
 # drop-in running Debian's own haproxy.service through the wrapper, and a
 # timer writing the metrics for node_exporter.
 
-.PHONY: install uninstall man-lint deb deb-lint
+.PHONY: install uninstall man-lint deb deb-lint unit-security
 
 DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container \
                 debootstrap python3-prometheus-client
@@ -122,3 +127,51 @@ deb-lint: $(DEB_FILE)
 clean: deb-clean
 deb-clean:
 	rm -rf $(DEB_DIR)
+
+# ---- the units' sandboxing ----
+
+CHECK_EXTRA  += unit-security
+
+DEBIAN_UNIT  ?= /lib/systemd/system/haproxy.service
+# contrib name:installed name; the first three carry the sandbox.
+SANDBOXED    := haproxy.service:$(PROG).service \
+                haproxy@.service:$(PROG)@.service \
+                haproxy-notify-reload.service:$(PROG)-notify-reload.service
+UNSANDBOXED  := haproxy-historic.service:$(PROG)-historic.service
+
+# The overall exposure (0.0 to 10.0, lower is better), offline: the test
+# machines' PID 1 is not systemd. Units under their installed names in a
+# directory of their own, so that no unit of the host is analysed instead.
+unit-security:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	test -f $(DEBIAN_UNIT) || { echo "unit-security: no $(DEBIAN_UNIT)" \
+		"(Debian package haproxy) to compare with"; exit 1; }; \
+	exposure() { systemd-analyze security --offline=true "$$1" 2>/dev/null | \
+		sed -n 's/.*Overall exposure level for [^ ]*: \([0-9.]*\) .*/\1/p'; }; \
+	sandbox() { sed -n '/^# Sandboxing:/,/^CapabilityBoundingSet=/p' "$$1"; }; \
+	debian=$$(exposure $(DEBIAN_UNIT)); \
+	echo "unit-security: systemd-analyze security --offline=true, exposure" \
+		"(0.0-10.0, lower is better)"; \
+	printf '  %-5s %s\n' "$$debian" "$(DEBIAN_UNIT) (Debian's haproxy)"; \
+	status=0; \
+	sandbox contrib/systemd/haproxy.service > $$tmp/sandbox; \
+	if ! test -s $$tmp/sandbox; then \
+		echo "unit-security: haproxy.service has no \"# Sandboxing:\" block"; \
+		status=1; \
+	fi; \
+	for pair in $(SANDBOXED) $(UNSANDBOXED); do \
+		src=$${pair%%:*}; dst=$$tmp/$${pair#*:}; \
+		sed $(UNIT_SED) contrib/systemd/$$src > $$dst; \
+		e=$$(exposure $$dst); \
+		printf '  %-5s %s\n' "$$e" "$${pair#*:} (contrib/systemd/$$src)"; \
+		case " $(SANDBOXED) " in *" $$pair "*) ;; *) continue;; esac; \
+		if ! awk -v a="$$e" -v b="$$debian" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }'; then \
+			echo "unit-security: $$src: exposure '$$e' not below Debian's $$debian"; \
+			status=1; \
+		fi; \
+		if ! sandbox contrib/systemd/$$src | cmp -s - $$tmp/sandbox; then \
+			echo "unit-security: $$src: its sandbox differs from haproxy.service's"; \
+			status=1; \
+		fi; \
+	done; \
+	exit $$status

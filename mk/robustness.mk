@@ -1,6 +1,9 @@
 # Robustness: fuzzing, sanitizers, memcheck, fault injection.
 #
-#   make fuzz            each libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz            each libFuzzer target, one at a time under nice, to
+#                        FUZZ_RUNS executions (default 10 M) or FUZZ_SECONDS
+#                        (default 3600), whichever ends first; prints the
+#                        executions reached. Not part of `make check`.
 #   make asan-check      the whole test suite under ASan + UBSan (build/asan)
 #   make valgrind-check  the wrapper under memcheck: start, reloads, stop
 #   make robustness-clean
@@ -17,8 +20,13 @@ ROBUST_DIR   := build
 FUZZ_DIR     := $(ROBUST_DIR)/fuzz
 ASAN_DIR     := $(ROBUST_DIR)/asan
 FUZZ_CC      ?= clang
-FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := args pidfile version state control proc notify
+FUZZ_SECONDS ?= 3600
+FUZZ_RUNS    ?= 10000000
+# The machines are shared: fuzzing yields to everything else.
+FUZZ_NICE    ?= nice -n 19
+# The control protocol and the handover state first: they parse what
+# another process sends.
+FUZZ_TARGETS := control state notify args pidfile version proc
 
 # Short passes in `make check`: each fuzz target for a few seconds, then
 # the sanitized suite and memcheck.
@@ -72,8 +80,8 @@ fuzz: fuzz-build
 		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/artifacts; \
 		dict=; [ -f t/fuzz/$$t.dict ] && dict=-dict=t/fuzz/$$t.dict; \
 		log=$(FUZZ_DIR)/fuzz-$$t.log; \
-		if ! $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) \
-			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		if ! $(FUZZ_NICE) $(FUZZ_DIR)/fuzz-$$t -runs=$(FUZZ_RUNS) \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$dict \
 			$(FUZZ_DIR)/corpus/$$t t/fuzz/corpus/$$t >$$log 2>&1; then \
 			tail -n 60 $$log; \
@@ -82,13 +90,14 @@ fuzz: fuzz-build
 		fi; \
 		runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
 		rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$log); \
+		secs=$$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $$log); \
 		cov=$$(grep -E '^#[0-9]+' $$log | tail -n 1 | \
 			sed -n 's/.*\(cov: [0-9]* ft: [0-9]* corp: [^ ]*\).*/\1/p'); \
-		echo "fuzz-$$t: ok, $$runs runs, $$rate exec/s, $$cov"; \
+		echo "fuzz-$$t: ok, $$runs runs in $${secs:-$(FUZZ_SECONDS)} s, $$rate exec/s, $$cov"; \
 	done
 
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5 FUZZ_NICE=
 
 # ---- AddressSanitizer + UndefinedBehaviorSanitizer, the whole suite ----
 

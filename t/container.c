@@ -643,3 +643,22 @@ const char *trixie_tree(gchar **skip)
 		*skip = g_strdup(why);
 	return tree;
 }
+
+void mkdir_in(struct container *c, const char *path, mode_t mode, uid_t uid,
+	      gid_t gid)
+{
+	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
+
+	g_assert_cmpint(g_mkdir_with_parents(full, 0755), ==, 0);
+	g_assert_cmpint(chown(full, uid, gid), ==, 0);
+	g_assert_cmpint(chmod(full, mode), ==, 0);
+}
+
+uid_t owner_in(struct container *c, const char *path)
+{
+	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
+	struct stat st;
+
+	g_assert_cmpint(lstat(full, &st), ==, 0);
+	return st.st_uid;
+}

@@ -78,6 +78,10 @@ void install_wrapper(struct container *c);
 void install_unit(struct container *c, const char *src, const char *name);
 void put_config(struct container *c, const char *path, guint16 port,
 		const char *extra);
+/* A directory of the container, its owner and mode. */
+void mkdir_in(struct container *c, const char *path, mode_t mode, uid_t uid,
+	      gid_t gid);
+uid_t owner_in(struct container *c, const char *path);
 
 /* Poll until port answers with a pid other than not (0: any). */
 GPid wait_serving(guint16 port, GPid not);
@@ -94,6 +98,10 @@ gboolean unit_status_text(struct container *c, const char *unit, guint *gen,
 GPid parent_of(struct container *c, GPid pid);
 gchar *exe_of(struct container *c, GPid pid);
 GPid pidfile_pid(struct container *c, const char *path);
+/* The effective uid pid runs with (container's pid namespace), or -1. */
+gint uid_of(struct container *c, GPid pid);
+/* Until pid (container's pid namespace) has exited; bounded. */
+gboolean wait_gone_in(struct container *c, GPid pid);
 /* Host processes still in the unit's cgroup. */
 guint processes_in(struct container *c, const char *control_group);
 /* Poll `systemctl show` until every NAME=VALUE pair holds; bounded. */

@@ -290,6 +290,100 @@ static void test_master_worker(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/*
+ * The recommended unit's sandbox against a configuration shaped like
+ * Debian's: a chroot, a switch to an unprivileged user, a stats socket in
+ * a directory root does not own (Debian's /run/haproxy is haproxy:haproxy
+ * 2775), one chowned to that user and a regex (compiled by PCRE2's JIT).
+ * Reloads under load signal a haproxy that switched user (CAP_KILL: the
+ * old one would keep answering), the stats sockets need CAP_DAC_OVERRIDE,
+ * CAP_CHOWN and CAP_FOWNER, and MemoryDenyWriteExecute= would refuse the
+ * regex. (CAP_SYS_RESOURCE cannot be tried: the test machines' own
+ * bounding set lacks it.)
+ */
+#define NOBODY 65534
+#define SANDBOX_CONFIG \
+	"backend be_regex\n" \
+	"    acl numbered path_reg ^/item/[0-9]+$\n" \
+	"    http-request deny if numbered\n" \
+	"global\n" \
+	"    chroot /var/lib/haproxy\n" \
+	"    uid 65534\n" \
+	"    gid 65534\n" \
+	"    stats socket /run/haproxy/admin.sock mode 660 level admin\n" \
+	"    stats socket /run/haproxy/user.sock mode 600 uid 65534 " \
+	"gid 65534 level user\n"
+
+static void test_sandbox(struct fixture *f, gconstpointer data)
+{
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	mkdir_in(f->c, "/var/lib/haproxy", 0755, 0, 0);
+	mkdir_in(f->c, "/run/haproxy", 02775, NOBODY, NOBODY);
+	put_config(f->c, "/etc/haproxy/haproxy.cfg", s.port, SANDBOX_CONFIG);
+	check_start(f->c, &s);
+	g_assert_cmpint(uid_of(f->c, s.haproxy), ==, NOBODY);
+	g_assert_cmpint(owner_in(f->c, "/run/haproxy/admin.sock"), ==, 0);
+	g_assert_cmpint(owner_in(f->c, "/run/haproxy/user.sock"), ==, NOBODY);
+	check_reloads(f->c, &s, RELOADS);
+	g_assert_cmpuint(s.stale, ==, 0);
+	g_assert_cmpint(uid_of(f->c, s.haproxy), ==, NOBODY);
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
+/*
+ * A haproxy started outside the unit (an init script's -D), with all of
+ * root's capabilities, taken over by the recommended unit's wrapper, whose
+ * bounding set is smaller: reading that haproxy's /proc/PID/exe and fd/
+ * takes CAP_SYS_PTRACE.
+ */
+static void test_takeover(struct fixture *f, gconstpointer data)
+{
+	g_autofree gchar *exe = NULL;
+	g_autofree gchar *line = NULL;
+	GPid foreign;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	g_assert_cmpint(cexec(f->c, NULL, "systemd-run", "--unit=foreign",
+			      "-p", "Type=forking", "-p",
+			      "PIDFile=/run/haproxy.pid", HAPROXY, "-D", "-p",
+			      "/run/haproxy.pid", "-f",
+			      "/etc/haproxy/haproxy.cfg", NULL), ==, 0);
+	foreign = wait_serving(s.port, 0);
+	g_assert_cmpint(foreign, >, 0);
+	g_assert_cmpint(pidfile_pid(f->c, s.pidfile), ==, foreign);
+
+	s.seen = g_hash_table_new(NULL, NULL);
+	g_assert_cmpint(sctl(f->c, "start", s.unit), ==, 0);
+	line = g_strdup_printf("taking over standalone pid %d, " HAPROXY,
+			       foreign);
+	g_assert_true(journal_has(f->c, s.unit, "notice", line));
+	/* Soft-stopped by the new haproxy. */
+	g_assert_true(wait_gone_in(f->c, foreign));
+	s.haproxy = wait_serving(s.port, foreign);
+	g_assert_cmpint(s.haproxy, >, 0);
+	s.main_pid = prop_int(f->c, s.unit, "MainPID");
+	exe = exe_of(f->c, s.main_pid);
+	g_assert_cmpstr(exe, ==, SBIN_WRAPPER);
+	g_assert_cmpint(parent_of(f->c, s.haproxy), ==, s.main_pid);
+	g_assert_cmpint(pidfile_pid(f->c, s.pidfile), ==, s.haproxy);
+	s.cgroup = prop(f->c, s.unit, "ControlGroup");
+	g_hash_table_add(s.seen, GINT_TO_POINTER(s.haproxy));
+	g_assert_true(unit_status_text(f->c, s.unit, &s.generation, &(GPid){ 0 },
+				  NULL));
+	check_reload(f->c, &s);
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
+
 static void test_historic(struct fixture *f, gconstpointer data)
 {
 	struct svc s = {
@@ -482,6 +576,8 @@ int main(int argc, char **argv)
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
 	ADD("recommended/master-worker", test_master_worker, plain);
+	ADD("recommended/sandbox", test_sandbox, plain);
+	ADD("recommended/takeover", test_takeover, plain);
 	ADD("historic/start-reload-stop", test_historic, plain);
 	ADD("template/two-instances", test_template, plain);
 	ADD("deb/start-reload-stop", test_deb, with_dpkg);

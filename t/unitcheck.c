@@ -88,6 +88,29 @@ gchar *exe_of(struct container *c, GPid pid)
 	return g_strdup(g_strstrip(out));
 }
 
+gint uid_of(struct container *c, GPid pid)
+{
+	g_autofree gchar *p = g_strdup_printf("%d", pid);
+	g_autofree gchar *out = NULL;
+
+	if (cexec(c, &out, "ps", "-o", "euid=", "-p", p, NULL) != 0)
+		return -1;
+	return atoi(g_strstrip(out));
+}
+
+gboolean wait_gone_in(struct container *c, GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d", pid);
+	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+
+	while (exists_in(c, path)) {
+		if (g_get_monotonic_time() > deadline)
+			return FALSE;
+		g_usleep(POLL_MS * 1000);
+	}
+	return TRUE;
+}
+
 GPid pidfile_pid(struct container *c, const char *path)
 {
 	g_autofree gchar *full = g_strconcat(c->root, path, NULL);
@@ -193,7 +216,13 @@ void check_start(struct container *c, struct svc *s)
 	g_autofree gchar *text = NULL;
 
 	s->seen = g_hash_table_new(NULL, NULL);
-	g_assert_cmpint(sctl(c, "start", s->unit), ==, 0);
+	if (sctl(c, "start", s->unit) != 0) {
+		g_autofree gchar *journal = NULL;
+
+		cexec(c, &journal, "journalctl", "--no-pager", "-o", "cat",
+		      "-u", s->unit, NULL);
+		g_error("%s did not start: %s", s->unit, journal);
+	}
 	if (s->notify) {
 		/* READY=1 came once haproxy serves: no polling. */
 		s->haproxy = t_http_pid(s->port);
