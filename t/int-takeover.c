@@ -1322,6 +1322,21 @@ static gchar *gated_haproxy(const char *dir, const char *variant)
 	return path;
 }
 
+/* Until pid runs exe (it has exec'd); bounded. */
+static gboolean wait_exe(GPid pid, const char *exe)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autofree gchar *now = proc_exe(pid);
+
+		if (!g_strcmp0(now, exe))
+			return TRUE;
+		g_usleep(2 * 1000);
+	} while (g_get_monotonic_time() < deadline);
+	return FALSE;
+}
+
 /*
  * A restart by hand while our reload's "haproxy -v" runs: the generation
  * waits for the search, and the instance it adopts is on its -sf list.
@@ -1374,6 +1389,9 @@ static void test_adopt_during_probe(void)
 			      &launcher, &error);
 		g_assert_no_error(error);
 	}
+	/* Exec'd and loading: a launcher the search must wait for, not one
+	 * it may miss by looking before the exec. */
+	g_assert_true(wait_exe(launcher, HAPROXY));
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, "looking for a haproxy that "
