@@ -1022,6 +1022,69 @@ static void test_no_notify_socket(void)
 	g_assert_null(wrapper_find_log(s.w, "<4>"));
 }
 
+/*
+ * A --hard-reload queued behind a loading reload stays hard when a
+ * SIGUSR2 (soft) is queued after it: the reload that follows is -st and
+ * the generation before it is stopped, not left draining.
+ */
+static void test_queued_hard_stays_hard(void)
+{
+	g_auto(Site) s = { 0 };
+	g_auto(Client) hard = { 0 };
+	g_autofree gchar *fake_log = NULL;
+	g_autofree gchar *log_env = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *soft_stop = NULL;
+	const char *exec;
+	GPid gen2, gen3;
+
+	n_started = 0;
+	site_init_fake(&s, NULL);
+	fake_log = g_build_filename(s.dir, "fake.log", NULL);
+	log_env = g_strconcat("FAKE_HAPROXY_LOG=", fake_log, NULL);
+	{
+		const char *env[] = { log_env, NULL };
+
+		site_start(&s, env, NULL);
+	}
+	/* Generation 2 loads for 2 s: both requests below queue behind it. */
+	site_config(&s, "fake-load-delay-ms 2000\n");
+	wrapper_signal(s.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(s.w, ": executing ", T_WAIT));
+	client_spawn(&hard, s.rundir_opt, "--hard-reload", NULL);
+	g_assert_nonnull(wrapper_wait_log(s.w, "a reload is in progress",
+					  T_WAIT));
+	wrapper_signal(s.w, SIGUSR2);
+	/* The signal was pending before this client connected: answered
+	 * means the wrapper has read it (one loop iteration earlier). */
+	text = site_status(&s, NULL);
+	g_assert_nonnull(status_line(text, 2));
+	site_config(&s, NULL);
+
+	gen2 = wrapper_wait_ready(s.w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_cmpint(t_command_finish(&hard, T_WAIT), ==, CLIENT_OK);
+	gen3 = serving_pid_in(hard.out->str, 3);
+	exec = wrapper_executing_line(s.w, 3);
+	g_assert_nonnull(exec);
+	if (!strstr(exec, " -st "))
+		fail("the queued --hard-reload ran soft: %s", exec);
+	g_assert_true(t_wait_gone(gen2, T_WAIT));
+	/* Terminated, not soft-stopped: its SIGUSR1 handler never ran. */
+	soft_stop = g_strdup_printf("pid=%d soft-stop", gen2);
+	{
+		g_autofree gchar *events = NULL;
+
+		g_assert_true(g_file_get_contents(fake_log, &events, NULL,
+						  NULL));
+		g_assert_null(strstr(events, soft_stop));
+	}
+	g_assert_cmpint(wait_answering(s.port, gen3), ==, gen3);
+	/* Nothing more queued: no fourth generation. */
+	g_assert_null(wrapper_executing_line(s.w, 4));
+	site_stop(&s);
+}
+
 /* ---- 5. --reload and --hard-reload are synchronous ---- */
 
 static void test_sync_reload(void)
@@ -1856,6 +1919,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/notify-watchdog", test_notify_watchdog);
 	g_test_add_func("/reload/no-notify-socket", test_no_notify_socket);
 	g_test_add_func("/reload/sync-reload", test_sync_reload);
+	g_test_add_func("/reload/queued-hard-stays-hard",
+			test_queued_hard_stays_hard);
 	g_test_add_func("/reload/status", test_status);
 	g_test_add_func("/reload/metrics", test_metrics);
 	g_test_add_func("/reload/client-stops-on-sigterm",
