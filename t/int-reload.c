@@ -1532,6 +1532,140 @@ static void test_control_socket(void)
 	site_stop(&s);
 }
 
+/* ---- the control socket's peer check ---- */
+
+#define NOBODY 65534
+#define SETPRIV "/usr/bin/setpriv"
+
+/* argv run as uid (setpriv: setgroups, setgid, setuid, then exec). */
+static int run_as(uid_t uid, const char *const *argv, gchar **out,
+		  gchar **err)
+{
+	g_autofree gchar *reuid = g_strdup_printf("--reuid=%u", uid);
+	g_autofree gchar *regid = g_strdup_printf("--regid=%u", uid);
+	g_autoptr(GPtrArray) all = g_ptr_array_new();
+
+	g_ptr_array_add(all, (gpointer)SETPRIV);
+	g_ptr_array_add(all, reuid);
+	g_ptr_array_add(all, regid);
+	g_ptr_array_add(all, (gpointer)"--clear-groups");
+	for (; *argv; argv++)
+		g_ptr_array_add(all, (gpointer)*argv);
+	g_ptr_array_add(all, NULL);
+	return t_run_command((const char *const *)all->pdata, T_WAIT, out,
+			     err);
+}
+
+static int run_client_as(uid_t uid, const char *rundir_opt,
+			 const char *command, gchar **out, gchar **err)
+{
+	const char *argv[] = { t_wrapper_path(), command, rundir_opt, NULL };
+
+	return run_as(uid, argv, out, err);
+}
+
+/*
+ * A client of another uid (neither root nor the wrapper's) is refused,
+ * even where the file modes let it connect (loosened here by hand, as an
+ * operator might): no status, and above all no reload.
+ */
+static void test_control_peer_other_uid(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *sock = NULL;
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	g_autofree gchar *status = NULL;
+
+	n_started = 0;
+	if (!g_file_test(SETPRIV, G_FILE_TEST_IS_EXECUTABLE) || getuid()) {
+		g_test_skip("needs root and " SETPRIV);
+		return;
+	}
+	site_init_fake(&s, NULL);
+	site_start(&s, NULL, NULL);
+	sock = g_build_filename(s.rundir, "control.sock", NULL);
+	/* The socket's path open to everyone: only the peer check is left. */
+	g_assert_cmpint(chmod(s.dir, 0755), ==, 0);
+	g_assert_cmpint(chmod(t_short_dir(s.dir), 0755), ==, 0);
+	g_assert_cmpint(chmod(s.rundir, 0755), ==, 0);
+	g_assert_cmpint(chmod(sock, 0666), ==, 0);
+
+	g_assert_cmpint(run_client_as(NOBODY, s.rundir_opt, "--reload", &out,
+				      &err), ==, CLIENT_FAILED);
+	if (!strstr(err, "error: permission denied"))
+		fail("uid %d's --reload: out \"%s\" err \"%s\"", NOBODY, out,
+		     err);
+	g_assert_null(strstr(out, "ok"));
+	g_clear_pointer(&out, g_free);
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(run_client_as(NOBODY, s.rundir_opt, "--status", &out,
+				      &err), ==, CLIENT_FAILED);
+	g_assert_nonnull(strstr(err, "error: permission denied"));
+	g_assert_null(strstr(out, "generation"));
+
+	/* Nothing reloaded: root's status says so, the log too. */
+	status = site_status(&s, NULL);
+	g_assert_nonnull(strstr(status, "reloads 0\n"));
+	g_assert_null(status_line(status, 2));
+	g_assert_null(wrapper_find_log(s.w, "reloading"));
+	g_assert_null(wrapper_executing_line(s.w, 2));
+	g_assert_cmpint(t_http_pid(s.port), ==, s.pid);
+	site_stop(&s);
+}
+
+/*
+ * A wrapper run as a user (not root) answers that same user. (Another
+ * non-root user's client refuses that runtime directory by itself.)
+ */
+static void test_control_peer_same_uid(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autoptr(GPtrArray) args = g_ptr_array_new();
+	g_autofree gchar *reuid = g_strdup_printf("--reuid=%u", NOBODY);
+	g_autofree gchar *regid = g_strdup_printf("--regid=%u", NOBODY);
+	const char *prefix[] = { SETPRIV, reuid, regid, "--clear-groups",
+				 NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	GPid gen2;
+
+	n_started = 0;
+	if (!g_file_test(SETPRIV, G_FILE_TEST_IS_EXECUTABLE) || getuid()) {
+		g_test_skip("needs root and " SETPRIV);
+		return;
+	}
+	/* t/fake-haproxy on a port above 1024: no privilege needed. */
+	site_init_fake(&s, NULL);
+	g_assert_cmpint(chown(s.dir, NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(chown(t_short_dir(s.dir), NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(chown(s.rundir, NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(chown(s.cfg, NOBODY, NOBODY), ==, 0);
+	g_ptr_array_add(args, s.rundir_opt);
+	g_ptr_array_add(args, s.haproxy_opt);
+	g_ptr_array_add(args, (gpointer)"-f");
+	g_ptr_array_add(args, s.cfg);
+	g_ptr_array_add(args, (gpointer)"-p");
+	g_ptr_array_add(args, s.pidfile);
+	g_ptr_array_add(args, NULL);
+	s.w = wrapper_start_prefixed(prefix,
+				     (const char *const *)args->pdata, NULL);
+	remember(s.w->pid);
+	s.pid = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(s.pid, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, s.pid);
+	assert_mode(s.rundir, S_IFDIR, 0700);
+
+	/* Its own uid: a real reload. */
+	g_assert_cmpint(run_client_as(NOBODY, s.rundir_opt, "--reload", &out,
+				      &err), ==, CLIENT_OK);
+	gen2 = serving_pid_in(out, 2);
+	g_assert_cmpint(gen2, !=, s.pid);
+	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
+	s.pid = gen2;
+	site_stop(&s);
+}
+
 /* ---- 9. --max-old-workers ---- */
 
 static void test_max_old_workers(void)
@@ -1929,6 +2063,10 @@ int main(int argc, char **argv)
 			test_concurrent_reload_clients);
 	g_test_add_func("/reload/control-socket-permissions-and-bad-input",
 			test_control_socket);
+	g_test_add_func("/reload/control-peer-other-uid",
+			test_control_peer_other_uid);
+	g_test_add_func("/reload/control-peer-same-uid",
+			test_control_peer_same_uid);
 	g_test_add_func("/reload/max-old-workers", test_max_old_workers);
 	g_test_add_func("/reload/drain-timeout", test_drain_timeout);
 	g_test_add_func("/reload/seamless", test_seamless);
