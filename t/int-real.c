@@ -178,6 +178,7 @@ typedef struct {
 	Wrapper *w;
 	GPid pid;	/* the serving haproxy */
 	guint gen;	/* its generation number */
+	gboolean has_pidfile;	/* started with -p pidfile */
 } Site;
 
 static void site_init(Site *s, const char *extra)
@@ -199,6 +200,16 @@ static void site_clear(Site *s)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
 
+/* The pidfile names the serving generation (written before its "ready"
+ * line, so at once), or there is none. */
+static void assert_pidfile(Site *s)
+{
+	if (s->has_pidfile)
+		t_assert_pidfile_holds(s->pidfile, s->pid);
+	else
+		g_assert_false(g_file_test(s->pidfile, G_FILE_TEST_EXISTS));
+}
+
 /* Adopt a started wrapper: generation 1 ready, answering with its pid. */
 static void site_serve(Site *s, Wrapper *w)
 {
@@ -209,6 +220,7 @@ static void site_serve(Site *s, Wrapper *w)
 	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
 	/* Direct child of the wrapper, not a daemon. */
 	g_assert_cmpint(proc_parent(s->pid), ==, w->pid);
+	assert_pidfile(s);
 }
 
 /* Start the wrapper with env additions and the arguments up to NULL. */
@@ -220,8 +232,10 @@ static void G_GNUC_NULL_TERMINATED site_start(Site *s, const char *const *env,
 	va_list ap;
 
 	va_start(ap, env);
-	while ((arg = va_arg(ap, const char *)))
+	while ((arg = va_arg(ap, const char *))) {
 		g_ptr_array_add(args, (gpointer)arg);
+		s->has_pidfile |= g_str_equal(arg, s->pidfile);
+	}
 	va_end(ap);
 	g_ptr_array_add(args, NULL);
 	site_serve(s, wrapper_start((const char *const *)args->pdata, env));
@@ -258,6 +272,7 @@ static void site_reload(Site *s, int sig, gboolean wait_old)
 	g_assert_cmpint(s->pid, >, 0);
 	g_assert_cmpint(s->pid, !=, old);
 	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
+	assert_pidfile(s);
 	g_assert_cmpint(wait_answering(s->port, s->pid), ==, s->pid);
 	if (wait_old)
 		g_assert_true(t_wait_gone(old, T_WAIT));
@@ -359,6 +374,8 @@ static void reload_must_fail(Site *s)
 	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, before);
 	g_assert_true(is_haproxy(before));
 	g_assert_cmpuint(count_haproxy_below(s->w->pid), ==, 1);
+	/* The pidfile still names the generation that serves. */
+	assert_pidfile(s);
 	assert_running(s);
 }
 
@@ -667,6 +684,7 @@ static void test_bare_name_in_path(void)
 	{
 		const char *args[] = { "-f", s.cfg, "-p", s.pidfile, NULL };
 
+		s.has_pidfile = TRUE;
 		site_serve(&s, start_by_name("haproxy-systemd-wrapper", path,
 					     args));
 	}
