@@ -364,12 +364,11 @@ static void test_sighup_reloads(void)
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
 }
 
-/* A reload that must fail: the current generation keeps serving. */
-static void reload_must_fail(Site *s)
+/* After a failed reload: the current generation keeps serving. */
+static void assert_reload_failed(Site *s)
 {
 	GPid before = s->pid;
 
-	wrapper_signal(s->w, SIGUSR2);
 	g_assert_nonnull(wrapper_wait_log(s->w, "reload failed", T_WAIT));
 	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, before);
 	g_assert_true(is_haproxy(before));
@@ -379,34 +378,74 @@ static void reload_must_fail(Site *s)
 	assert_running(s);
 }
 
+/* A reload that must fail, asked by SIGUSR2. */
+static void reload_must_fail(Site *s)
+{
+	wrapper_signal(s->w, SIGUSR2);
+	assert_reload_failed(s);
+}
+
+/* The client command, against the runtime directory rundir_opt names;
+ * its exit code, stdout and stderr. */
+static int run_client(const char *rundir_opt, const char *command,
+		      gchar **out, gchar **err)
+{
+	const char *argv[] = { t_wrapper_path(), command, rundir_opt, NULL };
+
+	return t_run_command(argv, T_WAIT, out, err);
+}
+
 static void test_bad_config_reload(void)
 {
 	g_auto(Site) s = { 0 };
 	g_autofree gchar *broken = NULL;
 	g_autofree gchar *good = NULL;
 	g_autofree gchar *second = NULL;
+	g_autofree gchar *rundir = NULL;
+	g_autofree gchar *rundir_opt = NULL;
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	g_autofree gchar *status = NULL;
+	g_autofree gchar *told = NULL;
 	guint16 blocked;
 	int fd;
 
 	if (!test_begin())
 		return;
 	site_init(&s, NULL);
-	site_start_default(&s);
+	rundir = t_runtime_dir(s.dir);
+	rundir_opt = g_strconcat("--runtime-dir=", rundir, NULL);
+	site_start(&s, NULL, rundir_opt, "-f", s.cfg, "-p", s.pidfile, NULL);
 
 	broken = t_write_config(s.dir, "haproxy.cfg", s.port,
 				"    no-such-keyword here\n");
 	reload_must_fail(&s);
+	/* What systemd's StatusText and an operator's --status show. */
+	g_assert_cmpint(run_client(rundir_opt, "--status", &status, NULL), ==,
+			0);
+	if (!strstr(status, "last reload: failed in ") ||
+	    !strstr(status, "generation 2 (pid "))
+		g_error("--status after a failed reload:\n%s", status);
 	good = t_write_config(s.dir, "haproxy.cfg", s.port, NULL);
 	site_reload(&s, SIGUSR2, TRUE);
 	/* Generation 2 was the failed one: its number is not reused. */
 	g_assert_cmpuint(s.gen, ==, 3);
 
-	/* A port held without SO_REUSEPORT: haproxy retries, then gives up. */
+	/* A port held without SO_REUSEPORT: haproxy retries, then gives up.
+	 * Asked by the client (ExecReload= of the notify-reload unit): it
+	 * fails with the reason, never "ok". */
 	blocked = t_free_port();
 	fd = t_plain_listener(blocked);
 	second = g_strdup_printf("    bind 127.0.0.1:%u\n", blocked);
 	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, second));
-	reload_must_fail(&s);
+	g_assert_cmpint(run_client(rundir_opt, "--reload", &out, &err), ==, 1);
+	told = g_strdup_printf("error: generation 4 (pid ");
+	if (!g_str_has_prefix(err, told) ||
+	    !strstr(err, "exited with status 1 before it was ready"))
+		g_error("--reload of a failing configuration: out \"%s\" "
+			"err \"%s\"", out, err);
+	g_assert_null(strstr(out, "ok"));
+	assert_reload_failed(&s);
 	close(fd);
 
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
