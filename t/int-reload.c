@@ -1868,6 +1868,55 @@ static gboolean reload_under_load(Site *s, struct load *l, guint number)
 	return first == s->pid;
 }
 
+/*
+ * The race behind the above, made certain: a fake haproxy that takes
+ * 100 ms (under the wrapper's 200 ms bound) to close the listeners it
+ * shares with its successor (-x) after the soft stop. The --reload client
+ * is answered only once the old generation has let go of them.
+ */
+static void test_verdict_after_release(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *fake_log = NULL;
+	g_autofree gchar *log_env = NULL;
+	GPid old;
+
+	n_started = 0;
+	site_init_fake(&s, "fake-expose-listeners\nfake-slow-release-ms 100\n");
+	fake_log = g_build_filename(s.dir, "fake.log", NULL);
+	log_env = g_strconcat("FAKE_HAPROXY_LOG=", fake_log, NULL);
+	{
+		const char *env[] = { log_env, NULL };
+
+		site_start(&s, env, NULL);
+	}
+	for (guint n = 2; n <= 4; n++) {
+		g_autofree gchar *events = NULL;
+		g_autofree gchar *released = NULL;
+		g_autofree gchar *took = NULL;
+		const char *exec;
+
+		old = s.pid;
+		reload_client(&s, "--reload", n);
+		g_assert_true(g_file_get_contents(fake_log, &events, NULL,
+						  NULL));
+		/* The new generation really took the old one's sockets. */
+		exec = wrapper_executing_line(s.w, n);
+		g_assert_nonnull(exec);
+		g_assert_nonnull(strstr(exec, " -x "));
+		took = g_strdup_printf("pid=%d took 1 listener(s)", s.pid);
+		g_assert_nonnull(strstr(events, took));
+		released = g_strdup_printf("pid=%d soft-stop", old);
+		if (!strstr(events, released))
+			fail("--reload answered before generation %u (pid %d) "
+			     "released its listeners:\n%s", n - 1, old, events);
+		g_assert_cmpint(t_http_pid(s.port), ==, s.pid);
+		g_assert_true(t_wait_gone(old, T_WAIT));
+	}
+	g_assert_null(wrapper_find_log(s.w, "still holds its listeners"));
+	site_stop(&s);
+}
+
 static void test_seamless(void)
 {
 	g_auto(Site) s = { 0 };
@@ -1898,6 +1947,9 @@ static void test_seamless(void)
 		       l.failures ? l.first_failure : "", early);
 	g_assert_cmpuint(l.requests, <, LOAD_MAX);
 	g_assert_cmpuint(l.failures, ==, 0);
+	/* The verdict waits for the old generation to let go of the
+	 * shared sockets: none of it may answer after the client returned. */
+	g_assert_cmpuint(early, ==, 0);
 	g_mutex_clear(&l.lock);
 	g_cond_clear(&l.changed);
 	g_free(l.first_failure);
@@ -2070,6 +2122,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/max-old-workers", test_max_old_workers);
 	g_test_add_func("/reload/drain-timeout", test_drain_timeout);
 	g_test_add_func("/reload/seamless", test_seamless);
+	g_test_add_func("/reload/verdict-after-release",
+			test_verdict_after_release);
 	g_test_add_func("/reload/waiter-across-upgrade",
 			test_waiter_across_upgrade);
 	return g_test_run();
