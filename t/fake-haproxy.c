@@ -11,7 +11,9 @@
  *
  * Config keywords: bind, nbproc (= fake-nbproc), fake-config-error,
  * fake-load-delay-ms, fake-exit-after-ready, fake-crash-after-ready,
- * fake-master-late-handler-ms, fake-lose-first-usr1 (the first SIGUSR1
+ * fake-master-late-handler-ms, fake-master-late-usr1-ms (after its start
+ * and after each reload, SIGUSR1 keeps its default action this long: a
+ * 2.5+ master re-executing itself), fake-lose-first-usr1 (the first SIGUSR1
  * is logged and ignored: a soft stop haproxy lost), fake-lose-first-term
  * (the same for SIGTERM, default action afterwards), fake-slow-release-ms
  * (a soft stop closes the listeners only this late),
@@ -105,6 +107,7 @@ static struct {
 	bool crash_after_ready;
 	bool config_error;
 	long late_handler_ms;	/* master: SIGUSR2 handled only this late */
+	long late_usr1_ms;	/* master: SIGUSR1 the same, after each load */
 	bool lose_first_usr1;
 	bool lose_first_term;
 	long slow_release_ms;
@@ -525,6 +528,8 @@ static void parse_line(char *line, const char *where)
 		g.crash_after_ready = true;
 	} else if (!strcmp(kw, "fake-master-late-handler-ms")) {
 		g.late_handler_ms = parse_num(arg, where);
+	} else if (!strcmp(kw, "fake-master-late-usr1-ms")) {
+		g.late_usr1_ms = parse_num(arg, where);
 	} else if (!strcmp(kw, "fake-lose-first-usr1")) {
 		g.lose_first_usr1 = true;
 	} else if (!strcmp(kw, "fake-lose-first-term")) {
@@ -1321,6 +1326,35 @@ static bool mw_load_ok(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* fake-master-late-usr1-ms: until usr1_at, SIGUSR1 kills the master. */
+static long long usr1_at = -1;
+
+static void mw_usr1_late_begin(void)
+{
+	sigset_t one;
+
+	if (!g.late_usr1_ms)
+		return;
+	usr1_at = now_ms() + g.late_usr1_ms;
+	signal(SIGUSR1, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR1);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	log_event("master: SIGUSR1 not handled");
+}
+
+/* Handled again once its time has come; set is what the loop waits for. */
+static void mw_usr1_late_check(sigset_t *set)
+{
+	if (usr1_at < 0 || now_ms() < usr1_at)
+		return;
+	usr1_at = -1;
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, set, NULL);
+	signal(SIGUSR1, queue_signal);
+	log_event("master handles SIGUSR1");
+}
+
 static void mw_reload(void)
 {
 	log_event("master reload");
@@ -1338,6 +1372,7 @@ static void mw_reload(void)
 	mw_fork_workers();
 	for (int i = 0; i < mw.nold; i++)
 		kill(mw.old[i], SIGUSR1);
+	mw_usr1_late_begin();
 	if (!version_before(2, 5) && version_before(2, 7))
 		mw_reloading();
 	mw_ready(true);
@@ -1445,6 +1480,7 @@ static void __attribute__((noreturn)) master_mode(int pidfd)
 		signal(SIGUSR2, SIG_DFL);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 	}
+	mw_usr1_late_begin();
 	if (!version_before(2, 5) && version_before(2, 7))
 		mw_reloading();
 	mw_ready(true);
@@ -1454,6 +1490,8 @@ static void __attribute__((noreturn)) master_mode(int pidfd)
 		sigaddset(&set, sigs[i]);
 	if (g.late_handler_ms)
 		sigdelset(&set, SIGUSR2);
+	if (usr1_at >= 0)
+		sigdelset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	for (;;) {
 		struct timespec ts = { 0, 10 * 1000000L };
@@ -1466,7 +1504,11 @@ static void __attribute__((noreturn)) master_mode(int pidfd)
 			signal(SIGUSR2, queue_signal);
 			log_event("master handles SIGUSR2");
 		}
-		sig = sigtimedwait(&set, NULL, g.late_handler_ms ? &ts : NULL);
+		mw_usr1_late_check(&set);
+		if (usr1_at >= 0)
+			sigdelset(&set, SIGUSR1);
+		sig = sigtimedwait(&set, NULL,
+				   g.late_handler_ms || usr1_at >= 0 ? &ts : NULL);
 		if (sig > 0)
 			mw_handle(sig);
 	}
