@@ -1035,6 +1035,7 @@ static void test_queued_hard_stays_hard(void)
 	g_autofree gchar *log_env = NULL;
 	g_autofree gchar *text = NULL;
 	g_autofree gchar *soft_stop = NULL;
+	g_autofree gchar *loading = NULL;
 	const char *exec;
 	GPid gen2, gen3;
 
@@ -1058,7 +1059,8 @@ static void test_queued_hard_stays_hard(void)
 	/* The signal was pending before this client connected: answered
 	 * means the wrapper has read it (one loop iteration earlier). */
 	text = site_status(&s, NULL);
-	g_assert_nonnull(status_line(text, 2));
+	loading = status_line(text, 2);
+	g_assert_nonnull(loading);
 	site_config(&s, NULL);
 
 	gen2 = wrapper_wait_ready(s.w, 2, T_WAIT);
