@@ -139,9 +139,10 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 	return t;
 }
 
-static void add_if_same(GArray *pids, GPid pid, guint64 start_time)
+static void add_if_same(const char *proc_root, GArray *pids, GPid pid,
+			guint64 start_time)
 {
-	if (proc_same_process_at(PROC_ROOT, pid, start_time))
+	if (proc_same_process_at(proc_root, pid, start_time))
 		g_array_append_val(pids, pid);
 	else
 		log_notice("pid %d is gone or is another process now; not "
@@ -154,7 +155,8 @@ static void add_if_same(GArray *pids, GPid pid, guint64 start_time)
  * workers (masters before 2.2 do not forward SIGTTOU/SIGTTIN, and a
  * second SIGUSR1 to a worker is harmless).
  */
-GArray *foreign_sf_targets(const GPtrArray *instances)
+GArray *foreign_sf_targets_at(const char *proc_root,
+			      const GPtrArray *instances)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
@@ -162,15 +164,21 @@ GArray *foreign_sf_targets(const GPtrArray *instances)
 		struct foreign *f = g_ptr_array_index((GPtrArray *)instances, i);
 
 		if (f->kind != FOREIGN_DS_PARENT)
-			add_if_same(pids, f->pid, f->start_time);
+			add_if_same(proc_root, pids, f->pid, f->start_time);
 		if (f->kind == FOREIGN_STANDALONE)
 			continue;
 		for (guint w = 0; w < f->workers->len; w++)
-			add_if_same(pids, g_array_index(f->workers, GPid, w),
+			add_if_same(proc_root, pids,
+				    g_array_index(f->workers, GPid, w),
 				    g_array_index(f->worker_start_times,
 						  guint64, w));
 	}
 	return pids;
+}
+
+GArray *foreign_sf_targets(const GPtrArray *instances)
+{
+	return foreign_sf_targets_at(PROC_ROOT, instances);
 }
 
 GArray *takeover_targets(struct takeover *t)

@@ -35,6 +35,9 @@ GArray *takeover_targets(struct takeover *t);
 /* The -sf pids of instances (struct foreign *) that haproxy's protocol
  * signals, each checked again to still be the process that was found. */
 GArray *foreign_sf_targets(const GPtrArray *instances);
+/* The same, reading proc_root instead of /proc (tests' fake trees). */
+GArray *foreign_sf_targets_at(const char *proc_root,
+			      const GPtrArray *instances);
 
 /* The instances still alive (struct foreign *), for status. */
 const GPtrArray *takeover_instances(struct takeover *t);

@@ -11,10 +11,16 @@
  *
  * Config keywords: bind, nbproc (= fake-nbproc), fake-config-error,
  * fake-load-delay-ms, fake-exit-after-ready, fake-crash-after-ready,
- * fake-master-late-handler-ms, fake-lose-first-usr1 (the first SIGUSR1
+ * fake-master-late-handler-ms, fake-master-late-usr1-ms (after its start
+ * and after each reload, SIGUSR1 keeps its default action this long: a
+ * 2.5+ master re-executing itself), fake-lose-first-usr1 (the first SIGUSR1
  * is logged and ignored: a soft stop haproxy lost), fake-lose-first-term
- * (the same for SIGTERM, default action afterwards); anything else is
- * ignored.
+ * (the same for SIGTERM, default action afterwards), fake-slow-release-ms
+ * (a soft stop closes the listeners only this late),
+ * fake-expose-listeners (then "stats socket PATH ... expose-fd listeners"
+ * hands the listeners to a successor's -x PATH, by SCM_RIGHTS, not by
+ * haproxy's protocol; without it the fake binds anew, SIGTTOU and all);
+ * anything else is ignored.
  *
  * -W/-Ws (>= 1.8): a master that forks the workers, reloads on SIGUSR2 or
  * SIGHUP (a fresh load of the configuration in a child: its exit status
@@ -87,6 +93,7 @@ static struct {
 	const char *chdir_to;
 	bool quiet, foreground, daemon, systemd, check, master, notify;
 	bool master_cli;	/* -S */
+	const char *take_from;	/* -x */
 	int final_sig;		/* SIGUSR1 for -sf, SIGTERM for -st, 0 */
 	pid_t *old_pids;
 	int nold;
@@ -100,10 +107,16 @@ static struct {
 	bool crash_after_ready;
 	bool config_error;
 	long late_handler_ms;	/* master: SIGUSR2 handled only this late */
+	long late_usr1_ms;	/* master: SIGUSR1 the same, after each load */
 	bool lose_first_usr1;
 	bool lose_first_term;
+	long slow_release_ms;
+	bool expose_listeners;
+	char *expose_path;
+	int expose_fd;
 } g = {
 	.log_fd = -1,
+	.expose_fd = -1,
 	.nbproc = 1,
 	.exit_after_ready = -1,
 };
@@ -384,6 +397,8 @@ static void parse_args(int argc, char **argv)
 				g.pidfile = argv[i];
 			else if (a[1] == 'C')
 				g.chdir_to = argv[i];
+			else if (a[1] == 'x')
+				g.take_from = argv[i];
 			break;
 		default:
 			usage();
@@ -513,10 +528,25 @@ static void parse_line(char *line, const char *where)
 		g.crash_after_ready = true;
 	} else if (!strcmp(kw, "fake-master-late-handler-ms")) {
 		g.late_handler_ms = parse_num(arg, where);
+	} else if (!strcmp(kw, "fake-master-late-usr1-ms")) {
+		g.late_usr1_ms = parse_num(arg, where);
 	} else if (!strcmp(kw, "fake-lose-first-usr1")) {
 		g.lose_first_usr1 = true;
 	} else if (!strcmp(kw, "fake-lose-first-term")) {
 		g.lose_first_term = true;
+	} else if (!strcmp(kw, "fake-expose-listeners")) {
+		g.expose_listeners = true;
+	} else if (!strcmp(kw, "fake-slow-release-ms")) {
+		g.slow_release_ms = parse_num(arg, where);
+	} else if (!strcmp(kw, "stats") && arg && !strcmp(arg, "socket")) {
+		char *path = strtok_r(NULL, " \t", &save);
+		char *tok;
+
+		while (path && (tok = strtok_r(NULL, " \t", &save)))
+			if (!strcmp(tok, "expose-fd")) {
+				free(g.expose_path);
+				g.expose_path = strdup(path);
+			}
 	}
 }
 
@@ -719,6 +749,10 @@ static void unbind_all(void)
 {
 	int i;
 
+	/* Like haproxy: the stats sockets close with the listeners. */
+	if (g.expose_fd >= 0)
+		close(g.expose_fd);
+	g.expose_fd = -1;
 	for (i = 0; i < g.nlsn; i++) {
 		if (g.lsn[i].fd >= 0)
 			close(g.lsn[i].fd);
@@ -747,6 +781,90 @@ static const char *first_unbound(void)
 		if (g.lsn[i].fd < 0)
 			return addr_str(&g.lsn[i]);
 	return "?";
+}
+
+/* -x: the listeners of the predecessor, in configuration order. */
+static void take_listeners(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char data, cbuf[CMSG_SPACE(sizeof(int) * 64)];
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd, n, i;
+
+	if (strlen(g.take_from) >= sizeof(a.sun_path))
+		alert("-x %s: path too long", g.take_from);
+	strcpy(a.sun_path, g.take_from);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) <= 0)
+		alert("failed to get the sockets from %s: %s", g.take_from,
+		      strerror(errno));
+	close(fd);
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		alert("no sockets from %s", g.take_from);
+	n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	for (i = 0; i < n; i++) {
+		int got;
+
+		memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+		if (i < g.nlsn && g.lsn[i].fd < 0)
+			g.lsn[i].fd = got;
+		else
+			close(got);
+	}
+	log_event("took %d listener(s) from %s", n, g.take_from);
+}
+
+/* The expose-fd socket, bound beside PATH and renamed over it. */
+static void expose_open(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char tmp[sizeof(a.sun_path)];
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", g.expose_path,
+		     (int)getpid()) >= (int)sizeof(tmp))
+		alert("stats socket %s: path too long", g.expose_path);
+	strcpy(a.sun_path, tmp);
+	unlink(tmp);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(fd, 16) < 0 || rename(tmp, g.expose_path) < 0)
+		alert("stats socket %s: %s", g.expose_path, strerror(errno));
+	g.expose_fd = fd;
+}
+
+/* A successor asks: every listener, in configuration order. */
+static void expose_answer(void)
+{
+	char data = 'L', cbuf[CMSG_SPACE(sizeof(int) * 64)];
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf };
+	struct cmsghdr *cm;
+	int fd, i, n = 0;
+
+	fd = accept4(g.expose_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = (struct cmsghdr *)cbuf;
+	for (i = 0; i < g.nlsn && n < 64; i++)
+		if (g.lsn[i].fd >= 0)
+			memcpy(CMSG_DATA(cm) + n++ * sizeof(int), &g.lsn[i].fd,
+			       sizeof(int));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+	msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	if (n && sendmsg(fd, &msg, MSG_NOSIGNAL) < 0)
+		log_event("expose: %s", strerror(errno));
+	close(fd);
 }
 
 /* Address in use: ask the old processes to pause, then try again. */
@@ -870,6 +988,9 @@ static void handle_signal(int sig)
 		if (stopping)
 			break;
 		stopping = true;
+		/* Still accepting meanwhile: what a busy haproxy does. */
+		if (g.slow_release_ms)
+			sleep_ms(g.slow_release_ms);
 		unbind_all();
 		log_event("soft-stop");
 		break;
@@ -948,6 +1069,8 @@ static void __attribute__((noreturn)) serve(void)
 
 	if (g.exit_after_ready >= 0 || g.crash_after_ready)
 		deadline = now_ms() + READY_DELAY_MS;
+	if (g.expose_listeners && g.expose_path && !stopping)
+		expose_open();
 	sigemptyset(&none);
 
 	for (;;) {
@@ -970,9 +1093,14 @@ static void __attribute__((noreturn)) serve(void)
 
 		n = fill_pollfds(pfd);
 		nl = n - nclients;
-		ready = ppoll(pfd, n, tsp, &none);
+		/* The expose socket last, after the clients. */
+		if (g.expose_fd >= 0)
+			pfd[n] = (struct pollfd){ .fd = g.expose_fd, .events = POLLIN };
+		ready = ppoll(pfd, n + (g.expose_fd >= 0), tsp, &none);
 		if (ready <= 0)
 			continue;
+		if (g.expose_fd >= 0 && pfd[n].revents)
+			expose_answer();
 
 		/*
 		 * pfd holds the listeners, then the clients in array order.
@@ -1198,6 +1326,35 @@ static bool mw_load_ok(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* fake-master-late-usr1-ms: until usr1_at, SIGUSR1 kills the master. */
+static long long usr1_at = -1;
+
+static void mw_usr1_late_begin(void)
+{
+	sigset_t one;
+
+	if (!g.late_usr1_ms)
+		return;
+	usr1_at = now_ms() + g.late_usr1_ms;
+	signal(SIGUSR1, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR1);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	log_event("master: SIGUSR1 not handled");
+}
+
+/* Handled again once its time has come; set is what the loop waits for. */
+static void mw_usr1_late_check(sigset_t *set)
+{
+	if (usr1_at < 0 || now_ms() < usr1_at)
+		return;
+	usr1_at = -1;
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, set, NULL);
+	signal(SIGUSR1, queue_signal);
+	log_event("master handles SIGUSR1");
+}
+
 static void mw_reload(void)
 {
 	log_event("master reload");
@@ -1215,6 +1372,7 @@ static void mw_reload(void)
 	mw_fork_workers();
 	for (int i = 0; i < mw.nold; i++)
 		kill(mw.old[i], SIGUSR1);
+	mw_usr1_late_begin();
 	if (!version_before(2, 5) && version_before(2, 7))
 		mw_reloading();
 	mw_ready(true);
@@ -1322,6 +1480,7 @@ static void __attribute__((noreturn)) master_mode(int pidfd)
 		signal(SIGUSR2, SIG_DFL);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 	}
+	mw_usr1_late_begin();
 	if (!version_before(2, 5) && version_before(2, 7))
 		mw_reloading();
 	mw_ready(true);
@@ -1331,6 +1490,8 @@ static void __attribute__((noreturn)) master_mode(int pidfd)
 		sigaddset(&set, sigs[i]);
 	if (g.late_handler_ms)
 		sigdelset(&set, SIGUSR2);
+	if (usr1_at >= 0)
+		sigdelset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	for (;;) {
 		struct timespec ts = { 0, 10 * 1000000L };
@@ -1343,7 +1504,11 @@ static void __attribute__((noreturn)) master_mode(int pidfd)
 			signal(SIGUSR2, queue_signal);
 			log_event("master handles SIGUSR2");
 		}
-		sig = sigtimedwait(&set, NULL, g.late_handler_ms ? &ts : NULL);
+		mw_usr1_late_check(&set);
+		if (usr1_at >= 0)
+			sigdelset(&set, SIGUSR1);
+		sig = sigtimedwait(&set, NULL,
+				   g.late_handler_ms || usr1_at >= 0 ? &ts : NULL);
 		if (sig > 0)
 			mw_handle(sig);
 	}
@@ -1368,6 +1533,8 @@ int main(int argc, char **argv)
 		sleep_ms(g.load_delay_ms);
 
 	setup_signals();
+	if (g.take_from)
+		take_listeners();
 	bind_listeners();
 	if (mode != MODE_FOREGROUND)
 		pidfd = create_pidfile();

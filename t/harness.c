@@ -822,6 +822,19 @@ GPid t_wait_pidfile(const char *pidfile)
 	return 0;
 }
 
+void t_assert_pidfile_holds(const char *pidfile, GPid pid)
+{
+	g_autoptr(GArray) pids = NULL;
+	guint invalid = 0;
+
+	if (!pidfile_read(pidfile, &pids, &invalid, NULL))
+		g_error("pidfile %s: unreadable, pid %d expected", pidfile,
+			pid);
+	g_assert_cmpuint(invalid, ==, 0);
+	g_assert_cmpuint(pids->len, ==, 1);
+	g_assert_cmpint(g_array_index(pids, GPid, 0), ==, pid);
+}
+
 static guint count_in_file(const char *file, const char *needle)
 {
 	g_autofree gchar *text = NULL;

@@ -199,6 +199,9 @@ gboolean t_master_settled(GPid pid, int sig);
 
 /* The first pid in pidfile, once it is there (bounded wait); 0 if never. */
 GPid t_wait_pidfile(const char *pidfile);
+/* pidfile holds pid, and only it (the wrapper writes it before it logs
+ * "ready": no wait). */
+void t_assert_pidfile_holds(const char *pidfile, GPid pid);
 
 /*
  * The "signal=" lines a t/sigrecorder wrote to file, once a marker sent

@@ -178,6 +178,7 @@ typedef struct {
 	Wrapper *w;
 	GPid pid;	/* the serving haproxy */
 	guint gen;	/* its generation number */
+	gboolean has_pidfile;	/* started with -p pidfile */
 } Site;
 
 static void site_init(Site *s, const char *extra)
@@ -199,6 +200,16 @@ static void site_clear(Site *s)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
 
+/* The pidfile names the serving generation (written before its "ready"
+ * line, so at once), or there is none. */
+static void assert_pidfile(Site *s)
+{
+	if (s->has_pidfile)
+		t_assert_pidfile_holds(s->pidfile, s->pid);
+	else
+		g_assert_false(g_file_test(s->pidfile, G_FILE_TEST_EXISTS));
+}
+
 /* Adopt a started wrapper: generation 1 ready, answering with its pid. */
 static void site_serve(Site *s, Wrapper *w)
 {
@@ -209,6 +220,7 @@ static void site_serve(Site *s, Wrapper *w)
 	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
 	/* Direct child of the wrapper, not a daemon. */
 	g_assert_cmpint(proc_parent(s->pid), ==, w->pid);
+	assert_pidfile(s);
 }
 
 /* Start the wrapper with env additions and the arguments up to NULL. */
@@ -220,8 +232,10 @@ static void G_GNUC_NULL_TERMINATED site_start(Site *s, const char *const *env,
 	va_list ap;
 
 	va_start(ap, env);
-	while ((arg = va_arg(ap, const char *)))
+	while ((arg = va_arg(ap, const char *))) {
 		g_ptr_array_add(args, (gpointer)arg);
+		s->has_pidfile |= g_str_equal(arg, s->pidfile);
+	}
 	va_end(ap);
 	g_ptr_array_add(args, NULL);
 	site_serve(s, wrapper_start((const char *const *)args->pdata, env));
@@ -258,6 +272,7 @@ static void site_reload(Site *s, int sig, gboolean wait_old)
 	g_assert_cmpint(s->pid, >, 0);
 	g_assert_cmpint(s->pid, !=, old);
 	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
+	assert_pidfile(s);
 	g_assert_cmpint(wait_answering(s->port, s->pid), ==, s->pid);
 	if (wait_old)
 		g_assert_true(t_wait_gone(old, T_WAIT));
@@ -349,17 +364,35 @@ static void test_sighup_reloads(void)
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
 }
 
-/* A reload that must fail: the current generation keeps serving. */
-static void reload_must_fail(Site *s)
+/* After a failed reload: the current generation keeps serving. */
+static void assert_reload_failed(Site *s)
 {
 	GPid before = s->pid;
 
-	wrapper_signal(s->w, SIGUSR2);
 	g_assert_nonnull(wrapper_wait_log(s->w, "reload failed", T_WAIT));
 	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, before);
 	g_assert_true(is_haproxy(before));
 	g_assert_cmpuint(count_haproxy_below(s->w->pid), ==, 1);
+	/* The pidfile still names the generation that serves. */
+	assert_pidfile(s);
 	assert_running(s);
+}
+
+/* A reload that must fail, asked by SIGUSR2. */
+static void reload_must_fail(Site *s)
+{
+	wrapper_signal(s->w, SIGUSR2);
+	assert_reload_failed(s);
+}
+
+/* The client command, against the runtime directory rundir_opt names;
+ * its exit code, stdout and stderr. */
+static int run_client(const char *rundir_opt, const char *command,
+		      gchar **out, gchar **err)
+{
+	const char *argv[] = { t_wrapper_path(), command, rundir_opt, NULL };
+
+	return t_run_command(argv, T_WAIT, out, err);
 }
 
 static void test_bad_config_reload(void)
@@ -368,28 +401,49 @@ static void test_bad_config_reload(void)
 	g_autofree gchar *broken = NULL;
 	g_autofree gchar *good = NULL;
 	g_autofree gchar *second = NULL;
+	g_autofree gchar *rundir = NULL;
+	g_autofree gchar *rundir_opt = NULL;
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	g_autofree gchar *status = NULL;
 	guint16 blocked;
 	int fd;
 
 	if (!test_begin())
 		return;
 	site_init(&s, NULL);
-	site_start_default(&s);
+	rundir = t_runtime_dir(s.dir);
+	rundir_opt = g_strconcat("--runtime-dir=", rundir, NULL);
+	site_start(&s, NULL, rundir_opt, "-f", s.cfg, "-p", s.pidfile, NULL);
 
 	broken = t_write_config(s.dir, "haproxy.cfg", s.port,
 				"    no-such-keyword here\n");
 	reload_must_fail(&s);
+	/* What systemd's StatusText and an operator's --status show. */
+	g_assert_cmpint(run_client(rundir_opt, "--status", &status, NULL), ==,
+			0);
+	if (!strstr(status, "last reload: failed in ") ||
+	    !strstr(status, "generation 2 (pid "))
+		g_error("--status after a failed reload:\n%s", status);
 	good = t_write_config(s.dir, "haproxy.cfg", s.port, NULL);
 	site_reload(&s, SIGUSR2, TRUE);
 	/* Generation 2 was the failed one: its number is not reused. */
 	g_assert_cmpuint(s.gen, ==, 3);
 
-	/* A port held without SO_REUSEPORT: haproxy retries, then gives up. */
+	/* A port held without SO_REUSEPORT: haproxy retries, then gives up.
+	 * Asked by the client (ExecReload= of the notify-reload unit): it
+	 * fails with the reason, never "ok". */
 	blocked = t_free_port();
 	fd = t_plain_listener(blocked);
 	second = g_strdup_printf("    bind 127.0.0.1:%u\n", blocked);
 	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, second));
-	reload_must_fail(&s);
+	g_assert_cmpint(run_client(rundir_opt, "--reload", &out, &err), ==, 1);
+	if (!g_str_has_prefix(err, "error: generation 4 (pid ") ||
+	    !strstr(err, "exited with status 1 before it was ready"))
+		g_error("--reload of a failing configuration: out \"%s\" "
+			"err \"%s\"", out, err);
+	g_assert_null(strstr(out, "ok"));
+	assert_reload_failed(&s);
 	close(fd);
 
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
@@ -667,6 +721,7 @@ static void test_bare_name_in_path(void)
 	{
 		const char *args[] = { "-f", s.cfg, "-p", s.pidfile, NULL };
 
+		s.has_pidfile = TRUE;
 		site_serve(&s, start_by_name("haproxy-systemd-wrapper", path,
 					     args));
 	}

@@ -1022,6 +1022,71 @@ static void test_no_notify_socket(void)
 	g_assert_null(wrapper_find_log(s.w, "<4>"));
 }
 
+/*
+ * A --hard-reload queued behind a loading reload stays hard when a
+ * SIGUSR2 (soft) is queued after it: the reload that follows is -st and
+ * the generation before it is stopped, not left draining.
+ */
+static void test_queued_hard_stays_hard(void)
+{
+	g_auto(Site) s = { 0 };
+	g_auto(Client) hard = { 0 };
+	g_autofree gchar *fake_log = NULL;
+	g_autofree gchar *log_env = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *soft_stop = NULL;
+	g_autofree gchar *loading = NULL;
+	const char *exec;
+	GPid gen2, gen3;
+
+	n_started = 0;
+	site_init_fake(&s, NULL);
+	fake_log = g_build_filename(s.dir, "fake.log", NULL);
+	log_env = g_strconcat("FAKE_HAPROXY_LOG=", fake_log, NULL);
+	{
+		const char *env[] = { log_env, NULL };
+
+		site_start(&s, env, NULL);
+	}
+	/* Generation 2 loads for 2 s: both requests below queue behind it. */
+	site_config(&s, "fake-load-delay-ms 2000\n");
+	wrapper_signal(s.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(s.w, ": executing ", T_WAIT));
+	client_spawn(&hard, s.rundir_opt, "--hard-reload", NULL);
+	g_assert_nonnull(wrapper_wait_log(s.w, "a reload is in progress",
+					  T_WAIT));
+	wrapper_signal(s.w, SIGUSR2);
+	/* The signal was pending before this client connected: answered
+	 * means the wrapper has read it (one loop iteration earlier). */
+	text = site_status(&s, NULL);
+	loading = status_line(text, 2);
+	g_assert_nonnull(loading);
+	site_config(&s, NULL);
+
+	gen2 = wrapper_wait_ready(s.w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_cmpint(t_command_finish(&hard, T_WAIT), ==, CLIENT_OK);
+	gen3 = serving_pid_in(hard.out->str, 3);
+	exec = wrapper_executing_line(s.w, 3);
+	g_assert_nonnull(exec);
+	if (!strstr(exec, " -st "))
+		fail("the queued --hard-reload ran soft: %s", exec);
+	g_assert_true(t_wait_gone(gen2, T_WAIT));
+	/* Terminated, not soft-stopped: its SIGUSR1 handler never ran. */
+	soft_stop = g_strdup_printf("pid=%d soft-stop", gen2);
+	{
+		g_autofree gchar *events = NULL;
+
+		g_assert_true(g_file_get_contents(fake_log, &events, NULL,
+						  NULL));
+		g_assert_null(strstr(events, soft_stop));
+	}
+	g_assert_cmpint(wait_answering(s.port, gen3), ==, gen3);
+	/* Nothing more queued: no fourth generation. */
+	g_assert_null(wrapper_executing_line(s.w, 4));
+	site_stop(&s);
+}
+
 /* ---- 5. --reload and --hard-reload are synchronous ---- */
 
 static void test_sync_reload(void)
@@ -1469,6 +1534,140 @@ static void test_control_socket(void)
 	site_stop(&s);
 }
 
+/* ---- the control socket's peer check ---- */
+
+#define NOBODY 65534
+#define SETPRIV "/usr/bin/setpriv"
+
+/* argv run as uid (setpriv: setgroups, setgid, setuid, then exec). */
+static int run_as(uid_t uid, const char *const *argv, gchar **out,
+		  gchar **err)
+{
+	g_autofree gchar *reuid = g_strdup_printf("--reuid=%u", uid);
+	g_autofree gchar *regid = g_strdup_printf("--regid=%u", uid);
+	g_autoptr(GPtrArray) all = g_ptr_array_new();
+
+	g_ptr_array_add(all, (gpointer)SETPRIV);
+	g_ptr_array_add(all, reuid);
+	g_ptr_array_add(all, regid);
+	g_ptr_array_add(all, (gpointer)"--clear-groups");
+	for (; *argv; argv++)
+		g_ptr_array_add(all, (gpointer)*argv);
+	g_ptr_array_add(all, NULL);
+	return t_run_command((const char *const *)all->pdata, T_WAIT, out,
+			     err);
+}
+
+static int run_client_as(uid_t uid, const char *rundir_opt,
+			 const char *command, gchar **out, gchar **err)
+{
+	const char *argv[] = { t_wrapper_path(), command, rundir_opt, NULL };
+
+	return run_as(uid, argv, out, err);
+}
+
+/*
+ * A client of another uid (neither root nor the wrapper's) is refused,
+ * even where the file modes let it connect (loosened here by hand, as an
+ * operator might): no status, and above all no reload.
+ */
+static void test_control_peer_other_uid(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *sock = NULL;
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	g_autofree gchar *status = NULL;
+
+	n_started = 0;
+	if (!g_file_test(SETPRIV, G_FILE_TEST_IS_EXECUTABLE) || getuid()) {
+		g_test_skip("needs root and " SETPRIV);
+		return;
+	}
+	site_init_fake(&s, NULL);
+	site_start(&s, NULL, NULL);
+	sock = g_build_filename(s.rundir, "control.sock", NULL);
+	/* The socket's path open to everyone: only the peer check is left. */
+	g_assert_cmpint(chmod(s.dir, 0755), ==, 0);
+	g_assert_cmpint(chmod(t_short_dir(s.dir), 0755), ==, 0);
+	g_assert_cmpint(chmod(s.rundir, 0755), ==, 0);
+	g_assert_cmpint(chmod(sock, 0666), ==, 0);
+
+	g_assert_cmpint(run_client_as(NOBODY, s.rundir_opt, "--reload", &out,
+				      &err), ==, CLIENT_FAILED);
+	if (!strstr(err, "error: permission denied"))
+		fail("uid %d's --reload: out \"%s\" err \"%s\"", NOBODY, out,
+		     err);
+	g_assert_null(strstr(out, "ok"));
+	g_clear_pointer(&out, g_free);
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(run_client_as(NOBODY, s.rundir_opt, "--status", &out,
+				      &err), ==, CLIENT_FAILED);
+	g_assert_nonnull(strstr(err, "error: permission denied"));
+	g_assert_null(strstr(out, "generation"));
+
+	/* Nothing reloaded: root's status says so, the log too. */
+	status = site_status(&s, NULL);
+	g_assert_nonnull(strstr(status, "reloads 0\n"));
+	g_assert_null(status_line(status, 2));
+	g_assert_null(wrapper_find_log(s.w, "reloading"));
+	g_assert_null(wrapper_executing_line(s.w, 2));
+	g_assert_cmpint(t_http_pid(s.port), ==, s.pid);
+	site_stop(&s);
+}
+
+/*
+ * A wrapper run as a user (not root) answers that same user. (Another
+ * non-root user's client refuses that runtime directory by itself.)
+ */
+static void test_control_peer_same_uid(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autoptr(GPtrArray) args = g_ptr_array_new();
+	g_autofree gchar *reuid = g_strdup_printf("--reuid=%u", NOBODY);
+	g_autofree gchar *regid = g_strdup_printf("--regid=%u", NOBODY);
+	const char *prefix[] = { SETPRIV, reuid, regid, "--clear-groups",
+				 NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	GPid gen2;
+
+	n_started = 0;
+	if (!g_file_test(SETPRIV, G_FILE_TEST_IS_EXECUTABLE) || getuid()) {
+		g_test_skip("needs root and " SETPRIV);
+		return;
+	}
+	/* t/fake-haproxy on a port above 1024: no privilege needed. */
+	site_init_fake(&s, NULL);
+	g_assert_cmpint(chown(s.dir, NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(chown(t_short_dir(s.dir), NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(chown(s.rundir, NOBODY, NOBODY), ==, 0);
+	g_assert_cmpint(chown(s.cfg, NOBODY, NOBODY), ==, 0);
+	g_ptr_array_add(args, s.rundir_opt);
+	g_ptr_array_add(args, s.haproxy_opt);
+	g_ptr_array_add(args, (gpointer)"-f");
+	g_ptr_array_add(args, s.cfg);
+	g_ptr_array_add(args, (gpointer)"-p");
+	g_ptr_array_add(args, s.pidfile);
+	g_ptr_array_add(args, NULL);
+	s.w = wrapper_start_prefixed(prefix,
+				     (const char *const *)args->pdata, NULL);
+	remember(s.w->pid);
+	s.pid = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(s.pid, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, s.pid);
+	assert_mode(s.rundir, S_IFDIR, 0700);
+
+	/* Its own uid: a real reload. */
+	g_assert_cmpint(run_client_as(NOBODY, s.rundir_opt, "--reload", &out,
+				      &err), ==, CLIENT_OK);
+	gen2 = serving_pid_in(out, 2);
+	g_assert_cmpint(gen2, !=, s.pid);
+	g_assert_cmpint(wait_answering(s.port, gen2), ==, gen2);
+	s.pid = gen2;
+	site_stop(&s);
+}
+
 /* ---- 9. --max-old-workers ---- */
 
 static void test_max_old_workers(void)
@@ -1671,6 +1870,55 @@ static gboolean reload_under_load(Site *s, struct load *l, guint number)
 	return first == s->pid;
 }
 
+/*
+ * The race behind the above, made certain: a fake haproxy that takes
+ * 100 ms (under the wrapper's 200 ms bound) to close the listeners it
+ * shares with its successor (-x) after the soft stop. The --reload client
+ * is answered only once the old generation has let go of them.
+ */
+static void test_verdict_after_release(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *fake_log = NULL;
+	g_autofree gchar *log_env = NULL;
+	GPid old;
+
+	n_started = 0;
+	site_init_fake(&s, "fake-expose-listeners\nfake-slow-release-ms 100\n");
+	fake_log = g_build_filename(s.dir, "fake.log", NULL);
+	log_env = g_strconcat("FAKE_HAPROXY_LOG=", fake_log, NULL);
+	{
+		const char *env[] = { log_env, NULL };
+
+		site_start(&s, env, NULL);
+	}
+	for (guint n = 2; n <= 4; n++) {
+		g_autofree gchar *events = NULL;
+		g_autofree gchar *released = NULL;
+		g_autofree gchar *took = NULL;
+		const char *exec;
+
+		old = s.pid;
+		reload_client(&s, "--reload", n);
+		g_assert_true(g_file_get_contents(fake_log, &events, NULL,
+						  NULL));
+		/* The new generation really took the old one's sockets. */
+		exec = wrapper_executing_line(s.w, n);
+		g_assert_nonnull(exec);
+		g_assert_nonnull(strstr(exec, " -x "));
+		took = g_strdup_printf("pid=%d took 1 listener(s)", s.pid);
+		g_assert_nonnull(strstr(events, took));
+		released = g_strdup_printf("pid=%d soft-stop", old);
+		if (!strstr(events, released))
+			fail("--reload answered before generation %u (pid %d) "
+			     "released its listeners:\n%s", n - 1, old, events);
+		g_assert_cmpint(t_http_pid(s.port), ==, s.pid);
+		g_assert_true(t_wait_gone(old, T_WAIT));
+	}
+	g_assert_null(wrapper_find_log(s.w, "still holds its listeners"));
+	site_stop(&s);
+}
+
 static void test_seamless(void)
 {
 	g_auto(Site) s = { 0 };
@@ -1701,6 +1949,9 @@ static void test_seamless(void)
 		       l.failures ? l.first_failure : "", early);
 	g_assert_cmpuint(l.requests, <, LOAD_MAX);
 	g_assert_cmpuint(l.failures, ==, 0);
+	/* The verdict waits for the old generation to let go of the
+	 * shared sockets: none of it may answer after the client returned. */
+	g_assert_cmpuint(early, ==, 0);
 	g_mutex_clear(&l.lock);
 	g_cond_clear(&l.changed);
 	g_free(l.first_failure);
@@ -1856,6 +2107,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/notify-watchdog", test_notify_watchdog);
 	g_test_add_func("/reload/no-notify-socket", test_no_notify_socket);
 	g_test_add_func("/reload/sync-reload", test_sync_reload);
+	g_test_add_func("/reload/queued-hard-stays-hard",
+			test_queued_hard_stays_hard);
 	g_test_add_func("/reload/status", test_status);
 	g_test_add_func("/reload/metrics", test_metrics);
 	g_test_add_func("/reload/client-stops-on-sigterm",
@@ -1864,9 +2117,15 @@ int main(int argc, char **argv)
 			test_concurrent_reload_clients);
 	g_test_add_func("/reload/control-socket-permissions-and-bad-input",
 			test_control_socket);
+	g_test_add_func("/reload/control-peer-other-uid",
+			test_control_peer_other_uid);
+	g_test_add_func("/reload/control-peer-same-uid",
+			test_control_peer_same_uid);
 	g_test_add_func("/reload/max-old-workers", test_max_old_workers);
 	g_test_add_func("/reload/drain-timeout", test_drain_timeout);
 	g_test_add_func("/reload/seamless", test_seamless);
+	g_test_add_func("/reload/verdict-after-release",
+			test_verdict_after_release);
 	g_test_add_func("/reload/waiter-across-upgrade",
 			test_waiter_across_upgrade);
 	return g_test_run();

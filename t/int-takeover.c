@@ -612,11 +612,10 @@ static void test_other_users_instance_left_alone(void)
 #define FORGED_DIR "t\n<0>haproxy-systemd-wrapper: FORGED"
 #define FORGED_ESCAPED "t\\n<0>haproxy-systemd-wrapper: FORGED"
 
-/* A copy of program under dir/FORGED_DIR/name: its path. */
-static gchar *copy_as_forged(const char *dir, const char *program,
-			     const char *name)
+/* A copy of program as sub/name (sub created): its path. */
+static gchar *copy_program(const char *sub, const char *program,
+			   const char *name)
 {
-	g_autofree gchar *sub = g_build_filename(dir, FORGED_DIR, NULL);
 	gchar *path = g_build_filename(sub, name, NULL);
 	g_autofree gchar *data = NULL;
 	gsize len;
@@ -626,6 +625,15 @@ static gchar *copy_as_forged(const char *dir, const char *program,
 	g_assert_true(g_file_set_contents(path, data, len, NULL));
 	g_assert_cmpint(chmod(path, 0755), ==, 0);
 	return path;
+}
+
+/* A copy of program under dir/FORGED_DIR/name: its path. */
+static gchar *copy_as_forged(const char *dir, const char *program,
+			     const char *name)
+{
+	g_autofree gchar *sub = g_build_filename(dir, FORGED_DIR, NULL);
+
+	return copy_program(sub, program, name);
 }
 
 /* Every line the wrapper wrote is one of its own: a priority of ours
@@ -738,6 +746,91 @@ static void test_hostile_name_taken_over(void)
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	stop_wrapper(w);
 	assert_no_forged_line(w);
+	site_clear(&s);
+}
+
+/* The nth line of a t/fake-haproxy log holding needle, waited for. */
+static void wait_event(const char *log, const char *needle, guint nth)
+{
+	g_autofree gchar *line = t_wait_file_line(log, needle, NULL, nth,
+						  T_WAIT);
+
+	g_assert_nonnull(line);
+}
+
+/*
+ * A master-worker master taken over in the middle of its reload (a 2.5+
+ * master re-executes itself: SIGUSR1 keeps its default action until the
+ * new image has set it up). t/fake-haproxy, named haproxy, is that master.
+ * The wrapper waits until it handles SIGUSR1: the first generation's -sf
+ * soft-stops it (exit 0 through its handler), an early one would kill it.
+ */
+static void test_takeover_master_mid_reload(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
+	g_autofree gchar *log = NULL, *taking = NULL, *exited = NULL;
+	g_autofree gchar *stopped = NULL, *events = NULL;
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_auto(GStrv) env = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, "-f", NULL,
+			       NULL };
+	struct t_started *p;
+	GPid master, worker, gen1;
+	int status;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	haproxy = copy_program(bin, fake, "haproxy");
+	fake_cfg = t_write_file(s.dir, "fake.cfg",
+				"fake-master-late-usr1-ms 2000\n");
+	log = g_build_filename(s.dir, "fake.log", NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
+	argv[0] = haproxy;
+	argv[3] = s.pidfile;
+	argv[5] = s.cfg;
+	argv[7] = fake_cfg;
+	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &master, &error));
+	g_assert_no_error(error);
+	p = t_remember(master, "/haproxy");
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, master);
+	t_remember(worker, "/haproxy");
+	wait_event(log, "master handles SIGUSR1", 1);
+
+	/* A reload by hand, and the wrapper started in the middle of it. */
+	g_assert_true(t_signal_verified(p, SIGUSR2));
+	wait_event(log, "master: SIGUSR1 not handled", 2);
+	w = start_wrapper(&s, NULL, NULL);
+	taking = g_strdup_printf("taking over master-worker master pid %d ",
+				 master);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+
+	/* Soft-stopped through its handler, not killed by SIGUSR1. */
+	status = t_wait_child(master, T_WAIT);
+	g_assert_true(g_file_get_contents(log, &events, NULL, NULL));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		g_error("the foreign master ended with status 0x%x:\n%s",
+			status, events);
+	stopped = g_strdup_printf("pid=%d master stop USR1", master);
+	g_assert_nonnull(strstr(events, stopped));
+	g_assert_nonnull(strstr(events, "master handles SIGUSR1"));
+	exited = g_strdup_printf("foreign haproxy pid %d (master-worker "
+				 "master) has exited", master);
+	g_assert_nonnull(wait_log_anywhere(w, exited));
+	g_assert_null(wrapper_find_log(w, "does not handle SIGUSR1 yet"));
+	g_assert_cmpint(wait_answering(s.port, gen1), ==, gen1);
+	stop_wrapper(w);
 	site_clear(&s);
 }
 
@@ -1434,6 +1527,8 @@ int main(int argc, char **argv)
 			test_other_users_instance_left_alone);
 	g_test_add_func("/takeover/hostile-name-not-haproxy",
 			test_hostile_name_not_haproxy);
+	g_test_add_func("/takeover/master-mid-reload",
+			test_takeover_master_mid_reload);
 	g_test_add_func("/takeover/hostile-name-taken-over",
 			test_hostile_name_taken_over);
 	g_test_add_func("/takeover/takeover-off", test_takeover_off);

@@ -12,6 +12,7 @@
 
 #include "migrate/find.h"
 #include "migrate/proc.h"
+#include "migrate/takeover.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 #define BOTH (FOREIGN_BY_PIDFILE | FOREIGN_BY_CONFIG)
@@ -861,6 +862,54 @@ static void test_settled(struct tree *t, gconstpointer data)
 	g_assert_true(foreign_settled(t->proc, f));
 }
 
+static gboolean pids_have(GArray *pids, GPid pid)
+{
+	for (guint i = 0; i < pids->len; i++)
+		if (g_array_index(pids, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+/*
+ * Between the scan and the first generation's spawn, a found process
+ * exits and its pid goes to another process (another start time): that
+ * pid must not be on haproxy's -sf list, whose signals would reach it.
+ */
+static void test_sf_pid_reused(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *daemon = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autoptr(GArray) before = NULL;
+	g_autoptr(GArray) after = NULL;
+
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 77,
+				.exe = HAPROXY, .cwd = "/", .argv = daemon);
+	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 50,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	FAKE(t, .pid = 701, .ppid = 700, .sid = 700, .start = 60,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	FAKE(t, .pid = 702, .ppid = 700, .sid = 700, .start = 61,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
+	before = foreign_sf_targets_at(t->proc, t->found);
+	g_assert_cmpuint(before->len, ==, 4);
+	g_assert_true(pids_have(before, 500));
+	g_assert_true(pids_have(before, 701));
+
+	/* The daemon and one worker exit; their pids are reused, by a
+	 * shell and by another haproxy alike. */
+	put_stat(t, 500, "bash", 'S', 40, 40, 9000);
+	put_stat(t, 701, "haproxy", 'S', 1, 701, 9001);
+	after = foreign_sf_targets_at(t->proc, t->found);
+	g_assert_false(pids_have(after, 500));
+	g_assert_false(pids_have(after, 701));
+	g_assert_true(pids_have(after, 700));
+	g_assert_true(pids_have(after, 702));
+	g_assert_cmpuint(after->len, ==, 2);
+}
+
 static void test_no_proc_root(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *none = tpath(t, "nowhere");
@@ -1300,6 +1349,7 @@ int main(int argc, char **argv)
 	add_tree_test("/find/describe", test_describe);
 	add_tree_test("/find/garbage-tree", test_garbage_tree);
 	add_tree_test("/find/settled", test_settled);
+	add_tree_test("/takeover/sf-pid-reused", test_sf_pid_reused);
 	add_tree_test("/find/no-proc-root", test_no_proc_root);
 	g_test_add_func("/proc/parse-ids", test_parse_ids);
 	add_tree_test("/find/credentials", test_credentials);

@@ -90,12 +90,20 @@ int client_run(const char *socket_path, const char *command)
 		return EXIT_CLIENT_UNREACHABLE;
 	}
 	if (!send_all(fd, line)) {
-		fprintf(stderr, "%s: cannot send to %s: %s\n", LOG_IDENT,
-			socket_path, g_strerror(errno));
-		close(fd);
-		return EXIT_CLIENT_UNREACHABLE;
+		int saved = errno;
+
+		/* A refused peer is answered and closed at once: that
+		 * answer ("permission denied") is still to be read. */
+		answer = read_answer(fd);
+		if (!g_str_has_prefix(answer->str, "error:")) {
+			fprintf(stderr, "%s: cannot send to %s: %s\n",
+				LOG_IDENT, socket_path, g_strerror(saved));
+			close(fd);
+			return EXIT_CLIENT_UNREACHABLE;
+		}
+	} else {
+		answer = read_answer(fd);
 	}
-	answer = read_answer(fd);
 	close(fd);
 	verdict = last_line(answer);
 	if (g_str_has_prefix(verdict, "ok")) {
