@@ -1297,7 +1297,7 @@ static void check_during_reload_start(const char *option)
 	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
 	gboolean seamless = !option;
 	struct t_load l;
-	GPid gen1, pid, gen2;
+	GPid gen1, pid, gen2, serving;
 
 	if (!have_haproxy())
 		return;
@@ -1309,7 +1309,7 @@ static void check_during_reload_start(const char *option)
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
-	/* Requests from the restart by hand on: none fails. */
+	/* Requests from the restart by hand on, across its leaving. */
 	t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, pid, 20));
 	adopting = g_strdup_printf("adopting standalone pid %d", pid);
@@ -1331,11 +1331,19 @@ static void check_during_reload_start(const char *option)
 	}
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(pid, T_WAIT));
-	g_assert_true(t_load_wait_answers(&l, answering_for(s.port, gen2),
-					  20));
-	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	serving = answering_for(s.port, gen2);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	/* It closed listeners nobody handed over. */
+	finish_across_reset_window(&l);
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
 	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
+
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	reload_by_client(&s);
+	serving = answering_other_than(s.port, serving);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	stop_wrapper(w);
 	site_clear(&s);
 }
