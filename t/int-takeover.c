@@ -1520,9 +1520,13 @@ static void test_adopt_during_probe(void)
 	if (t_pid_alive(second)) {
 		g_autofree gchar *exe = proc_exe(second);
 
-		g_test_message("second haproxy %d not taken over", second);
-		g_assert_cmpstr(exe, ==, HAPROXY);
-		g_assert_cmpint(kill(second, SIGUSR1), ==, 0);
+		/* No exe: it is on its way out already. */
+		if (!g_strcmp0(exe, HAPROXY)) {
+			g_test_message("second haproxy %d not taken over",
+				       second);
+			g_assert_true(kill(second, SIGUSR1) == 0 ||
+				      errno == ESRCH);
+		}
 		g_assert_true(t_wait_gone(second, T_WAIT));
 	}
 	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
