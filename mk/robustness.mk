@@ -22,6 +22,9 @@ ASAN_DIR     := $(ROBUST_DIR)/asan
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 3600
 FUZZ_RUNS    ?= 10000000
+# Per input. Generous: under nice on a busy machine a run can be starved
+# for seconds, which is not a hang of ours.
+FUZZ_TIMEOUT ?= 60
 # The machines are shared: fuzzing yields to everything else.
 FUZZ_NICE    ?= nice -n 19
 # The control protocol and the handover state first: they parse what
@@ -81,7 +84,7 @@ fuzz: fuzz-build
 		dict=; [ -f t/fuzz/$$t.dict ] && dict=-dict=t/fuzz/$$t.dict; \
 		log=$(FUZZ_DIR)/fuzz-$$t.log; \
 		if ! $(FUZZ_NICE) $(FUZZ_DIR)/fuzz-$$t -runs=$(FUZZ_RUNS) \
-			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$dict \
 			$(FUZZ_DIR)/corpus/$$t t/fuzz/corpus/$$t >$$log 2>&1; then \
 			tail -n 60 $$log; \
