@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "migrate/proc.h"
+#include "base/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
