@@ -51,7 +51,7 @@ NEXT_REJECTING := t/$(PROG)-next-rejecting
 
 DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl curl procps
 
-.PHONY: all check tests test-run demo clean deps
+.PHONY: all check tests test-run demo clean deps layers-check
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
@@ -59,7 +59,7 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl c
 # `make check` runs after the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS)
 CLEAN_FILES  =
-CHECK_EXTRA  =
+CHECK_EXTRA  = layers-check
 include $(wildcard mk/*.mk)
 
 all: $(PROG)
@@ -132,6 +132,10 @@ tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(UNIT_TESTS) $
 check: deps
 	@$(MAKE) --no-print-directory tests
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
+
+# Dependencies run one way: base/ <- legacy/ <- migrate/ <- wrapper/.
+layers-check:
+	@mk/layers.sh && echo "layers-check: base <- legacy <- migrate <- wrapper, no include upwards"
 
 # Under an 80+ character temp root, then the skipped cases and why
 # (t/run-suite), prove's summary last.
