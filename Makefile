@@ -28,9 +28,16 @@ ALL_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. $(shell $(PKG_CON
                 -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
 LIBS          = $(shell $(PKG_CONFIG) --libs $(PKGS))
 
+# Objects and the static library are built out of tree, under build/obj;
+# -MMD -MP write each object's header dependencies next to it (.d).
+OBJ_DIR      := build/obj
+DEPFLAGS     := -MMD -MP
 # Every module but main() goes into a static library the tests link too.
 LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard base/*.c wrapper/*.c legacy/*.c migrate/*.c)))
-LIB_OBJ      := $(LIB_SRC:.c=.o)
+LIB_OBJ      := $(LIB_SRC:%.c=$(OBJ_DIR)/%.o)
+LIB          := $(OBJ_DIR)/libhsw.a
+# What the integration tests link besides the library.
+HARNESS_OBJ  := $(OBJ_DIR)/t/harness.o
 HEADERS      := $(wildcard base/*.h wrapper/*.h legacy/*.h migrate/*.h t/*.h)
 
 UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
@@ -44,7 +51,7 @@ NEXT_REJECTING := t/$(PROG)-next-rejecting
 
 DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl curl procps
 
-.PHONY: all check tests test-run demo clean deps
+.PHONY: all check tests test-run demo clean deps layers-check
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
@@ -52,51 +59,71 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl c
 # `make check` runs after the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS)
 CLEAN_FILES  =
-CHECK_EXTRA  =
+CHECK_EXTRA  = layers-check
 include $(wildcard mk/*.mk)
 
 all: $(PROG)
 
-$(PROG): wrapper/main.o libhsw.a
+$(PROG): $(OBJ_DIR)/wrapper/main.o $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-libhsw.a: $(LIB_OBJ)
+# Rebuilt from scratch: a module removed from the tree leaves no member.
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
-%.o: %.c $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(OBJ_DIR)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-t/harness.o: t/harness.c $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+# A test program: its own object, then what it needs, then the library.
+TEST_LINK     = $(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 
-t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< libhsw.a $(LIBS)
+t/unit-%: $(OBJ_DIR)/t/unit-%.o $(LIB)
+	$(TEST_LINK)
 
-t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS_OBJ) $(LIB)
+	$(TEST_LINK)
 
 # They make directories and sockets as the integration tests do.
-t/unit-rundir t/unit-control: %: %.c t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+t/unit-rundir t/unit-control: t/%: $(OBJ_DIR)/t/%.o $(HARNESS_OBJ) $(LIB)
+	$(TEST_LINK)
 
 # The tests that boot systemd in a container share t/container.c (the
 # container) and t/unitcheck.c (the checks of a unit under its systemd).
 CONTAINER_TESTS := t/int-systemd t/int-distro
-CONTAINER_OBJ   := t/container.o t/unitcheck.o
-$(CONTAINER_TESTS): %: %.c $(CONTAINER_OBJ) t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CONTAINER_OBJ) t/harness.o libhsw.a $(LIBS)
+CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/unitcheck.o
+$(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS_OBJ) $(LIB)
+	$(TEST_LINK)
 
 t/fake-haproxy t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
-$(NEXT_WRAPPER): VERSION_SUFFIX := +next
-$(NEXT_WRAPPER): wrapper/main.c $(LIB_SRC) $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ wrapper/main.c $(LIB_SRC) $(LIBS)
+# The same wrapper built with another version, in an object tree of its
+# own; the rejecting one differs only in main.c, which reads the option.
+NEXT_DIR     := build/next
+NEXT_OBJ     := $(LIB_SRC:%.c=$(NEXT_DIR)/%.o)
 
-$(NEXT_REJECTING): VERSION_SUFFIX := +next
-$(NEXT_REJECTING): wrapper/main.c $(LIB_SRC) $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -DTEST_REJECTED_OPTION='"--drain-timeout"' $(LDFLAGS) \
-		-o $@ wrapper/main.c $(LIB_SRC) $(LIBS)
+$(NEXT_DIR)/%.o: VERSION_SUFFIX := +next
+$(NEXT_DIR)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(NEXT_DIR)/main-rejecting.o: wrapper/main.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DTEST_REJECTED_OPTION='"--drain-timeout"' $(DEPFLAGS) \
+		-c -o $@ $<
+
+$(NEXT_WRAPPER): $(NEXT_DIR)/wrapper/main.o $(NEXT_OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(NEXT_REJECTING): $(NEXT_DIR)/main-rejecting.o $(NEXT_OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Made by pattern rules, kept for the next build.
+.SECONDARY: $(patsubst %,$(OBJ_DIR)/%.o,$(UNIT_TESTS) $(INT_TESTS))
+
+-include $(shell find $(OBJ_DIR) $(NEXT_DIR) -name '*.d' 2>/dev/null)
 
 tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(UNIT_TESTS) $(INT_TESTS)
 
@@ -105,6 +132,10 @@ tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(UNIT_TESTS) $
 check: deps
 	@$(MAKE) --no-print-directory tests
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
+
+# Dependencies run one way: base/ <- legacy/ <- migrate/ <- wrapper/.
+layers-check:
+	@mk/layers.sh && echo "layers-check: base <- legacy <- migrate <- wrapper, no include upwards"
 
 # Under an 80+ character temp root, then the skipped cases and why
 # (t/run-suite), prove's summary last.
@@ -116,7 +147,8 @@ demo: deps
 	@demo/run
 
 clean:
-	rm -f $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) libhsw.a base/*.o wrapper/*.o legacy/*.o migrate/*.o t/*.o \
+	rm -rf $(OBJ_DIR) $(NEXT_DIR)
+	rm -f $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) \
 	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
 
 # Installs missing packages when root; otherwise says exactly what to run.

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wrapper/log.h"
-#include "wrapper/signals.h"
+#include "base/log.h"
+#include "base/sigreset.h"
 
 #ifndef HAPROXY_FALLBACK
 #define HAPROXY_FALLBACK "/usr/sbin/haproxy"

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/proc.h"
+
 enum launch_mode mw_choose_mode(const struct haproxy_version *v,
 				enum mw_policy policy,
 				const struct config_hints *hints,
@@ -56,16 +58,6 @@ const char *mw_version_refusal(const struct haproxy_version *v,
 	return NULL;
 }
 
-static gboolean parse_pid(const char *s, GPid *out)
-{
-	guint64 v;
-
-	if (!g_ascii_string_to_unsigned(s, 10, 1, G_MAXINT, &v, NULL))
-		return FALSE;
-	*out = v;
-	return TRUE;
-}
-
 static void take_line(const char *line, struct mw_message *m)
 {
 	const char *value = strchr(line, '=') + 1;
@@ -77,7 +69,7 @@ static void take_line(const char *line, struct mw_message *m)
 	else if (g_str_has_prefix(line, "STOPPING="))
 		m->stopping = g_str_equal(value, "1");
 	else if (g_str_has_prefix(line, "MAINPID=") &&
-		 !parse_pid(value, &m->mainpid))
+		 !proc_parse_pid(value, &m->mainpid))
 		m->mainpid = 0;
 	else if (g_str_has_prefix(line, "STATUS=")) {
 		g_free(m->status);

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 
 #include "base/escape.h"
+#include "base/proc.h"
 #include "legacy/pidfile.h"
-#include "migrate/proc.h"
 #include "migrate/trust.h"
 
 /* Longest piece of untrusted text quoted in a reason. */

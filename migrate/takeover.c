@@ -6,9 +6,9 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "base/proc.h"
 #include "migrate/find.h"
-#include "migrate/proc.h"
-#include "wrapper/log.h"
 
 #define PROC_ROOT "/proc"
 /* A 2.6 master re-executes itself after each load: give it time. */

@@ -5,8 +5,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "legacy/config.h"
-#include "migrate/proc.h"
 
 /* Who a haproxy started by this wrapper runs as. */
 struct launch_ids {

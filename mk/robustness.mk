@@ -8,8 +8,8 @@
 #   make valgrind-check  the wrapper under memcheck: start, reloads, stop
 #   make robustness-clean
 #
-# Everything sanitized is built out of tree under build/, so that it never
-# mixes with the in-tree objects of a normal build.
+# Everything sanitized is built under build/ apart from the normal build's
+# objects (build/obj), so that the two never mix.
 
 .PHONY: fuzz fuzz-build fuzz-short asan-check asan-build valgrind-check \
         robustness-clean
@@ -51,27 +51,36 @@ FUZZ_SRC_args    := legacy/args.c legacy/version.c
 FUZZ_SRC_pidfile := legacy/pidfile.c
 FUZZ_SRC_version := legacy/version.c
 FUZZ_SRC_control := wrapper/protocol.c
-FUZZ_SRC_proc    := migrate/proc.c
+FUZZ_SRC_proc    := base/proc.c
 FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/version.c \
-                    legacy/args.c
+                    legacy/args.c base/proc.c
 FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
-                    wrapper/child.c wrapper/log.c migrate/proc.c
+                    wrapper/child.c base/log.c base/proc.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 
 # The modules are gcc-clean (the normal build's -Werror); a diagnostic only
 # clang makes is shown, not fatal here.
-$(FUZZ_DIR)/obj/%.o: %.c $(HEADERS)
+$(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-error $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
-		-c -o $@ $<
+		$(DEPFLAGS) -c -o $@ $<
 
+# The fuzz targets themselves are written for clang: -Werror.
+$(FUZZ_DIR)/obj/t/fuzz/%.o: t/fuzz/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+		$(DEPFLAGS) -c -o $@ $<
+
+# The target's own file first: it holds LLVMFuzzerTestOneInput.
 define fuzz_target_rule
-$(FUZZ_DIR)/fuzz-$(1): t/fuzz/fuzz-$(1).c t/fuzz/fuzz.h $(HEADERS) \
+$(FUZZ_DIR)/fuzz-$(1): $(FUZZ_DIR)/obj/t/fuzz/fuzz-$(1).o \
 		$(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRC_$(1)))
-	$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(FUZZ_SAN) -fsanitize=fuzzer -o $$@ $$< \
-		$$(filter %.o,$$^) $$(FUZZ_LIBS)
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(FUZZ_SAN) -fsanitize=fuzzer -o $$@ $$^ \
+		$$(FUZZ_LIBS)
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_target_rule,$(t))))
+
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -149,8 +158,8 @@ asan-check: asan-build
 
 # ---- valgrind memcheck on the wrapper, with the real haproxy ----
 
-t/memcheck: t/memcheck.c t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+t/memcheck: $(OBJ_DIR)/t/memcheck.o $(HARNESS_OBJ) $(LIB)
+	$(TEST_LINK)
 
 valgrind-check: $(PROG) t/memcheck
 	prove --exec '' --timer t/memcheck

@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "legacy/pidfile.h"
-#include "migrate/proc.h"
 #include "wrapper/rundir.h"
 
 const char *t_wrapper_path(void)

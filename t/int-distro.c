@@ -29,9 +29,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "t/container.h"
 #include "t/harness.h"
-#include "wrapper/log.h"
 
 #define DEBIAN_UNIT	"haproxy.service"
 #define MASTER_SOCK	"/run/haproxy-master.sock"

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 #include "t/harness.h"
 
 #define NO_SIGNALS "0000000000000000"

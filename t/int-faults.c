@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 #include "t/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"

@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "legacy/pidfile.h"
 #include "migrate/find.h"
-#include "migrate/proc.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 #define BOTH (FOREIGN_BY_PIDFILE | FOREIGN_BY_CONFIG)

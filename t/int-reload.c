@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 

@@ -21,7 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 
 #define NOBODY 65534
 

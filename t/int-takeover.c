@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "legacy/pidfile.h"
-#include "migrate/proc.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 

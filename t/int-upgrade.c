@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 #include "t/harness.h"
 
 #define NEXT_VERSION "0.1.0+next"

@@ -10,8 +10,8 @@
 
 #include <glib/gstdio.h>
 
+#include "base/proc.h"
 #include "migrate/find.h"
-#include "migrate/proc.h"
 #include "migrate/takeover.h"
 
 #define HAPROXY "/usr/sbin/haproxy"

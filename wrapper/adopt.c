@@ -8,10 +8,10 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "base/proc.h"
 #include "migrate/find.h"
-#include "migrate/proc.h"
 #include "migrate/takeover.h"
-#include "wrapper/log.h"
 
 #define PROC_ROOT "/proc"
 /*

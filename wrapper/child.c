@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 
 /* Killed, not yet reaped: the wrapper must not exit and orphan them. */
 static guint unreaped;

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "wrapper/log.h"
+#include "base/log.h"
 
 static int connect_control(const char *path)
 {

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "wrapper/log.h"
+#include "base/log.h"
 
 #define MAX_CLIENTS	64
 #define IDLE_MS		10000

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
-#include "wrapper/log.h"
+#include "base/log.h"
+#include "base/proc.h"
 
 static void cohort_free(struct worker_cohort *c)
 {

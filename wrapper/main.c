@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "legacy/args.h"
 #include "legacy/launch.h"
 #include "wrapper/client.h"
-#include "wrapper/log.h"
 #include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/supervisor.h"

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "wrapper/log.h"
+#include "base/log.h"
 
 /* sd_notify messages are small; a bigger one is not haproxy's. */
 #define MESSAGE_MAX 4096

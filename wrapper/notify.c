@@ -4,7 +4,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-#include "wrapper/log.h"
+#include "base/log.h"
 
 static void send_state(const char *state)
 {

@@ -7,9 +7,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "base/sigreset.h"
 #include "legacy/launch.h"
 #include "wrapper/child.h"
-#include "wrapper/signals.h"
 
 #define PROBE_MAX_OUTPUT (64 * 1024)
 

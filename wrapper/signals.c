@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Acted on: reload (USR2, HUP), stop (TERM, INT), graceful stop (USR1).
@@ -82,27 +81,4 @@ gboolean signals_watch(signal_fn fn, gpointer data, GError **error)
 	*w = (struct watch){ .fd = fd, .fn = fn, .data = data };
 	g_unix_fd_add(fd, G_IO_IN, on_signalfd, w);
 	return TRUE;
-}
-
-/* The kernel's struct sigaction, for the raw system call. */
-struct kernel_sigaction {
-	void (*handler)(int);
-	unsigned long flags;
-	void (*restorer)(void);
-	unsigned long mask;
-};
-
-void signals_reset_for_exec(void)
-{
-	const struct kernel_sigaction dfl = { .handler = SIG_DFL };
-	sigset_t none;
-
-	/* The raw call: glibc's sigaction() refuses its own two real-time
-	 * signals, and a parent may hand them to us ignored (make does). */
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			syscall(SYS_rt_sigaction, sig, &dfl, NULL,
-				sizeof(dfl.mask));
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 }

@@ -23,7 +23,3 @@ void signals_unblock(void);
 
 /* Deliver blocked signals to fn from the main loop. */
 gboolean signals_watch(signal_fn fn, gpointer data, GError **error);
-
-/* In a child between fork and exec: default dispositions, empty mask.
- * Async-signal-safe. */
-void signals_reset_for_exec(void);

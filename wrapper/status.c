@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/proc.h"
 #include "migrate/find.h"
-#include "migrate/proc.h"
 
 static gchar *iso_time(gint64 us)
 {

@@ -17,18 +17,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "base/proc.h"
 #include "legacy/config.h"
 #include "legacy/launch.h"
 #include "legacy/mworker.h"
 #include "legacy/pidfile.h"
 #include "legacy/version.h"
-#include "migrate/proc.h"
 #include "migrate/takeover.h"
 #include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
-#include "wrapper/log.h"
 #include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
 #include "wrapper/probe.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The supervisor: the table of haproxy generations and the one state
- * machine that changes it. Data flows one way: a signal (or, on a self
+ * machine that changes it. The path of a reload: a signal (or, on a self
  * upgrade, the handed-over state) becomes a request; a request starts at
  * most one generation at a time; the witness and the child watches say how
  * that went; the table and the pidfile follow.

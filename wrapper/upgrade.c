@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "base/proc.h"
 #include "legacy/launch.h"
-#include "migrate/proc.h"
-#include "wrapper/log.h"
 #include "wrapper/state.h"
 
 #define UPGRADE_CHECK_TIMEOUT_MS 5000

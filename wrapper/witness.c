@@ -10,8 +10,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "wrapper/child.h"
-#include "wrapper/log.h"
 
 struct report {
 	gint32 signo;

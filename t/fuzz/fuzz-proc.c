@@ -4,7 +4,7 @@
  * start, whose names and arguments anyone may choose: stat (a command
  * name holding ")" and spaces), cmdline (any bytes) and status masks.
  */
-#include "migrate/proc.h"
+#include "base/proc.h"
 #include "t/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/log.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <signal.h>

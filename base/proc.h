@@ -8,6 +8,9 @@
 
 #include <glib.h>
 
+/* A pid in decimal, as /proc and MAINPID= write it: 1 to G_MAXINT. */
+gboolean proc_parse_pid(const char *text, GPid *pid);
+
 /* The parent of pid, or 0 when pid does not exist or cannot be read. */
 GPid proc_parent(GPid pid);
 

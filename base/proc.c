@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "migrate/proc.h"
+#include "base/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +31,7 @@ GPid proc_parent(GPid pid)
 	return ppid;
 }
 
-static gboolean parse_pid(const char *name, GPid *pid)
+gboolean proc_parse_pid(const char *name, GPid *pid)
 {
 	guint64 v;
 
@@ -58,7 +58,7 @@ GArray *proc_children(GPid parent)
 	while (dir && (name = g_dir_read_name(dir))) {
 		GPid pid;
 
-		if (parse_pid(name, &pid) && proc_parent(pid) == parent)
+		if (proc_parse_pid(name, &pid) && proc_parent(pid) == parent)
 			g_array_append_val(pids, pid);
 	}
 	return pids;
@@ -303,7 +303,7 @@ GArray *proc_list_pids_at(const char *root, GError **error)
 	while ((name = g_dir_read_name(dir))) {
 		GPid pid;
 
-		if (parse_pid(name, &pid))
+		if (proc_parse_pid(name, &pid))
 			g_array_append_val(pids, pid);
 	}
 	return pids;
@@ -366,22 +366,58 @@ static gchar *read_at_most(const char *path, gsize max, gsize *len,
 /* A stat line is a few hundred bytes; a name cannot make it reach this. */
 #define STAT_MAX 4096
 
-gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
-		      GError **error)
+/* status is a few kB; the groups line alone can make it longer. */
+#define STATUS_MAX (256u << 10)
+
+/* The files of PID read whole and parsed by one of the proc_parse_*. */
+enum pid_file { PID_STAT, PID_SIGMASKS, PID_IDS };
+
+static const struct {
+	const char *name;
+	gsize max;
+	const char *lacking;	/* the error when it does not parse */
+} pid_files[] = {
+	[PID_STAT] = { "stat", STAT_MAX, "not a stat line" },
+	[PID_SIGMASKS] = { "status", STATUS_MAX, "no signal masks" },
+	[PID_IDS] = { "status", STATUS_MAX, "no Uid: and Gid: lines" },
+};
+
+static gboolean parse_as(enum pid_file f, const char *text, gsize len,
+			 gpointer out)
 {
-	g_autofree gchar *path = pid_path(root, pid, "stat");
+	switch (f) {
+	case PID_STAT:
+		return proc_parse_stat(text, len, out);
+	case PID_SIGMASKS:
+		return proc_parse_sigmasks(text, len, out);
+	case PID_IDS:
+		return proc_parse_ids(text, len, out);
+	}
+	return FALSE;
+}
+
+static gboolean parse_pid_file(const char *root, GPid pid, enum pid_file f,
+			       gpointer out, GError **error)
+{
+	g_autofree gchar *path = pid_path(root, pid, pid_files[f].name);
 	g_autofree gchar *text = NULL;
 	gsize len = 0;
 
-	text = read_at_most(path, STAT_MAX, &len, error);
+	text = read_at_most(path, pid_files[f].max, &len, error);
 	if (!text)
 		return FALSE;
-	if (!proc_parse_stat(text, len, out)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-			    "%s: not a stat line", path);
+	if (!parse_as(f, text, len, out)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s",
+			    path, pid_files[f].lacking);
 		return FALSE;
 	}
 	return TRUE;
+}
+
+gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
+		      GError **error)
+{
+	return parse_pid_file(root, pid, PID_STAT, out, error);
 }
 
 GStrv proc_cmdline_at(const char *root, GPid pid, GError **error)
@@ -424,37 +460,48 @@ gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time)
 	       st.state != 'X';
 }
 
-/* "Key:\t<16 hex digits>" at the start of a line of [text, text + len). */
-static gboolean find_mask(const char *text, gsize len, const char *key,
-			  guint64 *mask)
+/* The rest of the first line of [text, text + len) that starts with key,
+ * as [*value, *stop). */
+static gboolean find_line(const char *text, gsize len, const char *key,
+			  const char **value, const char **stop)
 {
 	gsize klen = strlen(key);
 	const char *p = text, *end = text + len;
 
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (gsize)(end - p));
-		const char *stop = eol ? eol : end;
-		const char *v = p + klen;
-		guint64 acc = 0;
-		gsize n = 0;
 
-		if ((gsize)(stop - p) > klen && memcmp(p, key, klen) == 0) {
-			while (v < stop && (*v == '\t' || *v == ' '))
-				v++;
-			for (; v < stop && n <= 16; v++, n++) {
-				if (!g_ascii_isxdigit(*v))
-					break;
-				acc = acc << 4 |
-				      (guint64)g_ascii_xdigit_value(*v);
-			}
-			if (v != stop || n == 0 || n > 16)
-				return FALSE;
-			*mask = acc;
+		*stop = eol ? eol : end;
+		if ((gsize)(*stop - p) > klen && memcmp(p, key, klen) == 0) {
+			*value = p + klen;
 			return TRUE;
 		}
-		p = stop + 1;
+		p = *stop + 1;
 	}
 	return FALSE;
+}
+
+/* "Key:\t<16 hex digits>" at the start of a line of [text, text + len). */
+static gboolean find_mask(const char *text, gsize len, const char *key,
+			  guint64 *mask)
+{
+	const char *v, *stop;
+	guint64 acc = 0;
+	gsize n = 0;
+
+	if (!find_line(text, len, key, &v, &stop))
+		return FALSE;
+	while (v < stop && (*v == '\t' || *v == ' '))
+		v++;
+	for (; v < stop && n <= 16; v++, n++) {
+		if (!g_ascii_isxdigit(*v))
+			break;
+		acc = acc << 4 | (guint64)g_ascii_xdigit_value(*v);
+	}
+	if (v != stop || n == 0 || n > 16)
+		return FALSE;
+	*mask = acc;
+	return TRUE;
 }
 
 gboolean proc_parse_sigmasks(const char *text, gsize len,
@@ -470,25 +517,10 @@ gboolean proc_parse_sigmasks(const char *text, gsize len,
 	return TRUE;
 }
 
-/* status is a few kB; the groups line alone can make it longer. */
-#define STATUS_MAX (256u << 10)
-
 gboolean proc_sigmasks_at(const char *root, GPid pid,
 			  struct proc_sigmasks *out, GError **error)
 {
-	g_autofree gchar *path = pid_path(root, pid, "status");
-	g_autofree gchar *text = NULL;
-	gsize len = 0;
-
-	text = read_at_most(path, STATUS_MAX, &len, error);
-	if (!text)
-		return FALSE;
-	if (!proc_parse_sigmasks(text, len, out)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-			    "%s: no signal masks", path);
-		return FALSE;
-	}
-	return TRUE;
+	return parse_pid_file(root, pid, PID_SIGMASKS, out, error);
 }
 
 gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
@@ -504,37 +536,27 @@ gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
 static gboolean find_ids(const char *text, gsize len, const char *key,
 			 guint32 ids[4])
 {
-	gsize klen = strlen(key);
-	const char *p = text, *end = text + len;
+	const char *v, *stop;
+	g_autofree gchar *line = NULL;
+	g_auto(GStrv) f = NULL;
+	guint n = 0;
 
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (gsize)(end - p));
-		const char *stop = eol ? eol : end;
+	if (!find_line(text, len, key, &v, &stop))
+		return FALSE;
+	line = g_strndup(v, (gsize)(stop - v));
+	f = g_strsplit_set(g_strstrip(line), "\t ", -1);
+	for (guint i = 0; f[i]; i++) {
+		guint64 id;
 
-		if ((gsize)(stop - p) > klen && memcmp(p, key, klen) == 0) {
-			g_autofree gchar *line = g_strndup(p + klen,
-							   (gsize)(stop - p) -
-							   klen);
-			g_auto(GStrv) f = g_strsplit_set(g_strstrip(line),
-							 "\t ", -1);
-			guint n = 0;
-
-			for (guint i = 0; f[i]; i++) {
-				guint64 v;
-
-				if (!*f[i])
-					continue;
-				if (n == 4 ||
-				    !g_ascii_string_to_unsigned(
-					    f[i], 10, 0, G_MAXUINT32, &v, NULL))
-					return FALSE;
-				ids[n++] = (guint32)v;
-			}
-			return n == 4;
-		}
-		p = stop + 1;
+		if (!*f[i])
+			continue;
+		if (n == 4 || !g_ascii_string_to_unsigned(f[i], 10, 0,
+							   G_MAXUINT32, &id,
+							   NULL))
+			return FALSE;
+		ids[n++] = (guint32)id;
 	}
-	return FALSE;
+	return n == 4;
 }
 
 gboolean proc_parse_ids(const char *text, gsize len, struct proc_ids *out)
@@ -551,17 +573,5 @@ gboolean proc_parse_ids(const char *text, gsize len, struct proc_ids *out)
 gboolean proc_ids_at(const char *root, GPid pid, struct proc_ids *out,
 		     GError **error)
 {
-	g_autofree gchar *path = pid_path(root, pid, "status");
-	g_autofree gchar *text = NULL;
-	gsize len = 0;
-
-	text = read_at_most(path, STATUS_MAX, &len, error);
-	if (!text)
-		return FALSE;
-	if (!proc_parse_ids(text, len, out)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-			    "%s: no Uid: and Gid: lines", path);
-		return FALSE;
-	}
-	return TRUE;
+	return parse_pid_file(root, pid, PID_IDS, out, error);
 }

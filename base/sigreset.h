@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A child about to exec must not inherit what its parent did with signals
+ * (the wrapper blocks the ones it reads through a signalfd; make and shells
+ * hand some down ignored): haproxy expects the defaults.
+ */
+#pragma once
+
+/* In a child between fork and exec: default dispositions, empty mask.
+ * Async-signal-safe. */
+void signals_reset_for_exec(void);
