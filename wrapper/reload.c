@@ -394,6 +394,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		start_stop_check(s, old);
 	}
 	sv_bound_draining(s);
+	reuseport_attach_generation(s->reuseport, g);
 	sv_pidfile_publish(s, g);
 	failed_generation_clear(&s->failed);
 	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
@@ -555,7 +556,7 @@ static void notice_migrate_req(struct supervisor *s)
 {
 	g_autofree gchar *value = NULL;
 
-	if (s->told_migrate_req)
+	if (s->told_migrate_req || reuseport_usable(s->reuseport))
 		return;
 	s->told_migrate_req = TRUE;
 	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,
