@@ -222,10 +222,9 @@ static void tell_getfd_refused(struct reuseport *r, struct round *rd,
 		return;
 	r->told_getfd = TRUE;
 	log_notice("SO_REUSEPORT migration: cannot take the listeners of "
-		   "haproxy pid %d (pidfd_getfd: %s; a haproxy that switched "
-		   "user needs CAP_SYS_PTRACE in the wrapper); %s: give the "
-		   "wrapper CAP_SYS_PTRACE, or set net.ipv4.tcp_migrate_req=1",
-		   pid, g_strerror(err), LOST);
+		   "haproxy pid %d: %s (another user's, or one that switched "
+		   "user); %s: give the wrapper CAP_SYS_PTRACE, or set "
+		   "net.ipv4.tcp_migrate_req=1", pid, g_strerror(err), LOST);
 }
 
 static void tell_noreuseport(struct reuseport *r, struct round *rd,
@@ -280,13 +279,17 @@ static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
 		g_int64_hash, g_int64_equal, g_free, NULL);
 	g_autofree gchar *dir_path = g_strdup_printf(PROC_ROOT "/%d/fd", pid);
 	g_autoptr(GDir) dir = NULL;
+	g_autoptr(GError) error = NULL;
 	const char *name;
 
 	listening_inodes(pid, "tcp", listening);
 	listening_inodes(pid, "tcp6", listening);
 	if (g_hash_table_size(listening) == 0)
 		return;
-	dir = g_dir_open(dir_path, 0, NULL);
+	dir = g_dir_open(dir_path, 0, &error);
+	/* Another user's, or one that switched user: not dumpable. */
+	if (!dir && g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_ACCES))
+		tell_getfd_refused(r, rd, pid, EACCES);
 	if (!dir)
 		return;
 	while ((name = g_dir_read_name(dir))) {
