@@ -60,15 +60,18 @@ static void site_config(struct site *s, const char *extra)
 	g_free(t_write_config(s->dir, "h.cfg", s->port, extra));
 }
 
-/* The wrapper with its runtime dir, options (up to NULL), -f, -p. */
-static G_GNUC_NULL_TERMINATED Wrapper *start_wrapper(struct site *s, ...)
+/* The wrapper with its runtime dir, options (up to NULL), -f, -p; env:
+ * additions "K=V" (may be NULL). */
+static G_GNUC_NULL_TERMINATED Wrapper *start_wrapper_env(struct site *s,
+							 const char *const *env,
+							 ...)
 {
 	g_autoptr(GPtrArray) args = g_ptr_array_new();
 	const char *arg;
 	va_list ap;
 
 	g_ptr_array_add(args, s->rundir_opt);
-	va_start(ap, s);
+	va_start(ap, env);
 	while ((arg = va_arg(ap, const char *)))
 		g_ptr_array_add(args, (gpointer)arg);
 	va_end(ap);
@@ -77,8 +80,10 @@ static G_GNUC_NULL_TERMINATED Wrapper *start_wrapper(struct site *s, ...)
 	g_ptr_array_add(args, "-p");
 	g_ptr_array_add(args, s->pidfile);
 	g_ptr_array_add(args, NULL);
-	return wrapper_start((const char *const *)args->pdata, NULL);
+	return wrapper_start((const char *const *)args->pdata, env);
 }
+
+#define start_wrapper(s, ...) start_wrapper_env(s, NULL, __VA_ARGS__)
 
 static void stop_wrapper(Wrapper *w)
 {
@@ -205,7 +210,6 @@ static void test_reloads_zero_loss(void)
 			      s.port2);
 	g_assert_nonnull(wrapper_find_log(w, on2));
 	assert_migration_state(&s, "active\"");
-	g_assert_null(wrapper_find_log(w, "tcp_migrate_req"));
 	stop_wrapper(w);
 	site_clear(&s);
 }
@@ -312,6 +316,54 @@ static void test_noreuseport_told(void)
 	site_clear(&s);
 }
 
+/*
+ * haproxy < 1.8 (-Ds, t/fake-haproxy as 1.7.0): the listeners are in the
+ * workers, where the program goes; the advice to set tcp_migrate_req is
+ * given only when migration is off.
+ */
+static void test_ds_workers(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *haproxy = g_strconcat("--haproxy=", fake, NULL);
+	g_autofree gchar *cfg = NULL, *on = NULL;
+	const char *env[] = { "FAKE_HAPROXY_VERSION=1.7.0", NULL };
+	const char *line;
+
+	site_init(&s);
+	cfg = g_strdup_printf("bind 127.0.0.1:%u\n", s.port);
+	g_free(t_write_file(s.dir, "h.cfg", cfg));
+	for (guint off = 0; off <= 1; off++) {
+		g_autoptr(Wrapper) w = start_wrapper_env(
+			&s, env, haproxy,
+			off ? "--reuseport-migration=off" : NULL, NULL);
+		GPid parent = wrapper_wait_ready(w, 1, T_WAIT);
+
+		g_assert_cmpint(parent, >, 0);
+		wrapper_signal(w, SIGUSR2);
+		g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), >, 0);
+		if (off) {
+			g_assert_cmpuint(wrapper_count_log(w, "tcp_migrate_req"),
+					 ==, 1);
+			assert_migration_state(&s, "off\"");
+		} else {
+			on = g_strdup_printf("SO_REUSEPORT migration on for "
+					     "127.0.0.1:%u (haproxy pid ",
+					     s.port);
+			line = wrapper_find_log(w, on);
+			g_assert_nonnull(line);
+			/* A worker: the -Ds parent closed its listeners. */
+			g_assert_cmpint(t_pid_in(line, "(haproxy pid "), !=,
+					parent);
+			g_assert_null(wrapper_find_log(w, "tcp_migrate_req"));
+			assert_migration_state(&s, "active\"");
+		}
+		stop_wrapper(w);
+	}
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -322,5 +374,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/migration/takeover-zero-loss",
 			test_takeover_zero_loss);
 	g_test_add_func("/migration/noreuseport-told", test_noreuseport_told);
+	g_test_add_func("/migration/ds-workers", test_ds_workers);
 	return g_test_run();
 }
