@@ -14,12 +14,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "migrate/proc.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 /* Clients, each a new connection a request: enough to keep the accept
  * queues non-empty whenever the old haproxy closes its listeners. */
 #define LOADERS 8
+#ifndef RELOADS
 #define RELOADS 12
+#endif
 
 struct site {
 	gchar *dir;
@@ -281,6 +286,100 @@ static void test_takeover_zero_loss(void)
 	g_assert_cmpuint(failed, ==, 0);
 }
 
+/*
+ * A restart by hand whose configuration adds a port: the adopted
+ * instance's new group gets the program when it is found, so that the
+ * reload that retires it (no -x from an instance we did not start)
+ * loses nothing on either port.
+ */
+static void test_adopted_zero_loss(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	struct t_load l[LOADERS], l2[LOADERS / 2];
+	g_autofree gchar *extra = NULL, *oldarg = NULL, *on2 = NULL;
+	const char *argv[] = { HAPROXY, "-D", "-p", NULL, "-f", NULL, "-sf",
+			       NULL, NULL };
+	const char *line;
+	guint requests = 0, failed;
+	GPid gen1, adopted, gen2;
+
+	if (!have_haproxy() || host_migrates())
+		return;
+	site_init(&s);
+	w = start_wrapper(&s, NULL);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
+	loads_start(l, LOADERS, s.port);
+	g_assert_true(t_load_wait_answers(&l[0], gen1, 10));
+
+	extra = g_strdup_printf("    bind 127.0.0.1:%u\n", s.port2);
+	site_config(&s, extra);
+	oldarg = g_strdup_printf("%d", gen1);
+	argv[3] = s.pidfile;
+	argv[5] = s.cfg;
+	argv[7] = oldarg;
+	t_launch_daemon(s.dir, argv);
+	line = wrapper_wait_log(w, "adopting standalone pid ", T_WAIT);
+	g_assert_nonnull(line);
+	adopted = t_pid_in(line, "pid ");
+	t_remember(adopted, HAPROXY);
+	on2 = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u "
+			      "(haproxy pid %d)", s.port2, adopted);
+	g_assert_nonnull(wrapper_wait_log(w, on2, T_WAIT));
+	g_assert_true(t_load_wait_answers(&l[0], adopted, 10));
+	loads_start(l2, G_N_ELEMENTS(l2), s.port2);
+	g_assert_true(t_load_wait_answers(&l2[0], adopted, 10));
+
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(adopted, T_WAIT));
+	g_assert_true(t_load_wait_answers(&l[0], gen2, 10));
+	g_assert_true(t_load_wait_answers(&l2[0], gen2, 10));
+	failed = loads_finish(l, LOADERS, &requests);
+	failed += loads_finish(l2, G_N_ELEMENTS(l2), &requests);
+	g_test_message("%u of %u requests failed across an adoption and "
+		       "its retirement", failed, requests);
+	g_assert_cmpuint(failed, ==, 0);
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+/* A haproxy that switched user is not dumpable: root's CAP_SYS_PTRACE
+ * still takes its listeners. */
+static void test_user_switched(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *text = NULL, *cfg = NULL, *on = NULL;
+	struct proc_ids ids;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	if (geteuid() != 0) {
+		g_test_skip("haproxy switches user only when started as root");
+		return;
+	}
+	site_init(&s);
+	text = t_config_text(s.port, NULL);
+	cfg = g_strconcat("global\n    uid 65534\n    gid 65534\n", text,
+			  NULL);
+	g_free(t_write_file(s.dir, "h.cfg", cfg));
+	w = start_wrapper(&s, "--seamless-reload=off", NULL);
+	pid = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
+	g_assert_true(proc_ids_at("/proc", pid, &ids, NULL));
+	g_assert_cmpuint(ids.uid[1], ==, 65534);
+	on = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u "
+			     "(haproxy pid %d)", s.port, pid);
+	g_assert_nonnull(wrapper_find_log(w, on));
+	assert_migration_state(&s, "active\"");
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
 /* A listener without SO_REUSEPORT: one notice naming it, status says
  * why, and haproxy serves and reloads as ever. */
 static void test_noreuseport_told(void)
@@ -344,8 +443,8 @@ static void test_ds_workers(void)
 		wrapper_signal(w, SIGUSR2);
 		g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), >, 0);
 		if (off) {
-			g_assert_cmpuint(wrapper_count_log(w, "tcp_migrate_req"),
-					 ==, 1);
+			g_assert_cmpuint(
+				wrapper_count_log(w, "tcp_migrate_req"), ==, 1);
 			assert_migration_state(&s, "off\"");
 		} else {
 			on = g_strdup_printf("SO_REUSEPORT migration on for "
@@ -373,6 +472,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/migration/reloads-off", test_reloads_off);
 	g_test_add_func("/migration/takeover-zero-loss",
 			test_takeover_zero_loss);
+	g_test_add_func("/migration/adopted-zero-loss", test_adopted_zero_loss);
+	g_test_add_func("/migration/user-switched", test_user_switched);
 	g_test_add_func("/migration/noreuseport-told", test_noreuseport_told);
 	g_test_add_func("/migration/ds-workers", test_ds_workers);
 	return g_test_run();

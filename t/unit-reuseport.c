@@ -50,8 +50,10 @@ static int listener(int family, guint16 *port, gboolean reuseport)
 	g_assert_cmpint(bind(fd, (struct sockaddr *)&ss, len), ==, 0);
 	g_assert_cmpint(listen(fd, 128), ==, 0);
 	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&ss, &len), ==, 0);
-	*port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
-			 ((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (family == AF_INET)
+		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	else
+		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	return fd;
 }
 

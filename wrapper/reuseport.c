@@ -155,9 +155,9 @@ static void listening_inodes(GPid pid, const char *table, GHashTable *out)
 		unsigned int state;
 		guint64 inode;
 
-		/* sl local remote st tx:rx tr:when retrnsmt uid timeout inode */
-		if (sscanf(line, " %*s %*s %*s %x %*s %*s %*s %*s %*s %" G_GUINT64_FORMAT,
-			   &state, &inode) != 2)
+		/* sl local remote st tx:rx tr:when retr uid timeout inode */
+		if (sscanf(line, " %*s %*s %*s %x %*s %*s %*s %*s %*s "
+			   "%" G_GUINT64_FORMAT, &state, &inode) != 2)
 			continue;
 		if (state != TCP_LISTEN_STATE)
 			break;
