@@ -374,7 +374,8 @@ static void test_user_switched(void)
 	g_assert_cmpuint(ids.uid[1], ==, 65534);
 	on = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u "
 			     "(haproxy pid %d)", s.port, pid);
-	g_assert_nonnull(wrapper_find_log(w, on));
+	/* Attached once the reload is answered, not before. */
+	g_assert_nonnull(wrapper_wait_log(w, on, T_WAIT));
 	assert_migration_state(&s, "active\"");
 	stop_wrapper(w);
 	site_clear(&s);
@@ -403,13 +404,16 @@ static void test_noreuseport_told(void)
 				 "migration: haproxy pid %d listens on "
 				 "127.0.0.1:%u without SO_REUSEPORT", pid,
 				 s.port);
-	g_assert_nonnull(wrapper_find_log(w, notice));
+	g_assert_nonnull(wrapper_wait_log(w, notice, T_WAIT));
 	state = g_strdup_printf("unavailable: 127.0.0.1:%u has no SO_REUSEPORT",
 				s.port);
 	assert_migration_state(&s, state);
 	wrapper_signal(w, SIGUSR2);
 	pid = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
+	/* Answered after generation 2's round: its lines are written. */
+	assert_migration_state(&s, state);
+	wrapper_pump(w, 0);
 	g_assert_cmpuint(wrapper_count_log(w, "without SO_REUSEPORT"), ==, 1);
 	stop_wrapper(w);
 	site_clear(&s);

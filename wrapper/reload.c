@@ -394,7 +394,6 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		start_stop_check(s, old);
 	}
 	sv_bound_draining(s);
-	reuseport_attach_generation(s->reuseport, g);
 	sv_pidfile_publish(s, g);
 	failed_generation_clear(&s->failed);
 	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
@@ -423,6 +422,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 
 		sv_reload_finished(s, TRUE, msg);
 	}
+	reuseport_attach_generation(s->reuseport, g);
 }
 
 static void on_witness(int signo, GPid sender, gpointer data)
