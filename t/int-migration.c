@@ -22,6 +22,8 @@
 /* Clients, each a new connection a request: enough to keep the accept
  * queues non-empty whenever the old haproxy closes its listeners. */
 #define LOADERS 8
+/* A reload competes with them for the CPU (seconds under ASan). */
+#define LOADED_WAIT (4 * T_WAIT)
 #ifndef RELOADS
 #define RELOADS 12
 #endif
@@ -178,7 +180,7 @@ static guint reloads_under_load(struct site *s, Wrapper *w, guint *requests)
 		if (n == RELOADS / 2)
 			site_config(s, extra);
 		wrapper_signal(w, SIGUSR2);
-		pid = wrapper_wait_ready(w, n, T_WAIT);
+		pid = wrapper_wait_ready(w, n, LOADED_WAIT);
 		g_assert_cmpint(pid, >, 0);
 		g_assert_true(t_load_wait_answers(&l[0], pid, 10));
 		if (n == RELOADS / 2) {
@@ -273,7 +275,7 @@ static void test_takeover_zero_loss(void)
 		g_assert_true(t_load_wait_answers(&l[0], daemon, 10));
 
 		w = start_wrapper(&s, NULL);
-		gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+		gen1 = wrapper_wait_ready(w, 1, LOADED_WAIT);
 		g_assert_cmpint(gen1, >, 0);
 		g_assert_true(t_wait_gone(daemon, T_WAIT));
 		g_assert_true(t_load_wait_answers(&l[0], gen1, 10));
@@ -320,7 +322,7 @@ static void test_adopted_zero_loss(void)
 	argv[5] = s.cfg;
 	argv[7] = oldarg;
 	t_launch_daemon(s.dir, argv);
-	line = wrapper_wait_log(w, "adopting standalone pid ", T_WAIT);
+	line = wrapper_wait_log(w, "adopting standalone pid ", LOADED_WAIT);
 	g_assert_nonnull(line);
 	adopted = t_pid_in(line, "pid ");
 	t_remember(adopted, HAPROXY);
@@ -332,7 +334,7 @@ static void test_adopted_zero_loss(void)
 	g_assert_true(t_load_wait_answers(&l2[0], adopted, 10));
 
 	wrapper_signal(w, SIGUSR2);
-	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	gen2 = wrapper_wait_ready(w, 2, LOADED_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(adopted, T_WAIT));
 	g_assert_true(t_load_wait_answers(&l[0], gen2, 10));
