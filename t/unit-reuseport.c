@@ -12,8 +12,10 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -179,6 +181,55 @@ static void test_noreuseport(void)
 	reuseport_free(r);
 }
 
+/*
+ * A -Ds generation once its parent has forked: the parent (our child)
+ * closed its listener, its worker holds it. The program goes through the
+ * worker.
+ */
+static void test_ds_worker(void)
+{
+	struct reuseport *r = reuseport_new(TRUE);
+	struct generation *g = generation_new(1, LAUNCH_DS, "1.7.0");
+	pid_t parent, worker;
+	int p[2];
+
+	g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
+	parent = fork();
+	g_assert_cmpint(parent, >=, 0);
+	if (parent == 0) {
+		guint16 port = 0;
+		int a;
+
+		/* Gone with the test, whatever becomes of it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		a = listener(AF_INET, &port, TRUE);
+		worker = fork();
+		if (worker == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+		close(a);
+		if (write(p[1], &worker, sizeof(worker)) != sizeof(worker))
+			_exit(1);
+		while (wait(NULL) > 0 || errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[1]);
+	g_assert_cmpint(read(p[0], &worker, sizeof(worker)), ==,
+			sizeof(worker));
+	close(p[0]);
+	g->pid = parent;
+	reuseport_attach_generation(r, g);
+	g_assert_cmpstr(reuseport_state(r), ==, "active");
+	/* Our grandchild, not reaped while its parent waits for it. */
+	kill(worker, SIGKILL);
+	g_assert_cmpint(waitpid(parent, NULL, 0), ==, parent);
+	generation_free(g);
+	reuseport_free(r);
+}
+
 /* Runs fn in a child that became uid NOBODY (no capability left); the
  * state it ended with. */
 static gchar *as_nobody(void (*fn)(struct reuseport *r, GPid parent),
@@ -276,6 +327,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/reuseport/without-program-resets",
 			test_without_program_resets);
 	g_test_add_func("/reuseport/noreuseport", test_noreuseport);
+	g_test_add_func("/reuseport/ds-worker", test_ds_worker);
 	g_test_add_func("/reuseport/no-cap-bpf", test_no_cap_bpf);
 	g_test_add_func("/reuseport/pid-not-ours", test_pid_not_ours);
 	return g_test_run();

@@ -368,7 +368,9 @@ void reuseport_attach_generation(struct reuseport *r,
 	if (g->exited || !reuseport_usable(r))
 		return;
 	round_begin(&rd);
-	/* Our own child, not reaped: the pid is still it. */
+	/* Our own child, not reaped: the pid is still it. A -Ds parent is
+	 * ready before it forks, and closes its listeners after: looked at
+	 * first, then its workers, one of them holds them. */
 	round_add_pidfd(r, &rd, pidfd_open(g->pid, 0), g->pid);
 	if (g->mode == LAUNCH_DS)
 		workers = children = proc_children(g->pid);
