@@ -92,8 +92,7 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent)
 	return fd;
 }
 
-/* "socket:[12345]" -> 12345, or 0. */
-static guint64 socket_inode(GPid pid, const char *fd_name)
+guint64 proc_socket_inode(GPid pid, const char *fd_name)
 {
 	g_autofree gchar *link = g_strdup_printf("/proc/%d/fd/%s", pid, fd_name);
 	g_autofree gchar *target = g_file_read_link(link, NULL);
@@ -133,7 +132,7 @@ GHashTable *proc_listening_inodes(GPid pid)
 	inodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
 				       NULL);
 	while ((name = g_dir_read_name(dir))) {
-		guint64 ino = socket_inode(pid, name);
+		guint64 ino = proc_socket_inode(pid, name);
 
 		if (ino && fd_listens(pidfd, atoi(name)))
 			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
@@ -149,7 +148,7 @@ gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes)
 	const char *name;
 
 	while (dir && (name = g_dir_read_name(dir))) {
-		guint64 ino = socket_inode(pid, name);
+		guint64 ino = proc_socket_inode(pid, name);
 
 		if (ino && g_hash_table_contains(inodes, &ino))
 			return TRUE;

@@ -38,6 +38,10 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent);
  */
 GHashTable *proc_listening_inodes(GPid pid);
 
+/* The inode of the socket pid holds as descriptor fd_name ("socket:[N]"),
+ * or 0 when it is not a socket or cannot be read. */
+guint64 proc_socket_inode(GPid pid, const char *fd_name);
+
 /* Does pid still hold a descriptor on one of these socket inodes? */
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);
 

@@ -24,6 +24,7 @@ struct cli {
 	gchar *self_upgrade;
 	gchar *seamless;
 	gchar *takeover;
+	gchar *reuseport;
 	gchar *master_worker;
 	gint stop_timeout;
 	gint ready_timeout;
@@ -76,6 +77,11 @@ static GOptionContext *option_context(struct cli *c)
 		  "At start, take over haproxy instances this wrapper did not "
 		  "start (same pidfile or configuration): auto (default) or "
 		  "off", "WHEN" },
+		{ "reuseport-migration", 0, 0, G_OPTION_ARG_STRING,
+		  &c->reuseport,
+		  "Keep the connections queued on a closing haproxy's "
+		  "listeners (a BPF program per SO_REUSEPORT group, Linux >= "
+		  "5.14): auto (default) or off", "WHEN" },
 		{ "master-worker", 0, 0, G_OPTION_ARG_STRING,
 		  &c->master_worker,
 		  "Run haproxy (>= 1.8) as a master and its workers (-Ws), "
@@ -224,6 +230,8 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    &c->opts.seamless, error) ||
 	    !parse_auto_off(c->takeover, "--takeover", &c->opts.takeover,
 			    error) ||
+	    !parse_auto_off(c->reuseport, "--reuseport-migration",
+			    &c->opts.reuseport_migration, error) ||
 	    !parse_master_worker(c->master_worker, args->master_worker,
 				 &c->opts.master_worker, error))
 		return FALSE;
@@ -309,6 +317,7 @@ static void cli_clear(struct cli *c)
 	g_free(c->self_upgrade);
 	g_free(c->seamless);
 	g_free(c->takeover);
+	g_free(c->reuseport);
 	g_free(c->master_worker);
 	g_free(c->format);
 }

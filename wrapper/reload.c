@@ -422,6 +422,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 
 		sv_reload_finished(s, TRUE, msg);
 	}
+	reuseport_attach_generation(s->reuseport, g);
 }
 
 static void on_witness(int signo, GPid sender, gpointer data)
@@ -555,7 +556,7 @@ static void notice_migrate_req(struct supervisor *s)
 {
 	g_autofree gchar *value = NULL;
 
-	if (s->told_migrate_req)
+	if (s->told_migrate_req || reuseport_usable(s->reuseport))
 		return;
 	s->told_migrate_req = TRUE;
 	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,

@@ -187,6 +187,10 @@ gchar *status_json(const struct status_view *v)
 	g_string_append_printf(s, ",\"reloads\":%u,\"last_reload\":",
 			       v->reloads);
 	json_last(s, v->last);
+	if (v->reuseport) {
+		g_string_append(s, ",\"reuseport_migration\":");
+		json_string(s, v->reuseport);
+	}
 	g_string_append(s, ",\"generations\":[");
 	for (guint i = v->gens->len; i-- > 0; first = FALSE) {
 		const struct generation *g =

@@ -39,6 +39,8 @@ struct status_view {
 	const GPtrArray *foreign;	/* struct foreign *, may be NULL */
 	/* Serves when no generation does: adopted after a restart by hand. */
 	const struct foreign *adopted;
+	/* "active", "off", "unavailable: ...": see reuseport_state() */
+	const char *reuseport;
 };
 
 gchar *status_text(const struct status_view *v);

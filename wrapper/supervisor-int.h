@@ -32,6 +32,7 @@
 #include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
 #include "wrapper/probe.h"
+#include "wrapper/reuseport.h"
 #include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/state.h"
@@ -136,6 +137,7 @@ struct supervisor {
 	guint extend_timer;
 	guint watchdog_timer;
 	gboolean told_migrate_req;
+	struct reuseport *reuseport;	/* per-group queue migration */
 
 	/* Master-worker mode (master.c): the notify socket, and while a
 	 * reload of the master is ours, its children before the SIGUSR2. */

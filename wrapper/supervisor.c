@@ -163,6 +163,7 @@ static struct status_view status_view_of(struct supervisor *s)
 		.current = s->current,
 		.foreign = foreign_view(s),
 		.adopted = adopted_serving(s),
+		.reuseport = reuseport_state(s->reuseport),
 	};
 }
 
@@ -365,6 +366,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		s->restarts_adopted++;
 		/* It serves now, whatever becomes of a starting one. */
 		s->current_lost = FALSE;
+		reuseport_attach_foreign(s->reuseport, adopt_instances(s->adopt));
 		if (s->current)
 			/* Found after our reload's generation was ready. */
 			sv_retire_adopted(s);
@@ -601,6 +603,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 		(GDestroyNotify)generation_free);
 	s->waiters = g_ptr_array_new_with_free_func(g_free);
 	s->foreign_view = g_ptr_array_new();
+	s->reuseport = reuseport_new(opts->reuseport_migration);
 	s->next_number = 1;
 	s->can_upgrade = self_image_init(&s->self);
 	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
@@ -712,7 +715,11 @@ static void start_watchdog(struct supervisor *s)
 
 static void on_takeover_settled(gpointer data)
 {
-	sv_launch(data);
+	struct supervisor *s = data;
+
+	/* Before our generation's -sf makes them close their listeners. */
+	reuseport_attach_foreign(s->reuseport, takeover_instances(s->takeover));
+	sv_launch(s);
 }
 
 /* haproxy's own argv, as a running haproxy would show it, to match the
@@ -805,6 +812,7 @@ void supervisor_free(struct supervisor *s)
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
+	reuseport_free(s->reuseport);
 	reload_report_clear(&s->last);
 	failed_generation_clear(&s->failed);
 	g_free(s->rundir);

@@ -34,6 +34,7 @@ struct wrapper_options {
 	gint max_old_workers;	/* -1: no bound on draining generations */
 	guint drain_timeout_s;	/* 0: drain as long as they like */
 	gboolean takeover;	/* take over foreign instances at start */
+	gboolean reuseport_migration;	/* migrate closing listeners' queues */
 	enum mw_policy master_worker;	/* run haproxy -Ws behind us */
 };
 

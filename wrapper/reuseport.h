@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Per-group SO_REUSEPORT migration. When a haproxy closes a listener of a
+ * SO_REUSEPORT group (its soft stop on a reload without -x, a takeover),
+ * the kernel resets the connections queued on it, unless migration is on:
+ * host-wide (net.ipv4.tcp_migrate_req, never touched here) or for one group,
+ * by a BPF_PROG_TYPE_SK_REUSEPORT program loaded for
+ * BPF_SK_REUSEPORT_SELECT_OR_MIGRATE and attached to any one socket of the
+ * group (Linux >= 5.14). Ours only returns SK_PASS: the kernel keeps
+ * choosing the listener as it would, and moves the queue of a closing one
+ * to a sibling instead of resetting it.
+ *
+ * The program is loaded once, at the first need, and kept. The listeners
+ * of a serving haproxy are found through /proc (its socket descriptors
+ * among the LISTEN entries of its /proc/PID/net/tcp{,6}), taken with
+ * pidfd_getfd, and the program attached once per group (address and
+ * device) a round. Whatever stands in the way (old kernel, no CAP_BPF,
+ * pidfd_getfd refused, a listener without SO_REUSEPORT) is one notice,
+ * never an error: the service runs on, as it would without us.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "wrapper/generation.h"
+
+struct reuseport;
+
+/* enabled: --reuseport-migration=auto; FALSE: off, nothing is ever done. */
+struct reuseport *reuseport_new(gboolean enabled);
+void reuseport_free(struct reuseport *r);
+
+/* Can groups get migration: enabled and the program loaded (loading it
+ * now if that was not tried yet)? */
+gboolean reuseport_usable(struct reuseport *r);
+
+/* Attach to every group g's processes listen on: the -db process, the
+ * -Ds parent and its workers, the master and its workers. */
+void reuseport_attach_generation(struct reuseport *r,
+				 const struct generation *g);
+
+/* The same for instances we did not start (struct foreign *), each
+ * process checked to still be the one that was found. */
+void reuseport_attach_foreign(struct reuseport *r, const GPtrArray *instances);
+
+/* The same for one process, through a pidfd that names it: the number
+ * of groups that got the program. */
+guint reuseport_attach_pidfd(struct reuseport *r, int pidfd, GPid pid);
+
+/* For status: "off", "pending" (nothing to attach to yet), "active", or
+ * "unavailable: WHY" / "partial: WHY" after the last round. */
+const char *reuseport_state(const struct reuseport *r);
