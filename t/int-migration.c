@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "migrate/proc.h"
+#include "base/proc.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 /* Clients, each a new connection a request: enough to keep the accept

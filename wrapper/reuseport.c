@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "migrate/find.h"
-#include "migrate/proc.h"
-#include "wrapper/log.h"
+#include "base/proc.h"
+#include "base/log.h"
 
 #define PROC_ROOT "/proc"
 #define TCP_LISTEN_STATE 0x0A
