@@ -475,6 +475,7 @@ static void test_burst_coalesce(void)
 	line = wrapper_wait_log(s.w, " ready: pid ", T_WAIT);
 	g_assert_nonnull(line);
 	s.pid = t_pid_in(line, "pid ");
+	assert_pidfile(&s);
 
 	usr2 = wrapper_count_log(s.w, "reloading on SIGUSR2.");
 	hup = wrapper_count_log(s.w, "reloading on SIGHUP.");
