@@ -1170,6 +1170,87 @@ static void test_ds_worker_killed(void)
 	assert_fields(stopping, "STOPPING=1", "STATUS=", NULL);
 }
 
+/*
+ * A wrapper started while a master-worker haproxy started by hand still
+ * sets itself up (a 2.5+ master re-executes itself after its load:
+ * SIGUSR1 keeps its default action until the new image has set it up;
+ * t/fake-haproxy, named haproxy, for 5 s here, its worker already
+ * serving). The takeover waits until it handles SIGUSR1: the first
+ * generation's -sf then soft-stops it (exit 0 through its handler), where
+ * an early one would kill it. The first generation is the fake too, ready
+ * at once: no start-up of the wrapper outlasts the window.
+ */
+static void test_takeover_waits_for_handler(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *fake = NULL, *bin = NULL, *haproxy = NULL;
+	g_autofree gchar *fake_log = NULL, *log_env = NULL;
+	g_autofree gchar *events = NULL, *stopped = NULL, *taking = NULL;
+	g_auto(GStrv) env = NULL;
+	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, NULL };
+	GPid master;
+	int status;
+
+	n_started = 0;
+	site_init_fake(&s, "fake-master-late-usr1-ms 5000\n");
+	fake = g_build_filename(t_dir(), "fake-haproxy", NULL);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	haproxy = g_build_filename(bin, "haproxy", NULL);
+	g_assert_cmpint(g_mkdir(bin, 0755), ==, 0);
+	{
+		const char *cp[] = { "cp", fake, haproxy, NULL };
+		int cp_status;
+
+		g_assert_true(g_spawn_sync(NULL, (char **)cp, NULL,
+					   G_SPAWN_SEARCH_PATH, NULL, NULL,
+					   NULL, NULL, &cp_status, &error));
+		g_assert_true(g_spawn_check_wait_status(cp_status, &error));
+	}
+	fake_log = g_build_filename(s.dir, "fake.log", NULL);
+	log_env = g_strconcat("FAKE_HAPROXY_LOG=", fake_log, NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", fake_log,
+			       TRUE);
+	argv[0] = haproxy;
+	argv[3] = s.pidfile;
+	argv[5] = s.cfg;
+	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &master, &error));
+	t_remember(master, "/haproxy");
+	/* Serving through its worker, not settled yet: the wrapper starts. */
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), !=, master);
+	g_free(t_wait_file_line(fake_log, "master: SIGUSR1 not handled", NULL,
+				1, T_WAIT));
+	g_assert_null(t_wait_file_line(fake_log, "master handles SIGUSR1",
+				       NULL, 1, 0));
+	{
+		const char *wenv[] = { log_env, NULL };
+		const char *args[] = { s.rundir_opt, s.haproxy_opt, "-f",
+				       s.cfg, "-p", s.pidfile, NULL };
+
+		s.w = wrapper_start(args, wenv);
+	}
+	remember(s.w->pid);
+	taking = g_strdup_printf("taking over master-worker master pid %d ",
+				 master);
+	g_assert_nonnull(wrapper_wait_log(s.w, taking, T_WAIT));
+	s.pid = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(s.pid, >, 0);
+
+	status = t_wait_child(master, T_WAIT);
+	g_assert_true(g_file_get_contents(fake_log, &events, NULL, NULL));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		g_error("the foreign master ended with status 0x%x:\n%s",
+			status, events);
+	stopped = g_strdup_printf("pid=%d master stop USR1", master);
+	g_assert_nonnull(strstr(events, stopped));
+	g_assert_null(wrapper_find_log(s.w, "does not handle SIGUSR1 yet"));
+	g_assert_cmpint(wait_answering(s.port, s.pid), ==, s.pid);
+	site_stop(&s);
+	t_end_all_started();
+}
+
 /* ---- 5. --reload and --hard-reload are synchronous ---- */
 
 static void test_sync_reload(void)
@@ -2193,6 +2274,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reload/stop-reaches-draining",
 			test_stop_reaches_draining);
 	g_test_add_func("/reload/ds-worker-killed", test_ds_worker_killed);
+	g_test_add_func("/reload/takeover-waits-for-handler",
+			test_takeover_waits_for_handler);
 	g_test_add_func("/reload/sync-reload", test_sync_reload);
 	g_test_add_func("/reload/queued-hard-stays-hard",
 			test_queued_hard_stays_hard);
