@@ -740,6 +740,23 @@ static void test_bare_name_in_path(void)
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
 }
 
+/* --haproxy=NAME without a slash is looked up in PATH, as a shell would. */
+static void test_haproxy_option_bare_name(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *env[] = { "PATH=/nonexistent:/usr/sbin:/usr/bin:/bin",
+			      NULL };
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start(&s, env, "--haproxy=haproxy", "-f", s.cfg, "-p", s.pidfile,
+		   NULL);
+	g_assert_nonnull(wrapper_find_log(s.w, "executing " HAPROXY " "));
+	site_reload(&s, SIGUSR2, TRUE);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
 static void test_stray_signals(void)
 {
 	static const int strays[] = { SIGQUIT, SIGTTOU, SIGTTIN, SIGWINCH };
@@ -1026,6 +1043,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/real/pidfile-rewritten", test_pidfile_rewritten);
 	g_test_add_func("/real/user-dashdash", test_user_dashdash);
 	g_test_add_func("/real/bare-name-in-path", test_bare_name_in_path);
+	g_test_add_func("/real/haproxy-option-bare-name",
+			test_haproxy_option_bare_name);
 	g_test_add_func("/real/stray-signals", test_stray_signals);
 	g_test_add_func("/real/stale-pidfile", test_stale_pidfile);
 	g_test_add_func("/real/child-environment", test_child_environment);
