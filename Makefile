@@ -5,6 +5,7 @@
 #   make demo       build and run the wrapper on demo/haproxy.cfg (127.0.0.1), show a reload
 #   make install    DESTDIR, PREFIX, SBINDIR
 #   make deps       install what the build and tests need from Debian's packages
+#   make mutation   the mutants of t/mutants.list against the tests (slow)
 
 .DEFAULT_GOAL := all
 

@@ -102,24 +102,69 @@ guint64 proc_socket_inode(GPid pid, const char *fd_name)
 	return g_ascii_strtoull(target + 8, NULL, 10);
 }
 
-static gboolean fd_listens(int pidfd, int fd)
+/* 1 listening, 0 not, -1 when it cannot be told (pidfd_getfd refused). */
+static int fd_listens(int pidfd, int fd)
 {
 	int dup = pidfd_getfd(pidfd, fd, 0);
 	int listening = 0;
 	socklen_t len = sizeof(listening);
 
 	if (dup < 0)
-		return FALSE;
+		return -1;
 	if (getsockopt(dup, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
 		listening = 0;
 	close(dup);
-	return listening;
+	return listening ? 1 : 0;
+}
+
+static GHashTable *inode_set_new(void)
+{
+	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+}
+
+/* The LISTEN (0A) entries of /proc/net/tcp or tcp6: the kernel lists the
+ * listening sockets first, so the read stops at the first other one. */
+static void add_tcp_listeners(GHashTable *inodes, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	g_autofree char *line = NULL;
+	size_t size = 0;
+	char st[3];
+	guint64 ino;
+
+	if (!f)
+		return;
+	/* After the header: sl local rem st queues tr retrnsmt uid timeout
+	 * inode ... */
+	if (getline(&line, &size, f) > 0)
+		while (getline(&line, &size, f) > 0 &&
+		       sscanf(line, "%*s %*s %*s %2s %*s %*s %*s %*s %*s %"
+			      G_GUINT64_FORMAT, st, &ino) == 2 &&
+		       strcmp(st, "0A") == 0)
+			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
+	fclose(f);
+}
+
+/*
+ * The listening TCP sockets of our network namespace, for when a
+ * process's descriptors cannot be duplicated: pidfd_getfd() refused by a
+ * seccomp filter (systemd-nspawn's, under the recommended unit) while
+ * /proc/PID/fd can still be read.
+ */
+static GHashTable *net_listening_inodes(void)
+{
+	GHashTable *inodes = inode_set_new();
+
+	add_tcp_listeners(inodes, "/proc/net/tcp");
+	add_tcp_listeners(inodes, "/proc/net/tcp6");
+	return inodes;
 }
 
 GHashTable *proc_listening_inodes(GPid pid)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	g_autoptr(GHashTable) net = NULL;
 	GHashTable *inodes;
 	const char *name;
 	int pidfd = pidfd_open(pid, 0);
@@ -129,12 +174,15 @@ GHashTable *proc_listening_inodes(GPid pid)
 			close(pidfd);
 		return NULL;
 	}
-	inodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-				       NULL);
+	inodes = inode_set_new();
 	while ((name = g_dir_read_name(dir))) {
 		guint64 ino = proc_socket_inode(pid, name);
+		int listens = ino ? fd_listens(pidfd, atoi(name)) : 0;
 
-		if (ino && fd_listens(pidfd, atoi(name)))
+		if (listens < 0 && !net)
+			net = net_listening_inodes();
+		if (listens > 0 ||
+		    (listens < 0 && g_hash_table_contains(net, &ino)))
 			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
 	}
 	close(pidfd);

@@ -34,7 +34,9 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent);
 /*
  * The inodes of the listening sockets pid holds, read by duplicating each
  * socket descriptor (pidfd_getfd: our own child, or root) and asking it
- * SO_ACCEPTCONN. NULL when that cannot be done (kernel < 5.6, no right).
+ * SO_ACCEPTCONN; where pidfd_getfd is refused (a seccomp filter), its
+ * sockets found among the TCP listeners of /proc/net. NULL when pid's
+ * descriptors cannot be listed.
  */
 GHashTable *proc_listening_inodes(GPid pid);
 

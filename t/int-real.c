@@ -475,6 +475,7 @@ static void test_burst_coalesce(void)
 	line = wrapper_wait_log(s.w, " ready: pid ", T_WAIT);
 	g_assert_nonnull(line);
 	s.pid = t_pid_in(line, "pid ");
+	assert_pidfile(&s);
 
 	usr2 = wrapper_count_log(s.w, "reloading on SIGUSR2.");
 	hup = wrapper_count_log(s.w, "reloading on SIGHUP.");
@@ -736,6 +737,23 @@ static void test_bare_name_in_path(void)
 	site_reload(&s, SIGUSR2, TRUE);
 	site_reload(&s, SIGUSR2, TRUE);
 	g_assert_cmpint(s.w->pid, ==, wpid);
+	assert_exit_code(site_stop(&s, SIGTERM), 0);
+}
+
+/* --haproxy=NAME without a slash is looked up in PATH, as a shell would. */
+static void test_haproxy_option_bare_name(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *env[] = { "PATH=/nonexistent:/usr/sbin:/usr/bin:/bin",
+			      NULL };
+
+	if (!test_begin())
+		return;
+	site_init(&s, NULL);
+	site_start(&s, env, "--haproxy=haproxy", "-f", s.cfg, "-p", s.pidfile,
+		   NULL);
+	g_assert_nonnull(wrapper_find_log(s.w, "executing " HAPROXY " "));
+	site_reload(&s, SIGUSR2, TRUE);
 	assert_exit_code(site_stop(&s, SIGTERM), 0);
 }
 
@@ -1025,6 +1043,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/real/pidfile-rewritten", test_pidfile_rewritten);
 	g_test_add_func("/real/user-dashdash", test_user_dashdash);
 	g_test_add_func("/real/bare-name-in-path", test_bare_name_in_path);
+	g_test_add_func("/real/haproxy-option-bare-name",
+			test_haproxy_option_bare_name);
 	g_test_add_func("/real/stray-signals", test_stray_signals);
 	g_test_add_func("/real/stale-pidfile", test_stale_pidfile);
 	g_test_add_func("/real/child-environment", test_child_environment);
