@@ -32,6 +32,9 @@ LIBS          = $(shell $(PKG_CONFIG) --libs $(PKGS))
 LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard base/*.c wrapper/*.c legacy/*.c migrate/*.c)))
 LIB_OBJ      := $(LIB_SRC:.c=.o)
 HEADERS      := $(wildcard base/*.h wrapper/*.h legacy/*.h migrate/*.h t/*.h)
+# The test harness (t/harness.h), one object a concern, and the helpers a
+# family of test files shares (t/lib-*.c).
+HARNESS_OBJ  := $(patsubst %.c,%.o,$(sort $(wildcard t/harness-*.c t/lib-*.c)))
 
 UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
 INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
@@ -66,25 +69,22 @@ libhsw.a: $(LIB_OBJ)
 %.o: %.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-t/harness.o: t/harness.c $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-
 t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< libhsw.a $(LIBS)
 
-t/int-%: t/int-%.c t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+t/int-%: t/int-%.c $(HARNESS_OBJ) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_OBJ) libhsw.a $(LIBS)
 
 # They make directories and sockets as the integration tests do.
-t/unit-rundir t/unit-control: %: %.c t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< t/harness.o libhsw.a $(LIBS)
+t/unit-rundir t/unit-control: %: %.c $(HARNESS_OBJ) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_OBJ) libhsw.a $(LIBS)
 
 # The tests that boot systemd in a container share t/container.c (the
 # container) and t/unitcheck.c (the checks of a unit under its systemd).
 CONTAINER_TESTS := t/int-systemd t/int-distro
 CONTAINER_OBJ   := t/container.o t/unitcheck.o
-$(CONTAINER_TESTS): %: %.c $(CONTAINER_OBJ) t/harness.o libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CONTAINER_OBJ) t/harness.o libhsw.a $(LIBS)
+$(CONTAINER_TESTS): %: %.c $(CONTAINER_OBJ) $(HARNESS_OBJ) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CONTAINER_OBJ) $(HARNESS_OBJ) libhsw.a $(LIBS)
 
 t/fake-haproxy t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
