@@ -420,3 +420,38 @@ gboolean t_master_settled(GPid pid, int sig)
 					 * only if pid dies */
 	return in_wait_mode(pid) && proc_catches_signal_at("/proc", pid, sig);
 }
+
+gint64 t_deadline(guint ms)
+{
+	return deadline_of(ms);
+}
+
+void t_assert_exit_code(int status, int code)
+{
+	g_assert_cmpint(status, !=, -1);
+	g_assert_true(WIFEXITED(status));
+	g_assert_cmpint(WEXITSTATUS(status), ==, code);
+}
+
+/* The state letter of /proc/pid/stat; 0 if gone. */
+static char proc_state_letter(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/stat", pid);
+	g_autofree gchar *stat = NULL;
+	const char *p;
+
+	if (!g_file_get_contents(path, &stat, NULL, NULL))
+		return 0;
+	p = strrchr(stat, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+gboolean t_wait_stopped(GPid pid)
+{
+	gint64 deadline = deadline_of(T_WAIT);
+
+	while (proc_state_letter(pid) != 'T' &&
+	       g_get_monotonic_time() < deadline)
+		g_usleep(5 * 1000);
+	return proc_state_letter(pid) == 'T';
+}

@@ -41,8 +41,7 @@ const char *t_fake_path(void)
 	return path;
 }
 
-/* Pids named in a file: "pid=N" words or bare numbers. */
-static GArray *pids_of_file(const char *path)
+GArray *t_pids_in_file(const char *path)
 {
 	g_autofree gchar *text = NULL;
 	g_auto(GStrv) tok = NULL;
@@ -67,8 +66,8 @@ static GArray *pids_of_file(const char *path)
  * then killed. */
 static void kill_strays(struct t_site *s)
 {
-	g_autoptr(GArray) logged = pids_of_file(s->fake_log);
-	g_autoptr(GArray) listed = pids_of_file(s->pidfile);
+	g_autoptr(GArray) logged = t_pids_in_file(s->fake_log);
+	g_autoptr(GArray) listed = t_pids_in_file(s->pidfile);
 	GArray *sets[] = { logged, listed };
 
 	for (guint i = 0; i < G_N_ELEMENTS(sets); i++) {

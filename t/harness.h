@@ -208,6 +208,13 @@ void t_command_clear(struct t_command *c);
 int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
 		  gchar **err);
 
+/* Now plus ms, on the monotonic clock (us). */
+gint64 t_deadline(guint ms);
+/* status (of a wait) is an exit with code. */
+void t_assert_exit_code(int status, int code);
+/* Until pid is stopped (state T), bounded; FALSE if it never was. */
+gboolean t_wait_stopped(GPid pid);
+
 /* Waits (bounded) for a child to exit; its wait status, or -1. */
 int t_wait_child(GPid pid, guint timeout_ms);
 
@@ -316,3 +323,5 @@ int t_site_client(struct t_site *s, const char *command, gchar **out,
 		  gchar **err);
 /* t/fake-haproxy. */
 const char *t_fake_path(void);
+/* The pids a file names ("pid=N" words, bare numbers); none if absent. */
+GArray *t_pids_in_file(const char *path);

@@ -56,7 +56,7 @@ static void test_shim(gconstpointer data)
 
 	shim_set(&s, "");
 	fx_reload_works(&f, 2);
-	assert_exit_code(fx_stop(&f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(&f, SIGTERM), 0);
 	shim_clear(&s);
 	t_site_clear(&f);
 }
@@ -71,7 +71,7 @@ static void test_shim_signalfd_at_start(void)
 		return;
 	shim_setup(&f, &s, "signalfd");
 	t_site_start_wrapper(&f, NULL, NULL);
-	assert_exit_code(fx_stop(&f, 0), 71);
+	t_assert_exit_code(fx_stop(&f, 0), 71);
 	g_assert_true(shim_injected(&s, "signalfd"));
 	g_assert_nonnull(wrapper_find_log(f.w, "signalfd: Too many open files"));
 	g_assert_null(wrapper_find_log(f.w, "executing "));
@@ -102,7 +102,7 @@ static void test_shim_fork_at_start(void)
 	g_assert_nonnull(strstr(line, "Resource temporarily unavailable"));
 	g_assert_null(wrapper_find_log(f.w, "executing "));
 	g_assert_true(WIFEXITED(status));
-	assert_exit_code(status, 71);
+	t_assert_exit_code(status, 71);
 	shim_clear(&s);
 	t_site_clear(&f);
 }

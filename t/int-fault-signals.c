@@ -74,7 +74,7 @@ static void wait_reaction(struct t_site *f, int sig)
 /* A stop that stopped: exit 0, the frozen haproxy never bound. */
 static void assert_stopped_cleanly(struct t_site *f, GPid loading)
 {
-	assert_exit_code(fx_stop(f, 0), 0);
+	t_assert_exit_code(fx_stop(f, 0), 0);
 	g_assert_nonnull(wrapper_find_log(f->w, "exit, haproxy RC=0"));
 	g_assert_false(fake_logged(f, loading, "bound"));
 }
@@ -97,7 +97,7 @@ static void sig_in_starting(struct t_site *f, int sig)
 	if (sig == SIGQUIT)
 		wrapper_signal(f->w, SIGUSR2);
 	fx_serving(f, 2);
-	assert_exit_code(fx_stop(f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(f, SIGTERM), 0);
 	g_assert_cmpuint(wrapper_count_log(f->w, "reloading on "), ==, 1);
 }
 
@@ -123,7 +123,7 @@ static void sig_in_reloading(struct t_site *f, int sig)
 	if (sig == SIGQUIT)
 		wrapper_signal(f->w, SIGUSR2);
 	fx_serving(f, 3);
-	assert_exit_code(fx_stop(f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(f, SIGTERM), 0);
 	g_assert_cmpuint(wrapper_count_log(f->w, "reloading on "), ==, 2);
 }
 
@@ -141,7 +141,7 @@ static void sig_in_reexec(struct t_site *f, int sig)
 	t_site_wait_log(f, "re-executing on SIGUSR2.");
 	wrapper_signal(f->w, sig);
 	if (is_stop(sig)) {
-		assert_exit_code(fx_stop(f, 0), 0);
+		t_assert_exit_code(fx_stop(f, 0), 0);
 		g_assert_nonnull(wrapper_find_log(f->w, "exit, haproxy RC=0"));
 		return;
 	}
@@ -153,14 +153,14 @@ static void sig_in_reexec(struct t_site *f, int sig)
 	}
 	fx_serving(f, 3);
 	g_assert_cmpint(f->w->pid, ==, pid);
-	assert_exit_code(fx_stop(f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(f, SIGTERM), 0);
 }
 
 /* Until gen has accepted a connection of ours: it then drains it. */
 static int hold_accepted(struct t_site *f, GPid gen)
 {
 	guint before = count_fds(gen);
-	gint64 deadline = deadline_after(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 	int conn = t_hold_connection(f->port);
 
 	g_assert_cmpint(conn, >=, 0);
@@ -199,7 +199,7 @@ static void sig_in_stopping(struct t_site *f, int sig)
 	t_site_wait_log(f, needle);
 	if (sig == SIGTERM || sig == SIGINT) {
 		/* At once, the connection still open. */
-		assert_exit_code(fx_stop(f, 0), 0);
+		t_assert_exit_code(fx_stop(f, 0), 0);
 		close(conn);
 		return;
 	}
@@ -207,7 +207,7 @@ static void sig_in_stopping(struct t_site *f, int sig)
 	g_assert_cmpint(wrapper_wait_exit(f->w, 0), ==, -1);
 	g_assert_true(t_pid_alive(gen1));
 	close(conn);
-	assert_exit_code(fx_stop(f, 0), 0);
+	t_assert_exit_code(fx_stop(f, 0), 0);
 	g_assert_cmpuint(wrapper_count_log(f->w, "executing "), ==, 1);
 }
 

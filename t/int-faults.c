@@ -67,7 +67,7 @@ static void test_haproxy_missing_at_reload(void)
 
 	g_assert_cmpint(g_chmod(f.haproxy, 0755), ==, 0);
 	fx_reload_works(&f, 2);
-	assert_exit_code(fx_stop(&f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(&f, SIGTERM), 0);
 	t_site_clear(&f);
 }
 
@@ -93,7 +93,7 @@ static void test_haproxy_not_a_program(void)
 
 	g_assert_cmpint(g_rename(saved, f.haproxy), ==, 0);
 	fx_reload_works(&f, 2);
-	assert_exit_code(fx_stop(&f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(&f, SIGTERM), 0);
 	t_site_clear(&f);
 }
 
@@ -120,7 +120,7 @@ static void test_pidfile_unwritable(void)
 
 	fx_reload_works(&f, 2);
 	g_assert_cmpuint(wrapper_count_log(f.w, "cannot write pidfile"), ==, 2);
-	assert_exit_code(fx_stop(&f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(&f, SIGTERM), 0);
 	t_site_clear(&f);
 }
 
@@ -147,7 +147,7 @@ static void test_nofile(void)
 
 	set_nofile(f.w->pid, orig.rlim_cur);
 	fx_reload_works(&f, 2);
-	assert_exit_code(fx_stop(&f, SIGTERM), 0);
+	t_assert_exit_code(fx_stop(&f, SIGTERM), 0);
 	t_site_clear(&f);
 }
 

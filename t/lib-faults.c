@@ -14,11 +14,6 @@
 
 #include "migrate/proc.h"
 
-gint64 deadline_after(guint ms)
-{
-	return g_get_monotonic_time() + (gint64)ms * 1000;
-}
-
 char proc_state(GPid pid)
 {
 	g_autofree gchar *path = g_strdup_printf("/proc/%d/stat", pid);
@@ -29,15 +24,6 @@ char proc_state(GPid pid)
 		return 0;
 	p = strrchr(stat, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
-}
-
-gboolean wait_stopped(GPid pid)
-{
-	gint64 deadline = deadline_after(T_WAIT);
-
-	while (proc_state(pid) != 'T' && g_get_monotonic_time() < deadline)
-		g_usleep(5 * 1000);
-	return proc_state(pid) == 'T';
 }
 
 guint count_fds(GPid pid)
@@ -68,7 +54,7 @@ int lowest_free_fd(GPid pid)
  * helpers of a failed reload killed and reaped). */
 gboolean wait_descendants(Wrapper *w, const GPid *want, guint n)
 {
-	gint64 deadline = deadline_after(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 
 	for (;;) {
 		g_autoptr(GArray) below = t_descendants(w->pid);
@@ -127,7 +113,7 @@ GPid fx_wait_ready(struct t_site *f, guint number)
  * take a connection or two just after its successor is ready. */
 gboolean wait_answering(guint16 port, GPid pid)
 {
-	gint64 deadline = deadline_after(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 
 	while (t_http_pid(port) != pid) {
 		if (g_get_monotonic_time() >= deadline)
@@ -177,7 +163,7 @@ guint settled_fds(struct t_site *f, GPid gen)
 /* A failed reload leaks no descriptor: back to n, within the bound. */
 void assert_fds(struct t_site *f, guint n)
 {
-	gint64 deadline = deadline_after(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 
 	while (count_fds(f->w->pid) != n && g_get_monotonic_time() < deadline)
 		g_usleep(10 * 1000);
@@ -197,13 +183,6 @@ const char *fx_reload_fails(struct t_site *f, GPid gen)
 	g_assert_nonnull(strstr(line, keeps));
 	fx_keeps_serving(f, gen);
 	return line;
-}
-
-void assert_exit_code(int status, int code)
-{
-	g_assert_cmpint(status, !=, -1);
-	g_assert_true(WIFEXITED(status));
-	g_assert_cmpint(WEXITSTATUS(status), ==, code);
 }
 
 /* Signal the wrapper (0: it ends on its own), wait for its end; all
@@ -251,7 +230,7 @@ GPid fake_freeze_loading(struct t_site *f, guint nth)
 	pid = t_pid_in(start, "pid=");
 	g_assert_cmpint(pid, >, 0);
 	kill(pid, SIGSTOP);
-	g_assert_true(wait_stopped(pid));
+	g_assert_true(t_wait_stopped(pid));
 	/* Caught within its load delay: not bound, so still loading. */
 	g_assert_false(fake_logged(f, pid, "bound"));
 	return pid;

@@ -16,9 +16,7 @@
 #define HAPROXY "/usr/sbin/haproxy"
 
 /* ---- processes ---- */
-gint64 deadline_after(guint ms);
 char proc_state(GPid pid);
-gboolean wait_stopped(GPid pid);
 guint count_fds(GPid pid);
 int lowest_free_fd(GPid pid);
 gboolean wait_descendants(Wrapper *w, const GPid *want, guint n);
@@ -31,7 +29,6 @@ void fx_keeps_serving(struct t_site *f, GPid gen);
 guint settled_fds(struct t_site *f, GPid gen);
 void assert_fds(struct t_site *f, guint n);
 const char *fx_reload_fails(struct t_site *f, GPid gen);
-void assert_exit_code(int status, int code);
 int fx_stop(struct t_site *f, int sig);
 gchar *fake_wait_nth(struct t_site *f, const char *needle,
 			    const char *needle2, guint nth);
