@@ -33,8 +33,10 @@ LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard base/*.c wrapper/*
 LIB_OBJ      := $(LIB_SRC:.c=.o)
 HEADERS      := $(wildcard base/*.h wrapper/*.h legacy/*.h migrate/*.h t/*.h)
 # The test harness (t/harness.h), one object a concern, and the helpers a
-# family of test files shares (t/lib-*.c).
+# family of test files shares (t/lib-*.c), in an archive: a test links
+# only the objects it uses.
 HARNESS_OBJ  := $(patsubst %.c,%.o,$(sort $(wildcard t/harness-*.c t/lib-*.c)))
+HARNESS      := t/harness.a
 
 UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
 INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
@@ -66,25 +68,28 @@ $(PROG): wrapper/main.o libhsw.a
 libhsw.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
+$(HARNESS): $(HARNESS_OBJ)
+	rm -f $@ && $(AR) rcs $@ $^
+
 %.o: %.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< libhsw.a $(LIBS)
 
-t/int-%: t/int-%.c $(HARNESS_OBJ) libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_OBJ) libhsw.a $(LIBS)
+t/int-%: t/int-%.c $(HARNESS) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) libhsw.a $(LIBS)
 
 # They make directories and sockets as the integration tests do.
-t/unit-rundir t/unit-control: %: %.c $(HARNESS_OBJ) libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_OBJ) libhsw.a $(LIBS)
+t/unit-rundir t/unit-control: %: %.c $(HARNESS) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) libhsw.a $(LIBS)
 
 # The tests that boot systemd in a container share t/container.c (the
 # container) and t/unitcheck.c (the checks of a unit under its systemd).
 CONTAINER_TESTS := t/int-systemd t/int-distro
 CONTAINER_OBJ   := t/container.o t/unitcheck.o
-$(CONTAINER_TESTS): %: %.c $(CONTAINER_OBJ) $(HARNESS_OBJ) libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CONTAINER_OBJ) $(HARNESS_OBJ) libhsw.a $(LIBS)
+$(CONTAINER_TESTS): %: %.c $(CONTAINER_OBJ) $(HARNESS) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CONTAINER_OBJ) $(HARNESS) libhsw.a $(LIBS)
 
 t/fake-haproxy t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
@@ -116,7 +121,7 @@ demo: deps
 	@demo/run
 
 clean:
-	rm -f $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) libhsw.a base/*.o wrapper/*.o legacy/*.o migrate/*.o t/*.o \
+	rm -f $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) libhsw.a $(HARNESS) base/*.o wrapper/*.o legacy/*.o migrate/*.o t/*.o \
 	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
 
 # Installs missing packages when root; otherwise says exactly what to run.

@@ -149,8 +149,8 @@ asan-check: asan-build
 
 # ---- valgrind memcheck on the wrapper, with the real haproxy ----
 
-t/memcheck: t/memcheck.c $(HARNESS_OBJ) libhsw.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS_OBJ) libhsw.a $(LIBS)
+t/memcheck: t/memcheck.c $(HARNESS) libhsw.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) libhsw.a $(LIBS)
 
 valgrind-check: $(PROG) t/memcheck
 	prove --exec '' --timer t/memcheck
