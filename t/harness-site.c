@@ -185,7 +185,7 @@ GPtrArray *t_site_args(struct t_site *s, const char *const *opts)
 	if (s->haproxy)
 		g_ptr_array_add(args, g_strdup_printf("--haproxy=%s",
 						      s->haproxy));
-	if (s->rundir_opt)
+	if (s->with_runtime_dir)
 		g_ptr_array_add(args, g_strdup(s->rundir_opt));
 	for (; opts && *opts; opts++)
 		g_ptr_array_add(args, g_strdup(*opts));

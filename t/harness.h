@@ -277,7 +277,10 @@ struct t_site {
 	gchar *cfg;		/* dir/haproxy.cfg */
 	gchar *pidfile;		/* dir/haproxy.pid */
 	gchar *rundir;		/* t_runtime_dir(dir) */
-	gchar *rundir_opt;	/* "--runtime-dir=rundir"; NULL: not passed */
+	gchar *rundir_opt;	/* "--runtime-dir=rundir" */
+	gboolean with_runtime_dir; /* t_site_args passes rundir_opt; else
+				    * the wrapper's own, named after the
+				    * pidfile */
 	gchar *haproxy;		/* --haproxy=, or NULL: the real one */
 	gchar *fake_log;	/* the fake's FAKE_HAPROXY_LOG, or NULL */
 	guint16 port;

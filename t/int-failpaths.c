@@ -115,7 +115,7 @@ static void upgrade_refused(const char *image, const char *why)
 	struct t_site f;
 	GPid gen1;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	bin = wrapper_copy(&f);
 	g_assert_cmpint(stat(bin, &orig), ==, 0);
@@ -353,6 +353,7 @@ static void test_handover_malformed(void)
 	GPid gen1, stray;
 
 	t_site_init(&f);
+	f.with_runtime_dir = TRUE;
 	fake_log = g_build_filename(f.dir, "fake.log", NULL);
 	t_site_setenv(&f, "FAKE_HAPROXY_LOG", fake_log);
 	text = g_strdup_printf("bind 127.0.0.1:%u\n", f.port);

@@ -62,7 +62,7 @@ static void test_dry_run_client_vanishes(void)
 	struct t_site f;
 	GPid wrapper;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	fx_start_dry_run_gated(&f);
 	wrapper = f.w->pid;
@@ -95,7 +95,7 @@ static void test_dry_run_image_replaced(void)
 	struct t_site f;
 	GPid wrapper;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	fx_start_dry_run_gated(&f);
 	wrapper = f.w->pid;
@@ -134,7 +134,7 @@ static void test_signal_in_dry_run(gconstpointer data)
 	struct t_site f;
 	GPid gen1, dry_run;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	fx_start_dry_run_gated(&f);
 	gen1 = t_http_pid(f.port);

@@ -151,7 +151,7 @@ static void test_fork_fails_at_upgrade(void)
 	struct t_site f;
 	GPid gen1;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	shim_setup(&f, &shim, "");
 	t_site_start_wrapper(&f, NULL, opts);

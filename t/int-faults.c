@@ -223,7 +223,7 @@ static void test_fd_shortage(void)
 	guint fds;
 	struct t_site f;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	t_site_start_wrapper(&f, NULL, NULL);
 	fx_serving(&f, 1);
@@ -298,7 +298,7 @@ static void test_listeners_unwritable(gconstpointer data)
 	struct t_site f;
 	GPid gen1;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	shim_setup(&f, &shim, "");
 	shim_set(&shim, c->token);
@@ -339,7 +339,7 @@ static void test_control_unbindable(void)
 	struct t_site f;
 	GPid gen1;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	shim_setup(&f, &shim, "");
 	shim_set(&shim, "control-bind");
@@ -389,7 +389,7 @@ static void test_inherited_fd(void)
 	const char *args[8];
 	struct t_site f;
 
-	if (!t_site_init_real(&f, NULL))
+	if (!fx_init_real(&f))
 		return;
 	leak = g_build_filename(f.dir, "inherited", NULL);
 	prefix[3] = leak;

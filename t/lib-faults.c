@@ -298,6 +298,7 @@ void fx_init_gated(struct t_site *f, const char *version, const char *step)
 	g_autofree gchar *script = NULL, *text = NULL, *gate = NULL;
 
 	t_site_init(f);
+	f->with_runtime_dir = TRUE;
 	gate = g_build_filename(f->dir, "gate", NULL);
 	text = g_strdup_printf("bind 127.0.0.1:%u\n", f->port);
 	g_free(t_write_file(f->dir, "haproxy.cfg", text));
@@ -570,4 +571,12 @@ const char *fx_helper(const char *name)
 		g_hash_table_insert(paths, (gpointer)name, path);
 	}
 	return path;
+}
+
+gboolean fx_init_real(struct t_site *f)
+{
+	if (!t_site_init_real(f, NULL))
+		return FALSE;
+	f->with_runtime_dir = TRUE;
+	return TRUE;
 }

@@ -51,6 +51,8 @@ void shim_set(struct shim *s, const char *tokens);
 gboolean shim_injected(struct shim *s, const char *token);
 void shim_clear(struct shim *s);
 void set_nofile(GPid pid, rlim_t soft);
+/* The real haproxy, the wrapper given the site's --runtime-dir. */
+gboolean fx_init_real(struct t_site *f);
 void fx_init_gated(struct t_site *f, const char *version, const char *step);
 void fx_stop_ok(struct t_site *f);
 void fx_client(struct t_site *f, struct t_command *c, const char *cmd);
