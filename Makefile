@@ -80,8 +80,9 @@ t/unit-%: t/unit-%.c libhsw.a $(HEADERS)
 t/int-%: t/int-%.c $(HARNESS) libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) libhsw.a $(LIBS)
 
-# They make directories and sockets as the integration tests do.
-t/unit-rundir t/unit-control: %: %.c $(HARNESS) libhsw.a $(HEADERS)
+# They make directories and sockets as the integration tests do, or
+# fake proc trees (t/lib-proctree.c).
+t/unit-rundir t/unit-control $(patsubst %.c,%,$(wildcard t/unit-migrate*.c)) t/unit-proc-parse: %: %.c $(HARNESS) libhsw.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) libhsw.a $(LIBS)
 
 # The tests that boot systemd in a container share t/container.c (the
