@@ -455,3 +455,8 @@ gboolean t_wait_stopped(GPid pid)
 		g_usleep(5 * 1000);
 	return proc_state_letter(pid) == 'T';
 }
+
+int t_ms_left(gint64 deadline)
+{
+	return ms_left(deadline);
+}

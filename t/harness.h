@@ -210,6 +210,8 @@ int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
 
 /* Now plus ms, on the monotonic clock (us). */
 gint64 t_deadline(guint ms);
+/* What is left until deadline, in ms rounded up (a poll timeout); 0. */
+int t_ms_left(gint64 deadline);
 /* status (of a wait) is an exit with code. */
 void t_assert_exit_code(int status, int code);
 /* Until pid is stopped (state T), bounded; FALSE if it never was. */
