@@ -460,3 +460,11 @@ int t_ms_left(gint64 deadline)
 {
 	return ms_left(deadline);
 }
+
+int t_client(const char *command, const char *a, const char *b, gchar **out,
+	     gchar **err)
+{
+	const char *argv[] = { t_wrapper_path(), command, a, b, NULL };
+
+	return t_run_command(argv, T_WAIT, out, err);
+}

@@ -243,8 +243,5 @@ const char *t_site_wait_log(struct t_site *s, const char *needle)
 int t_site_client(struct t_site *s, const char *command, gchar **out,
 		  gchar **err)
 {
-	const char *argv[] = { t_wrapper_path(), command, s->rundir_opt,
-			       NULL };
-
-	return t_run_command(argv, T_WAIT, out, err);
+	return t_client(command, s->rundir_opt, NULL, out, err);
 }

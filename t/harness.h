@@ -217,6 +217,11 @@ void t_assert_exit_code(int status, int code);
 /* Until pid is stopped (state T), bounded; FALSE if it never was. */
 gboolean t_wait_stopped(GPid pid);
 
+/* The wrapper as a client, `wrapper COMMAND [a [b]]` (a, b may be NULL),
+ * run to its end (bounded); its exit code, what it printed. */
+int t_client(const char *command, const char *a, const char *b, gchar **out,
+	     gchar **err);
+
 /* Waits (bounded) for a child to exit; its wait status, or -1. */
 int t_wait_child(GPid pid, guint timeout_ms);
 

@@ -44,7 +44,7 @@ static void test_adopted_gone_before_ready(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	adopting = g_strdup_printf("adopting standalone pid %d", pid);
@@ -72,7 +72,7 @@ static void test_adopted_gone_before_ready(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen2);
 	g_assert_null(wrapper_find_log(w, "replaced the adopted one"));
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* The wrapper's configuration from now on keeps haproxy loading for two
@@ -106,7 +106,7 @@ static void check_during_reload_start(const char *option)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	gen1 = start_serving(&s, option, &w);
 	hand_cfg = slow_config(&s);
 	wrapper_signal(w, SIGUSR2);
@@ -150,7 +150,7 @@ static void check_during_reload_start(const char *option)
 	g_assert_true(t_load_wait_answers(&l, serving, 20));
 	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 static void test_adopt_during_reload_start(void)
@@ -181,7 +181,7 @@ static void test_adopt_failed_reload(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	gen1 = start_serving(&s, "--seamless-reload=off", &w);
 	hand_cfg = slow_config(&s);
 	lua = g_build_filename(s.dir, "slow.lua", NULL);
@@ -205,7 +205,7 @@ static void test_adopt_failed_reload(void)
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	g_assert_cmpint(wait_answered_by(s.port, gen3), ==, gen3);
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* A haproxy for the wrapper whose -v waits (bounded) for dir/gate and
@@ -263,7 +263,7 @@ static void test_adopt_during_probe(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	gate = g_build_filename(s.dir, "gate", NULL);
 	probe_log = g_build_filename(s.dir, "probe.log", NULL);
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
@@ -337,7 +337,7 @@ static void test_adopt_during_probe(void)
 	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 int main(int argc, char **argv)

@@ -47,7 +47,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	gen1 = start_serving(&s, option, &w);
 	/* -st kills generation 1 with its connections: load from after. */
 	if (!hard) {
@@ -97,7 +97,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 static void test_adopt_sf(void)
@@ -131,8 +131,8 @@ static void test_adopt_not_unrelated(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
-	site_init(&other);
+	daemon_site_init(&s);
+	daemon_site_init(&other);
 	gen1 = start_serving(&s, NULL, &w);
 	stranger = start_daemon(&other, FALSE);
 	pid = restart_by_hand(&s, "-sf", FALSE);
@@ -154,8 +154,8 @@ static void test_adopt_not_unrelated(void)
 	}
 	g_assert_true(t_pid_alive(stranger));
 	g_assert_cmpint(wait_answered_by(other.port, stranger), ==, stranger);
-	site_clear(&other);
-	site_clear(&s);
+	daemon_site_clear(&other);
+	daemon_site_clear(&s);
 }
 
 /* The adopted instance dies while it serves: a crash, for Restart=. */
@@ -169,7 +169,7 @@ static void test_adopted_killed(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	adopting = g_strdup_printf("adopting standalone pid %d", pid);
@@ -180,7 +180,7 @@ static void test_adopted_killed(void)
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
 	g_assert_nonnull(wrapper_find_log(w, "the adopted haproxy, the one "
 					  "serving, has exited on its own"));
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* A stop while the adopted instance serves ends it, like our own. */
@@ -193,14 +193,14 @@ static void test_adopted_stopped(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	adopting = g_strdup_printf("adopting standalone pid %d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	stop_wrapper_ok(w);
 	g_assert_false(t_pid_alive(pid));
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* --takeover=off: a restart by hand ends the wrapper, as it used to, and
@@ -213,7 +213,7 @@ static void test_adopt_takeover_off(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	start_serving(&s, "--takeover=off", &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
@@ -221,7 +221,7 @@ static void test_adopt_takeover_off(void)
 	g_assert_null(wrapper_find_log(w, "adopting"));
 	g_assert_true(t_pid_alive(pid));
 	g_assert_cmpint(wait_answered_by(s.port, pid), ==, pid);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 int main(int argc, char **argv)

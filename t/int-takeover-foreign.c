@@ -41,7 +41,7 @@ static void test_pidfile_naming_unrelated_process(void)
 	struct t_started *recorder;
 	GPid pid, gen1, gen2;
 
-	site_init(&s);
+	daemon_site_init(&s);
 	record = g_build_filename(s.dir, "signals", NULL);
 	recorder = t_start_recorder(record);
 	pid = recorder->pid;
@@ -67,7 +67,7 @@ static void test_pidfile_naming_unrelated_process(void)
 	g_assert_cmpstr(others, ==, "");
 	g_assert_true(t_signal_verified(recorder, SIGKILL));
 	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* Between fork and exec: become nobody, as another local user would be. */
@@ -93,7 +93,7 @@ static void test_other_users_instance_left_alone(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	theirs = s.port;
 	g_assert_cmpint(chmod(s.dir, 0755), ==, 0);
 	g_assert_cmpint(chmod(s.cfg, 0644), ==, 0);
@@ -130,7 +130,7 @@ static void test_other_users_instance_left_alone(void)
 	g_assert_cmpint(t_http_pid(theirs), ==, pid);
 	g_assert_true(t_signal_verified(other, SIGKILL));
 	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* A copy of program under dir/FORGED_DIR/name: its path. */
@@ -168,7 +168,7 @@ static void test_hostile_name_not_haproxy(void)
 	struct t_started *p;
 	GPid pid;
 
-	site_init(&s);
+	daemon_site_init(&s);
 	sleeper = copy_as_forged(s.dir, "/usr/bin/sleep", "sleep");
 	argv[0] = sleeper;
 	g_assert_true(g_spawn_async(NULL, argv, NULL,
@@ -196,7 +196,7 @@ static void test_hostile_name_not_haproxy(void)
 	}
 	g_assert_true(t_signal_verified(p, SIGKILL));
 	g_assert_cmpint(t_wait_child(pid, T_WAIT), !=, -1);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* A haproxy run from such a path, taken over: the takeover notice and
@@ -214,7 +214,7 @@ static void test_hostile_name_taken_over(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	haproxy = copy_as_forged(s.dir, HAPROXY, "haproxy");
 	argv[0] = haproxy;
 	argv[3] = s.pidfile;
@@ -252,7 +252,7 @@ static void test_hostile_name_taken_over(void)
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	stop_wrapper_ok(w);
 	assert_no_forged_line(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 int main(int argc, char **argv)

@@ -41,7 +41,7 @@ static void test_takeover_daemon_under_load(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	held = hold_request(s.port, daemon);
@@ -76,7 +76,7 @@ static void test_takeover_daemon_under_load(void)
 	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
 	g_assert_null(wrapper_find_log(w, "not taking over"));
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 static void test_takeover_master_worker(void)
@@ -90,7 +90,7 @@ static void test_takeover_master_worker(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	master = start_daemon(&s, TRUE);
 	worker = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);
@@ -124,7 +124,7 @@ static void test_takeover_master_worker(void)
 	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 /* The nth line of a t/fake-haproxy log holding needle, waited for. */
@@ -162,7 +162,7 @@ static void test_takeover_master_mid_reload(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = copy_program(bin, fake, "haproxy");
 	fake_cfg = t_write_file(s.dir, "fake.cfg",
@@ -209,7 +209,7 @@ static void test_takeover_master_mid_reload(void)
 	g_assert_null(wrapper_find_log(w, "does not handle SIGUSR1 yet"));
 	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 static void test_cannot_bind_leaves_foreign_serving(void)
@@ -223,7 +223,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	holder = t_plain_listener(q);
@@ -252,7 +252,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	g_assert_true(listens_on(daemon, s.port));
 	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, daemon);
 	close(holder);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 static void test_takeover_off(void)
@@ -264,7 +264,7 @@ static void test_takeover_off(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	t_load_start(&l, s.port);
@@ -286,7 +286,7 @@ static void test_takeover_off(void)
 	g_assert_true(t_pid_alive(daemon));
 	g_assert_true(listens_on(daemon, s.port));
 	g_assert_cmpint(wait_answered_by(s.port, daemon), ==, daemon);
-	site_clear(&s);
+	daemon_site_clear(&s);
 	g_assert_false(t_pid_alive(daemon));
 }
 
@@ -298,7 +298,7 @@ static void test_no_foreign(void)
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	w = start_wrapper(&s, NULL, NULL);
 	/* The witness alone after -sf: nothing to wait for, nothing found. */
 	assert_first_sf(w, NULL, 0);
@@ -308,7 +308,7 @@ static void test_no_foreign(void)
 	g_assert_null(wrapper_find_log(w, "taking over"));
 	g_assert_null(wrapper_find_log(w, "foreign"));
 	stop_wrapper_ok(w);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 int main(int argc, char **argv)

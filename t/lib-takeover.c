@@ -17,13 +17,13 @@
 #include "legacy/pidfile.h"
 #include "migrate/proc.h"
 
-void site_init(struct t_site *s)
+void daemon_site_init(struct t_site *s)
 {
 	t_site_init(s);
 	t_site_config(s, NULL);
 }
 
-void site_clear(struct t_site *s)
+void daemon_site_clear(struct t_site *s)
 {
 	t_end_all_started();
 	t_site_clear(s);

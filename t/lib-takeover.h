@@ -22,9 +22,9 @@
 #define RESET_WINDOW_MAX 8
 
 /* The site with the real haproxy's configuration. */
-void site_init(struct t_site *s);
+void daemon_site_init(struct t_site *s);
 /* Ends the daemons registered (t_remember), then the site. */
-void site_clear(struct t_site *s);
+void daemon_site_clear(struct t_site *s);
 GPid start_daemon(struct t_site *s, gboolean master_worker);
 GPid wait_answered_by(guint16 port, GPid pid);
 GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st);
