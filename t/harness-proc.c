@@ -433,8 +433,7 @@ void t_assert_exit_code(int status, int code)
 	g_assert_cmpint(WEXITSTATUS(status), ==, code);
 }
 
-/* The state letter of /proc/pid/stat; 0 if gone. */
-static char proc_state_letter(GPid pid)
+char t_proc_state(GPid pid)
 {
 	g_autofree gchar *path = g_strdup_printf("/proc/%d/stat", pid);
 	g_autofree gchar *stat = NULL;
@@ -450,10 +449,10 @@ gboolean t_wait_stopped(GPid pid)
 {
 	gint64 deadline = deadline_of(T_WAIT);
 
-	while (proc_state_letter(pid) != 'T' &&
+	while (t_proc_state(pid) != 'T' &&
 	       g_get_monotonic_time() < deadline)
 		g_usleep(5 * 1000);
-	return proc_state_letter(pid) == 'T';
+	return t_proc_state(pid) == 'T';
 }
 
 int t_ms_left(gint64 deadline)

@@ -231,7 +231,7 @@ const char *wrapper_executing_line(struct wrapper *w, guint n)
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (strstr(line, ": executing ") && --n == 0)
+		if (strstr(line, LOG_EXECUTING) && --n == 0)
 			return line;
 	}
 	return NULL;
@@ -310,7 +310,7 @@ GPid t_pid_in(const char *line, const char *key)
 
 GPid wrapper_wait_ready(struct wrapper *w, guint number, guint timeout_ms)
 {
-	g_autofree gchar *needle = g_strdup_printf("generation %u ready: ",
+	g_autofree gchar *needle = g_strdup_printf(LOG_READY_FMT,
 						   number);
 
 	return t_pid_in(wrapper_wait_log(w, needle, timeout_ms), "pid ");

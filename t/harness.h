@@ -17,6 +17,8 @@
 
 #include <glib.h>
 
+#include "t/logs.h"
+
 /* Default bound of every wait, in ms. */
 #define T_WAIT 15000
 
@@ -214,6 +216,8 @@ gint64 t_deadline(guint ms);
 int t_ms_left(gint64 deadline);
 /* status (of a wait) is an exit with code. */
 void t_assert_exit_code(int status, int code);
+/* The state letter of /proc/pid/stat (R, S, T, Z...); 0 if gone. */
+char t_proc_state(GPid pid);
 /* Until pid is stopped (state T), bounded; FALSE if it never was. */
 gboolean t_wait_stopped(GPid pid);
 

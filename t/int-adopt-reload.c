@@ -47,7 +47,7 @@ static void test_adopted_gone_before_ready(void)
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 
 	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
@@ -117,7 +117,7 @@ static void check_during_reload_start(const char *option)
 	/* Requests from the restart by hand on, across its leaving. */
 	t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, pid, 20));
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	if (seamless) {
 		/* Generation 2 was to take generation 1's listeners (-x):
 		 * 2.6 fails when they are gone; it starts again, as 3,
@@ -143,12 +143,7 @@ static void check_during_reload_start(const char *option)
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
 	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
 
-	t_load_start(&l, s.port);
-	g_assert_true(t_load_wait_answers(&l, serving, 20));
-	reload_by_client(&s);
-	serving = answering_other_than(s.port, serving);
-	g_assert_true(t_load_wait_answers(&l, serving, 20));
-	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	assert_reload_loses_nothing(&s, serving);
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -193,7 +188,7 @@ static void test_adopt_failed_reload(void)
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, "reload failed", T_WAIT));
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wait_log_anywhere(w, adopting));
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
 	g_assert_cmpint(wait_answered_by(s.port, pid), ==, pid);
@@ -304,7 +299,7 @@ static void test_adopt_during_probe(void)
 					  "replaced it", T_WAIT));
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
 
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wait_log_anywhere(w, adopting));
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
 	second = t_wait_pidfile(h2pid);

@@ -89,12 +89,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
 
 	/* From then on the wrapper's reloads lose nothing. */
-	t_load_start(&l, s.port);
-	g_assert_true(t_load_wait_answers(&l, serving, 20));
-	reload_by_client(&s);
-	serving = answering_other_than(s.port, serving);
-	g_assert_true(t_load_wait_answers(&l, serving, 20));
-	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	assert_reload_loses_nothing(&s, serving);
 	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
@@ -136,7 +131,7 @@ static void test_adopt_not_unrelated(void)
 	gen1 = start_serving(&s, NULL, &w);
 	stranger = start_daemon(&other, FALSE);
 	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	wrapper_signal(w, SIGUSR2);
@@ -172,7 +167,7 @@ static void test_adopted_killed(void)
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	adopted = t_remember(pid, HAPROXY);
 	g_assert_true(t_signal_verified(adopted, SIGKILL));
@@ -196,7 +191,7 @@ static void test_adopted_stopped(void)
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf("adopting standalone pid %d", pid);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	stop_wrapper_ok(w);
 	g_assert_false(t_pid_alive(pid));

@@ -159,7 +159,7 @@ int stop_wrapper(Wrapper *w, int sig)
 /* Generation n's pid, checking the version it was detected as. */
 GPid wait_ready_version(Wrapper *w, guint n, const char *version)
 {
-	g_autofree gchar *needle = g_strdup_printf("generation %u ready: ", n);
+	g_autofree gchar *needle = g_strdup_printf(LOG_READY_FMT, n);
 	g_autofree gchar *want = g_strdup_printf(", haproxy %s", version);
 	const char *line = wrapper_wait_log(w, needle, T_WAIT);
 

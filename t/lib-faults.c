@@ -14,18 +14,6 @@
 
 #include "migrate/proc.h"
 
-char proc_state(GPid pid)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/stat", pid);
-	g_autofree gchar *stat = NULL;
-	const char *p;
-
-	if (!g_file_get_contents(path, &stat, NULL, NULL))
-		return 0;
-	p = strrchr(stat, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 guint count_fds(GPid pid)
 {
 	g_autofree gchar *path = g_strdup_printf("/proc/%d/fd", pid);
@@ -96,7 +84,7 @@ void assert_no_orphans(struct t_site *f)
 		/* The wrapper reaps its helpers, even those it killed on its
 		 * way out: anything here was orphaned. */
 		g_test_message("orphan: pid %d (%s), state %c", pid, comm,
-			       proc_state(pid));
+			       t_proc_state(pid));
 		g_assert_not_reached();
 	}
 }
@@ -177,7 +165,7 @@ const char *fx_reload_fails(struct t_site *f, GPid gen)
 	const char *line;
 
 	wrapper_signal(f->w, SIGUSR2);
-	line = t_site_wait_log(f, "reload failed: ");
+	line = t_site_wait_log(f, LOG_RELOAD_FAILED);
 	g_test_message("%s", line);
 	g_assert_true(g_str_has_prefix(line, "<3>"));
 	g_assert_nonnull(strstr(line, keeps));

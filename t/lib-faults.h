@@ -16,7 +16,6 @@
 #define HAPROXY "/usr/sbin/haproxy"
 
 /* ---- processes ---- */
-char proc_state(GPid pid);
 guint count_fds(GPid pid);
 int lowest_free_fd(GPid pid);
 gboolean wait_descendants(Wrapper *w, const GPid *want, guint n);

@@ -448,3 +448,16 @@ gchar *copy_program(const char *sub, const char *program,
 	g_assert_cmpint(chmod(path, 0755), ==, 0);
 	return path;
 }
+
+GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)
+{
+	struct t_load l;
+
+	t_load_start(&l, s->port);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	reload_by_client(s);
+	serving = answering_other_than(s->port, serving);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	return serving;
+}

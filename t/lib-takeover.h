@@ -57,3 +57,6 @@ void reload_by_client(struct t_site *s);
 GPid answering_other_than(guint16 port, GPid old);
 gchar *copy_program(const char *sub, const char *program,
 			   const char *name);
+/* The wrapper's reloads lose nothing: under a fresh load answered by
+ * serving, a --reload, and the next generation answering; that one. */
+GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);
