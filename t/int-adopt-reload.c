@@ -37,7 +37,7 @@ static void test_adopted_gone_before_ready(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL, *exec2 = NULL, *lua = NULL;
+	g_autofree gchar *exec2 = NULL, *lua = NULL;
 	g_autofree gchar *extra = NULL, *cfg = NULL;
 	g_autoptr(GArray) sf = NULL;
 	GPid pid, witness, gen2;
@@ -46,9 +46,7 @@ static void test_adopted_gone_before_ready(void)
 		return;
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
-	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
-	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	pid = restart_adopted(&s, w);
 
 	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
 			   "while os.clock() - t < 1 do end\n");

@@ -121,7 +121,7 @@ static void test_adopt_not_unrelated(void)
 {
 	struct t_site s = { 0 }, other = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL, *unrelated = NULL;
+	g_autofree gchar *unrelated = NULL;
 	GPid gen1, pid, stranger, gen2;
 
 	if (!have_haproxy())
@@ -130,9 +130,7 @@ static void test_adopt_not_unrelated(void)
 	daemon_site_init(&other);
 	gen1 = start_serving(&s, NULL, &w);
 	stranger = start_daemon(&other, FALSE);
-	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
-	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	pid = restart_adopted(&s, w);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	wrapper_signal(w, SIGUSR2);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
@@ -158,7 +156,6 @@ static void test_adopted_killed(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL;
 	struct t_started *adopted;
 	GPid pid;
 
@@ -166,9 +163,7 @@ static void test_adopted_killed(void)
 		return;
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
-	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
-	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	pid = restart_adopted(&s, w);
 	adopted = t_remember(pid, HAPROXY);
 	g_assert_true(t_signal_verified(adopted, SIGKILL));
 	g_assert_true(t_wait_gone(pid, T_WAIT));
@@ -183,16 +178,13 @@ static void test_adopted_stopped(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL;
 	GPid pid;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
-	pid = restart_by_hand(&s, "-sf", FALSE);
-	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
-	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	pid = restart_adopted(&s, w);
 	stop_wrapper_ok(w);
 	g_assert_false(t_pid_alive(pid));
 	daemon_site_clear(&s);

@@ -461,3 +461,13 @@ GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)
 	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	return serving;
 }
+
+GPid restart_adopted(struct t_site *s, Wrapper *w)
+{
+	g_autofree gchar *adopting = NULL;
+	GPid pid = restart_by_hand(s, "-sf", FALSE);
+
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	return pid;
+}

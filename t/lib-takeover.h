@@ -60,3 +60,6 @@ gchar *copy_program(const char *sub, const char *program,
 /* The wrapper's reloads lose nothing: under a fresh load answered by
  * serving, a --reload, and the next generation answering; that one. */
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);
+/* A restart by hand (-sf) while w serves the site, which w adopts: the
+ * new haproxy's pid. */
+GPid restart_adopted(struct t_site *s, Wrapper *w);
