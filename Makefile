@@ -37,9 +37,12 @@ DEPFLAGS     := -MMD -MP
 LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(wildcard base/*.c wrapper/*.c legacy/*.c migrate/*.c)))
 LIB_OBJ      := $(LIB_SRC:%.c=$(OBJ_DIR)/%.o)
 LIB          := $(OBJ_DIR)/libhsw.a
-# What the integration tests link besides the library.
-HARNESS_OBJ  := $(OBJ_DIR)/t/harness.o
 HEADERS      := $(wildcard base/*.h wrapper/*.h legacy/*.h migrate/*.h t/*.h)
+# The test harness (t/harness.h), one object a concern, and the helpers a
+# family of test files shares (t/lib-*.c), in an archive: a test links
+# only the objects it uses.
+HARNESS_OBJ  := $(patsubst %.c,$(OBJ_DIR)/%.o,$(sort $(wildcard t/harness-*.c t/lib-*.c)))
+HARNESS      := $(OBJ_DIR)/t/harness.a
 
 UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
 INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
@@ -78,23 +81,31 @@ $(OBJ_DIR)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # A test program: its own object, then what it needs, then the library.
-TEST_LINK     = $(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
+TEST_LINK     = $(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+                $(filter $(HARNESS),$^) $(LIB) $(LIBS)
+
+$(HARNESS): $(HARNESS_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
 t/unit-%: $(OBJ_DIR)/t/unit-%.o $(LIB)
 	$(TEST_LINK)
 
-t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS_OBJ) $(LIB)
+t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
-# They make directories and sockets as the integration tests do.
-t/unit-rundir t/unit-control: t/%: $(OBJ_DIR)/t/%.o $(HARNESS_OBJ) $(LIB)
+# They make directories and sockets as the integration tests do, or
+# fake proc trees (t/lib-proctree.c).
+HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse \
+                 $(patsubst %.c,%,$(wildcard t/unit-migrate*.c))
+$(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 # The tests that boot systemd in a container share t/container.c (the
 # container) and t/unitcheck.c (the checks of a unit under its systemd).
 CONTAINER_TESTS := t/int-systemd t/int-distro
 CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/unitcheck.o
-$(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS_OBJ) $(LIB)
+$(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 t/fake-haproxy t/sigrecorder: %: %.c

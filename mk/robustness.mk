@@ -158,20 +158,20 @@ asan-check: asan-build
 
 # ---- valgrind memcheck on the wrapper, with the real haproxy ----
 
-t/memcheck: $(OBJ_DIR)/t/memcheck.o $(HARNESS_OBJ) $(LIB)
+t/memcheck: $(OBJ_DIR)/t/memcheck.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 valgrind-check: $(PROG) t/memcheck
 	prove --exec '' --timer t/memcheck
 
-# ---- fault injection: t/int-faults preloads a shim into the wrapper ----
+# ---- fault injection: t/int-fault* preload a shim into the wrapper ----
 
 # Never sanitized (it is preloaded into uninstrumented haproxy too) and
 # depending on libc only.
 t/failshim.so: t/failshim.c
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared -o $@ $< -ldl
 
-t/int-faults t/int-failpaths: t/failshim.so
+$(filter t/int-fault%,$(INT_TESTS)) t/int-failpaths: t/failshim.so
 
 robustness-clean:
 	rm -rf $(FUZZ_DIR) $(ASAN_DIR) t/failshim.so t/memcheck

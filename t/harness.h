@@ -3,11 +3,21 @@
  * Integration test harness: runs the built wrapper with its stderr on a
  * pipe and synchronizes on real events only: a log line appearing, a
  * process exiting (pidfd), a socket answering. Every wait is bounded.
- * Everything a test starts is ended by pid in wrapper_free().
+ * Everything a test starts is ended by pid in wrapper_free() and
+ * t_site_clear(), or, when an assertion fails, by the one cleanup
+ * t_cleanup_on_abort() registers.
+ *
+ * One header, one source a concern: harness-wrapper.c (the wrapper under
+ * test and its log), harness-proc.c (processes: waits by pidfd, verified
+ * signals, commands), harness-http.c (HTTP, load, listeners, metrics),
+ * harness-files.c (directories, configurations, pidfiles), harness-site.c
+ * (the fixture: struct t_site and the cleanup).
  */
 #pragma once
 
 #include <glib.h>
+
+#include "t/logs.h"
 
 /* Default bound of every wait, in ms. */
 #define T_WAIT 15000
@@ -35,6 +45,13 @@ struct wrapper *wrapper_start_at(const char *wrapper_path,
 				 const char *const *args,
 				 const char *const *env);
 struct wrapper *wrapper_start(const char *const *args, const char *const *env);
+/* wrapper_start() with setup(data) run in the child before the exec. */
+struct wrapper *wrapper_start_setup(const char *const *args,
+				    const char *const *env,
+				    GSpawnChildSetupFunc setup, gpointer data);
+/* SIGKILL every wrapper started and not freed, and all below them (from
+ * an abort handler: nothing reaped). */
+void t_kill_live_wrappers(void);
 
 /* Wait for a line containing needle after the last matched line; returns
  * that line (owned by w) or NULL on timeout or exit. */
@@ -127,9 +144,16 @@ gboolean t_signal_verified(const struct t_started *p, int sig);
 /* SIGTERM, then SIGKILL if it lingers; asserts it is gone. */
 void t_end_started(struct t_started *p);
 void t_end_all_started(void);
-/* A failed assertion (SIGABRT, SIGTRAP) kills every registered process
- * before the test dies. */
+/* SIGKILL every registered process, verified (an abort handler's). */
+void t_kill_started(void);
+/* The old name of t_cleanup_on_abort(). */
 void t_end_started_on_abort(void);
+/* SIGKILL pid through a pidfd if its executable is exe_path; FALSE if
+ * it was not (or is gone). */
+gboolean t_kill_if_exe(GPid pid, const char *exe_path);
+/* SIGKILL our own children (unreaped: no one else's), reaped or not:
+ * what a wrapper orphaned, in a child-subreaper test. */
+void t_kill_own_children(gboolean reap);
 
 /* One load request on a fresh connection, closed with an RST (no
  * TIME_WAIT pile-up); NULL if answered 200 with a pid, else what went
@@ -186,6 +210,22 @@ void t_command_clear(struct t_command *c);
 int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
 		  gchar **err);
 
+/* Now plus ms, on the monotonic clock (us). */
+gint64 t_deadline(guint ms);
+/* What is left until deadline, in ms rounded up (a poll timeout); 0. */
+int t_ms_left(gint64 deadline);
+/* status (of a wait) is an exit with code. */
+void t_assert_exit_code(int status, int code);
+/* The state letter of /proc/pid/stat (R, S, T, Z...); 0 if gone. */
+char t_proc_state(GPid pid);
+/* Until pid is stopped (state T), bounded; FALSE if it never was. */
+gboolean t_wait_stopped(GPid pid);
+
+/* The wrapper as a client, `wrapper COMMAND [a [b]]` (a, b may be NULL),
+ * run to its end (bounded); its exit code, what it printed. */
+int t_client(const char *command, const char *a, const char *b, gchar **out,
+	     gchar **err);
+
 /* Waits (bounded) for a child to exit; its wait status, or -1. */
 int t_wait_child(GPid pid, guint timeout_ms);
 
@@ -235,3 +275,67 @@ gchar *t_openmetrics_parsed(const char *text);
 /* parsed has this sample line; the value of an unlabelled sample. */
 void t_assert_sample(const char *parsed, const char *sample);
 double t_sample_value(const char *parsed, const char *name);
+
+/* ---- the fixture (harness-site.c) ---- */
+
+/*
+ * One site under test: a fresh directory, a free port, a configuration,
+ * a pidfile, a runtime directory, and the wrapper. Between t_site_init()
+ * and t_site_clear() a failed assertion ends everything it started.
+ */
+struct t_site {
+	gchar *dir;
+	gchar *cfg;		/* dir/haproxy.cfg */
+	gchar *pidfile;		/* dir/haproxy.pid */
+	gchar *rundir;		/* t_runtime_dir(dir) */
+	gchar *rundir_opt;	/* "--runtime-dir=rundir" */
+	gboolean with_runtime_dir; /* t_site_args passes rundir_opt; else
+				    * the wrapper's own, named after the
+				    * pidfile */
+	gchar *haproxy;		/* --haproxy=, or NULL: the real one */
+	gchar *fake_log;	/* the fake's FAKE_HAPROXY_LOG, or NULL */
+	guint16 port;
+	GPtrArray *env;		/* "K=V" for the wrapper, NULL-terminated */
+	Wrapper *w;
+};
+
+/*
+ * The one cleanup, registered once (t_site_init and every wrapper start
+ * do): on SIGABRT or SIGTRAP, every wrapper and all below it, every
+ * registered process (verified), our own children, the fakes a site's
+ * log or pidfile names (verified) are killed and the sites' directories
+ * removed; then the handler that was there before runs.
+ */
+void t_cleanup_on_abort(void);
+
+/* Directory, port, pidfile, runtime directory; no configuration yet. */
+void t_site_init(struct t_site *s);
+/* With the real haproxy's configuration (extra appended); FALSE (the
+ * test skipped) where there is no haproxy. */
+gboolean t_site_init_real(struct t_site *s, const char *extra);
+/* With t/fake-haproxy, its log in dir/fake.log, its configuration
+ * "bind 127.0.0.1:port" and extra. */
+void t_site_init_fake(struct t_site *s, const char *extra);
+/* (Re)writes the site's configuration, atomically, extra appended. */
+void t_site_config(struct t_site *s, const char *extra);
+void t_site_setenv(struct t_site *s, const char *key, const char *value);
+/* The wrapper's arguments: --haproxy, --runtime-dir, opts, -f, -p. */
+GPtrArray *t_site_args(struct t_site *s, const char *const *opts);
+/* The wrapper at path (NULL: t_wrapper_path()) on the site, as s->w. */
+Wrapper *t_site_start_wrapper(struct t_site *s, const char *path,
+			      const char *const *opts);
+/* Ends what the site started (by pid), removes its directory, frees it.
+ * A zeroed site (a test skipped before t_site_init) is left alone. */
+void t_site_clear(struct t_site *s);
+typedef struct t_site TSite;
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(TSite, t_site_clear)
+/* s->w's next line with needle; the test fails without it. */
+const char *t_site_wait_log(struct t_site *s, const char *needle);
+/* A client command (--status, --reload...) on the site's runtime
+ * directory, bounded; its exit code, what it printed. */
+int t_site_client(struct t_site *s, const char *command, gchar **out,
+		  gchar **err);
+/* t/fake-haproxy. */
+const char *t_fake_path(void);
+/* The pids a file names ("pid=N" words, bare numbers); none if absent. */
+GArray *t_pids_in_file(const char *path);

@@ -13,53 +13,30 @@
 #include "t/harness.h"
 
 struct site {
-	gchar *dir;
-	gchar *rundir_opt;
-	gchar *cfg;
-	guint16 port;
-	Wrapper *w;
+	struct t_site t;	/* the real haproxy, --runtime-dir */
 	GPid gen1;
 };
 
 static void site_start(struct site *s)
 {
-	g_autofree gchar *pidfile = NULL;
-	const char *args[7];
-
-	s->dir = t_tmpdir();
-	{
-		g_autofree gchar *run = t_runtime_dir(s->dir);
-
-		s->rundir_opt = g_strconcat("--runtime-dir=", run, NULL);
-	}
-	s->port = t_free_port();
-	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
-	pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
-	args[0] = s->rundir_opt;
-	args[1] = "-f";
-	args[2] = s->cfg;
-	args[3] = "-p";
-	args[4] = pidfile;
-	args[5] = NULL;
-	s->w = wrapper_start(args, NULL);
-	s->gen1 = wrapper_wait_ready(s->w, 1, T_WAIT);
+	t_site_init(&s->t);
+	t_site_config(&s->t, NULL);
+	s->t.with_runtime_dir = TRUE;
+	t_site_start_wrapper(&s->t, NULL, NULL);
+	s->gen1 = wrapper_wait_ready(s->t.w, 1, T_WAIT);
 	g_assert_cmpint(s->gen1, >, 0);
-	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->gen1);
+	g_assert_cmpint(t_wait_serving(s->t.port, T_WAIT), ==, s->gen1);
 }
 
 static void site_clear(struct site *s)
 {
-	wrapper_free(s->w);
-	t_rmtree(s->dir);
-	g_free(s->dir);
-	g_free(s->rundir_opt);
-	g_free(s->cfg);
+	t_site_clear(&s->t);
 }
 
 /* The client command, its exit status and its output. */
 static int run_handoff(struct site *s, gchar **out)
 {
-	const char *argv[] = { t_wrapper_path(), "--handoff", s->rundir_opt,
+	const char *argv[] = { t_wrapper_path(), "--handoff", s->t.rundir_opt,
 			       NULL };
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *err = NULL;
@@ -98,30 +75,30 @@ static void test_handoff(void)
 
 	/* Same pid, now haproxy's master. The answer comes just before the
 	 * exec: wait (bounded) for it to have happened. */
-	g_assert_nonnull(wrapper_wait_log(s.w, " -Ws ", T_WAIT));
-	cmdline_path = g_strdup_printf("/proc/%d/cmdline", s.w->pid);
+	g_assert_nonnull(wrapper_wait_log(s.t.w, " -Ws ", T_WAIT));
+	cmdline_path = g_strdup_printf("/proc/%d/cmdline", s.t.w->pid);
 	for (gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-	     g_get_monotonic_time() < end; t_wait_gone(s.w->pid, 10)) {
+	     g_get_monotonic_time() < end; t_wait_gone(s.t.w->pid, 10)) {
 		g_clear_pointer(&cmdline, g_free);
 		if (g_file_get_contents(cmdline_path, &cmdline, NULL, NULL) &&
 		    g_str_equal(cmdline, "/usr/sbin/haproxy"))
 			break;
 	}
 	g_assert_cmpstr(cmdline, ==, "/usr/sbin/haproxy");
-	exe = exe_of(s.w->pid);
+	exe = exe_of(s.t.w->pid);
 	g_assert_cmpstr(exe, ==, "/usr/sbin/haproxy");
 
 	/* The old generation soft-stops; the master's worker serves. */
 	g_assert_true(t_wait_gone(s.gen1, T_WAIT));
-	worker = t_wait_serving(s.port, T_WAIT);
+	worker = t_wait_serving(s.t.port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);
 	g_assert_cmpint(worker, !=, s.gen1);
 
 	/* Reloads are haproxy's own now: SIGUSR2 to the same pid. */
-	g_assert_true(t_master_settled(s.w->pid, SIGUSR2));
-	wrapper_signal(s.w, SIGUSR2);
+	g_assert_true(t_master_settled(s.t.w->pid, SIGUSR2));
+	wrapper_signal(s.t.w, SIGUSR2);
 	g_assert_true(t_wait_gone(worker, T_WAIT));
-	reloaded = t_wait_serving(s.port, T_WAIT);
+	reloaded = t_wait_serving(s.t.port, T_WAIT);
 	g_assert_cmpint(reloaded, >, 0);
 	g_assert_cmpint(reloaded, !=, worker);
 
@@ -129,9 +106,9 @@ static void test_handoff(void)
 	 * master re-executes itself after the reload too. The new worker
 	 * serves before that, so wait for the re-executed image: the old
 	 * worker's exit is reaped by it. */
-	g_assert_true(t_master_settled(s.w->pid, SIGTERM));
-	wrapper_signal(s.w, SIGTERM);
-	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+	g_assert_true(t_master_settled(s.t.w->pid, SIGTERM));
+	wrapper_signal(s.t.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);
 	site_clear(&s);
 }
 
@@ -146,20 +123,20 @@ static void test_handoff_bad_config(void)
 		return;
 	}
 	site_start(&s);
-	g_free(t_write_config(s.dir, "haproxy.cfg", s.port,
+	g_free(t_write_config(s.t.dir, "haproxy.cfg", s.t.port,
 			      "    no-such-keyword\n"));
 	g_assert_cmpint(run_handoff(&s, &out), ==, 1);
-	g_assert_nonnull(wrapper_wait_log(s.w, "not handing off", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(s.t.w, "not handing off", T_WAIT));
 
 	/* Still the wrapper, still serving, still reloading. */
-	exe = exe_of(s.w->pid);
+	exe = exe_of(s.t.w->pid);
 	g_assert_cmpstr(exe, ==, t_wrapper_path());
-	g_assert_cmpint(t_http_pid(s.port), ==, s.gen1);
-	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, NULL));
-	wrapper_signal(s.w, SIGUSR2);
-	g_assert_cmpint(wrapper_wait_ready(s.w, 2, T_WAIT), >, 0);
-	wrapper_signal(s.w, SIGTERM);
-	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 0);
+	g_assert_cmpint(t_http_pid(s.t.port), ==, s.gen1);
+	g_free(t_write_config(s.t.dir, "haproxy.cfg", s.t.port, NULL));
+	wrapper_signal(s.t.w, SIGUSR2);
+	g_assert_cmpint(wrapper_wait_ready(s.t.w, 2, T_WAIT), >, 0);
+	wrapper_signal(s.t.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);
 	site_clear(&s);
 }
 

@@ -8,7 +8,7 @@
  * they are ended by the pid found, through a pidfd, after checking that it
  * is still that haproxy.
  */
-#include "t/harness.h"
+#include "t/lib-takeover.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,36 +22,11 @@
 #include "legacy/pidfile.h"
 #include "migrate/find.h"
 
-#define HAPROXY "/usr/sbin/haproxy"
 #define BOTH (FOREIGN_BY_PIDFILE | FOREIGN_BY_CONFIG)
 
 /* ---- safety net: a failed assertion aborts; leave no daemon behind ---- */
 
 /* ---- starting things the way an init script does ---- */
-
-struct site {
-	gchar *dir;
-	gchar *cfg;
-	gchar *pidfile;
-	guint16 port;
-};
-
-static void site_init(struct site *s)
-{
-	s->dir = t_tmpdir();
-	s->port = t_free_port();
-	s->cfg = t_write_config(s->dir, "h.cfg", s->port, NULL);
-	s->pidfile = g_build_filename(s->dir, "h.pid", NULL);
-}
-
-static void site_clear(struct site *s)
-{
-	t_end_all_started();
-	t_rmtree(s->dir);
-	g_free(s->dir);
-	g_free(s->cfg);
-	g_free(s->pidfile);
-}
 
 /* ---- what was found ---- */
 
@@ -167,23 +142,15 @@ static void assert_thread_skipped(GPid pid)
 
 /* ---- tests ---- */
 
-static gboolean have_haproxy(void)
-{
-	if (t_have_haproxy())
-		return TRUE;
-	g_test_skip("no " HAPROXY);
-	return FALSE;
-}
-
 static void test_daemon(void)
 {
-	struct site s = { 0 };
+	struct t_site s = { 0 };
 	const struct foreign *f;
 	GPid pid, serving;
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", s.pidfile,
 					     "-f", s.cfg, NULL });
 	pid = t_wait_pidfile(s.pidfile);
@@ -214,21 +181,21 @@ static void test_daemon(void)
 	/* A pidfile naming one of its threads names no process. */
 	assert_thread_skipped(pid);
 
-	site_clear(&s);
+	daemon_site_clear(&s);
 	g_assert_false(t_pid_alive(pid));
 }
 
-/* "cd dir && haproxy -D -f h.cfg": found through its cwd. */
+/* "cd dir && haproxy -D -f haproxy.cfg": found through its cwd. */
 static void test_daemon_relative(void)
 {
-	struct site s = { 0 };
+	struct t_site s = { 0 };
 	GPid pid;
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
-	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", "h.pid",
-					     "-f", "h.cfg", NULL });
+	daemon_site_init(&s);
+	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", "haproxy.pid",
+					     "-f", "haproxy.cfg", NULL });
 	pid = t_wait_pidfile(s.pidfile);
 	g_assert_cmpint(pid, >, 0);
 	t_remember(pid, "/haproxy");
@@ -237,19 +204,19 @@ static void test_daemon_relative(void)
 	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
 	g_assert_cmpint(instance(0)->pid, ==, pid);
 	g_assert_cmpstr(instance(0)->config_files[0], ==, s.cfg);
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 static void test_master_worker_daemon(void)
 {
-	struct site s = { 0 };
+	struct t_site s = { 0 };
 	const struct foreign *f;
 	struct t_started *master;
 	GPid pid, serving, reloaded;
 
 	if (!have_haproxy())
 		return;
-	site_init(&s);
+	daemon_site_init(&s);
 	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-W", "-D", "-p",
 					     s.pidfile, "-f", s.cfg, NULL });
 	/* The master's pid; the worker is the one that answers. */
@@ -293,7 +260,7 @@ static void test_master_worker_daemon(void)
 			==, reloaded);
 
 	/* The master takes its workers with it. */
-	site_clear(&s);
+	daemon_site_clear(&s);
 	g_assert_true(t_wait_gone(reloaded, T_WAIT));
 }
 
@@ -316,13 +283,13 @@ static GPid start_recorder(const char *file)
 
 static void test_pidfile_names_other_program(void)
 {
-	struct site s = { 0 };
+	struct t_site s = { 0 };
 	g_autofree gchar *record = NULL, *pids = NULL, *others = NULL;
 	const struct foreign_skip *skip;
 	struct t_started *recorder;
 	GPid pid;
 
-	site_init(&s);
+	daemon_site_init(&s);
 	record = g_build_filename(s.dir, "signals", NULL);
 	pid = start_recorder(record);
 	g_assert_cmpint(pid, >, 0);
@@ -343,7 +310,7 @@ static void test_pidfile_names_other_program(void)
 	g_assert_cmpstr(others, ==, "");
 	g_assert_true(t_signal_verified(recorder, SIGKILL));
 	g_assert_true(t_wait_gone(pid, T_WAIT));
-	site_clear(&s);
+	daemon_site_clear(&s);
 }
 
 int main(int argc, char **argv)
@@ -351,7 +318,7 @@ int main(int argc, char **argv)
 	int status;
 
 	g_test_init(&argc, &argv, NULL);
-	t_end_started_on_abort();
+	t_cleanup_on_abort();
 	g_test_add_func("/migrate/real/daemon", test_daemon);
 	g_test_add_func("/migrate/real/daemon-relative", test_daemon_relative);
 	g_test_add_func("/migrate/real/master-worker-daemon",

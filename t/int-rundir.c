@@ -25,45 +25,15 @@
 
 #define NOBODY 65534
 
-/* The wrapper a failed assertion must end, with all below it. */
-static Wrapper *guarded;
-
-static void on_abort(int sig)
-{
-	if (guarded)
-		g_array_unref(t_kill_tree(guarded->pid));
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* One instance: its configuration and pidfile in a fresh temp dir. */
-typedef struct {
-	gchar *dir;
-	gchar *cfg;
-	gchar *pidfile;
-	guint16 port;
-	Wrapper *w;
-} Site;
+/* One instance: the harness's site, its configuration the real
+ * haproxy's. */
+typedef struct t_site Site;
 
 static void site_init(Site *s)
 {
-	s->dir = t_tmpdir();
-	s->port = t_free_port();
-	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
-	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
+	t_site_init(s);
+	t_site_config(s, NULL);
 }
-
-static void site_clear(Site *s)
-{
-	guarded = NULL;
-	g_clear_pointer(&s->w, wrapper_free);
-	if (s->dir)
-		t_rmtree(s->dir);
-	g_free(s->dir);
-	g_free(s->cfg);
-	g_free(s->pidfile);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Site, site_clear)
 
 /* The wrapper with opt (may be NULL), -f cfg -p pidfile. */
 static void site_launch(Site *s, const char *opt)
@@ -75,7 +45,7 @@ static void site_launch(Site *s, const char *opt)
 		args[0] = opt;
 	}
 	g_clear_pointer(&s->w, wrapper_free);
-	s->w = guarded = wrapper_start(args, NULL);
+	s->w = wrapper_start(args, NULL);
 }
 
 /* The same, once generation 1 serves: its pid. */
@@ -103,15 +73,6 @@ static gboolean test_begin(void)
 		return FALSE;
 	}
 	return TRUE;
-}
-
-/* `wrapper COMMAND args...`: its exit code; out and err may be NULL. */
-static int client(const char *command, const char *a, const char *b,
-		  gchar **out, gchar **err)
-{
-	const char *argv[] = { t_wrapper_path(), command, a, b, NULL };
-
-	return t_run_command(argv, T_WAIT, out, err);
 }
 
 /* No feature was dropped with a warning. */
@@ -153,7 +114,7 @@ static void reloads_under_load(Site *s, const char *opt, const char *value,
 		const char *exec;
 		GPid pid;
 
-		g_assert_cmpint(client("--reload", opt, value, &out, NULL),
+		g_assert_cmpint(t_client("--reload", opt, value, &out, NULL),
 				==, 0);
 		pid = serving_pid_in(out);
 		g_assert_cmpint(proc_parent(pid), ==, s->w->pid);
@@ -163,7 +124,7 @@ static void reloads_under_load(Site *s, const char *opt, const char *value,
 		g_assert_true(t_load_wait_answers(&load, pid, 20));
 	}
 	g_assert_cmpuint(t_load_finish(&load), ==, 0);
-	g_assert_cmpint(client("--status", opt, value, &status, NULL), ==, 0);
+	g_assert_cmpint(t_client("--status", opt, value, &status, NULL), ==, 0);
 	g_assert_nonnull(strstr(status, "serving"));
 	assert_no_warning(s->w);
 }
@@ -190,7 +151,7 @@ static gchar *long_pidfile(const char *dir, guint len)
 
 static void long_pidfile_test(guint len)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 
 	if (!test_begin())
 		return;
@@ -226,7 +187,7 @@ static gchar *spaced_rundir(Site *s)
 
 static void test_space(void)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *lb = NULL;
 	g_autofree gchar *rundir = NULL;
 	g_autofree gchar *opt = NULL;
@@ -275,7 +236,7 @@ static guint entries(const char *dir)
  * nothing started. */
 static void test_untrusted(void)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *evil = NULL;
 	g_autofree gchar *opt = NULL;
 
@@ -300,7 +261,7 @@ static void test_untrusted(void)
  * the control socket (the wrapper's own) answers. */
 static void test_comma(void)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *dir = NULL;
 	g_autofree gchar *opt = NULL;
 	g_autofree gchar *out = NULL;
@@ -318,7 +279,7 @@ static void test_comma(void)
 	exec = wrapper_executing_line(s.w, 1);
 	g_assert_nonnull(exec);
 	g_assert_null(strstr(exec, "listeners"));
-	g_assert_cmpint(client("--reload", opt, NULL, &out, NULL), ==, 0);
+	g_assert_cmpint(t_client("--reload", opt, NULL, &out, NULL), ==, 0);
 	g_assert_cmpint(serving_pid_in(out), !=, first);
 	site_stop(&s);
 }
@@ -345,7 +306,7 @@ static void test_client_untrusted(void)
 	/* Not even connected to: nothing waits in the backlog. */
 	opt = g_strconcat("--runtime-dir=", evil, NULL);
 	g_assert_cmpint(chown(evil, NOBODY, NOBODY), ==, 0);
-	g_assert_cmpint(client("--status", opt, NULL, NULL, &err), ==, 64);
+	g_assert_cmpint(t_client("--status", opt, NULL, NULL, &err), ==, 64);
 	g_assert_nonnull(strstr(err, evil));
 	conn = accept(fd, NULL, NULL);
 	g_assert_cmpint(conn, ==, -1);
@@ -357,7 +318,7 @@ static void test_client_untrusted(void)
 /* Symlinks planted in the runtime directory are replaced, not followed. */
 static void test_planted_symlinks(void)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *run = NULL;
 	g_autofree gchar *opt = NULL;
 	g_autofree gchar *victim = NULL;
@@ -384,7 +345,7 @@ static void test_planted_symlinks(void)
 	g_assert_true(S_ISREG(st.st_mode));
 	g_assert_cmpint(lstat(link_sock, &st), ==, 0);
 	g_assert_true(S_ISSOCK(st.st_mode));
-	g_assert_cmpint(client("--status", opt, NULL, &out, NULL), ==, 0);
+	g_assert_cmpint(t_client("--status", opt, NULL, &out, NULL), ==, 0);
 	assert_no_warning(s.w);
 	site_stop(&s);
 }
@@ -394,7 +355,7 @@ static void test_planted_symlinks(void)
  * fragment and -x, and the failure is said; no temporary file is left. */
 static void test_fragment_unwritable(void)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *run = NULL;
 	g_autofree gchar *opt = NULL;
 	g_autofree gchar *blocker = NULL;
@@ -418,7 +379,7 @@ static void test_fragment_unwritable(void)
 	g_assert_nonnull(exec);
 	g_assert_null(strstr(exec, "listeners"));
 	g_assert_false(g_file_test(tmp, G_FILE_TEST_EXISTS));
-	g_assert_cmpint(client("--reload", opt, NULL, &out, NULL), ==, 0);
+	g_assert_cmpint(t_client("--reload", opt, NULL, &out, NULL), ==, 0);
 	g_assert_cmpint(serving_pid_in(out), !=, first);
 	exec = wrapper_executing_line(s.w, 2);
 	g_assert_nonnull(exec);
@@ -504,7 +465,7 @@ static GPid admin_pid(const char *path)
 
 static void test_debian_stock(void)
 {
-	g_auto(Site) s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *admin = NULL;
 	g_autofree gchar *out = NULL;
 	GPid pid;
@@ -526,14 +487,14 @@ static void test_debian_stock(void)
 	g_assert_cmpint(admin_pid(admin), ==, pid);
 	/* A bad configuration: the reload fails, nothing else changes. */
 	g_free(debian_config(s.dir, admin, s.port, "\tno-such-keyword\n"));
-	g_assert_cmpint(client("--reload", "-p", s.pidfile, &out, NULL), ==,
+	g_assert_cmpint(t_client("--reload", "-p", s.pidfile, &out, NULL), ==,
 			1);
 	g_assert_cmpint(t_http_pid(s.port), ==, pid);
 	g_assert_cmpint(admin_pid(admin), ==, pid);
 	/* Fixed, it reloads again, seamless. */
 	g_free(debian_config(s.dir, admin, s.port, NULL));
 	g_clear_pointer(&out, g_free);
-	g_assert_cmpint(client("--reload", "-p", s.pidfile, &out, NULL), ==,
+	g_assert_cmpint(t_client("--reload", "-p", s.pidfile, &out, NULL), ==,
 			0);
 	pid = serving_pid_in(out);
 	g_assert_nonnull(strstr(wrapper_executing_line(s.w, 5), " -x "));
@@ -547,8 +508,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_unsetenv("RUNTIME_DIRECTORY");
 	g_unsetenv("NOTIFY_SOCKET");
-	signal(SIGABRT, on_abort);
-	signal(SIGTRAP, on_abort);
+	t_cleanup_on_abort();
 	g_test_add_func("/rundir/pidfile-61", test_pidfile_61);
 	g_test_add_func("/rundir/pidfile-230", test_pidfile_230);
 	g_test_add_func("/rundir/space", test_space);

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "t/lib-storm.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 
@@ -48,7 +49,6 @@
 #define RUNS		20	/* clients per loop, one after the other */
 #define CLIENTS		(LOOPS * RUNS)
 #define LOADERS		3	/* load threads, a fresh connection a request */
-#define LOAD_MAX	1000000	/* safety bounds of the load */
 #define LOAD_SECONDS	120
 
 /* The bounds asserted (see the issue): far below one reload a request. */
@@ -57,117 +57,12 @@
 
 /* ---- safety net: a failed assertion aborts; leave no process behind ---- */
 
-static Wrapper *guarded;
-static const char *guarded_dir;
 static GPid live_clients[LOOPS + 1];	/* slot LOOPS: the main thread's */
 
-static void on_abort(int sig)
-{
-	if (guarded && !guarded->reaped)
-		g_array_unref(t_kill_tree(guarded->pid));
-	for (guint i = 0; i < G_N_ELEMENTS(live_clients); i++) {
-		GPid pid = g_atomic_int_get(&live_clients[i]);
-
-		/* Only while still ours: an unreaped pid cannot be reused. */
-		if (pid > 0 && proc_parent(pid) == getpid())
-			kill(pid, SIGKILL);
-	}
-	if (guarded_dir)
-		t_rmtree(guarded_dir);
-	signal(SIGABRT, SIG_DFL);
-	raise(SIGABRT);
-}
-
-static gint64 deadline_in(guint ms)
-{
-	return g_get_monotonic_time() + (gint64)ms * 1000;
-}
-
-static int ms_until(gint64 deadline)
-{
-	gint64 left = deadline - g_get_monotonic_time();
-
-	return left <= 0 ? 0 : (int)(left / 1000) + 1;
-}
 
 /* ---- client commands, run as processes, from any thread ---- */
 
-/* Read one of the client's pipes; FALSE at EOF. */
-static gboolean pipe_read(int fd, GString *to)
-{
-	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof(buf));
 
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return TRUE;
-	if (n > 0)
-		g_string_append_len(to, buf, n);
-	return n > 0;
-}
-
-/*
- * Run `wrapper COMMAND --runtime-dir=...` to its end (bounded): its exit
- * code, or -1 if it did not exit in time or was killed (then *err says
- * so). *slot holds its pid while it runs, for the safety net. No
- * assertion here: the client loops run in threads.
- */
-static int run_client(const char *command, const char *rundir_opt,
-		      GPid *slot, gchar **out, gchar **err)
-{
-	const char *argv[] = { t_wrapper_path(), command, rundir_opt, NULL };
-	g_autoptr(GString) o = g_string_new(NULL);
-	g_autoptr(GString) e = g_string_new(NULL);
-	g_autoptr(GError) error = NULL;
-	gint64 deadline = deadline_in(T_WAIT);
-	gboolean out_open = TRUE, err_open = TRUE;
-	int out_fd, err_fd, pidfd, status = -1;
-	GPid pid;
-
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-				      G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				      &pid, NULL, &out_fd, &err_fd, &error)) {
-		*out = g_strdup("");
-		*err = g_strdup_printf("cannot spawn: %s", error->message);
-		return -1;
-	}
-	g_atomic_int_set(slot, pid);
-	while ((out_open || err_open) && ms_until(deadline)) {
-		struct pollfd p[2] = {
-			{ .fd = out_open ? out_fd : -1, .events = POLLIN },
-			{ .fd = err_open ? err_fd : -1, .events = POLLIN },
-		};
-
-		if (poll(p, 2, ms_until(deadline)) <= 0)
-			continue;
-		if (p[0].revents)
-			out_open = pipe_read(out_fd, o);
-		if (p[1].revents)
-			err_open = pipe_read(err_fd, e);
-	}
-	pidfd = pidfd_open(pid, 0);
-	if (pidfd >= 0) {
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-		poll(&p, 1, ms_until(deadline));
-		close(pidfd);
-	}
-	if (waitpid(pid, &status, WNOHANG) != pid) {
-		g_string_append(e, "[did not exit in time: SIGKILL]");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		status = -1;
-	}
-	g_atomic_int_set(slot, 0);
-	close(out_fd);
-	close(err_fd);
-	if (status != -1 && !WIFEXITED(status)) {
-		g_string_append_printf(e, "[wait status 0x%x]", status);
-		status = -1;
-	}
-	*out = g_strdup(o->str);
-	*err = g_strdup(e->str);
-	return status == -1 ? -1 : WEXITSTATUS(status);
-}
 
 /* ---- the --reload loops: RUNS clients each, one after the other ---- */
 
@@ -209,171 +104,23 @@ static gpointer loop_run(gpointer data)
 
 /* ---- the load: fresh connections, in threads ---- */
 
-struct load {
-	guint16 port;
-	gint64 until;		/* the time bound */
-	GMutex lock;
-	GCond changed;		/* requests went up */
-	gboolean stop;
-	guint requests;
-	guint failures;
-	gchar *first_failure;
-};
 
-static gpointer load_run(gpointer data)
-{
-	struct load *l = data;
 
-	g_mutex_lock(&l->lock);
-	while (!l->stop && l->requests < LOAD_MAX &&
-	       g_get_monotonic_time() < l->until) {
-		gchar *why;
 
-		g_mutex_unlock(&l->lock);
-		why = t_request_once(l->port);
-		g_mutex_lock(&l->lock);
-		if (why && !l->failures++)
-			l->first_failure = g_strdup_printf("request %u: %s",
-							   l->requests, why);
-		l->requests++;
-		g_cond_broadcast(&l->changed);
-		g_free(why);
-	}
-	g_mutex_unlock(&l->lock);
-	return NULL;
-}
-
-/* Wait (bounded) for n more requests; how many there are in all. */
-static guint load_more(struct load *l, guint n)
-{
-	gint64 deadline = deadline_in(T_WAIT);
-	guint want, got;
-
-	g_mutex_lock(&l->lock);
-	want = l->requests + n;
-	while (l->requests < want &&
-	       g_cond_wait_until(&l->changed, &l->lock, deadline))
-		;
-	got = l->requests;
-	g_mutex_unlock(&l->lock);
-	g_assert_cmpuint(got, >=, want);
-	return got;
-}
-
-static void load_stop(struct load *l)
-{
-	g_mutex_lock(&l->lock);
-	l->stop = TRUE;
-	g_mutex_unlock(&l->lock);
-}
 
 /* ---- what runs below the wrapper ---- */
 
-struct proc_entry {
-	GPid pid;
-	GPid ppid;
-	char state;
-	char comm[16];
-};
 
-/* "pid (comm) S ppid ..." */
-static gboolean read_stat(GPid pid, struct proc_entry *e)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/stat", pid);
-	g_autofree gchar *text = NULL;
-	const char *open, *close;
-	int ppid;
 
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return FALSE;
-	open = strchr(text, '(');
-	close = strrchr(text, ')');
-	if (!open || !close || close < open ||
-	    sscanf(close + 1, " %c %d", &e->state, &ppid) != 2)
-		return FALSE;
-	e->pid = pid;
-	e->ppid = ppid;
-	g_strlcpy(e->comm, open + 1,
-		  MIN(sizeof(e->comm), (gsize)(close - open)));
-	return TRUE;
-}
 
-static struct proc_entry *entry_at(GArray *procs, guint i)
-{
-	return &g_array_index(procs, struct proc_entry, i);
-}
 
-static gboolean has_pid(GArray *procs, GPid pid)
-{
-	for (guint i = 0; i < procs->len; i++)
-		if (entry_at(procs, i)->pid == pid)
-			return TRUE;
-	return FALSE;
-}
 
-/* Every process below root, zombies included, from one pass over /proc. */
-static GArray *tree_below(GPid root)
-{
-	g_autoptr(GArray) all = g_array_new(FALSE, FALSE,
-					    sizeof(struct proc_entry));
-	g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
-	GArray *below = g_array_new(FALSE, FALSE, sizeof(struct proc_entry));
-	const char *name;
-	gboolean grew = TRUE;
 
-	while (dir && (name = g_dir_read_name(dir))) {
-		struct proc_entry e;
-
-		if (g_ascii_isdigit(*name) && read_stat(atoi(name), &e))
-			g_array_append_val(all, e);
-	}
-	/* Each pass moves over the children of what is already below. */
-	while (grew) {
-		grew = FALSE;
-		for (guint i = 0; i < all->len; i++) {
-			struct proc_entry *e = entry_at(all, i);
-
-			if (e->ppid != root && !has_pid(below, e->ppid))
-				continue;
-			g_array_append_val(below, *e);
-			g_array_remove_index_fast(all, i--);
-			grew = TRUE;
-		}
-	}
-	return below;
-}
-
-static guint count_comm(GArray *procs, const char *comm)
-{
-	guint n = 0;
-
-	for (guint i = 0; i < procs->len; i++)
-		n += g_str_equal(entry_at(procs, i)->comm, comm);
-	return n;
-}
-
-static gchar *describe_procs(GArray *procs)
-{
-	GString *s = g_string_new(NULL);
-
-	for (guint i = 0; i < procs->len; i++) {
-		struct proc_entry *e = entry_at(procs, i);
-
-		g_string_append_printf(s, "%s%d(%s,%c,ppid %d)", i ? " " : "",
-				       e->pid, e->comm, e->state, e->ppid);
-	}
-	return g_string_free(s, FALSE);
-}
 
 /* ---- the storm ---- */
 
 struct storm {
-	gchar *dir;
-	gchar *cfg;
-	gchar *pidfile;
-	gchar *rundir_opt;
-	guint16 port;
-	Wrapper *w;
+	struct t_site site;	/* the real haproxy, --runtime-dir */
 	int done_fd;
 	guint done;		/* clients ended so far */
 	guint samples;
@@ -385,7 +132,7 @@ struct storm {
 /* How many haproxy processes the wrapper has now; the maximum so far. */
 static void sample(struct storm *st)
 {
-	g_autoptr(GArray) below = tree_below(st->w->pid);
+	g_autoptr(GArray) below = tree_below(st->site.w->pid);
 	guint haproxy = count_comm(below, "haproxy");
 
 	st->samples++;
@@ -406,19 +153,19 @@ static void sample(struct storm *st)
  * the processes at each client's end. */
 static void wait_clients(struct storm *st, guint want)
 {
-	gint64 deadline = deadline_in(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 
-	while (st->done < want && ms_until(deadline)) {
+	while (st->done < want && t_ms_left(deadline)) {
 		struct pollfd p[2] = {
 			{ .fd = st->done_fd, .events = POLLIN },
-			{ .fd = st->w->err_fd, .events = POLLIN },
+			{ .fd = st->site.w->err_fd, .events = POLLIN },
 		};
 		guint64 n;
 
-		if (poll(p, 2, ms_until(deadline)) <= 0)
+		if (poll(p, 2, t_ms_left(deadline)) <= 0)
 			continue;
 		if (p[1].revents)
-			wrapper_pump(st->w, 0);
+			wrapper_pump(st->site.w, 0);
 		if (p[0].revents &&
 		    read(st->done_fd, &n, sizeof(n)) == sizeof(n)) {
 			st->done += n;
@@ -434,47 +181,25 @@ static void wait_clients(struct storm *st, guint want)
 /* self_upgrade: the wrapper's --self-upgrade= option. */
 static void storm_start(struct storm *st, const char *self_upgrade)
 {
+	const char *const opts[] = { self_upgrade, NULL };
 	GPid gen1;
 
-	st->dir = t_tmpdir();
-	st->port = t_free_port();
-	st->cfg = t_write_config(st->dir, "haproxy.cfg", st->port, NULL);
-	st->pidfile = g_build_filename(st->dir, "haproxy.pid", NULL);
-	{
-		g_autofree gchar *run = t_runtime_dir(st->dir);
-
-		st->rundir_opt = g_strconcat("--runtime-dir=", run, NULL);
-	}
+	t_site_init(&st->site);
+	t_site_config(&st->site, NULL);
+	st->site.with_runtime_dir = TRUE;
 	st->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	g_assert_cmpint(st->done_fd, >=, 0);
-	{
-		const char *args[] = {
-			st->rundir_opt, self_upgrade,
-			"-f", st->cfg, "-p", st->pidfile, NULL,
-		};
-
-		st->w = wrapper_start(args, NULL);
-	}
-	guarded = st->w;
-	guarded_dir = st->dir;
-	gen1 = wrapper_wait_ready(st->w, 1, T_WAIT);
+	t_site_start_wrapper(&st->site, NULL, opts);
+	gen1 = wrapper_wait_ready(st->site.w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
-	g_assert_cmpint(t_wait_serving(st->port, T_WAIT), ==, gen1);
+	g_assert_cmpint(t_wait_serving(st->site.port, T_WAIT), ==, gen1);
 }
 
 static void storm_clear(struct storm *st)
 {
-	guarded = NULL;
-	guarded_dir = NULL;
-	g_clear_pointer(&st->w, wrapper_free);
+	t_site_clear(&st->site);
 	if (st->done_fd >= 0)
 		close(st->done_fd);
-	if (st->dir)
-		t_rmtree(st->dir);
-	g_free(st->dir);
-	g_free(st->cfg);
-	g_free(st->pidfile);
-	g_free(st->rundir_opt);
 	g_free(st->max_haproxy_procs);
 }
 
@@ -513,7 +238,7 @@ static void send_storm(struct storm *st)
 {
 	for (guint b = 0; b < BATCHES; b++) {
 		for (guint i = 0; i < SIGNALS / BATCHES; i++)
-			g_assert_cmpint(kill(st->w->pid, SIGUSR2), ==, 0);
+			g_assert_cmpint(kill(st->site.w->pid, SIGUSR2), ==, 0);
 		sample(st);
 		wait_clients(st, CLIENTS * (b + 1) / BATCHES);
 	}
@@ -529,13 +254,13 @@ static GArray *others_in_status(struct storm *st, GPid *current,
 	g_autofree gchar *err = NULL;
 	g_auto(GStrv) lines = NULL;
 	GArray *others = g_array_new(FALSE, FALSE, sizeof(GPid));
-	int code = run_client("--status", st->rundir_opt,
+	int code = run_client("--status", st->site.rundir_opt,
 			      &live_clients[LOOPS], &out, &err);
 
 	if (code != 0)
 		g_test_message("--status: exit %d, %s", code, err);
 	g_assert_cmpint(code, ==, 0);
-	wrapper_pump(st->w, 0);
+	wrapper_pump(st->site.w, 0);
 	*current = 0;
 	lines = g_strsplit(out, "\n", -1);
 	for (char **l = lines; *l; l++) {
@@ -558,7 +283,7 @@ static GArray *others_in_status(struct storm *st, GPid *current,
  * listed have exited (bounded). Returns the serving pid. */
 static GPid wait_settled(struct storm *st)
 {
-	gint64 deadline = deadline_in(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 	GPid current = 0;
 
 	for (;;) {
@@ -568,14 +293,14 @@ static GPid wait_settled(struct storm *st)
 
 		if (!others->len)
 			break;
-		if (!ms_until(deadline)) {
+		if (!t_ms_left(deadline)) {
 			g_test_message("not settled:\n%s", text);
 			g_assert_cmpuint(others->len, ==, 0);
 		}
 		for (guint i = 0; i < others->len; i++) {
 			GPid pid = g_array_index(others, GPid, i);
 
-			g_assert_true(t_wait_gone(pid, ms_until(deadline)));
+			g_assert_true(t_wait_gone(pid, t_ms_left(deadline)));
 		}
 	}
 	g_assert_cmpint(current, >, 0);
@@ -587,13 +312,13 @@ static void reload_ok(struct storm *st)
 {
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *err = NULL;
-	int code = run_client("--reload", st->rundir_opt, &live_clients[LOOPS],
+	int code = run_client("--reload", st->site.rundir_opt, &live_clients[LOOPS],
 			      &out, &err);
 
 	if (code != 0)
 		g_test_message("--reload: exit %d, %s", code, err);
 	g_assert_cmpint(code, ==, 0);
-	wrapper_pump(st->w, 0);
+	wrapper_pump(st->site.w, 0);
 }
 
 /* Settled: a last `--reload` returned 0, and only its generation is left. */
@@ -610,18 +335,18 @@ static GPid settle(struct storm *st)
  */
 static void assert_no_zombies(struct storm *st, GPid current)
 {
-	gint64 deadline = deadline_in(T_WAIT);
+	gint64 deadline = t_deadline(T_WAIT);
 	guint round_trips = 0, transient = 0;
 
 	for (;;) {
-		g_autoptr(GArray) kids = tree_below(st->w->pid);
+		g_autoptr(GArray) kids = tree_below(st->site.w->pid);
 		g_autofree gchar *text = describe_procs(kids);
 		guint zombies = 0;
 
 		for (guint i = 0; i < kids->len; i++) {
 			struct proc_entry *e = entry_at(kids, i);
 
-			zombies += e->ppid == st->w->pid && e->state == 'Z';
+			zombies += e->ppid == st->site.w->pid && e->state == 'Z';
 		}
 		if (!zombies) {
 			g_test_message("after the storm, below the wrapper: %s "
@@ -632,7 +357,7 @@ static void assert_no_zombies(struct storm *st, GPid current)
 			g_assert_cmpint(entry_at(kids, 0)->pid, ==, current);
 			return;
 		}
-		if (round_trips >= 5 || !ms_until(deadline)) {
+		if (round_trips >= 5 || !t_ms_left(deadline)) {
 			g_test_message("zombies below the wrapper: %s", text);
 			g_assert_cmpuint(zombies, ==, 0);
 		}
@@ -646,12 +371,12 @@ static void assert_no_zombies(struct storm *st, GPid current)
  * none left to our subreaper. */
 static void storm_stop(struct storm *st)
 {
-	g_autoptr(GArray) below = tree_below(st->w->pid);
+	g_autoptr(GArray) below = tree_below(st->site.w->pid);
 	g_autoptr(GArray) left = NULL;
 	int status;
 
-	wrapper_signal(st->w, SIGTERM);
-	status = wrapper_wait_exit(st->w, T_WAIT);
+	wrapper_signal(st->site.w, SIGTERM);
+	status = wrapper_wait_exit(st->site.w, T_WAIT);
 	g_assert_cmpint(status, !=, -1);
 	g_assert_true(WIFEXITED(status));
 	g_assert_cmpint(WEXITSTATUS(status), ==, 0);
@@ -694,7 +419,7 @@ static void test_storm(void)
 	 * binary in the middle of the storm. */
 	storm_start(&st, "--self-upgrade=never");
 
-	load.port = st.port;
+	load.port = st.site.port;
 	load.until = g_get_monotonic_time() + LOAD_SECONDS * G_USEC_PER_SEC;
 	g_mutex_init(&load.lock);
 	g_cond_init(&load.changed);
@@ -706,7 +431,7 @@ static void test_storm(void)
 	for (guint i = 0; i < LOOPS; i++) {
 		loops[i] = (struct loop){
 			.index = i,
-			.rundir_opt = st.rundir_opt,
+			.rundir_opt = st.site.rundir_opt,
 			.done_fd = st.done_fd,
 			.failures = g_string_new(NULL),
 		};
@@ -733,14 +458,14 @@ static void test_storm(void)
 	for (guint i = 0; i < LOADERS; i++)
 		g_thread_join(load_threads[i]);
 
-	executing = assert_one_at_a_time(st.w);
-	reloads_failed = wrapper_count_log(st.w, "reload failed");
+	executing = assert_one_at_a_time(st.site.w);
+	reloads_failed = wrapper_count_log(st.site.w, "reload failed");
 	g_test_message("%u SIGUSR2 and %u --reload clients (+1 last): %u "
 		       "executing line(s) (generation 1 included; reloads "
 		       "begun on SIGUSR2 %u, on request %u), %u failed "
 		       "reload(s)", SIGNALS, CLIENTS, executing,
-		       wrapper_count_log(st.w, "reloading on SIGUSR2."),
-		       wrapper_count_log(st.w, "reloading on request."),
+		       wrapper_count_log(st.site.w, "reloading on SIGUSR2."),
+		       wrapper_count_log(st.site.w, "reloading on request."),
 		       reloads_failed);
 	g_test_message("haproxy processes below the wrapper: at most %u over "
 		       "%u samples (all processes below it: at most %u); at "
@@ -808,17 +533,17 @@ static void test_reexec_descriptors(void)
 	}
 	storm_start(&st, "--self-upgrade=always");
 	wait_settled(&st);
-	baseline = wrapper_fds(st.w->pid, &first);
+	baseline = wrapper_fds(st.site.w->pid, &first);
 	g_string_append_printf(series, "%u", baseline);
 	for (guint i = 0; i < 5; i++) {
 		g_autofree gchar *text = NULL;
 		guint n;
 
 		reload_ok(&st);
-		g_assert_nonnull(wrapper_wait_log(st.w, "re-executing on ",
+		g_assert_nonnull(wrapper_wait_log(st.site.w, "re-executing on ",
 						  T_WAIT));
 		wait_settled(&st);
-		n = wrapper_fds(st.w->pid, &text);
+		n = wrapper_fds(st.site.w->pid, &text);
 		g_string_append_printf(series, " %u", n);
 		if (n > worst) {
 			worst = n;
@@ -841,7 +566,6 @@ static void test_reexec_descriptors(void)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_abort };
 	g_autofree char **args = g_new0(char *, argc + 2);
 
 	/* A check that fails without aborting (g_test_fail_printf) says
@@ -853,7 +577,7 @@ int main(int argc, char **argv)
 	argc++;
 	argv = args;
 	g_test_init(&argc, &argv, NULL);
-	sigaction(SIGABRT, &sa, NULL);
+	t_cleanup_on_abort();
 	/* What the wrapper leaves behind comes back to us. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	g_unsetenv("NOTIFY_SOCKET");

@@ -22,24 +22,6 @@
 
 #define NEXT_VERSION "0.1.0+next"
 
-/* ---- a failed assertion aborts: end what the test started first ---- */
-
-static Wrapper *guarded_wrapper;
-static GPid guarded_pid;
-static const char *guarded_dir;
-
-static void on_abort(int sig)
-{
-	if (guarded_wrapper)
-		g_array_unref(t_kill_tree(guarded_wrapper->pid));
-	if (guarded_pid > 0)
-		kill(guarded_pid, SIGKILL);
-	if (guarded_dir)
-		t_rmtree(guarded_dir);
-	signal(SIGABRT, SIG_DFL);
-	raise(SIGABRT);
-}
-
 /* ---- installing a binary the way a package manager does ---- */
 
 /* Same directory, temporary name, rename(): the running file is never
@@ -78,16 +60,13 @@ static const char *next_wrapper_path(void)
 /* ---- the fixture: a wrapper copy in <tmp>/bin serving one port ---- */
 
 struct up {
-	gchar *dir;
+	struct t_site site;	/* its dir, cfg, port, wrapper */
 	gchar *bin;
-	gchar *cfg;
-	guint16 port;
 	gchar *rundir;		/* set before up_start(): --runtime-dir */
 	gboolean foreign;	/* set before up_start(): a daemon to take over */
 	GPid daemon;
 	gchar *pidfile;		/* the daemon's, the wrapper's -p */
 	struct stat orig;	/* the binary first started */
-	Wrapper *w;
 	GPid gen1;
 };
 
@@ -102,27 +81,25 @@ static gboolean up_start(struct up *u, const char *opt)
 		g_test_skip("no /usr/sbin/haproxy");
 		return FALSE;
 	}
-	u->dir = t_tmpdir();
-	guarded_dir = u->dir;
-	bindir = g_build_filename(u->dir, "bin", NULL);
+	t_site_init(&u->site);
+	bindir = g_build_filename(u->site.dir, "bin", NULL);
 	g_assert_cmpint(g_mkdir(bindir, 0755), ==, 0);
 	u->bin = g_build_filename(bindir, "haproxy-systemd-wrapper", NULL);
 	install_file(t_wrapper_path(), u->bin);
 	g_assert_cmpint(stat(u->bin, &u->orig), ==, 0);
-	u->port = t_free_port();
-	u->cfg = t_write_config(u->dir, "haproxy.cfg", u->port, NULL);
+	t_site_config(&u->site, NULL);
 
 	if (u->foreign) {
 		const char *daemon[] = { "/usr/sbin/haproxy", "-D", "-p", NULL,
-					 "-f", u->cfg, NULL };
+					 "-f", u->site.cfg, NULL };
 
-		u->pidfile = g_build_filename(u->dir, "h.pid", NULL);
+		u->pidfile = g_build_filename(u->site.dir, "h.pid", NULL);
 		daemon[3] = u->pidfile;
-		t_launch_daemon(u->dir, daemon);
+		t_launch_daemon(u->site.dir, daemon);
 		u->daemon = t_wait_pidfile(u->pidfile);
 		g_assert_cmpint(u->daemon, >, 0);
 		t_remember(u->daemon, "/usr/sbin/haproxy");
-		g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, u->daemon);
+		g_assert_cmpint(t_wait_serving(u->site.port, T_WAIT), ==, u->daemon);
 		args[n++] = "-p";
 		args[n++] = u->pidfile;
 	}
@@ -130,38 +107,33 @@ static gboolean up_start(struct up *u, const char *opt)
 		args[n++] = opt;
 	if (u->rundir) {
 		g_free(u->rundir);
-		u->rundir = t_runtime_dir(u->dir);
+		u->rundir = t_runtime_dir(u->site.dir);
 		rundir_opt = g_strconcat("--runtime-dir=", u->rundir, NULL);
 		args[n++] = rundir_opt;
 	}
 	args[n++] = "-f";
-	args[n++] = u->cfg;
+	args[n++] = u->site.cfg;
 	args[n] = NULL;
-	u->w = guarded_wrapper = wrapper_start_at(u->bin, args, NULL);
+	u->site.w = wrapper_start_at(u->bin, args, NULL);
 	/* Nothing beside the copy: it falls back to /usr/sbin/haproxy. */
-	g_assert_nonnull(wrapper_wait_log(u->w, "executing /usr/sbin/haproxy ",
+	g_assert_nonnull(wrapper_wait_log(u->site.w, "executing /usr/sbin/haproxy ",
 					  T_WAIT));
-	u->gen1 = wrapper_wait_ready(u->w, 1, T_WAIT);
+	u->gen1 = wrapper_wait_ready(u->site.w, 1, T_WAIT);
 	g_assert_cmpint(u->gen1, >, 0);
 	/* The daemon taken over finishes before ours alone answers. */
 	if (u->foreign)
 		g_assert_true(t_wait_gone(u->daemon, T_WAIT));
-	g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, u->gen1);
+	g_assert_cmpint(t_wait_serving(u->site.port, T_WAIT), ==, u->gen1);
 	return TRUE;
 }
 
 static void up_clear(struct up *u)
 {
-	guarded_wrapper = NULL;
-	guarded_dir = NULL;
-	g_clear_pointer(&u->w, wrapper_free);
+	g_clear_pointer(&u->site.w, wrapper_free);
 	if (u->foreign)
 		t_end_all_started();
-	if (u->dir)
-		t_rmtree(u->dir);
-	g_free(u->dir);
+	t_site_clear(&u->site);
 	g_free(u->bin);
-	g_free(u->cfg);
 	g_free(u->rundir);
 	g_free(u->pidfile);
 }
@@ -194,11 +166,11 @@ static void assert_running(Wrapper *w)
 /* Generation n ready; the old ones gone; n answers. */
 static GPid wait_takeover(struct up *u, guint n, GPid old)
 {
-	GPid pid = wrapper_wait_ready(u->w, n, T_WAIT);
+	GPid pid = wrapper_wait_ready(u->site.w, n, T_WAIT);
 
 	g_assert_cmpint(pid, >, 0);
 	g_assert_true(t_wait_gone(old, T_WAIT));
-	g_assert_cmpint(t_wait_serving(u->port, T_WAIT), ==, pid);
+	g_assert_cmpint(t_wait_serving(u->site.port, T_WAIT), ==, pid);
 	return pid;
 }
 
@@ -272,26 +244,26 @@ static void test_upgrade(void)
 	g_assert_cmpint(stat(u.bin, &next), ==, 0);
 	g_assert_cmpuint(next.st_ino, !=, u.orig.st_ino);
 
-	wrapper_signal(u.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on SIGUSR2.",
+	wrapper_signal(u.site.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on SIGUSR2.",
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
 					  NEXT_VERSION " running, adopted 1 "
 					  "generation(s)", T_WAIT));
 	gen2 = wait_takeover(&u, 2, u.gen1);
 	/* Same pid, new image. */
-	assert_running(u.w);
-	assert_runs(u.w->pid, &next);
+	assert_running(u.site.w);
+	assert_runs(u.site.w->pid, &next);
 	assert_adoptions(&u, 1);
 
 	/* Nothing changed since: a plain reload. */
-	wrapper_signal(u.w, SIGUSR2);
+	wrapper_signal(u.site.w, SIGUSR2);
 	gen3 = wait_takeover(&u, 3, gen2);
 	g_assert_cmpint(gen3, !=, gen2);
-	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 1);
-	assert_runs(u.w->pid, &next);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 1);
+	assert_runs(u.site.w->pid, &next);
 
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -311,12 +283,12 @@ static void test_counters_kept(void)
 	/* The daemon taken over is gone: only our generation to adopt. */
 	gone = g_strdup_printf("foreign haproxy pid %d (standalone) has "
 			       "exited", u.daemon);
-	g_assert_nonnull(wrapper_wait_log(u.w, gone, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.site.w, gone, T_WAIT));
 	/* One failed reload. */
-	g_free(t_write_file(u.dir, "haproxy.cfg", "global\n\tno-such\n"));
-	wrapper_signal(u.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.w, "reload failed: ", T_WAIT));
-	g_free(t_write_config(u.dir, "haproxy.cfg", u.port, NULL));
+	g_free(t_write_file(u.site.dir, "haproxy.cfg", "global\n\tno-such\n"));
+	wrapper_signal(u.site.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "reload failed: ", T_WAIT));
+	g_free(t_write_config(u.site.dir, "haproxy.cfg", u.site.port, NULL));
 
 	before = openmetrics(&u);
 	g_assert_cmpuint(om_sample(before, kept[0]), ==, 1);
@@ -325,8 +297,8 @@ static void test_counters_kept(void)
 			 ==, 0);
 
 	install_file(next_wrapper_path(), u.bin);
-	wrapper_signal(u.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+	wrapper_signal(u.site.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
 					  NEXT_VERSION " running, adopted 1 "
 					  "generation(s)", T_WAIT));
 	/* Generation 2 was the failed one. */
@@ -342,7 +314,7 @@ static void test_counters_kept(void)
 			 om_sample(before, "haproxy_wrapper_reloads_total"
 					   "{result=\"ok\"}") + 1);
 
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -357,24 +329,24 @@ static void test_reload_signals_not_lost(void)
 		return;
 	install_file(next_wrapper_path(), u.bin);
 
-	wrapper_signal(u.w, SIGUSR2);
+	wrapper_signal(u.site.w, SIGUSR2);
 	/* Once the first is taken: the next ones land during the upgrade
 	 * check, the exec, or the new image's first reload. */
-	g_assert_nonnull(wrapper_wait_log(u.w, "reloading on SIGUSR2.",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "reloading on SIGUSR2.",
 					  T_WAIT));
 	for (int i = 0; i < 3; i++)
-		wrapper_signal(u.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.w, NEXT_VERSION " running, "
+		wrapper_signal(u.site.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.site.w, NEXT_VERSION " running, "
 					  "adopted", T_WAIT));
-	gen2 = wrapper_wait_ready(u.w, 2, T_WAIT);
+	gen2 = wrapper_wait_ready(u.site.w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	gen3 = wait_takeover(&u, 3, gen2);
 	g_assert_true(t_wait_gone(u.gen1, T_WAIT));
-	assert_running(u.w);
-	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 1);
-	g_assert_cmpint(t_http_pid(u.port), ==, gen3);
+	assert_running(u.site.w);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 1);
+	g_assert_cmpint(t_http_pid(u.site.port), ==, gen3);
 
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -389,15 +361,15 @@ static void test_broken_replacement(void)
 		return;
 	install_content(u.bin, script, sizeof(script) - 1);
 
-	wrapper_signal(u.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.w, "not upgrading", T_WAIT));
+	wrapper_signal(u.site.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "not upgrading", T_WAIT));
 	wait_takeover(&u, 2, u.gen1);
-	assert_running(u.w);
-	assert_runs(u.w->pid, &u.orig);
-	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.w, " running, adopted"), ==, 0);
+	assert_running(u.site.w);
+	assert_runs(u.site.w->pid, &u.orig);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, " running, adopted"), ==, 0);
 
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -427,22 +399,22 @@ static void test_untrusted_rundir(void)
 	install_file(next_wrapper_path(), u.bin);
 	g_assert_cmpint(chmod(u.rundir, 0770), ==, 0);
 
-	wrapper_signal(u.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on SIGUSR2.",
+	wrapper_signal(u.site.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on SIGUSR2.",
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.w, "writable by no one else",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "writable by no one else",
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
 					  NEXT_VERSION " running, adopted 1 "
 					  "generation(s)", T_WAIT));
 	/* The reload goes on, without the control socket. */
 	wait_takeover(&u, 2, u.gen1);
-	assert_running(u.w);
-	g_assert_null(wrapper_find_log(u.w, "exit, haproxy RC"));
+	assert_running(u.site.w);
+	g_assert_null(wrapper_find_log(u.site.w, "exit, haproxy RC"));
 
 	/* Emptied by whoever may write it: not ours to remove either. */
 	empty_dir(u.rundir);
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	g_assert_true(g_file_test(u.rundir, G_FILE_TEST_IS_DIR));
 	up_clear(&u);
 }
@@ -472,9 +444,9 @@ static void test_untrusted_rundir_client(void)
 		   u.rundir);
 	g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 	g_assert_cmpint(send(fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
-	g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on request.",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on request.",
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.w, "haproxy-systemd-wrapper "
+	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
 					  NEXT_VERSION " running, adopted 1 "
 					  "generation(s)", T_WAIT));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -486,10 +458,10 @@ static void test_untrusted_rundir_client(void)
 	close(fd);
 	/* The reload goes on all the same. */
 	wait_takeover(&u, 2, u.gen1);
-	assert_running(u.w);
+	assert_running(u.site.w);
 
 	empty_dir(u.rundir);
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -503,15 +475,15 @@ static void test_never(void)
 		return;
 	install_file(next_wrapper_path(), u.bin);
 
-	wrapper_signal(u.w, SIGUSR2);
+	wrapper_signal(u.site.w, SIGUSR2);
 	wait_takeover(&u, 2, u.gen1);
-	assert_running(u.w);
-	assert_runs(u.w->pid, &u.orig);
-	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.w, " running, adopted"), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.w, "not upgrading"), ==, 0);
+	assert_running(u.site.w);
+	assert_runs(u.site.w->pid, &u.orig);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, " running, adopted"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, "not upgrading"), ==, 0);
 
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -539,19 +511,19 @@ static void test_always(void)
 		return;
 	current = u.gen1;
 	for (guint n = 2; n <= 4; n++) {
-		wrapper_signal(u.w, SIGUSR2);
-		g_assert_nonnull(wrapper_wait_log(u.w, "re-executing on "
+		wrapper_signal(u.site.w, SIGUSR2);
+		g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on "
 						  "SIGUSR2.", T_WAIT));
-		g_assert_nonnull(wrapper_wait_log(u.w, " 0.1.0 running, "
+		g_assert_nonnull(wrapper_wait_log(u.site.w, " 0.1.0 running, "
 						  "adopted ", T_WAIT));
 		current = wait_takeover(&u, n, current);
-		assert_running(u.w);
-		assert_runs(u.w->pid, &u.orig);
+		assert_running(u.site.w);
+		assert_runs(u.site.w->pid, &u.orig);
 	}
-	g_assert_cmpuint(wrapper_count_log(u.w, "re-executing"), ==, 3);
-	g_assert_true(wait_only_descendant(u.w->pid, current));
+	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 3);
+	g_assert_true(wait_only_descendant(u.site.w->pid, current));
 
-	stop_cleanly(u.w);
+	stop_cleanly(u.site.w);
 	up_clear(&u);
 }
 
@@ -573,12 +545,12 @@ static gboolean executing_names(Wrapper *w, const char *pid)
 
 static void test_leaked_state(void)
 {
-	g_autofree gchar *dir = NULL, *out = NULL, *cfg = NULL;
+	g_autofree gchar *out = NULL;
 	g_autofree gchar *state = NULL, *pidstr = NULL, *warn = NULL;
 	g_autofree gchar *ready1 = NULL, *ready2 = NULL;
 	const char *args[3];
 	const char *env[2];
-	guint16 port;
+	struct t_site site;
 	Wrapper *w;
 	struct t_started *recorder;
 	g_autofree gchar *recorded = NULL;
@@ -588,22 +560,19 @@ static void test_leaked_state(void)
 		g_test_skip("no /usr/sbin/haproxy");
 		return;
 	}
-	dir = t_tmpdir();
-	guarded_dir = dir;
-	out = g_build_filename(dir, "recorder.log", NULL);
+	t_site_init(&site);
+	t_site_config(&site, NULL);
+	out = g_build_filename(site.dir, "recorder.log", NULL);
 	recorder = t_start_recorder(out);
-	guarded_pid = recorder->pid;
 	pidstr = g_strdup_printf("%d", recorder->pid);
 	state = g_strdup_printf("HAPROXY_WRAPPER_STATE=1 5 0 12 0 1 0 0 "
 				"1:%d:1:1:0:2.6", recorder->pid);
-	port = t_free_port();
-	cfg = t_write_config(dir, "haproxy.cfg", port, NULL);
 	args[0] = "-f";
-	args[1] = cfg;
+	args[1] = site.cfg;
 	args[2] = NULL;
 	env[0] = state;
 	env[1] = NULL;
-	w = guarded_wrapper = wrapper_start(args, env);
+	w = site.w = wrapper_start(args, env);
 
 	warn = g_strdup_printf("handover names pid %d, not our child",
 			       recorder->pid);
@@ -612,7 +581,7 @@ static void test_leaked_state(void)
 	ready1 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
 	gen1 = t_pid_in(ready1, "pid ");
 	g_assert_cmpint(gen1, >, 0);
-	g_assert_cmpint(t_wait_serving(port, T_WAIT), ==, gen1);
+	g_assert_cmpint(t_wait_serving(site.port, T_WAIT), ==, gen1);
 	wrapper_signal(w, SIGUSR2);
 	ready2 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
 	gen2 = t_pid_in(ready2, "pid ");
@@ -626,20 +595,16 @@ static void test_leaked_state(void)
 	g_assert_cmpstr(recorded, ==, "");
 	g_assert_true(t_pid_alive(recorder->pid));
 	t_stop_recorder(recorder);
-	guarded_pid = 0;
 	/* Nothing of the variable was taken, the numbering neither. */
 	g_assert_nonnull(strstr(ready1, ": generation 1 ready: "));
 	g_assert_nonnull(strstr(ready2, ": generation 2 ready: "));
-	guarded_wrapper = NULL;
-	guarded_dir = NULL;
-	wrapper_free(w);
-	t_rmtree(dir);
+	t_site_clear(&site);
 }
 
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	signal(SIGABRT, on_abort);
+	t_cleanup_on_abort();
 
 	g_test_add_func("/upgrade/upgrade", test_upgrade);
 	g_test_add_func("/upgrade/counters-kept", test_counters_kept);

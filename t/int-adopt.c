@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Restarts by hand while the wrapper runs (-sf, -st, master-worker):
+ * the new haproxy is adopted, not an unrelated one; an adopted one
+ * killed or stopped by hand; adoption with --takeover=off. The real
+ * haproxy. Every wait is on a real event (a log
+ * line, a process exit, a socket answering, a file's content) and
+ * bounded. The daemons are not our children: they are ended by the pid
+ * read, through a pidfd, after checking that it still is that process.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "legacy/pidfile.h"
+#include "base/proc.h"
+#include "t/lib-takeover.h"
+
+/*
+ * Generation 1 serves; a restart by hand (how: -sf or -st; -W -D when
+ * master_worker) replaces it: the wrapper adopts the new instance, lists
+ * it in status, and its next reload takes it over (-sf) without a failed
+ * request from the adoption on, and the pidfile names generation 2.
+ */
+static void check_restart_by_hand(const char *how, gboolean master_worker,
+				  const char *option)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL, *exec2 = NULL;
+	g_autoptr(GArray) sf = NULL;
+	gboolean hard = g_str_equal(how, "-st");
+	struct t_load l;
+	GPid gen1, pid, serving, gen2;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	gen1 = start_serving(&s, option, &w);
+	/* -st kills generation 1 with its connections: load from after. */
+	if (!hard) {
+		t_load_start(&l, s.port);
+		g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	}
+	pid = restart_by_hand(&s, how, master_worker);
+	adopting = g_strdup_printf("adopting %s pid %d",
+				   master_worker ? "master-worker master"
+						 : "standalone", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	serving = answering_for(s.port, pid);
+	if (serving != pid)
+		t_remember(serving, HAPROXY);
+	if (hard)
+		t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	assert_status_foreign(&s, pid, master_worker ? "master-worker master"
+						     : "standalone",
+			      "\nhaproxy_wrapper_restarts_adopted_total 1\n");
+
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	sf = sf_pid_list(exec2);
+	g_test_message("%s", exec2);
+	g_assert_true(proc_pids_contain(sf, pid));
+	g_assert_true(proc_pids_contain(sf, serving));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(serving, T_WAIT));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	serving = answering_for(s.port, gen2);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	/* The restart by hand and the reload that took it back both closed
+	 * listeners nobody handed over. */
+	finish_across_reset_window(&l);
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, gen2);
+
+	/* From then on the wrapper's reloads lose nothing. */
+	assert_reload_loses_nothing(&s, serving);
+	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+static void test_adopt_sf(void)
+{
+	check_restart_by_hand("-sf", FALSE, NULL);
+}
+
+static void test_adopt_st(void)
+{
+	check_restart_by_hand("-st", FALSE, NULL);
+}
+
+static void test_adopt_master_worker_by_hand(void)
+{
+	check_restart_by_hand("-sf", TRUE, NULL);
+}
+
+/* The wrapper runs haproxy -Ws: its master is what the pidfile names. */
+static void test_adopt_wrapper_master_worker(void)
+{
+	check_restart_by_hand("-sf", FALSE, "--master-worker=on");
+}
+
+/* Another service's haproxy, started with the restart, is left alone. */
+static void test_adopt_not_unrelated(void)
+{
+	struct t_site s = { 0 }, other = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *unrelated = NULL;
+	GPid gen1, pid, stranger, gen2;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	daemon_site_init(&other);
+	gen1 = start_serving(&s, NULL, &w);
+	stranger = start_daemon(&other, FALSE);
+	pid = restart_adopted(&s, w);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	stop_wrapper_ok(w);
+
+	unrelated = g_strdup_printf(" pid %d", stranger);
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		if (strstr(line, "adopt"))
+			g_assert_null(strstr(line, unrelated));
+	}
+	g_assert_true(t_pid_alive(stranger));
+	g_assert_cmpint(wait_answered_by(other.port, stranger), ==, stranger);
+	daemon_site_clear(&other);
+	daemon_site_clear(&s);
+}
+
+/* The adopted instance dies while it serves: a crash, for Restart=. */
+static void test_adopted_killed(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	struct t_started *adopted;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_adopted(&s, w);
+	adopted = t_remember(pid, HAPROXY);
+	g_assert_true(t_signal_verified(adopted, SIGKILL));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
+	g_assert_nonnull(wrapper_find_log(w, "the adopted haproxy, the one "
+					  "serving, has exited on its own"));
+	daemon_site_clear(&s);
+}
+
+/* A stop while the adopted instance serves ends it, like our own. */
+static void test_adopted_stopped(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, NULL, &w);
+	pid = restart_adopted(&s, w);
+	stop_wrapper_ok(w);
+	g_assert_false(t_pid_alive(pid));
+	daemon_site_clear(&s);
+}
+
+/* --takeover=off: a restart by hand ends the wrapper, as it used to, and
+ * the new instance gets nothing from it. */
+static void test_adopt_takeover_off(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	GPid pid;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, "--takeover=off", &w);
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+	g_assert_nonnull(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, "adopting"));
+	g_assert_true(t_pid_alive(pid));
+	g_assert_cmpint(wait_answered_by(s.port, pid), ==, pid);
+	daemon_site_clear(&s);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	t_cleanup_on_abort();
+
+	g_test_add_func("/adopt/sf", test_adopt_sf);
+	g_test_add_func("/adopt/st", test_adopt_st);
+	g_test_add_func("/adopt/master-worker-by-hand",
+			test_adopt_master_worker_by_hand);
+	g_test_add_func("/adopt/wrapper-master-worker",
+			test_adopt_wrapper_master_worker);
+	g_test_add_func("/adopt/not-unrelated", test_adopt_not_unrelated);
+	g_test_add_func("/adopt/killed", test_adopted_killed);
+	g_test_add_func("/adopt/stopped", test_adopted_stopped);
+	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
+	return g_test_run();
+}

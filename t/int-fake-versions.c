@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The haproxy versions the real haproxy 2.6 of the test machine cannot
+ * show, with t/fake-haproxy: 1.5 and 1.7 run as -Ds (their workers take
+ * -sf), 1.8 and later as -db whatever the banner's spelling, a "-v" that
+ * names no version. Every check rests on an
+ * event: a wrapper log line, a line in the fake's event log
+ * (FAKE_HAPROXY_LOG), an exit status, an HTTP answer.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/proc.h"
+#include "t/lib-fake.h"
+
+static void check_ds_family(const char *version, guint nbproc)
+{
+	g_autofree gchar *extra = g_strdup_printf("fake-nbproc %u\n", nbproc);
+	g_autofree gchar *exec1 = NULL, *exec2 = NULL, *signalled = NULL;
+	g_autoptr(GArray) old_workers = NULL, new_workers = NULL, sf = NULL;
+	struct t_site f;
+	Wrapper *w;
+	GPid gen1, gen2, witness, pid;
+
+	t_site_init_fake(&f, extra);
+	w = fx_start(&f, version, NULL);
+
+	exec1 = dup_wait_log(w, "executing ");
+	g_assert_true(has_arg(exec1, "-Ds"));
+	g_assert_false(has_arg(exec1, "-db"));
+	gen1 = wait_ready_version(w, 1, version);
+	old_workers = wait_workers(&f, gen1, nbproc);
+	pid = t_wait_serving(f.port, T_WAIT);
+	g_assert_true(pids_contain(old_workers, pid));
+
+	wrapper_signal(w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(w, "reloading on SIGUSR2.", T_WAIT));
+	exec2 = dup_wait_log(w, "executing ");
+	g_assert_true(has_arg(exec2, "-Ds"));
+	g_assert_false(has_arg(exec2, "-db"));
+	/* Every old worker, then the witness, last. */
+	sf = sf_pids(exec2);
+	g_assert_cmpuint(sf->len, ==, nbproc + 1);
+	for (guint i = 0; i < nbproc; i++)
+		g_assert_true(pids_contain(sf, g_array_index(old_workers,
+							     GPid, i)));
+	witness = g_array_index(sf, GPid, nbproc);
+	g_assert_false(pids_contain(old_workers, witness));
+	g_assert_cmpint(witness, !=, gen1);
+
+	gen2 = wait_ready_version(w, 2, version);
+	{
+		g_autofree gchar *needle = g_strdup_printf(
+			"pid=%d signalled-old SIGUSR1 %d", gen2, witness);
+
+		signalled = fake_wait(&f, needle, T_WAIT);
+		g_assert_nonnull(signalled);
+	}
+	assert_all_gone(old_workers);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+
+	new_workers = wait_workers(&f, gen2, nbproc);
+	pid = t_wait_serving(f.port, T_WAIT);
+	g_assert_true(pids_contain(new_workers, pid));
+	g_assert_cmpint(proc_parent(pid), ==, gen2);
+
+	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	g_assert_cmpuint(wrapper_count_log(w, "-db"), ==, 0);
+	wrapper_free(w);
+	t_site_clear(&f);
+}
+
+static void test_version_15(void)
+{
+	check_ds_family("1.5.18", 2);
+}
+
+static void test_version_17(void)
+{
+	check_ds_family("1.7.0", 1);
+}
+
+/* "-- FILES" (Debian's old units, scripts) on 1.5, which has no "--":
+ * each file goes to haproxy as -f FILE, at start and at reloads. */
+static void test_double_dash_15(void)
+{
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s",
+						    t_fake_path());
+	g_autofree gchar *exec1 = NULL, *exec2 = NULL, *file = NULL;
+	g_autoptr(GPtrArray) env = NULL;
+	struct t_site f;
+	Wrapper *w;
+	GPid gen1, gen2;
+
+	t_site_init_fake(&f, "fake-nbproc 1\n");
+	env = fx_env(&f, "1.5.18");
+	/* the historic line ends in a space */
+	file = g_strdup_printf(" -f %s ", f.cfg);
+	{
+		const char *args[] = { haproxy, "-p", f.pidfile, "--", f.cfg,
+				       NULL };
+
+		w = wrapper_start(
+			args, (const char *const *)env->pdata);
+	}
+	exec1 = dup_wait_log(w, "executing ");
+	g_assert_true(g_str_has_suffix(exec1, file));
+	g_assert_false(has_arg(exec1, "--"));
+	gen1 = wait_ready_version(w, 1, "1.5.18");
+	wait_workers(&f, gen1, 1);
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
+	wrapper_signal(w, SIGUSR2);
+	exec2 = dup_wait_log(w, "executing ");
+	g_assert_true(g_str_has_suffix(exec2, file));
+	gen2 = wait_ready_version(w, 2, "1.5.18");
+	wait_workers(&f, gen2, 1);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	wrapper_free(w);
+	t_site_clear(&f);
+}
+
+static gchar *fake_banner(const char *version)
+{
+	char *argv[] = { (char *)t_fake_path(), (char *)"-v", NULL };
+	g_auto(GStrv) envp = g_environ_setenv(g_get_environ(),
+					      "FAKE_HAPROXY_VERSION", version,
+					      TRUE);
+	g_autoptr(GError) error = NULL;
+	gchar *out = NULL;
+
+	g_assert_true(g_spawn_sync(NULL, argv, envp, G_SPAWN_STDERR_TO_DEV_NULL,
+				   NULL, NULL, &out, NULL, NULL, &error));
+	g_assert_no_error(error);
+	return out;
+}
+
+static void check_db_version(const char *version, const char *banner)
+{
+	g_autofree gchar *out = fake_banner(version);
+	g_autofree gchar *exec1 = NULL, *exec2 = NULL, *start2 = NULL;
+	g_autoptr(GArray) sf = NULL;
+	struct t_site f;
+	Wrapper *w;
+	GPid gen1, gen2;
+
+	/* The fixture really prints the spelling this case is about. */
+	g_assert_true(g_str_has_prefix(out, banner));
+
+	t_site_init_fake(&f, NULL);
+	w = fx_start(&f, version, NULL);
+	exec1 = dup_wait_log(w, "executing ");
+	g_assert_true(has_arg(exec1, "-db"));
+	g_assert_false(has_daemon_flag(exec1));
+	gen1 = wait_ready_version(w, 1, version);
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+
+	wrapper_signal(w, SIGUSR2);
+	exec2 = dup_wait_log(w, "executing ");
+	g_assert_true(has_arg(exec2, "-db"));
+	g_assert_false(has_daemon_flag(exec2));
+	sf = sf_pids(exec2);
+	g_assert_cmpuint(sf->len, ==, 2);
+	g_assert_cmpint(g_array_index(sf, GPid, 0), ==, gen1);
+	gen2 = wait_ready_version(w, 2, version);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
+
+	/* What the fake itself was given: no daemon flag either. */
+	start2 = t_wait_file_line(f.fake_log, "start ", "-db", 2, T_WAIT);
+	g_assert_nonnull(start2);
+	g_assert_false(has_daemon_flag(start2));
+	g_assert_cmpuint(fake_count(&f, "-Ds"), ==, 0);
+
+	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	g_assert_cmpuint(wrapper_count_log(w, "-Ds"), ==, 0);
+	wrapper_free(w);
+	t_site_clear(&f);
+}
+
+static void test_version_18_and_later(void)
+{
+	static const struct {
+		const char *version;
+		const char *banner;
+	} cases[] = {
+		{ "1.8.30", "HA-Proxy version 1.8.30 " },
+		{ "2.0.0", "HA-Proxy version 2.0.0 " },
+		{ "3.2.0", "HAProxy version 3.2.0 " },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+		check_db_version(cases[i].version, cases[i].banner);
+}
+
+static void test_version_unparseable(void)
+{
+	struct t_site f;
+	Wrapper *w;
+
+	t_site_init_fake(&f, NULL);
+	w = fx_start(&f, "garbage", NULL);
+	t_assert_exit_code(stop_wrapper(w, 0), 65);
+	g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy: "));
+	g_assert_nonnull(wrapper_find_log(w, "printed no haproxy version"));
+	g_assert_nonnull(wrapper_find_log(w, "exit, haproxy RC=65"));
+	/* Only "-v" ran: no generation was started on a guess. */
+	g_assert_cmpuint(wrapper_count_log(w, "executing "), ==, 0);
+	g_assert_cmpuint(fake_count(&f, " start "), ==, 1);
+	g_assert_cmpuint(fake_count(&f, " args=-v "), ==, 1);
+	wrapper_free(w);
+	t_site_clear(&f);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+
+	g_test_add_func("/fake/version-1.5", test_version_15);
+	g_test_add_func("/fake/version-1.7", test_version_17);
+	g_test_add_func("/fake/double-dash-1.5", test_double_dash_15);
+	g_test_add_func("/fake/version-1.8-and-later",
+			test_version_18_and_later);
+	g_test_add_func("/fake/version-unparseable", test_version_unparseable);
+	return g_test_run();
+}

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the takeover and adoption tests share: see t/lib-takeover.h. */
+#include "t/lib-takeover.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "legacy/pidfile.h"
+#include "base/proc.h"
+
+void daemon_site_init(struct t_site *s)
+{
+	t_site_init(s);
+	t_site_config(s, NULL);
+}
+
+void daemon_site_clear(struct t_site *s)
+{
+	t_end_all_started();
+	t_site_clear(s);
+}
+
+/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
+GPid start_daemon(struct t_site *s, gboolean master_worker)
+{
+	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
+				 s->cfg, NULL };
+	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
+				  "-f", s->cfg, NULL };
+	GPid pid;
+
+	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
+	pid = t_wait_pidfile(s->pidfile);
+	g_assert_cmpint(pid, >, 0);
+	t_remember(pid, HAPROXY);
+	return pid;
+}
+
+/* Poll (bounded) until port answers with pid; the last pid that answered. */
+GPid wait_answered_by(guint16 port, GPid pid)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	GPid got;
+
+	while ((got = t_http_pid(port)) != pid &&
+	       g_get_monotonic_time() < end)
+		g_usleep(20 * 1000);
+	return got;
+}
+
+/* Inodes of the sockets on local port lport, remote port rport (0: any),
+ * in TCP state st (0x0A: LISTEN, 0: any). */
+GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(guint64));
+	g_autofree gchar *table = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	g_assert_true(g_file_get_contents("/proc/net/tcp", &table, NULL, NULL));
+	lines = g_strsplit(table, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		unsigned int lp, rp, state;
+		guint64 inode;
+
+		/* sl local rem st tx:rx tr:when retr uid timeout inode */
+		if (sscanf(*l, " %*s %*8s:%x %*8s:%x %x %*s %*s %*s %*s %*s "
+			   "%" G_GUINT64_FORMAT, &lp, &rp, &state, &inode) != 4)
+			continue;
+		if (lp == lport && (!rport || rp == rport) &&
+		    (!st || state == st) && inode)
+			g_array_append_val(out, inode);
+	}
+	return out;
+}
+
+/* Does pid hold one of these socket inodes? */
+gboolean holds_socket(GPid pid, GArray *inodes)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+		guint64 inode;
+
+		if (!link || sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
+				    &inode) != 1)
+			continue;
+		for (guint i = 0; i < inodes->len; i++)
+			if (g_array_index(inodes, guint64, i) == inode)
+				return TRUE;
+	}
+	return FALSE;
+}
+
+/* A haproxy that soft-stops closes its listeners first thing. */
+gboolean listens_on(GPid pid, guint16 port)
+{
+	g_autoptr(GArray) inodes = tcp_inodes(port, 0, 0x0A);
+
+	return holds_socket(pid, inodes);
+}
+
+/* Has pid accepted our connection conn to port (holds its other end)? */
+gboolean accepted_by(GPid pid, int conn, guint16 port)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	g_autoptr(GArray) inodes = NULL;
+
+	g_assert_cmpint(getsockname(conn, (struct sockaddr *)&a, &len), ==, 0);
+	inodes = tcp_inodes(port, ntohs(a.sin_port), 0);
+	return holds_socket(pid, inodes);
+}
+
+int connect_port(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	/* Bounds connect() too, and every read and write. */
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends what is left of a request on fd; the answering pid, or NULL and
+ * why not. */
+gchar *finish_request(int fd, const char *rest, GPid *pid)
+{
+	g_autoptr(GString) resp = g_string_new(NULL);
+	const char *body;
+	char buf[512];
+	ssize_t n;
+
+	*pid = 0;
+	if (write(fd, rest, strlen(rest)) != (ssize_t)strlen(rest))
+		return g_strdup_printf("write: %s", g_strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(resp, buf, n);
+	if (n < 0)
+		return g_strdup_printf("read: %s (after %zu bytes)",
+				       g_strerror(errno), resp->len);
+	if (!g_str_has_prefix(resp->str, "HTTP/1.") ||
+	    !strstr(resp->str, " 200 "))
+		return g_strdup_printf("answer \"%.40s\"", resp->str);
+	body = strstr(resp->str, "\r\n\r\n");
+	*pid = body ? t_pid_in(body, "pid=") : 0;
+	return *pid ? NULL : g_strdup("no pid in the answer");
+}
+
+/* The wrapper on the site's pidfile and cfg (NULL: the site's), with
+ * option (may be NULL) before haproxy's arguments. */
+struct wrapper *start_wrapper(struct t_site *s, const char *option,
+				     const char *cfg)
+{
+	g_autoptr(GPtrArray) args = g_ptr_array_new();
+
+	g_ptr_array_add(args, s->rundir_opt);
+	if (option)
+		g_ptr_array_add(args, (gpointer)option);
+	g_ptr_array_add(args, "-f");
+	g_ptr_array_add(args, (gpointer)(cfg ? cfg : s->cfg));
+	g_ptr_array_add(args, "-p");
+	g_ptr_array_add(args, s->pidfile);
+	g_ptr_array_add(args, NULL);
+	return wrapper_start((const char *const *)args->pdata, NULL);
+}
+
+/* A log line that may have come before or after the last one waited for. */
+const char *wait_log_anywhere(struct wrapper *w, const char *needle)
+{
+	return wrapper_find_log(w, needle) ? : wrapper_wait_log(w, needle,
+							       T_WAIT);
+}
+
+/* The pids after -sf on an "executing" line. */
+GArray *sf_pid_list(const char *line)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	const char *p = line ? strstr(line, " -sf ") : NULL;
+	g_auto(GStrv) words = NULL;
+
+	if (!p)
+		return pids;
+	words = g_strsplit(p + strlen(" -sf "), " ", -1);
+	for (char **x = words; *x && **x; x++) {
+		guint64 v;
+		GPid pid;
+
+		if (!g_ascii_string_to_unsigned(*x, 10, 1, G_MAXINT, &v, NULL))
+			break;
+		pid = (GPid)v;
+		g_array_append_val(pids, pid);
+	}
+	return pids;
+}
+
+/* Generation 1's -sf list is want (n pids) and then the witness. */
+void assert_first_sf(struct wrapper *w, const GPid *want, guint n)
+{
+	const char *line = wrapper_wait_log(w, "executing ", T_WAIT);
+	g_autoptr(GArray) pids = sf_pid_list(line);
+
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_cmpuint(pids->len, ==, n + 1);
+	for (guint i = 0; i < n; i++)
+		g_assert_cmpint(g_array_index(pids, GPid, i), ==, want[i]);
+}
+
+void stop_wrapper_ok(struct wrapper *w)
+{
+	wrapper_signal(w, SIGTERM);
+	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+}
+
+/* `--status [format]`, run to its end (bounded); its output. */
+gchar *run_status(struct t_site *s, const char *format)
+{
+	const char *argv[] = { t_wrapper_path(), "--status", s->rundir_opt,
+			       format, NULL };
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	GPid pid;
+	int fd, status;
+
+	g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+				 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+				 NULL, &fd, NULL, &error);
+	g_assert_no_error(error);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		gint64 left = end - g_get_monotonic_time();
+		char buf[1024];
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)(left / 1000) + 1) <= 0)
+			break;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		g_string_append_len(out, buf, n);
+	}
+	close(fd);
+	status = t_wait_child(pid, T_WAIT);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	g_test_message("status:\n%s", out->str);
+	t_assert_exit_code(status, 0);
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+void finish_across_reset_window(struct t_load *l)
+{
+	guint failed = t_load_finish(l);
+
+	g_test_message("across the reset window: %u failed", failed);
+	g_assert_cmpuint(failed, <=, RESET_WINDOW_MAX);
+}
+
+/*
+ * Status lists the foreign instance pid, unless it has exited and the
+ * wrapper has seen it (its pidfd fired): checked in that order, a missing
+ * line with the process still alive is a failure, without a race.
+ * counter: the openmetrics sample that counts how it came (taken over at
+ * start, or a restart by hand adopted).
+ */
+void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
+				  const char *counter)
+{
+	g_autofree gchar *text = run_status(s, NULL);
+	g_autofree gchar *json = run_status(s, "--json");
+	g_autofree gchar *om = run_status(s, "--format=openmetrics");
+	g_autofree gchar *line = g_strdup_printf("foreign pid %d " HAPROXY
+						 " %s started ", pid, kind);
+	g_autofree gchar *obj = g_strdup_printf(
+		"{\"number\":null,\"pid\":%d,\"haproxy\":null,"
+		"\"executable\":\"" HAPROXY "\",", pid);
+	const char *at = strstr(json, obj);
+	g_autofree gchar *entry = at ? g_strndup(at, strcspn(at, "}")) : NULL;
+
+	/* Counted, whether still draining or gone. */
+	g_assert_nonnull(strstr(om, counter));
+
+	if (!strstr(text, line) || !entry) {
+		g_test_message("pid %d not in status: it must have exited", pid);
+		g_assert_false(t_pid_alive(pid));
+		return;
+	}
+	g_assert_nonnull(strstr(entry, "\"state\":\"foreign\""));
+	/* Its real start time, not the epoch. */
+	g_assert_null(strstr(entry, "\"started\":\"1970-"));
+}
+
+gboolean have_haproxy(void)
+{
+	if (t_have_haproxy())
+		return TRUE;
+	g_test_skip("no " HAPROXY);
+	return FALSE;
+}
+
+/* A request started and not finished: the daemon drains it, so it stays
+ * alive (soft-stopping) until we finish it. */
+int hold_request(guint16 port, GPid daemon)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	int fd = connect_port(port);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, "GET / HTTP/1.0\r\n", 16), ==, 16);
+	while (!accepted_by(daemon, fd, port) &&
+	       g_get_monotonic_time() < end)
+		g_usleep(5 * 1000);
+	g_assert_true(accepted_by(daemon, fd, port));
+	return fd;
+}
+
+/* The first pid in pidfile once it is not old (bounded); 0 if never. */
+GPid wait_pidfile_other(const char *pidfile, GPid old)
+{
+	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	do {
+		g_autoptr(GArray) pids = NULL;
+
+		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len &&
+		    g_array_index(pids, GPid, 0) != old)
+			return g_array_index(pids, GPid, 0);
+		g_usleep(5 * 1000);
+	} while (g_get_monotonic_time() < end);
+	return 0;
+}
+
+/* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
+ * $(cat PIDFILE)" (or -st), with cfg; the pid the new instance writes. */
+GPid restart_by_hand_with(struct t_site *s, const char *cfg,
+				 const char *how, gboolean master_worker)
+{
+	GPid old = t_wait_pidfile(s->pidfile), pid;
+	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
+	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
+				 cfg, how, oldarg, NULL };
+	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
+				  "-f", cfg, how, oldarg, NULL };
+
+	g_assert_cmpint(old, >, 0);
+	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
+	pid = wait_pidfile_other(s->pidfile, old);
+	g_assert_cmpint(pid, >, 0);
+	t_remember(pid, HAPROXY);
+	return pid;
+}
+
+GPid restart_by_hand(struct t_site *s, const char *how,
+			    gboolean master_worker)
+{
+	return restart_by_hand_with(s, s->cfg, how, master_worker);
+}
+
+/* The pid that answers on port, generation gen's own or its worker's. */
+GPid answering_for(guint16 port, GPid gen)
+{
+	GPid pid = t_wait_serving(port, T_WAIT);
+
+	g_assert_cmpint(pid, >, 0);
+	if (pid != gen)
+		g_assert_cmpint(proc_parent(pid), ==, gen);
+	return pid;
+}
+
+/* A wrapper serving generation 1 on the site; the pid that answers. */
+GPid start_serving(struct t_site *s, const char *option,
+			  struct wrapper **w)
+{
+	GPid gen1;
+
+	*w = start_wrapper(s, option, NULL);
+	gen1 = wrapper_wait_ready(*w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	return answering_for(s->port, gen1);
+}
+
+/* `--reload`, synchronous: "ok ..." once the new haproxy serves. */
+void reload_by_client(struct t_site *s)
+{
+	const char *argv[] = { t_wrapper_path(), "--reload", s->rundir_opt,
+			       NULL };
+	g_autofree gchar *out = NULL;
+
+	g_assert_cmpint(t_run_command(argv, T_WAIT, &out, NULL), ==, 0);
+	g_assert_true(g_str_has_prefix(out, "ok "));
+}
+
+/* The pid answering on port once it is not old any more (bounded). */
+GPid answering_other_than(guint16 port, GPid old)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+	GPid pid;
+
+	do {
+		pid = t_http_pid(port);
+		if (pid > 0 && pid != old)
+			return pid;
+		g_usleep(10 * 1000);
+	} while (g_get_monotonic_time() < deadline);
+	g_assert_not_reached();
+}
+
+/* A copy of program as sub/name (sub created): its path. */
+gchar *copy_program(const char *sub, const char *program,
+			   const char *name)
+{
+	gchar *path = g_build_filename(sub, name, NULL);
+	g_autofree gchar *data = NULL;
+	gsize len;
+
+	g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
+	g_assert_true(g_file_get_contents(program, &data, &len, NULL));
+	g_assert_true(g_file_set_contents(path, data, len, NULL));
+	g_assert_cmpint(chmod(path, 0755), ==, 0);
+	return path;
+}
+
+GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)
+{
+	struct t_load l;
+
+	t_load_start(&l, s->port);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	reload_by_client(s);
+	serving = answering_other_than(s->port, serving);
+	g_assert_true(t_load_wait_answers(&l, serving, 20));
+	g_assert_cmpuint(t_load_finish(&l), ==, 0);
+	return serving;
+}
+
+GPid restart_adopted(struct t_site *s, Wrapper *w)
+{
+	g_autofree gchar *adopting = NULL;
+	GPid pid = restart_by_hand(s, "-sf", FALSE);
+
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	return pid;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the takeover and adoption tests share (t/int-takeover*.c,
+ * t/int-adopt*.c): a site with the real haproxy, daemons started as an
+ * init script does (registered, ended by verified pid), who holds which
+ * socket (/proc/net/tcp), sockets of our own, the wrapper and its status.
+ */
+#pragma once
+
+#include "t/harness.h"
+
+#define HAPROXY "/usr/sbin/haproxy"
+
+/*
+ * A haproxy that closes its listeners without handing them over (-x: a
+ * foreign instance taken over, a restart by hand) makes the kernel reset
+ * the connections still in their accept queue: a few requests at most
+ * under this load, until per-group migration (SO_REUSEPORT program)
+ * removes the window. Across such a close the loss is bounded; once it is
+ * over, and through the wrapper's own reloads, nothing is lost.
+ */
+#define RESET_WINDOW_MAX 8
+
+/* The site with the real haproxy's configuration. */
+void daemon_site_init(struct t_site *s);
+/* Ends the daemons registered (t_remember), then the site. */
+void daemon_site_clear(struct t_site *s);
+GPid start_daemon(struct t_site *s, gboolean master_worker);
+GPid wait_answered_by(guint16 port, GPid pid);
+GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st);
+gboolean holds_socket(GPid pid, GArray *inodes);
+gboolean listens_on(GPid pid, guint16 port);
+gboolean accepted_by(GPid pid, int conn, guint16 port);
+int connect_port(guint16 port);
+gchar *finish_request(int fd, const char *rest, GPid *pid);
+const char *wait_log_anywhere(struct wrapper *w, const char *needle);
+struct wrapper *start_wrapper(struct t_site *s, const char *option,
+				     const char *cfg);
+GArray *sf_pid_list(const char *line);
+void assert_first_sf(struct wrapper *w, const GPid *want, guint n);
+void stop_wrapper_ok(struct wrapper *w);
+gchar *run_status(struct t_site *s, const char *format);
+void finish_across_reset_window(struct t_load *l);
+void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
+				  const char *counter);
+gboolean have_haproxy(void);
+int hold_request(guint16 port, GPid daemon);
+GPid wait_pidfile_other(const char *pidfile, GPid old);
+GPid restart_by_hand_with(struct t_site *s, const char *cfg,
+				 const char *how, gboolean master_worker);
+GPid restart_by_hand(struct t_site *s, const char *how,
+			    gboolean master_worker);
+GPid answering_for(guint16 port, GPid gen);
+GPid start_serving(struct t_site *s, const char *option,
+			  struct wrapper **w);
+void reload_by_client(struct t_site *s);
+GPid answering_other_than(guint16 port, GPid old);
+gchar *copy_program(const char *sub, const char *program,
+			   const char *name);
+/* The wrapper's reloads lose nothing: under a fresh load answered by
+ * serving, a --reload, and the next generation answering; that one. */
+GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);
+/* A restart by hand (-sf) while w serves the site, which w adopts: the
+ * new haproxy's pid. */
+GPid restart_adopted(struct t_site *s, Wrapper *w);

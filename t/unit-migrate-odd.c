@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests for migrate/find.c on odd fake proc trees: zombies,
+ * processes vanishing, our own excluded, deleted executables, garbage,
+ * trees still settling, reused pids, no proc root, and credentials: only
+ * what this wrapper could have started.
+ */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "t/lib-proctree.h"
+
+static void test_zombie(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *pidfile = write_pidfile(t, "910\n");
+
+	fake_system(t);
+	FAKE(t, .pid = 910, .ppid = 1, .sid = 910, .state = 'Z');
+
+	g_assert_cmpuint(find(t, pidfile, NULL, 9999), ==, 0);
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 910);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "zombie"));
+}
+
+/* Processes that end while they are read leave holes in the tree. */
+static void test_vanishing(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "920\n921\n922\n");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+	g_autofree gchar *gone = g_build_filename(t->proc, "920", NULL);
+
+	fake_system(t);
+	/* Listed, then every file gone. */
+	g_assert_cmpint(g_mkdir(gone, 0755), ==, 0);
+	/* stat read, then the rest gone. */
+	put_stat(t, 921, "haproxy", 'S', 1, 921, 5);
+	/* Its cwd went away; exe and cmdline are there. */
+	put_stat(t, 922, "haproxy", 'S', 1, 922, 6);
+	put_cmdline(t, 922, argv);
+	link_to(t, 922, "exe", HAPROXY);
+	put_status(t, 922, 0, 0);
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 922);
+	g_assert_cmpuint(t->skipped->len, ==, 2);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 920);
+	g_assert_cmpstr(skip(t, 0)->reason, ==, "no such process");
+	g_assert_cmpint(skip(t, 1)->pid, ==, 921);
+	g_assert_cmpstr(skip(t, 1)->reason, ==,
+			"exited while it was looked at");
+}
+
+static void test_ours_excluded(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "951\n952\n960\n");
+	g_autofree gchar *ours = g_strdup_printf(HAPROXY "|-f|%s|-db", cfg);
+	g_autofree gchar *ds = g_strdup_printf(HAPROXY "|-f|%s|-Ds", cfg);
+	g_autofree gchar *wrapper = g_strdup_printf(
+		"/usr/sbin/haproxy-systemd-wrapper|-f|%s", cfg);
+
+	fake_system(t);
+	FAKE(t, .pid = 950, .ppid = 1, .sid = 950,
+				.exe = "/usr/sbin/haproxy-systemd-wrapper",
+				.cwd = "/", .argv = wrapper);
+	FAKE(t, .pid = 951, .ppid = 950, .sid = 950,
+				.exe = HAPROXY, .cwd = "/", .argv = ours);
+	/* A 1.x generation: -Ds parent and its worker. */
+	FAKE(t, .pid = 955, .ppid = 950, .sid = 950,
+				.exe = HAPROXY, .cwd = "/", .argv = ds);
+	FAKE(t, .pid = 952, .ppid = 955, .sid = 952,
+				.exe = HAPROXY, .cwd = "/", .argv = ds);
+	/* A daemon someone else started is foreign. */
+	FAKE(t, .pid = 960, .ppid = 1, .sid = 960,
+				.exe = HAPROXY, .cwd = "/", .argv = ours);
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 950), ==, 1);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 960);
+	g_assert_cmpuint(t->skipped->len, ==, 0);
+}
+
+static void test_deleted_exe(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *pidfile = write_pidfile(t, "970\n");
+	g_autofree gchar *line = NULL;
+	const struct foreign *f;
+
+	fake_system(t);
+	FAKE(t, .pid = 970, .ppid = 1, .sid = 970,
+				.exe = HAPROXY " (deleted)", .cwd = "/",
+				.argv = "haproxy|-D|-f|/etc/h.cfg");
+
+	g_assert_cmpuint(find(t, pidfile, NULL, 9999), ==, 1);
+	f = instance(t, 0);
+	g_assert_cmpstr(f->exe, ==, HAPROXY);
+	g_assert_true(f->exe_deleted);
+	assert_configs(f, "/etc/h.cfg");
+	line = foreign_describe(f);
+	g_assert_cmpstr(line, ==, "standalone pid 970, " HAPROXY
+			" (deleted), found by pidfile");
+}
+
+static void test_describe(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autofree gchar *line = NULL;
+
+	fake_system(t);
+	FAKE(t, .pid = 980, .ppid = 1, .sid = 980, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+	FAKE(t, .pid = 981, .ppid = 980, .sid = 980, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+	FAKE(t, .pid = 982, .ppid = 980, .sid = 980, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
+	line = foreign_describe(instance(t, 0));
+	g_assert_cmpstr(line, ==, "master-worker master pid 980 (workers 981, "
+			"982), " HAPROXY ", found by configuration");
+	g_assert_cmpstr(foreign_kind_name(FOREIGN_DS_PARENT), ==, "-Ds parent");
+}
+
+/* Names and contents an attacker or a race can produce. */
+static void test_garbage_tree(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "990 991 992 993 994 995");
+	g_autofree gchar *argv = g_strdup_printf("haproxy\xff\xfe|-f|%s", cfg);
+	g_autofree gchar *nasty = g_strdup_printf("haproxy|-f|%s|-f", cfg);
+	static const char binary[] = "\0\1\2)\xff (\0 S";
+
+	fake_system(t);
+	put(t, 990, "stat", "garbage", -1);
+	put(t, 991, "stat", "991 (haproxy", -1);
+	put(t, 992, "stat", binary, sizeof(binary));
+	put(t, 993, "stat", "", 0);
+	/* A command name made to look like more fields. */
+	put_stat(t, 994, "ha) Z 1 2 (x", 'S', 1, 994, 9);
+	put_cmdline(t, 994, argv);
+	link_to(t, 994, "exe", HAPROXY);
+	link_to(t, 994, "cwd", "/");
+	put_status(t, 994, 0, 0);
+	/* A cwd that is no absolute path, a trailing -f with no value. */
+	put_stat(t, 995, "haproxy", 'S', 1, 995, 10);
+	put_cmdline(t, 995, nasty);
+	link_to(t, 995, "exe", HAPROXY);
+	link_to(t, 995, "cwd", "(unreachable)/x");
+	put_status(t, 995, 0, 0);
+	/* Entries that are no pids. */
+	put(t, 0, "stat", "0 (x) S 0 0 0", -1);
+	g_free(write_config(t, "proc/self/stat"));
+	g_free(write_config(t, "proc/12abc/stat"));
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 2);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 994);
+	g_assert_cmpstr(instance(t, 0)->argv[0], ==, "haproxy\xff\xfe");
+	g_assert_cmpint(instance(t, 1)->pid, ==, 995);
+	g_assert_cmpuint(t->skipped->len, ==, 4);
+	for (guint i = 0; i < 4; i++) {
+		g_assert_cmpint(skip(t, i)->pid, ==, 990 + (GPid)i);
+		g_assert_cmpuint(skip(t, i)->found_by, ==, FOREIGN_BY_PIDFILE);
+	}
+}
+
+static void test_settled(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autofree gchar *dsargv = g_strdup_printf(HAPROXY "|-Ds|-f|%s", cfg);
+	/* What a settled 2.6 master shows, and one in the middle of its
+	 * re-execution. */
+	const guint64 master = 0x100716a03, execing = 0x310a01;
+	const struct foreign *f;
+
+	fake_system(t);
+	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 1,
+				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	FAKE(t, .pid = 701, .ppid = 700, .sid = 700, .start = 2,
+				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	FAKE(t, .pid = 710, .ppid = 40, .sid = 40, .start = 3,
+				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
+	FAKE(t, .pid = 711, .ppid = 710, .sid = 711, .start = 4,
+				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
+	FAKE(t, .pid = 712, .ppid = 710, .sid = 712, .start = 5,
+				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
+
+	/* No SIGUSR1 handler in its status: not settled. */
+	f = instance(t, 0);
+	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
+	g_assert_false(foreign_settled(t->proc, f));
+	put_status(t, 700, execing, 0);
+	g_assert_false(foreign_settled(t->proc, f));
+	put_status(t, 700, PROC_SIGBIT(SIGUSR1), master);
+	g_assert_false(foreign_settled(t->proc, f));
+	put_status(t, 700, 0, master);
+	g_assert_true(foreign_settled(t->proc, f));
+	g_assert_true(proc_catches_signal_at(t->proc, 700, SIGUSR2));
+	g_assert_true(proc_catches_signal_at(t->proc, 700, SIGTTOU));
+	g_assert_false(proc_catches_signal_at(t->proc, 700, SIGQUIT));
+	g_assert_false(proc_catches_signal_at(t->proc, 700, 0));
+	g_assert_false(proc_catches_signal_at(t->proc, 700, 65));
+
+	/* A -Ds parent swallows signals: its workers are what count. */
+	f = instance(t, 1);
+	g_assert_cmpint(f->kind, ==, FOREIGN_DS_PARENT);
+	put_status(t, 710, 0, 0);
+	put_status(t, 711, 0, master);
+	g_assert_false(foreign_settled(t->proc, f));
+	put_status(t, 712, 0, master);
+	g_assert_true(foreign_settled(t->proc, f));
+}
+
+static gboolean pids_have(GArray *pids, GPid pid)
+{
+	for (guint i = 0; i < pids->len; i++)
+		if (g_array_index(pids, GPid, i) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+/*
+ * Between the scan and the first generation's spawn, a found process
+ * exits and its pid goes to another process (another start time): that
+ * pid must not be on haproxy's -sf list, whose signals would reach it.
+ */
+static void test_sf_pid_reused(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *daemon = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autoptr(GArray) before = NULL;
+	g_autoptr(GArray) after = NULL;
+
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 77,
+				.exe = HAPROXY, .cwd = "/", .argv = daemon);
+	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 50,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	FAKE(t, .pid = 701, .ppid = 700, .sid = 700, .start = 60,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	FAKE(t, .pid = 702, .ppid = 700, .sid = 700, .start = 61,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
+	before = foreign_sf_targets_at(t->proc, t->found);
+	g_assert_cmpuint(before->len, ==, 4);
+	g_assert_true(pids_have(before, 500));
+	g_assert_true(pids_have(before, 701));
+
+	/* The daemon and one worker exit; their pids are reused, by a
+	 * shell and by another haproxy alike. */
+	put_stat(t, 500, "bash", 'S', 40, 40, 9000);
+	put_stat(t, 701, "haproxy", 'S', 1, 701, 9001);
+	after = foreign_sf_targets_at(t->proc, t->found);
+	g_assert_false(pids_have(after, 500));
+	g_assert_false(pids_have(after, 701));
+	g_assert_true(pids_have(after, 700));
+	g_assert_true(pids_have(after, 702));
+	g_assert_cmpuint(after->len, ==, 2);
+}
+
+static void test_no_proc_root(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *none = tpath(t, "nowhere");
+	g_autoptr(GPtrArray) found = NULL, skipped = NULL;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_false(find_foreign(none, NULL, NULL, 1, &found, &skipped,
+				    &error));
+	g_assert_nonnull(error);
+	g_assert_null(found);
+	g_assert_null(skipped);
+}
+
+static void test_same_process(struct tree *t, gconstpointer data)
+{
+	struct proc_stat st;
+
+	fake_system(t);
+	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 123,
+				.exe = HAPROXY, .argv = "haproxy");
+	FAKE(t, .pid = 701, .ppid = 1, .sid = 701, .start = 124,
+				.state = 'Z');
+
+	g_assert_true(proc_same_process_at(t->proc, 700, 123));
+	g_assert_false(proc_same_process_at(t->proc, 700, 124));
+	g_assert_false(proc_same_process_at(t->proc, 701, 124));
+	g_assert_false(proc_same_process_at(t->proc, 702, 124));
+	g_assert_true(proc_stat_at("/proc", getpid(), &st, NULL));
+	g_assert_true(proc_same_process_at("/proc", getpid(), st.start_time));
+	g_assert_cmpint(st.ppid, ==, getppid());
+}
+
+/* Same configuration, same pidfile: the instance of another user is
+ * named and left alone, and so is a master of another user whatever its
+ * workers; our own master's workers may have switched user. */
+static void test_credentials(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "510\n");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	const struct foreign *f;
+
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 1,
+				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 2,
+				.exe = HAPROXY, .cwd = "/", .argv = argv,
+				.uid = 65534, .gid = 65534);
+	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .start = 3,
+				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	FAKE(t, .pid = 521, .ppid = 520, .sid = 520, .start = 4,
+				.exe = HAPROXY, .cwd = "/", .argv = mw,
+				.uid = 65534, .gid = 65534);
+	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .start = 5,
+				.exe = HAPROXY, .cwd = "/", .argv = mw,
+				.uid = 1000, .gid = 1000);
+	FAKE(t, .pid = 531, .ppid = 530, .sid = 530, .start = 6,
+				.exe = HAPROXY, .cwd = "/", .argv = mw,
+				.uid = 1000, .gid = 1000);
+	/* A set-user-id copy run by uid 1001: its real uid tells. */
+	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .start = 7,
+				.exe = HAPROXY, .cwd = "/", .argv = argv,
+				.ruid = 1001);
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 2);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 500);
+	f = instance(t, 1);
+	g_assert_cmpint(f->pid, ==, 520);
+	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
+	g_assert_cmpuint(f->workers->len, ==, 1);
+	g_assert_cmpint(g_array_index(f->workers, GPid, 0), ==, 521);
+	/* One notice an instance, its top named. */
+	g_assert_cmpuint(t->skipped->len, ==, 3);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 510);
+	g_assert_cmpuint(skip(t, 0)->found_by, ==, BOTH);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "uid 65534"));
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "left alone"));
+	g_assert_cmpint(skip(t, 1)->pid, ==, 530);
+	g_assert_nonnull(strstr(skip(t, 1)->reason, "uid 1000"));
+	g_assert_cmpint(skip(t, 2)->pid, ==, 540);
+	g_assert_nonnull(strstr(skip(t, 2)->reason, "real 1001"));
+}
+
+/* A status without ids: refused, not guessed. */
+static void test_credentials_unreadable(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+
+	fake_system(t);
+	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+	put(t, 540, "status", "Name:\thaproxy\n", -1);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_nonnull(strstr(skip(t, 0)->reason,
+				"credentials cannot be read"));
+}
+
+/* As root: a haproxy that dropped root as our configuration says (global
+ * uid/gid, or user without group: gid stays ours) could be ours; the
+ * same ids named only in a userlist or program section could not. */
+static void test_credentials_dropped(struct tree *t, gconstpointer data)
+{
+	static const struct {
+		const char *config;
+		guint32 uid, gid;
+		gboolean ours;
+	} cases[] = {
+		{ "global\n  uid 33\n  gid 34\n", 33, 34, TRUE },
+		{ "global\n  uid 33\n", 33, 0, TRUE },
+		{ "global\n  uid 33\n", 33, 34, FALSE },
+		{ "global\n  uid 33\n  gid 34\n", 35, 34, FALSE },
+		{ "global\n  user nobody\n  group nogroup\n", 65534, 65534,
+		  TRUE },
+		{ "global\nuserlist l\n  user nobody insecure-password x\n",
+		  65534, 0, FALSE },
+		{ "global\n  uid 33\nprogram p\n  user nobody\n", 65534,
+		  0, FALSE },
+		{ "global\n  user nobody\n  uid 33\n", 65534, 0, FALSE },
+	};
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root: only root can have dropped root");
+		return;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *name = g_strdup_printf("c%u.cfg", i);
+		g_autofree gchar *cfg = write_config_text(t, name,
+							  cases[i].config);
+		g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s",
+							 cfg);
+		GPid pid = 600 + (GPid)i;
+
+		g_test_message("case %u", i);
+		FAKE(t, .pid = pid, .ppid = 1, .sid = pid, .exe = HAPROXY,
+					.cwd = "/", .argv = argv,
+					.uid = cases[i].uid,
+					.gid = cases[i].gid ? cases[i].gid
+							    : getegid());
+		g_assert_cmpuint(find(t, NULL, cfg, 9999), ==,
+				 cases[i].ours ? 1 : 0);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	add_tree_test("/proc/same-process", test_same_process);
+	add_tree_test("/find/zombie", test_zombie);
+	add_tree_test("/find/vanishing", test_vanishing);
+	add_tree_test("/find/ours-excluded", test_ours_excluded);
+	add_tree_test("/find/deleted-exe", test_deleted_exe);
+	add_tree_test("/find/describe", test_describe);
+	add_tree_test("/find/garbage-tree", test_garbage_tree);
+	add_tree_test("/find/settled", test_settled);
+	add_tree_test("/takeover/sf-pid-reused", test_sf_pid_reused);
+	add_tree_test("/find/no-proc-root", test_no_proc_root);
+	add_tree_test("/find/credentials", test_credentials);
+	add_tree_test("/find/credentials-unreadable",
+		      test_credentials_unreadable);
+	add_tree_test("/find/credentials-dropped", test_credentials_dropped);
+	return g_test_run();
+}
