@@ -11,9 +11,10 @@
 static GArray *handover_waiters(struct supervisor *s)
 {
 	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
+	const GPtrArray *waiters = reloader_waiters(s->reloader);
 
-	for (guint i = 0; i < s->waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index(s->waiters, i);
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
 		struct handover_waiter hw = {
 			.fd = control_client_fd(w->client),
 			.target = w->target,
@@ -28,8 +29,10 @@ static GArray *handover_waiters(struct supervisor *s)
  * a later exec (the hand-off) would carry them. */
 void sv_handover_inheritable(struct supervisor *s, gboolean yes)
 {
-	for (guint i = 0; i < s->waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index(s->waiters, i);
+	const GPtrArray *waiters = reloader_waiters(s->reloader);
+
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
 
 		control_client_inheritable(w->client, yes);
 	}
@@ -41,18 +44,23 @@ void sv_handover_inheritable(struct supervisor *s, gboolean yes)
 
 struct handover sv_handover_of(struct supervisor *s)
 {
+	struct reloader *r = s->reloader;
+	int pending_signal;
+	gboolean pending_hard;
+	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
+
 	return (struct handover){
 		.next_number = s->next_number,
-		.reloads = s->reloads,
-		.reloads_failed = s->reloads_failed,
+		.reloads = reloader_reloads(r),
+		.reloads_failed = reloader_reloads_failed(r),
 		.takeovers = s->takeovers,
 		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
-		.reload_signal = s->reload_signal,
-		.reload_pending = s->reload_pending,
-		.attempt = s->attempt,
-		.hard = s->attempt_hard,
-		.pending_hard = s->pending_hard,
+		.reload_signal = reloader_signal(r),
+		.reload_pending = pending,
+		.attempt = reloader_attempt(r),
+		.hard = reloader_hard(r),
+		.pending_hard = pending_hard,
 		.gens = s->gens,
 		.waiters = handover_waiters(s),
 		.notify_fd = sv_master_handover_fd(s),
@@ -123,9 +131,9 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 	/* A leaked variable must not even renumber a fresh start. */
 	if (s->gens->len) {
 		s->next_number = h->next_number;
-		s->reloads = h->reloads;
 		/* Counters, not reset by a package upgrade. */
-		s->reloads_failed = h->reloads_failed;
+		reloader_set_counters(s->reloader, h->reloads,
+				      h->reloads_failed);
 		s->takeovers = h->takeovers;
 		s->restarts_adopted = h->restarts_adopted;
 		s->adoptions = h->adoptions;
@@ -162,7 +170,6 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 		struct handover_waiter *hw =
 			&g_array_index(h->waiters, struct handover_waiter, i);
 		struct control_client *c;
-		struct waiter *w;
 
 		/* Only sockets: a leaked variable may name any descriptor. */
 		if (!fd_is_socket(hw->fd))
@@ -179,9 +186,7 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 					 "not take over; starting anew");
 			continue;
 		}
-		w = g_new0(struct waiter, 1);
-		*w = (struct waiter){ .client = c, .target = hw->target };
-		g_ptr_array_add(s->waiters, w);
+		reloader_add_waiter(s->reloader, c, hw->target);
 	}
 }
 
@@ -223,13 +228,14 @@ gboolean sv_restore_handover(struct supervisor *s)
 	adopt_notify(s, &h);
 	adopt_waiters(s, &h, adopted);
 	if (adopted) {
-		s->skip_upgrade = TRUE;
-		s->reload_pending = h.reload_pending;
-		s->pending_signal = h.reload_signal;
-		s->pending_hard = h.pending_hard;
-		/* The same attempt, carried on by the new image. */
-		s->attempt = h.attempt - 1;
-		sv_begin_reload(s, h.reload_signal, h.hard);
+		sv_post(s, RE_RESUME, &(struct reload_input){
+			.signal = h.reload_signal,
+			.hard = h.hard,
+			.attempt = h.attempt,
+			.pending = h.reload_pending,
+			.pending_signal = h.reload_signal,
+			.pending_hard = h.pending_hard,
+		});
 	}
 	handover_clear(&h);
 	return adopted;

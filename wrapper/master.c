@@ -107,21 +107,20 @@ static void reload_loaded(struct supervisor *s, struct generation *g,
 
 	stop_waiting(s);
 	generation_prune_cohorts(g);
-	retire_workers(s, g, s->attempt_hard);
+	retire_workers(s, g, reloader_hard(s->reloader));
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
 	/* The master re-executes its own binary: the version the wrapper
 	 * found is the one it runs when both are the same file. */
 	g_strlcpy(g->version, s->mw_version, sizeof(g->version));
 	sv_bound_draining(s);
 	failed_generation_clear(&s->failed);
-	s->reloads++;
 	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
 	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
 		   "workers %s, haproxy %s", g->number, g->pid, pids,
 		   g->version);
 	msg = g_strdup_printf("generation %u (master pid %d) serving with "
 			      "workers %s", g->number, g->pid, pids);
-	sv_reload_finished(s, TRUE, msg);
+	sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
 }
 
 static void reload_verdict(struct supervisor *s, struct generation *g,
@@ -195,6 +194,7 @@ static void on_master_message(const struct mw_message *m, GPid sender,
 	struct supervisor *s = data;
 	struct generation *g = master_of(s, sender);
 	enum mw_verdict verdict = mw_message_verdict(m);
+	gboolean ours;
 
 	if (!g) {
 		log_debug("notify socket: ignoring pid %d, not a master of ours",
@@ -204,17 +204,18 @@ static void on_master_message(const struct mw_message *m, GPid sender,
 	if (m->stopping)
 		log_info("generation %u (pid %d) is stopping", g->number,
 			 g->pid);
-	if (g == s->current && s->mw_before && !s->mw_settle_timer &&
-	    m->reloading)
+	/* Our SIGUSR2 was sent: its load is the one the verdict is about. */
+	ours = g == s->current &&
+	       reloader_state(s->reloader) == RS_MASTER_VERDICT;
+	if (ours && m->reloading)
 		s->mw_reloading_seen = TRUE;
 	if (verdict == MW_VERDICT_NONE)
 		return;
 	if (g == s->starting)
 		master_ready(s, g, verdict, m->status);
-	else if (g == s->current && s->mw_before && !s->mw_settle_timer &&
-		 s->mw_reloading_seen)
+	else if (ours && s->mw_reloading_seen)
 		reload_verdict(s, g, verdict, m->status);
-	else if (g == s->current && s->mw_before && !s->mw_settle_timer)
+	else if (ours)
 		/* The end of a load from before our SIGUSR2 (one whose
 		 * verdict timed out): ours is still to come. */
 		log_debug("generation %u: an earlier load ended", g->number);
@@ -310,7 +311,9 @@ static void send_reload(struct supervisor *s, struct generation *g)
 		stop_waiting(s);
 		sv_launch_failed(s, 1, "cannot signal the haproxy master "
 				 "(pid %d): %s", g->pid, g_strerror(saved));
+		return;
 	}
+	sv_post(s, RE_SIGNALLED, NULL);
 }
 
 static gboolean on_settle_poll(gpointer data)
@@ -346,11 +349,6 @@ void sv_master_reload(struct supervisor *s, const struct haproxy_version *v)
 	s->mw_settle_deadline = g_get_monotonic_time() +
 				SETTLE_LIMIT_MS * 1000LL;
 	s->mw_settle_timer = g_timeout_add(SETTLE_POLL_MS, on_settle_poll, s);
-}
-
-gboolean sv_master_reloading(struct supervisor *s)
-{
-	return s->mw_before != NULL;
 }
 
 /* The reload ended another way (timeout, stop, the master's exit). */

@@ -6,42 +6,12 @@
 #include <poll.h>
 #include <sys/pidfd.h>
 
-/* ---- the end of a reload, however it ended, and who waits for it ---- */
+/* ---- the reload machine's effects (wrapper/reloader.h) ---- */
 
-static gboolean run_pending_reload(gpointer data)
+void sv_post(struct supervisor *s, enum reload_event ev,
+	     const struct reload_input *in)
 {
-	struct supervisor *s = data;
-
-	s->pending_idle = 0;
-	if (s->reload_pending && !s->busy && s->phase == PHASE_RUNNING &&
-	    !adopt_searching(s->adopt)) {
-		s->reload_pending = FALSE;
-		sv_begin_reload(s, s->pending_signal, s->pending_hard);
-		s->pending_hard = FALSE;
-	}
-	return G_SOURCE_REMOVE;
-}
-
-void sv_run_pending(struct supervisor *s)
-{
-	/* From the loop, not from inside whichever event ended this one. */
-	if (s->reload_pending && !s->pending_idle)
-		s->pending_idle = g_idle_add(run_pending_reload, s);
-}
-
-/* Answer every client waiting for an attempt up to "upto". */
-void sv_answer_waiters(struct supervisor *s, guint upto, const char *text)
-{
-	for (guint i = 0; i < s->waiters->len;) {
-		struct waiter *w = g_ptr_array_index(s->waiters, i);
-
-		if (w->target > upto) {
-			i++;
-			continue;
-		}
-		control_reply(w->client, text);
-		g_ptr_array_remove_index(s->waiters, i);
-	}
+	reloader_post(s->reloader, ev, in);
 }
 
 struct log_event sv_event(struct supervisor *s, const char *message_id,
@@ -52,111 +22,133 @@ struct log_event sv_event(struct supervisor *s, const char *message_id,
 		.generation = number,
 		.pid = pid,
 		.result = result,
-		.duration_us = g_get_monotonic_time() - s->attempt_started_us,
+		.duration_us = g_get_monotonic_time() -
+			       reloader_started_us(s->reloader),
 	};
-}
-
-static void record_reload(struct supervisor *s, gboolean ok, const char *msg)
-{
-	gint64 now = g_get_monotonic_time();
-
-	reload_report_clear(&s->last);
-	s->last = (struct reload_report){
-		.valid = TRUE,
-		.ok = ok,
-		.message = g_strdup(msg),
-		.ended_us = g_get_real_time(),
-		.duration_us = now - s->attempt_started_us,
-	};
-}
-
-void sv_busy_over(struct supervisor *s)
-{
-	s->busy = FALSE;
-	s->skip_upgrade = FALSE;
-	s->upgrade_postponed = FALSE;
-	g_clear_pointer(&s->upgrade_refused, g_free);
-	sv_run_pending(s);
-}
-
-void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg)
-{
-	/* A refused self-upgrade is told on the verdict's line. */
-	g_autofree gchar *answer = g_strdup_printf(
-		"%s%s%s%s", ok ? "ok " : "error: ", msg,
-		s->upgrade_refused ? "; not upgraded: " : "",
-		s->upgrade_refused ? s->upgrade_refused : "");
-	g_autofree gchar *line = NULL;
-
-	if (s->attempt > 0)
-		record_reload(s, ok, msg);
-	line = sv_summary(s);
-	/* systemd waits for READY=1 after RELOADING=1, failed or not. */
-	if (s->phase != PHASE_STOPPING)
-		notify_ready(line);
-	sv_answer_waiters(s, s->attempt, answer);
-	g_clear_handle_id(&s->extend_timer, g_source_remove);
-	g_clear_handle_id(&s->ready_timer, g_source_remove);
-	g_clear_pointer(&s->haproxy_path, g_free);
-	sv_master_abandon(s);
-	sv_busy_over(s);
 }
 
 void sv_launch_failed(struct supervisor *s, int exit_code,
 			  const char *fmt, ...)
 {
 	g_autofree gchar *msg = NULL;
-	struct log_event ev;
 	va_list ap;
 
 	va_start(ap, fmt);
 	msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	if (s->phase == PHASE_STARTING) {
-		g_autofree gchar *answer = g_strdup_printf("error: %s", msg);
+	sv_post(s, RE_FAILED, &(struct reload_input){ .exit_code = exit_code,
+						      .message = msg });
+}
 
-		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+static void log_failure(void *ctx, enum reload_failure how, const char *msg)
+{
+	struct supervisor *s = ctx;
+	struct log_event ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+
+	switch (how) {
+	case FAILURE_FIRST_START:
 		wlog_event(&ev, LOG_ERR, "cannot start haproxy: %s", msg);
-		sv_set_exit_code(s, exit_code);
-		sv_answer_waiters(s, G_MAXUINT, answer);
-		sv_begin_stop(s, SIGTERM);
-		return;
-	}
-	if (s->current_lost && s->lost_replaced) {
-		/* As if it had ended outside a reload: maybe a restart by
-		 * hand; stopping if nothing replaced it. */
-		s->reloads_failed++;
-		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+		break;
+	case FAILURE_REPLACED:
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; looking for a "
 			   "haproxy that replaced generation %u", msg,
 			   s->replaced.number);
-		s->current_lost = FALSE;
-		s->lost_replaced = FALSE;
-		sv_search_replacement(s, FALSE);
-		sv_reload_finished(s, FALSE, msg);
-		return;
-	}
-	if (s->current_lost && !adopt_serving(s->adopt)) {
-		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+		break;
+	case FAILURE_NONE_SERVING:
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; and no generation "
 			   "is serving: stopping", msg);
-		sv_set_exit_code(s, sv_lost_exit_code(s->lost_mode, s->lost_status));
-		sv_begin_stop(s, SIGTERM);
-		return;
-	}
-	s->reloads_failed++;
-	if (s->current) {
+		break;
+	case FAILURE_KEPT:
+		if (!s->current) {
+			wlog_event(&ev, LOG_ERR, "reload failed: %s; the adopted "
+				   "haproxy keeps serving", msg);
+			break;
+		}
 		ev = sv_event(s, MSGID_RELOAD_FAILED, s->current->number,
 			      s->current->pid, "failed");
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
 			   "(pid %d) keeps serving", msg, s->current->number,
 			   s->current->pid);
-	} else {
-		ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
-		wlog_event(&ev, LOG_ERR, "reload failed: %s; the adopted "
-			   "haproxy keeps serving", msg);
+		break;
 	}
-	sv_reload_finished(s, FALSE, msg);
+}
+
+static void stop_service(void *ctx, int exit_code)
+{
+	struct supervisor *s = ctx;
+
+	sv_set_exit_code(s, exit_code);
+	sv_begin_stop(s, SIGTERM);
+}
+
+static gboolean searching(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return adopt_searching(s->adopt);
+}
+
+static gboolean adopted_serving(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return adopt_serving(s->adopt);
+}
+
+static void search(void *ctx, gboolean quick)
+{
+	sv_search_replacement(ctx, quick);
+}
+
+static void notify_reloading_now(void *ctx)
+{
+	g_autofree gchar *line = sv_summary(ctx);
+
+	notify_reloading(line);
+}
+
+static void notify_ready_now(void *ctx)
+{
+	g_autofree gchar *line = sv_summary(ctx);
+
+	notify_ready(line);
+}
+
+static void answer(void *ctx, struct control_client *c, const char *text)
+{
+	control_reply(c, text);
+}
+
+static void end_attempt(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	g_clear_handle_id(&s->extend_timer, g_source_remove);
+	g_clear_handle_id(&s->ready_timer, g_source_remove);
+	g_clear_pointer(&s->haproxy_path, g_free);
+	sv_master_abandon(s);
+}
+
+static gboolean run_pending_reload(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->pending_idle = 0;
+	sv_post(s, RE_RUN_PENDING, NULL);
+	return G_SOURCE_REMOVE;
+}
+
+static void schedule_pending(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	if (!s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
+}
+
+static void abandon_handoff(void *ctx)
+{
+	sv_handoff_abandon(ctx);
 }
 
 /* ---- bounded draining ---- */
@@ -344,14 +336,14 @@ static void start_stop_check(struct supervisor *s, struct generation *old)
 	/* A master soft-stops its own workers: not ours to check. */
 	if (old->mode == LAUNCH_MW || old->exited || old->stop_check_timer)
 		return;
-	old->stop_signal = s->attempt_hard ? SIGTERM : SIGUSR1;
+	old->stop_signal = reloader_hard(s->reloader) ? SIGTERM : SIGUSR1;
 	old->stop_check_timer = g_timeout_add(STOP_CHECK_MS, on_stop_check,
 					      old);
 }
 
 void sv_retire_adopted(struct supervisor *s)
 {
-	int sig = s->attempt_hard ? SIGTERM : SIGUSR1;
+	int sig = reloader_hard(s->reloader) ? SIGTERM : SIGUSR1;
 
 	if (!adopt_serving(s->adopt))
 		return;
@@ -370,13 +362,9 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	g->state = GEN_CURRENT;
 	s->current = g;
 	s->starting = NULL;
-	s->current_lost = FALSE;
 	/* Its predecessor ended during its start: from its -sf, or from a
 	 * restart by hand that it must not serve next to. */
-	if (s->lost_replaced) {
-		s->lost_replaced = FALSE;
-		sv_search_replacement(s, TRUE);
-	}
+	sv_post(s, RE_SERVING, NULL);
 	/* Started with their pids after -sf: they leave now. */
 	if (g->sf_adopted)
 		adopt_superseded(s->adopt);
@@ -388,7 +376,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		old->draining_since_us = g_get_real_time();
 		/* A -Ds parent may have forked workers after we listed them
 		 * for -sf; a second SIGUSR1 to the others is harmless. */
-		if (old->mode == LAUNCH_DS && !s->attempt_hard)
+		if (old->mode == LAUNCH_DS && !reloader_hard(s->reloader))
 			generation_signal(old, SIGUSR1, FALSE);
 		start_drain_clock(s, old);
 		start_stop_check(s, old);
@@ -411,16 +399,14 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		s->takeovers = takeover_instances(s->takeover)->len;
 	if (s->phase == PHASE_STARTING)
 		s->phase = PHASE_RUNNING;
-	else
-		s->reloads++;
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,
-			s->upgrade_postponed ?
+			reloader_upgrade_postponed(s->reloader) ?
 			"; wrapper upgrade postponed (an adopted haproxy ran): "
 			"reload again" : "");
 
-		sv_reload_finished(s, TRUE, msg);
+		sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
 	}
 }
 
@@ -460,20 +446,29 @@ static gboolean on_ready_timeout(gpointer data)
 	struct supervisor *s = data;
 
 	s->ready_timer = 0;
-	if (s->starting) {
-		log_err("generation %u (pid %d) not ready after %us; killing it",
-			s->starting->number, s->starting->pid,
-			s->opts->ready_timeout_s);
-		generation_signal(s->starting, SIGKILL, FALSE);
-	} else if (sv_master_reloading(s)) {
-		/* Its old workers serve: leave the master be. */
-		sv_launch_failed(s, 1, "the haproxy master (pid %d) %s within "
-				 "%us", s->current->pid,
-				 s->mw_settle_timer ? "did not handle SIGUSR2"
-						    : "gave no verdict",
-				 s->opts->ready_timeout_s);
-	}
+	sv_post(s, RE_TIMEOUT, NULL);
 	return G_SOURCE_REMOVE;
+}
+
+static void kill_loading(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	log_err("generation %u (pid %d) not ready after %us; killing it",
+		s->starting->number, s->starting->pid,
+		s->opts->ready_timeout_s);
+	generation_signal(s->starting, SIGKILL, FALSE);
+}
+
+static gchar *master_timeout_text(void *ctx, gboolean settling)
+{
+	struct supervisor *s = ctx;
+
+	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
+			       s->current->pid,
+			       settling ? "did not handle SIGUSR2"
+					: "gave no verdict",
+			       s->opts->ready_timeout_s);
 }
 
 /* Old pids for -sf: every live generation's, then the user's own -sf/-st
@@ -619,9 +614,9 @@ static gboolean prepare_readiness(struct supervisor *s, struct generation *g,
 	return *notify_socket != NULL;
 }
 
-static void spawn_generation(struct supervisor *s,
-			     const struct haproxy_version *v,
-			     enum launch_mode mode)
+static gboolean spawn_generation(struct supervisor *s,
+				 const struct haproxy_version *v,
+				 enum launch_mode mode)
 {
 	const char *notify_socket;
 	g_autoptr(GError) error = NULL;
@@ -637,11 +632,11 @@ static void spawn_generation(struct supervisor *s,
 	if (!prepare_readiness(s, g, &notify_socket, &error)) {
 		generation_free(g);
 		sv_launch_failed(s, EXIT_OS_ERROR, "%s", error->message);
-		return;
+		return FALSE;
 	}
 	pids = old_pids(s, &hard);
 	g->sf_adopted = adopt_serving(s->adopt);
-	hard = hard || s->attempt_hard;
+	hard = hard || reloader_hard(s->reloader);
 	extra = extra_args(s, v, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
@@ -655,13 +650,14 @@ static void spawn_generation(struct supervisor *s,
 						    EXIT_HAPROXY_NOT_EXECUTABLE),
 				 "cannot run %s: %s", s->haproxy_path,
 				 error->message);
-		return;
+		return FALSE;
 	}
 	s->next_number++;
 	g_ptr_array_add(s->gens, g);
 	s->starting = g;
 	sv_watch_generation(s, g);
 	start_load_timers(s);
+	return TRUE;
 }
 
 /* Say why the launch mode is not the obvious one, once per change. */
@@ -691,35 +687,47 @@ static enum launch_mode choose_mode(struct supervisor *s,
 	return mode;
 }
 
+/* The search for a haproxy that replaced the one serving during this
+ * reload runs: what it finds goes on the -sf list. */
+static gboolean launch_must_wait(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	if (!adopt_searching(s->adopt))
+		return FALSE;
+	log_info("generation %u waits for the search for a haproxy "
+		 "that replaced the one serving", s->next_number);
+	return TRUE;
+}
+
 /* A serving master reloads itself; anything else means a new generation. */
-static void launch_version(struct supervisor *s,
-			   const struct haproxy_version *v)
+static enum launch_kind launch(void *ctx, const struct haproxy_version *v)
+{
+	struct supervisor *s = ctx;
+	struct generation *c = s->current;
+	enum launch_mode mode = choose_mode(s, v);
+
+	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
+		start_load_timers(s);
+		sv_master_reload(s, v);
+		return LAUNCH_MASTER;
+	}
+	return spawn_generation(s, v, mode) ? LAUNCH_GENERATION
+					    : LAUNCH_FAILED;
+}
+
+/* The version is known: refused for this command line, or on. */
+static void version_known(struct supervisor *s,
+			  const struct haproxy_version *v)
 {
 	const char *refusal = mw_version_refusal(v, s->args);
-	enum launch_mode mode;
-	struct generation *c = s->current;
 
 	if (refusal) {
 		sv_launch_failed(s, EXIT_USAGE, "%s: haproxy %s", refusal,
 				 v->full);
 		return;
 	}
-	/* The one serving ended during this reload, as a replaced one
-	 * does: what replaced it goes on the -sf list, once found. */
-	if (adopt_searching(s->adopt)) {
-		log_info("generation %u waits for the search for a haproxy "
-			 "that replaced the one serving", s->next_number);
-		s->launch_version = *v;
-		s->launch_waits = TRUE;
-		return;
-	}
-	mode = choose_mode(s, v);
-	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
-		start_load_timers(s);
-		sv_master_reload(s, v);
-		return;
-	}
-	spawn_generation(s, v, mode);
+	sv_post(s, RE_PROBED, &(struct reload_input){ .version = v });
 }
 
 static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
@@ -760,20 +768,14 @@ static void on_version(const char *output, int wait_status,
 		s->vcache.st = st;
 		s->vcache.version = v;
 	}
-	launch_version(s, &v);
+	version_known(s, &v);
 }
 
-void sv_launch_resume(struct supervisor *s)
+/* Locate haproxy anew, as the 1.x wrapper did at every spawn, and know
+ * its version. */
+static void probe(void *ctx)
 {
-	if (!s->launch_waits)
-		return;
-	s->launch_waits = FALSE;
-	launch_version(s, &s->launch_version);
-}
-
-/* Locate haproxy anew, as the 1.x wrapper did at every spawn. */
-void sv_launch(struct supervisor *s)
-{
+	struct supervisor *s = ctx;
 	g_autoptr(GError) error = NULL;
 	struct stat st;
 
@@ -793,7 +795,7 @@ void sv_launch(struct supervisor *s)
 		return;
 	}
 	if (vcache_lookup(s, &st)) {
-		launch_version(s, &s->vcache.version);
+		version_known(s, &s->vcache.version);
 		return;
 	}
 	{
@@ -804,18 +806,19 @@ void sv_launch(struct supervisor *s)
 	}
 }
 
-/* ---- a reload: the optional self upgrade first, then a generation ---- */
+/* ---- the optional self upgrade before a reload ---- */
 
 /* The new image refused (or could not run) the dry run: this one
  * reloads, and says why to whoever waits. */
 static void upgrade_refuse(struct supervisor *s, const char *why)
 {
+	g_autofree gchar *told = g_strdup_printf("%s --upgrade-dry-run %s",
+						 s->self.path, why);
+
 	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
 		"running wrapper", s->self.path, why);
-	g_free(s->upgrade_refused);
-	s->upgrade_refused = g_strdup_printf("%s --upgrade-dry-run %s",
-					     s->self.path, why);
-	sv_launch(s);
+	sv_post(s, RE_UPGRADE_REFUSED, &(struct reload_input){
+		.message = told });
 }
 
 static void on_upgrade_dry_run(const char *output, int wait_status,
@@ -848,8 +851,8 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	h = sv_handover_of(s);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
-	log_notice("re-executing on %s.", s->reload_signal ?
-		   signal_name(s->reload_signal) : "request");
+	log_notice("re-executing on %s.", reloader_signal(s->reloader) ?
+		   signal_name(reloader_signal(s->reloader)) : "request");
 	sv_handover_inheritable(s, TRUE);
 	upgrade_exec(&s->self, s->orig_argv, state);
 	sv_handover_inheritable(s, FALSE);
@@ -858,8 +861,9 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 
 /* The new image parses this very command line and state, as the exec
  * would, and exits without acting: only then is it executed. */
-static void begin_upgrade(struct supervisor *s)
+static void begin_upgrade(void *ctx)
 {
+	struct supervisor *s = ctx;
 	g_autofree gchar *state = NULL;
 	struct handover h = sv_handover_of(s);
 
@@ -870,12 +874,13 @@ static void begin_upgrade(struct supervisor *s)
 					 on_upgrade_dry_run, s);
 }
 
-static gboolean upgrade_wanted(struct supervisor *s)
+static enum upgrade_choice upgrade_wanted(void *ctx)
 {
+	struct supervisor *s = ctx;
 	gboolean wanted;
 
-	if (!s->can_upgrade || s->skip_upgrade)
-		return FALSE;
+	if (!s->can_upgrade)
+		return UPGRADE_NO;
 	switch (s->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
 		wanted = TRUE;
@@ -894,61 +899,39 @@ static gboolean upgrade_wanted(struct supervisor *s)
 		log_notice("not upgrading the wrapper on this reload: a haproxy "
 			   "adopted after a restart by hand runs; this reload "
 			   "takes it over, the next one upgrades");
-		s->upgrade_postponed = TRUE;
-		return FALSE;
+		return UPGRADE_POSTPONED;
 	}
-	return wanted;
+	return wanted ? UPGRADE_YES : UPGRADE_NO;
 }
 
-void sv_begin_reload(struct supervisor *s, int sig, gboolean hard)
-{
-	g_autofree gchar *line = NULL;
-
-	s->busy = TRUE;
-	s->reload_signal = sig;
-	s->attempt++;
-	s->attempt_hard = hard;
-	s->attempt_started_us = g_get_monotonic_time();
-	log_notice("%sreloading on %s.", hard ? "hard-" : "",
-		   sig ? signal_name(sig) : "request");
-	/* After our own exec this is the same reload: systemd heard of it. */
-	if (!s->skip_upgrade) {
-		line = sv_summary(s);
-		notify_reloading(line);
-	}
-	if (upgrade_wanted(s))
-		begin_upgrade(s);
-	else
-		sv_launch(s);
-}
+/* ---- requests ---- */
 
 /* sig: the signal that asked, or 0 for the control socket. client: who
  * waits for the verdict, if anyone. */
 void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
-			   struct control_client *client)
+		       struct control_client *client)
 {
-	const char *who = sig ? signal_name(sig) : "control request";
-
-	if (s->phase == PHASE_STOPPING) {
-		log_notice("ignoring %s: stopping", who);
-		if (client)
-			control_reply(client, "error: stopping");
-		return;
-	}
-	if (client) {
-		struct waiter *w = g_new0(struct waiter, 1);
-
-		*w = (struct waiter){ .client = client, .target = s->attempt + 1 };
-		g_ptr_array_add(s->waiters, w);
-	}
-	if (s->busy || adopt_searching(s->adopt)) {
-		if (!s->reload_pending)
-			log_info("%s: a reload is in progress; one more will "
-				 "follow it", who);
-		s->reload_pending = TRUE;
-		s->pending_signal = sig;
-		s->pending_hard = s->pending_hard || hard;
-		return;
-	}
-	sv_begin_reload(s, sig, hard);
+	sv_post(s, RE_REQUEST, &(struct reload_input){
+		.signal = sig, .hard = hard, .client = client });
 }
+
+const struct reloader_ops sv_reload_ops = {
+	.searching = searching,
+	.adopted_serving = adopted_serving,
+	.upgrade_wanted = upgrade_wanted,
+	.notify_reloading = notify_reloading_now,
+	.begin_upgrade = begin_upgrade,
+	.probe = probe,
+	.launch_must_wait = launch_must_wait,
+	.launch = launch,
+	.kill_loading = kill_loading,
+	.master_timeout_text = master_timeout_text,
+	.search = search,
+	.log_failure = log_failure,
+	.stop_service = stop_service,
+	.notify_ready = notify_ready_now,
+	.answer = answer,
+	.end_attempt = end_attempt,
+	.schedule_pending = schedule_pending,
+	.abandon_handoff = abandon_handoff,
+};

@@ -152,12 +152,12 @@ static struct status_view status_view_of(struct supervisor *s)
 	return (struct status_view){
 		.wrapper_pid = getpid(),
 		.phase = phase_name(s->phase),
-		.reloads = s->reloads,
-		.reloads_failed = s->reloads_failed,
+		.reloads = reloader_reloads(s->reloader),
+		.reloads_failed = reloader_reloads_failed(s->reloader),
 		.takeovers = s->takeovers,
 		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
-		.last = &s->last,
+		.last = reloader_last(s->reloader),
 		.failed = &s->failed,
 		.gens = s->gens,
 		.current = s->current,
@@ -198,6 +198,7 @@ static void starting_generation_exited(struct supervisor *s,
 				       struct generation *g, int status)
 {
 	g_autofree gchar *how = describe_wait_status(status);
+	g_autofree gchar *msg = NULL;
 	guint number = g->number;
 	GPid pid = g->pid;
 	int code = shell_status(status);
@@ -210,14 +211,7 @@ static void starting_generation_exited(struct supervisor *s,
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
 		forget_generation(s, g);
-		/* The launch waits for the search: -sf what replaced it. */
-		if (s->lost_replaced)
-			sv_search_replacement(s, FALSE);
-		s->lost_replaced = FALSE;
-		g_clear_handle_id(&s->ready_timer, g_source_remove);
-		g_clear_handle_id(&s->extend_timer, g_source_remove);
-		g_clear_pointer(&s->haproxy_path, g_free);
-		sv_launch(s);
+		sv_post(s, RE_RETRY, NULL);
 		return;
 	}
 	failed_generation_clear(&s->failed);
@@ -230,17 +224,15 @@ static void starting_generation_exited(struct supervisor *s,
 	};
 	g_strlcpy(s->failed.version, g->version, sizeof(s->failed.version));
 	forget_generation(s, g);
-	if (s->phase == PHASE_STOPPING) {
+	if (s->phase == PHASE_STOPPING)
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
-		sv_reload_finished(s, FALSE, "stopped while starting");
-		return;
-	}
 	/* Ending before it was ready is a failure, whatever the status. */
-	sv_launch_failed(s, code ? code : 1,
-		      "generation %u (pid %d) %s%s before it was ready", number,
-		      pid, addr_in_use ? "could not bind its addresses and " : "",
-		      how);
+	msg = g_strdup_printf("generation %u (pid %d) %s%s before it was ready",
+			      number, pid, addr_in_use ?
+			      "could not bind its addresses and " : "", how);
+	sv_post(s, RE_CHILD_EXIT, &(struct reload_input){
+		.exit_code = code ? code : 1, .message = msg });
 }
 
 /* ---- a haproxy started by hand replaced the one serving ---- */
@@ -331,9 +323,9 @@ static void adopted_lost(struct supervisor *s)
 	if (s->starting) {
 		log_info("the adopted haproxy ended while generation %u "
 			 "starts", s->starting->number);
-		s->current_lost = TRUE;
-		s->lost_status = W_EXITCODE(1, 0);
-		s->lost_mode = LAUNCH_DB;
+		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
+			.exit_code = sv_lost_exit_code(LAUNCH_DB,
+						       W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
 		if (!s->starting->sf_adopted)
 			search_replacement(s);
@@ -349,7 +341,7 @@ static void tell_status(struct supervisor *s)
 {
 	g_autofree gchar *line = NULL;
 
-	if (s->busy || s->phase != PHASE_RUNNING)
+	if (reloader_busy(s->reloader) || s->phase != PHASE_RUNNING)
 		return;
 	line = sv_summary(s);
 	notify_status(line);
@@ -363,8 +355,6 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	case ADOPT_FOUND:
 		s->replaced.valid = FALSE;
 		s->restarts_adopted++;
-		/* It serves now, whatever becomes of a starting one. */
-		s->current_lost = FALSE;
 		if (s->current)
 			/* Found after our reload's generation was ready. */
 			sv_retire_adopted(s);
@@ -375,8 +365,9 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		else
 			log_notice("an adopted haproxy serves; the next reload "
 				   "brings it back under the wrapper");
-		sv_launch_resume(s);
-		sv_run_pending(s);
+		/* It serves now, whatever becomes of a starting one; a
+		 * launch that waited for it goes on. */
+		sv_post(s, RE_REPLACED, NULL);
 		tell_status(s);
 		break;
 	case ADOPT_NONE:
@@ -386,7 +377,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		if (!s->current && !s->starting)
 			replacement_not_found(s);
 		else
-			sv_run_pending(s);
+			sv_post(s, RE_SEARCH_OVER, NULL);
 		break;
 	case ADOPT_LOST:
 		adopted_lost(s);
@@ -408,16 +399,17 @@ static void current_generation_exited(struct supervisor *s,
 	if (s->starting) {
 		log_info("generation %u (pid %d) %s while generation %u "
 			 "starts", g->number, g->pid, how, s->starting->number);
-		s->current_lost = TRUE;
-		s->lost_status = status;
-		s->lost_mode = g->mode;
 		/* Most likely the starting one's own -sf, seen before its
 		 * witness; or a restart by hand, whose instance is not on
 		 * its -sf list: looked for once the reload decides. */
-		s->lost_replaced = s->opts->takeover &&
-				   ended_as_replaced(status);
-		if (s->lost_replaced)
+		gboolean replaced = s->opts->takeover &&
+				    ended_as_replaced(status);
+
+		if (replaced)
 			remember_replaced(s, g, status);
+		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
+			.exit_code = sv_lost_exit_code(g->mode, status),
+			.replaced = replaced });
 		forget_generation(s, g);
 		return;
 	}
@@ -542,11 +534,9 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		line = sv_summary(s);
 		notify_stopping(line);
 	}
-	s->reload_pending = FALSE;
-	s->launch_waits = FALSE;
-	sv_answer_waiters(s, G_MAXUINT, "error: stopping");
-	/* Not a reload: nothing to record, its client told. */
-	sv_handoff_abandon(s);
+	/* Waiting clients told, a hand-off abandoned, the attempt under
+	 * way ended unless a generation loads (its end ends it). */
+	sv_post(s, RE_STOP, NULL);
 	if (s->takeover)
 		takeover_cancel(s->takeover);
 	if (s->probe)
@@ -557,8 +547,6 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
 	s->stop_hard = hard;
-	if (!s->starting && s->busy)
-		sv_reload_finished(s, FALSE, "stopping");
 	quit_if_done(s);
 }
 
@@ -599,7 +587,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->orig_argv = orig_argv;
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
-	s->waiters = g_ptr_array_new_with_free_func(g_free);
+	s->reloader = reloader_new(&sv_reload_ops, s);
 	s->foreign_view = g_ptr_array_new();
 	s->next_number = 1;
 	s->can_upgrade = self_image_init(&s->self);
@@ -677,7 +665,7 @@ static int setup_runtime(struct supervisor *s)
 
 static void teardown_runtime(struct supervisor *s)
 {
-	sv_answer_waiters(s, G_MAXUINT, "error: the wrapper exited");
+	reloader_answer_all(s->reloader, "error: the wrapper exited");
 	g_clear_pointer(&s->control, control_free);
 	sv_master_free(s);
 	/* Every haproxy of ours is gone: their listeners socket too. */
@@ -712,7 +700,7 @@ static void start_watchdog(struct supervisor *s)
 
 static void on_takeover_settled(gpointer data)
 {
-	sv_launch(data);
+	sv_post(data, RE_SETTLED, NULL);
 }
 
 /* haproxy's own argv, as a running haproxy would show it, to match the
@@ -738,7 +726,7 @@ static void start_first(struct supervisor *s)
 
 	if (!s->opts->takeover) {
 		pidfile_notice_strangers(s);
-		sv_launch(s);
+		sv_post(s, RE_SETTLED, NULL);
 		return;
 	}
 	argv = own_haproxy_argv(s);
@@ -767,8 +755,7 @@ int supervisor_run(struct supervisor *s)
 		return s->exit_code;
 	start_watchdog(s);
 	if (!sv_restore_handover(s)) {
-		s->busy = TRUE;
-		s->attempt_started_us = g_get_monotonic_time();
+		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}
 	if (!s->done)
@@ -801,17 +788,15 @@ void supervisor_free(struct supervisor *s)
 	if (s->probe)
 		probe_cancel(s->probe);
 	g_ptr_array_unref(s->gens);
-	g_ptr_array_unref(s->waiters);
+	reloader_free(s->reloader);
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
-	reload_report_clear(&s->last);
 	failed_generation_clear(&s->failed);
 	g_free(s->rundir);
 	g_free(s->expose_cfg);
 	g_free(s->expose_sock);
 	g_free(s->haproxy_path);
-	g_free(s->upgrade_refused);
 	g_free(s->vcache.path);
 	self_image_clear(&s->self);
 	g_main_loop_unref(s->loop);
