@@ -2,9 +2,11 @@
 /*
  * The supervisor's insides, shared by its files and nobody else:
  * supervisor.c (life cycle, signals, control, stop, generation exits),
- * reload.c (the reload pipeline: request, probe, spawn, witness, verdict,
- * bounded draining), master.c (the same for a master-worker haproxy),
- * handover.c (the self-upgrade handover) and handoff.c (exec into -Ws).
+ * reload.c (the effects of the reload machine, wrapper/reloader.c: probe,
+ * spawn, witness, a master's reload through wrapper/master.c, bounded
+ * draining), handover.c (the self-upgrade handover) and handoff.c (exec
+ * into -Ws). reloader.c and master.c own their state and never see this
+ * struct.
  */
 #pragma once
 
@@ -29,6 +31,7 @@
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
 #include "wrapper/log.h"
+#include "wrapper/master.h"
 #include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
 #include "wrapper/probe.h"
@@ -108,14 +111,8 @@ struct supervisor {
 	guint watchdog_timer;
 	gboolean told_migrate_req;
 
-	/* Master-worker mode (master.c): the notify socket, and while a
-	 * reload of the master is ours, its children before the SIGUSR2. */
-	struct mw_notify *mw_notify;
-	GArray *mw_before;
-	guint mw_settle_timer;
-	gint64 mw_settle_deadline;
-	gchar mw_version[64];
-	gboolean mw_reloading_seen;	/* RELOADING=1 since our SIGUSR2 */
+	/* Master-worker mode: the notify socket, a master's reload. */
+	struct master_link *master;
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 
@@ -164,29 +161,28 @@ void sv_generation_ready(struct supervisor *s, struct generation *g);
 /* SIGTERM the oldest draining generations or workers beyond the bound. */
 void sv_bound_draining(struct supervisor *s);
 
-/* master.c: master-worker mode. */
-const char *sv_master_notify_socket(struct supervisor *s, GError **error);
-gboolean sv_master_adopt_notify(struct supervisor *s, int fd);
+/* spawn.c: the reload machine's PROBING and LOADING effects. */
+void sv_probe(void *ctx);
+gboolean sv_launch_must_wait(void *ctx);
+enum launch_kind sv_launch(void *ctx, const struct haproxy_version *v);
+void sv_kill_loading(void *ctx);
+gchar *sv_master_timeout_text(void *ctx, gboolean settling);
+
 /* Is one of our generations a master? */
 gboolean sv_master_running(struct supervisor *s);
-/* The notify socket, inheritable for the exec; -1 without a master. */
-int sv_master_handover_fd(struct supervisor *s);
-/* The exec failed: the socket is private again. */
-void sv_master_reclaim_fd(struct supervisor *s);
-/* Is fd the notify socket of this instance (handed over)? */
-gboolean sv_master_notify_fd_is_ours(struct supervisor *s, int fd);
-void sv_master_free(struct supervisor *s);
-/* Reload the serving master (SIGUSR2) into haproxy v. */
-void sv_master_reload(struct supervisor *s, const struct haproxy_version *v);
-void sv_master_abandon(struct supervisor *s);
-gchar *sv_pids_text(const GArray *pids);
+/* reload.c: what a master's words mean to the supervisor. */
+extern const struct master_link_ops sv_master_ops;
+/* The notify socket's path, bound on first use. */
+const char *sv_master_notify_socket(struct supervisor *s, GError **error);
 
 /* handoff.c: replace the wrapper by haproxy -Ws, same pid. */
 void sv_handoff(struct supervisor *s, struct control_client *client);
 /* A stop: a hand-off under way is abandoned, its client told. */
 void sv_handoff_abandon(struct supervisor *s);
 
-/* handover.c */
+/* handover.c: the self-upgrade, and what crosses our own exec. */
+enum upgrade_choice sv_upgrade_wanted(void *ctx);
+void sv_begin_upgrade(void *ctx);
 struct handover sv_handover_of(struct supervisor *s);
 void sv_handover_inheritable(struct supervisor *s, gboolean yes);
 gboolean sv_restore_handover(struct supervisor *s);

@@ -103,6 +103,17 @@ int sv_lost_exit_code(enum launch_mode mode, int status)
 	return mode == LAUNCH_DS && code == 0 ? 1 : code;
 }
 
+gboolean sv_master_running(struct supervisor *s)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->mode == LAUNCH_MW && !g->exited)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* ---- status ---- */
 
 static const char *phase_name(enum phase phase)
@@ -588,6 +599,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
 	s->reloader = reloader_new(&sv_reload_ops, s);
+	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->next_number = 1;
 	s->can_upgrade = self_image_init(&s->self);
@@ -667,7 +679,7 @@ static void teardown_runtime(struct supervisor *s)
 {
 	reloader_answer_all(s->reloader, "error: the wrapper exited");
 	g_clear_pointer(&s->control, control_free);
-	sv_master_free(s);
+	g_clear_pointer(&s->master, master_link_free);
 	/* Every haproxy of ours is gone: their listeners socket too. */
 	if (s->expose_cfg) {
 		unlink(s->expose_cfg);
@@ -789,6 +801,7 @@ void supervisor_free(struct supervisor *s)
 		probe_cancel(s->probe);
 	g_ptr_array_unref(s->gens);
 	reloader_free(s->reloader);
+	master_link_free(s->master);
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
