@@ -81,7 +81,7 @@ static GStrv check_argv(struct supervisor *s, const char *path)
 /* -Ws, -x from the serving generation, -sf every live generation. */
 static GStrv master_argv(struct supervisor *s, const char *path)
 {
-	const char *const take[] = { "-x", s->expose_sock, NULL };
+	const char *const take[] = { "-x", s->rt.expose_sock, NULL };
 	g_autoptr(GArray) pids = sv_generations_sf_pids(s);
 
 	return haproxy_argv_build(path, LAUNCH_MW, NULL, s->args,

@@ -38,9 +38,9 @@ static gboolean notify_fd_is_ours(struct supervisor *s, int fd)
 {
 	g_autofree gchar *path = NULL;
 
-	if (!s->rundir)
+	if (!s->rt.dir)
 		return FALSE;
-	path = rundir_notify_socket(s->rundir);
+	path = rundir_notify_socket(s->rt.dir);
 	return mw_notify_fd_is(fd, path);
 }
 
@@ -48,9 +48,9 @@ static gboolean adopt_notify_fd(struct supervisor *s, int fd)
 {
 	g_autofree gchar *path = NULL;
 
-	if (!s->rundir)
+	if (!s->rt.dir)
 		return FALSE;
-	path = rundir_notify_socket(s->rundir);
+	path = rundir_notify_socket(s->rt.dir);
 	return master_link_adopt(s->master, fd, path);
 }
 
@@ -148,7 +148,7 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		if (g->state == GEN_CURRENT)
 			s->current = g;
 		/* Same instance, same runtime directory, same fragment. */
-		g->exposes = s->expose_cfg && g->mode != LAUNCH_DS;
+		g->exposes = s->rt.expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {
 			g_autoptr(GArray) w = proc_children(g->pid);
 
@@ -203,11 +203,11 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 		/* Only sockets: a leaked variable may name any descriptor. */
 		if (!fd_is_socket(hw->fd))
 			continue;
-		if (!s->control) {
+		if (!s->rt.control) {
 			tell_unadoptable(hw->fd);
 			continue;
 		}
-		c = control_adopt(s->control, hw->fd);
+		c = control_adopt(s->rt.control, hw->fd);
 		if (!c)
 			continue;
 		if (!adopted) {

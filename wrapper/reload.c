@@ -415,7 +415,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 
 const char *sv_master_notify_socket(struct supervisor *s, GError **error)
 {
-	return master_link_socket(s->master, s->rundir_ours ? s->rundir : NULL,
+	return master_link_socket(s->master, s->rt.ours ? s->rt.dir : NULL,
 				  error);
 }
 

@@ -103,7 +103,7 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 gboolean sv_can_take_listeners(struct supervisor *s)
 {
 	return s->current && s->current->exposes && !s->current->exited &&
-	       g_file_test(s->expose_sock, G_FILE_TEST_EXISTS);
+	       g_file_test(s->rt.expose_sock, G_FILE_TEST_EXISTS);
 }
 
 /* Our own additions to haproxy's arguments, for this generation. */
@@ -125,14 +125,14 @@ static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
 		}
 		return g_strv_builder_end(b);
 	}
-	if (!s->expose_cfg)
+	if (!s->rt.expose_cfg)
 		return g_strv_builder_end(b);
 	g_strv_builder_add(b, "-f");
-	g_strv_builder_add(b, s->expose_cfg);
+	g_strv_builder_add(b, s->rt.expose_cfg);
 	*exposes = TRUE;
 	if (sv_can_take_listeners(s)) {
 		g_strv_builder_add(b, "-x");
-		g_strv_builder_add(b, s->expose_sock);
+		g_strv_builder_add(b, s->rt.expose_sock);
 	}
 	return g_strv_builder_end(b);
 }

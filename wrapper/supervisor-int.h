@@ -2,11 +2,11 @@
 /*
  * The supervisor's insides, shared by its files and nobody else:
  * supervisor.c (life cycle, signals, control, stop, generation exits),
- * reload.c (the effects of the reload machine, wrapper/reloader.c: probe,
- * spawn, witness, a master's reload through wrapper/master.c, bounded
- * draining), handover.c (the self-upgrade handover) and handoff.c (exec
- * into -Ws). reloader.c and master.c own their state and never see this
- * struct.
+ * reload.c (the reload machine's effects, readiness, bounded draining),
+ * spawn.c (probe, launch, spawn, witness), handover.c (the self-upgrade)
+ * and handoff.c (exec into -Ws). The reload machine (reloader.c), the
+ * master link (master.c) and the runtime (runtime.c) own their state and
+ * never see this struct. See doc/internals.md.
  */
 #pragma once
 
@@ -37,6 +37,7 @@
 #include "wrapper/probe.h"
 #include "wrapper/reloader.h"
 #include "wrapper/rundir.h"
+#include "wrapper/runtime.h"
 #include "wrapper/signals.h"
 #include "wrapper/state.h"
 #include "wrapper/status.h"
@@ -102,11 +103,7 @@ struct supervisor {
 		enum launch_mode mode;
 	} replaced;
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
-	struct control *control;
-	gchar *rundir;
-	gboolean rundir_ours;		/* no other live wrapper uses it */
-	gchar *expose_cfg;		/* our -f fragment; NULL: no -x */
-	gchar *expose_sock;
+	struct runtime rt;		/* rundir, control, listeners fragment */
 	guint extend_timer;
 	guint watchdog_timer;
 	gboolean told_migrate_req;

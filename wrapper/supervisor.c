@@ -608,86 +608,11 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	return s;
 }
 
-/* The fragment that makes every generation expose its listening sockets
- * on a private socket, from which the next one takes them (-x). */
-static gboolean write_expose_config(struct supervisor *s, int dirfd,
-				    GError **error)
-{
-	g_autofree gchar *word = rundir_config_word(s->expose_sock, error);
-	g_autofree gchar *text = NULL;
-
-	if (!word)
-		return FALSE;
-	text = g_strdup_printf(
-		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
-		"# the listening sockets of the previous one (-x).\n"
-		"global\n"
-		"    stats socket %s mode 600 level admin expose-fd listeners\n",
-		word);
-	return rundir_write_file(dirfd, "listeners.cfg", text, error);
-}
-
-/* Control socket and listeners fragment. Neither is vital: without them
- * the wrapper runs as the 1.x one did, and says so. A runtime directory
- * that is too long or that another user could change is refused. */
-static int setup_runtime(struct supervisor *s)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *control = NULL;
-	int dirfd;
-
-	s->rundir = rundir_path(s->opts->runtime_dir, s->args->pidfile);
-	dirfd = rundir_open(s->rundir, RUNDIR_OWNER, &error);
-	if (dirfd < 0) {
-		/* A new image after an upgrade must not orphan haproxy. */
-		if (!g_error_matches(error, RUNDIR_ERROR, RUNDIR_ERROR_OS) &&
-		    !g_getenv(STATE_ENV)) {
-			log_err("%s", error->message);
-			return EXIT_USAGE;
-		}
-		log_warn("%s: no control socket, no seamless reload",
-			 error->message);
-		return 0;
-	}
-	control = rundir_control_socket(s->rundir);
-	s->control = control_listen(control, on_control, s, &error);
-	if (!s->control) {
-		log_warn("%s: no control socket", error->message);
-		/* Another live wrapper owns this directory: its listeners
-		 * socket is not ours to take sockets from. */
-		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_EXIST)) {
-			close(dirfd);
-			return 0;
-		}
-		g_clear_error(&error);
-	}
-	s->rundir_ours = TRUE;
-	if (s->opts->seamless) {
-		s->expose_sock = rundir_expose_socket(s->rundir);
-		s->expose_cfg = rundir_expose_config(s->rundir);
-		if (!write_expose_config(s, dirfd, &error)) {
-			log_warn("%s: no seamless reload", error->message);
-			g_clear_pointer(&s->expose_cfg, g_free);
-			g_clear_pointer(&s->expose_sock, g_free);
-		}
-	}
-	close(dirfd);
-	return 0;
-}
-
 static void teardown_runtime(struct supervisor *s)
 {
 	reloader_answer_all(s->reloader, "error: the wrapper exited");
-	g_clear_pointer(&s->control, control_free);
 	g_clear_pointer(&s->master, master_link_free);
-	/* Every haproxy of ours is gone: their listeners socket too. */
-	if (s->expose_cfg) {
-		unlink(s->expose_cfg);
-		unlink(s->expose_sock);
-	}
-	/* Only if empty: haproxy's socket stays. Never one not verified. */
-	if (s->rundir_ours)
-		rmdir(s->rundir);
+	runtime_teardown(&s->rt);
 }
 
 /* WATCHDOG=1 only while a generation serves: a wrapper whose haproxy is
@@ -762,7 +687,9 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
-	s->exit_code = setup_runtime(s);
+	s->exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
+				     s->args->pidfile, s->opts->seamless,
+				     on_control, s);
 	if (s->exit_code)
 		return s->exit_code;
 	start_watchdog(s);
@@ -806,9 +733,7 @@ void supervisor_free(struct supervisor *s)
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
 	failed_generation_clear(&s->failed);
-	g_free(s->rundir);
-	g_free(s->expose_cfg);
-	g_free(s->expose_sock);
+	runtime_clear(&s->rt);
 	g_free(s->haproxy_path);
 	g_free(s->vcache.path);
 	self_image_clear(&s->self);
