@@ -30,7 +30,7 @@ static void handoff_end(struct handoff *h)
 	g_clear_pointer(&s->probe, probe_cancel);
 	g_free(h->path);
 	g_free(h);
-	sv_busy_over(s);
+	sv_post(s, RE_HANDOFF_OVER, NULL);
 }
 
 static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -81,7 +81,7 @@ static GStrv check_argv(struct supervisor *s, const char *path)
 /* -Ws, -x from the serving generation, -sf every live generation. */
 static GStrv master_argv(struct supervisor *s, const char *path)
 {
-	const char *const take[] = { "-x", s->expose_sock, NULL };
+	const char *const take[] = { "-x", s->rt.expose_sock, NULL };
 	g_autoptr(GArray) pids = sv_generations_sf_pids(s);
 
 	return haproxy_argv_build(path, LAUNCH_MW, NULL, s->args,
@@ -98,8 +98,10 @@ static void tell_waiters(struct supervisor *s)
 		"ok pid %d is now haproxy -Ws, started after this request; "
 		"it takes its reloads itself", getpid());
 
-	for (guint i = 0; i < s->waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index(s->waiters, i);
+	const GPtrArray *waiters = reloader_waiters(s->reloader);
+
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
 
 		control_send_now(w->client, text);
 	}
@@ -180,7 +182,7 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	g_autoptr(GError) error = NULL;
 	struct handoff *h;
 
-	if (s->phase != PHASE_RUNNING || s->busy) {
+	if (s->phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
 		control_reply(client, "error: a start, reload or stop is in "
 				      "progress; hand off once it is over");
 		return;
@@ -195,7 +197,7 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	h = g_new0(struct handoff, 1);
 	*h = (struct handoff){ .s = s, .client = client };
 	/* Reloads wait while we check: nothing may change under us. */
-	s->busy = TRUE;
+	sv_post(s, RE_HANDOFF, NULL);
 	s->handoff = h;
 	h->path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
 	if (!h->path) {

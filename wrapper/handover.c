@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The self-upgrade handover: what the old image passes on, and how the
- * new one takes generations and waiting clients back. */
+/* The self-upgrade, supervisor side: whether a reload upgrades the
+ * wrapper first, the new image's dry run and exec (wrapper/upgrade.c),
+ * and the handover: what the old image passes on (wrapper/state.c), and
+ * how the new one takes generations and waiting clients back. */
 #include "wrapper/supervisor-int.h"
 
 #include <sys/socket.h>
@@ -11,9 +13,10 @@
 static GArray *handover_waiters(struct supervisor *s)
 {
 	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
+	const GPtrArray *waiters = reloader_waiters(s->reloader);
 
-	for (guint i = 0; i < s->waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index(s->waiters, i);
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
 		struct handover_waiter hw = {
 			.fd = control_client_fd(w->client),
 			.target = w->target,
@@ -24,38 +27,72 @@ static GArray *handover_waiters(struct supervisor *s)
 	return out;
 }
 
+/* A master's notify socket, inheritable for the exec; -1 without one. */
+static int handover_notify_fd(struct supervisor *s)
+{
+	return sv_master_running(s) ? master_link_handover_fd(s->master) : -1;
+}
+
+/* Is fd the notify socket of this instance (handed over)? */
+static gboolean notify_fd_is_ours(struct supervisor *s, int fd)
+{
+	g_autofree gchar *path = NULL;
+
+	if (!s->rt.dir)
+		return FALSE;
+	path = rundir_notify_socket(s->rt.dir);
+	return mw_notify_fd_is(fd, path);
+}
+
+static gboolean adopt_notify_fd(struct supervisor *s, int fd)
+{
+	g_autofree gchar *path = NULL;
+
+	if (!s->rt.dir)
+		return FALSE;
+	path = rundir_notify_socket(s->rt.dir);
+	return master_link_adopt(s->master, fd, path);
+}
+
 /* Inheritable just for the exec; close-on-exec again if it failed, or
  * a later exec (the hand-off) would carry them. */
 void sv_handover_inheritable(struct supervisor *s, gboolean yes)
 {
-	for (guint i = 0; i < s->waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index(s->waiters, i);
+	const GPtrArray *waiters = reloader_waiters(s->reloader);
+
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
 
 		control_client_inheritable(w->client, yes);
 	}
 	if (yes)
-		sv_master_handover_fd(s);
+		handover_notify_fd(s);
 	else
-		sv_master_reclaim_fd(s);
+		master_link_reclaim_fd(s->master);
 }
 
 struct handover sv_handover_of(struct supervisor *s)
 {
+	struct reloader *r = s->reloader;
+	int pending_signal;
+	gboolean pending_hard;
+	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
+
 	return (struct handover){
 		.next_number = s->next_number,
-		.reloads = s->reloads,
-		.reloads_failed = s->reloads_failed,
+		.reloads = reloader_reloads(r),
+		.reloads_failed = reloader_reloads_failed(r),
 		.takeovers = s->takeovers,
 		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
-		.reload_signal = s->reload_signal,
-		.reload_pending = s->reload_pending,
-		.attempt = s->attempt,
-		.hard = s->attempt_hard,
-		.pending_hard = s->pending_hard,
+		.reload_signal = reloader_signal(r),
+		.reload_pending = pending,
+		.attempt = reloader_attempt(r),
+		.hard = reloader_hard(r),
+		.pending_hard = pending_hard,
 		.gens = s->gens,
 		.waiters = handover_waiters(s),
-		.notify_fd = sv_master_handover_fd(s),
+		.notify_fd = handover_notify_fd(s),
 	};
 }
 
@@ -111,7 +148,7 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		if (g->state == GEN_CURRENT)
 			s->current = g;
 		/* Same instance, same runtime directory, same fragment. */
-		g->exposes = s->expose_cfg && g->mode != LAUNCH_DS;
+		g->exposes = s->rt.expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {
 			g_autoptr(GArray) w = proc_children(g->pid);
 
@@ -123,9 +160,9 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 	/* A leaked variable must not even renumber a fresh start. */
 	if (s->gens->len) {
 		s->next_number = h->next_number;
-		s->reloads = h->reloads;
 		/* Counters, not reset by a package upgrade. */
-		s->reloads_failed = h->reloads_failed;
+		reloader_set_counters(s->reloader, h->reloads,
+				      h->reloads_failed);
 		s->takeovers = h->takeovers;
 		s->restarts_adopted = h->restarts_adopted;
 		s->adoptions = h->adoptions;
@@ -162,16 +199,15 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 		struct handover_waiter *hw =
 			&g_array_index(h->waiters, struct handover_waiter, i);
 		struct control_client *c;
-		struct waiter *w;
 
 		/* Only sockets: a leaked variable may name any descriptor. */
 		if (!fd_is_socket(hw->fd))
 			continue;
-		if (!s->control) {
+		if (!s->rt.control) {
 			tell_unadoptable(hw->fd);
 			continue;
 		}
-		c = control_adopt(s->control, hw->fd);
+		c = control_adopt(s->rt.control, hw->fd);
 		if (!c)
 			continue;
 		if (!adopted) {
@@ -179,9 +215,7 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 					 "not take over; starting anew");
 			continue;
 		}
-		w = g_new0(struct waiter, 1);
-		*w = (struct waiter){ .client = c, .target = hw->target };
-		g_ptr_array_add(s->waiters, w);
+		reloader_add_waiter(s->reloader, c, hw->target);
 	}
 }
 
@@ -194,8 +228,8 @@ static void adopt_notify(struct supervisor *s, struct handover *h)
 
 	/* A leaked variable may name any descriptor: only ours is closed. */
 	if (h->notify_fd >= 0 &&
-	    sv_master_notify_fd_is_ours(s, h->notify_fd) &&
-	    (!masters || !sv_master_adopt_notify(s, h->notify_fd)))
+	    notify_fd_is_ours(s, h->notify_fd) &&
+	    (!masters || !adopt_notify_fd(s, h->notify_fd)))
 		close(h->notify_fd);
 	if (masters && !sv_master_notify_socket(s, &error))
 		log_warn("%s", error->message);
@@ -223,14 +257,113 @@ gboolean sv_restore_handover(struct supervisor *s)
 	adopt_notify(s, &h);
 	adopt_waiters(s, &h, adopted);
 	if (adopted) {
-		s->skip_upgrade = TRUE;
-		s->reload_pending = h.reload_pending;
-		s->pending_signal = h.reload_signal;
-		s->pending_hard = h.pending_hard;
-		/* The same attempt, carried on by the new image. */
-		s->attempt = h.attempt - 1;
-		sv_begin_reload(s, h.reload_signal, h.hard);
+		sv_post(s, RE_RESUME, &(struct reload_input){
+			.signal = h.reload_signal,
+			.hard = h.hard,
+			.attempt = h.attempt,
+			.pending = h.reload_pending,
+			.pending_signal = h.reload_signal,
+			.pending_hard = h.pending_hard,
+		});
 	}
 	handover_clear(&h);
 	return adopted;
+}
+
+/* ---- the optional self upgrade before a reload ---- */
+
+/* The new image refused (or could not run) the dry run: this one
+ * reloads, and says why to whoever waits. */
+static void upgrade_refuse(struct supervisor *s, const char *why)
+{
+	g_autofree gchar *told = g_strdup_printf("%s --upgrade-dry-run %s",
+						 s->self.path, why);
+
+	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
+		"running wrapper", s->self.path, why);
+	sv_post(s, RE_UPGRADE_REFUSED, &(struct reload_input){
+		.message = told });
+}
+
+static void on_upgrade_dry_run(const char *output, int wait_status,
+			       const GError *error, gpointer data)
+{
+	struct supervisor *s = data;
+	g_autofree gchar *state = NULL;
+	g_autofree gchar *how = NULL;
+	struct handover h;
+
+	s->probe = NULL;
+	if (error) {
+		upgrade_refuse(s, error->message);
+		return;
+	}
+	if (!upgrade_check_passed(output, wait_status, sv_master_running(s))) {
+		how = describe_wait_status(wait_status);
+		upgrade_refuse(s, WIFEXITED(wait_status) &&
+					  WEXITSTATUS(wait_status) == 0
+				  ? "gave an unexpected answer" : how);
+		return;
+	}
+	/* A second install meanwhile: what passed is not what would run. */
+	if (!upgrade_dry_run_same_image(&s->self)) {
+		upgrade_refuse(s, "passed, but the file was replaced during "
+			       "its dry run");
+		return;
+	}
+	/* Waiters may have come meanwhile: the state is taken anew. */
+	h = sv_handover_of(s);
+	state = state_serialize(&h);
+	g_array_unref(h.waiters);
+	log_notice("re-executing on %s.", reloader_signal(s->reloader) ?
+		   signal_name(reloader_signal(s->reloader)) : "request");
+	sv_handover_inheritable(s, TRUE);
+	upgrade_exec(&s->self, s->orig_argv, state);
+	sv_handover_inheritable(s, FALSE);
+	upgrade_refuse(s, "could not be executed");
+}
+
+/* The new image parses this very command line and state, as the exec
+ * would, and exits without acting: only then is it executed. */
+void sv_begin_upgrade(void *ctx)
+{
+	struct supervisor *s = ctx;
+	g_autofree gchar *state = NULL;
+	struct handover h = sv_handover_of(s);
+
+	state = state_serialize(&h);
+	g_array_unref(h.waiters);
+	sv_handover_inheritable(s, FALSE);
+	s->probe = upgrade_dry_run_start(&s->self, s->orig_argv, state,
+					 on_upgrade_dry_run, s);
+}
+
+enum upgrade_choice sv_upgrade_wanted(void *ctx)
+{
+	struct supervisor *s = ctx;
+	gboolean wanted;
+
+	if (!s->can_upgrade)
+		return UPGRADE_NO;
+	switch (s->opts->self_upgrade) {
+	case SELF_UPGRADE_ALWAYS:
+		wanted = TRUE;
+		break;
+	case SELF_UPGRADE_NEVER:
+		wanted = FALSE;
+		break;
+	case SELF_UPGRADE_AUTO:
+	default:
+		wanted = self_image_replaced(&s->self);
+		break;
+	}
+	/* The handed-over state has no room for adopted instances: this
+	 * reload brings them under us first, the next one upgrades. */
+	if (wanted && adopt_alive(s->adopt)) {
+		log_notice("not upgrading the wrapper on this reload: a haproxy "
+			   "adopted after a restart by hand runs; this reload "
+			   "takes it over, the next one upgrades");
+		return UPGRADE_POSTPONED;
+	}
+	return wanted ? UPGRADE_YES : UPGRADE_NO;
 }

@@ -7,9 +7,31 @@
  * NOTIFY_SOCKET and, where that says too little (haproxy < 2.7), from the
  * master's children: a load that worked started a new worker.
  */
-#include "wrapper/supervisor-int.h"
+#include "wrapper/master.h"
 
+#include <errno.h>
+#include <signal.h>
+
+#include "base/proc.h"
+#include "base/log.h"
 #include "wrapper/mwnotify.h"
+#include "wrapper/rundir.h"
+
+struct master_link {
+	const struct master_link_ops *ops;
+	void *ctx;
+	guint drain_timeout_s;
+	struct mw_notify *notify;
+	/* While a reload of the serving master is ours: its children before
+	 * our SIGUSR2, and the wait until it can take the signal. */
+	GArray *before;
+	GPid target;
+	gboolean hard;
+	guint settle_timer;
+	gint64 settle_deadline;
+	gchar version[64];
+	gboolean reloading_seen;	/* RELOADING=1 since our SIGUSR2 */
+};
 
 /* A 2.5+ master re-executes itself after every load; a SIGUSR2 that came
  * before its new image installs handlers would kill it. */
@@ -30,7 +52,7 @@ static GArray *pids_minus(const GArray *now, const GArray *before)
 	return out;
 }
 
-gchar *sv_pids_text(const GArray *pids)
+gchar *pids_text(const GArray *pids)
 {
 	GString *s = g_string_new(NULL);
 
@@ -40,21 +62,10 @@ gchar *sv_pids_text(const GArray *pids)
 	return g_string_free(s, FALSE);
 }
 
-static struct generation *master_of(struct supervisor *s, GPid sender)
+static void stop_waiting(struct master_link *m)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
-
-		if (g->mode == LAUNCH_MW && !g->exited && g->pid == sender)
-			return g;
-	}
-	return NULL;
-}
-
-static void stop_waiting(struct supervisor *s)
-{
-	g_clear_handle_id(&s->mw_settle_timer, g_source_remove);
-	g_clear_pointer(&s->mw_before, g_array_unref);
+	g_clear_handle_id(&m->settle_timer, g_source_remove);
+	g_clear_pointer(&m->before, g_array_unref);
 }
 
 /* ---- the workers a reload supersedes ---- */
@@ -62,7 +73,7 @@ static void stop_waiting(struct supervisor *s)
 static gboolean on_cohort_deadline(gpointer data)
 {
 	struct worker_cohort *c = data;
-	g_autofree gchar *pids = sv_pids_text(c->pids);
+	g_autofree gchar *pids = pids_text(c->pids);
 
 	c->drain_timer = 0;
 	log_notice("workers %s of generation %u still draining after their "
@@ -72,7 +83,7 @@ static gboolean on_cohort_deadline(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static void retire_workers(struct supervisor *s, struct generation *g,
+static void retire_workers(struct master_link *m, struct generation *g,
 			   gboolean hard)
 {
 	struct worker_cohort *c;
@@ -90,64 +101,54 @@ static void retire_workers(struct supervisor *s, struct generation *g,
 	if (hard) {
 		cohort_signal(c, SIGTERM);
 		c->terminated = TRUE;
-	} else if (s->opts->drain_timeout_s) {
-		c->drain_timer = g_timeout_add_seconds(s->opts->drain_timeout_s,
+	} else if (m->drain_timeout_s) {
+		c->drain_timer = g_timeout_add_seconds(m->drain_timeout_s,
 						       on_cohort_deadline, c);
 	}
 }
 
 /* ---- a reload's verdict ---- */
 
-static void reload_loaded(struct supervisor *s, struct generation *g,
+static void reload_loaded(struct master_link *m, struct generation *g,
 			  GArray *fresh)
 {
-	g_autofree gchar *pids = sv_pids_text(fresh);
-	g_autofree gchar *msg = NULL;
-	struct log_event ev;
-
-	stop_waiting(s);
+	stop_waiting(m);
 	generation_prune_cohorts(g);
-	retire_workers(s, g, s->attempt_hard);
+	retire_workers(m, g, m->hard);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
 	/* The master re-executes its own binary: the version the wrapper
 	 * found is the one it runs when both are the same file. */
-	g_strlcpy(g->version, s->mw_version, sizeof(g->version));
-	sv_bound_draining(s);
-	failed_generation_clear(&s->failed);
-	s->reloads++;
-	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
-	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
-		   "workers %s, haproxy %s", g->number, g->pid, pids,
-		   g->version);
-	msg = g_strdup_printf("generation %u (master pid %d) serving with "
-			      "workers %s", g->number, g->pid, pids);
-	sv_reload_finished(s, TRUE, msg);
+	g_strlcpy(g->version, m->version, sizeof(g->version));
+	m->ops->loaded(m->ctx, g, fresh);
 }
 
-static void reload_verdict(struct supervisor *s, struct generation *g,
+static void reload_verdict(struct master_link *m, struct generation *g,
 			   enum mw_verdict verdict, const char *status)
 {
 	g_autoptr(GArray) now = proc_children(g->pid);
-	g_autoptr(GArray) fresh = pids_minus(now, s->mw_before);
+	g_autoptr(GArray) fresh = pids_minus(now, m->before);
+	g_autofree gchar *msg = NULL;
 
 	if (verdict == MW_VERDICT_ASK_WORKERS)
 		verdict = fresh->len ? MW_VERDICT_LOADED : MW_VERDICT_FAILED;
 	if (verdict == MW_VERDICT_LOADED && fresh->len) {
-		reload_loaded(s, g, fresh);
+		reload_loaded(m, g, fresh);
 		return;
 	}
-	stop_waiting(s);
+	stop_waiting(m);
 	if (verdict == MW_VERDICT_LOADED)
-		sv_launch_failed(s, 1, "the haproxy master says \"%s\" but "
-				 "has no new worker", status);
+		msg = g_strdup_printf("the haproxy master says \"%s\" but "
+				      "has no new worker", status);
 	else
-		sv_launch_failed(s, 1, "the haproxy master did not load the "
-				 "new configuration (%s)",
-				 status ? status : "it started no new worker");
+		msg = g_strdup_printf("the haproxy master did not load the "
+				      "new configuration (%s)",
+				      status ? status
+					     : "it started no new worker");
+	m->ops->failed(m->ctx, msg);
 }
 
 /* A master reloaded by someone else (a SIGUSR2 straight to it): follow. */
-static void reloaded_behind_our_back(struct supervisor *s,
+static void reloaded_behind_our_back(struct master_link *m,
 				     struct generation *g)
 {
 	g_autoptr(GArray) now = proc_children(g->pid);
@@ -165,15 +166,15 @@ static void reloaded_behind_our_back(struct supervisor *s,
 	}
 	if (fresh->len == 0)
 		return;
-	pids = sv_pids_text(fresh);
+	pids = pids_text(fresh);
 	log_notice("the haproxy master (pid %d) was reloaded without us; "
 		   "its workers are now %s", g->pid, pids);
-	retire_workers(s, g, FALSE);
+	retire_workers(m, g, FALSE);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
-	sv_bound_draining(s);
+	m->ops->retired(m->ctx);
 }
 
-static void master_ready(struct supervisor *s, struct generation *g,
+static void master_ready(struct master_link *m, struct generation *g,
 			 enum mw_verdict verdict, const char *status)
 {
 	g_autoptr(GArray) workers = NULL;
@@ -186,175 +187,163 @@ static void master_ready(struct supervisor *s, struct generation *g,
 	}
 	workers = proc_children(g->pid);
 	g_array_append_vals(g->workers, workers->data, workers->len);
-	sv_generation_ready(s, g);
+	m->ops->ready(m->ctx, g);
 }
 
-static void on_master_message(const struct mw_message *m, GPid sender,
+static void on_master_message(const struct mw_message *msg, GPid sender,
 			      gpointer data)
 {
-	struct supervisor *s = data;
-	struct generation *g = master_of(s, sender);
-	enum mw_verdict verdict = mw_message_verdict(m);
+	struct master_link *m = data;
+	struct generation *g = m->ops->find(m->ctx, sender);
+	enum mw_verdict verdict = mw_message_verdict(msg);
+	enum master_role role;
 
 	if (!g) {
 		log_debug("notify socket: ignoring pid %d, not a master of ours",
 			  sender);
 		return;
 	}
-	if (m->stopping)
+	if (msg->stopping)
 		log_info("generation %u (pid %d) is stopping", g->number,
 			 g->pid);
-	if (g == s->current && s->mw_before && !s->mw_settle_timer &&
-	    m->reloading)
-		s->mw_reloading_seen = TRUE;
+	role = m->ops->role(m->ctx, g);
+	if (role == MASTER_RELOADING && msg->reloading)
+		m->reloading_seen = TRUE;
 	if (verdict == MW_VERDICT_NONE)
 		return;
-	if (g == s->starting)
-		master_ready(s, g, verdict, m->status);
-	else if (g == s->current && s->mw_before && !s->mw_settle_timer &&
-		 s->mw_reloading_seen)
-		reload_verdict(s, g, verdict, m->status);
-	else if (g == s->current && s->mw_before && !s->mw_settle_timer)
+	if (role == MASTER_STARTING)
+		master_ready(m, g, verdict, msg->status);
+	else if (role == MASTER_RELOADING && m->reloading_seen)
+		reload_verdict(m, g, verdict, msg->status);
+	else if (role == MASTER_RELOADING)
 		/* The end of a load from before our SIGUSR2 (one whose
 		 * verdict timed out): ours is still to come. */
 		log_debug("generation %u: an earlier load ended", g->number);
-	else if (g == s->current)
-		reloaded_behind_our_back(s, g);
+	else if (role == MASTER_SERVING)
+		reloaded_behind_our_back(m, g);
 }
 
 /* ---- the notify socket ---- */
 
-const char *sv_master_notify_socket(struct supervisor *s, GError **error)
+const char *master_link_socket(struct master_link *m, const char *rundir,
+			       GError **error)
 {
 	g_autofree gchar *path = NULL;
 
-	if (s->mw_notify)
-		return mw_notify_path(s->mw_notify);
-	if (!s->rundir_ours) {
+	if (m->notify)
+		return mw_notify_path(m->notify);
+	if (!rundir) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
 			    "no runtime directory of our own for its notify "
 			    "socket");
 		return NULL;
 	}
-	path = rundir_notify_socket(s->rundir);
-	s->mw_notify = mw_notify_listen(path, on_master_message, s, error);
-	return s->mw_notify ? mw_notify_path(s->mw_notify) : NULL;
+	path = rundir_notify_socket(rundir);
+	m->notify = mw_notify_listen(path, on_master_message, m, error);
+	return m->notify ? mw_notify_path(m->notify) : NULL;
 }
 
-gboolean sv_master_adopt_notify(struct supervisor *s, int fd)
+gboolean master_link_adopt(struct master_link *m, int fd, const char *path)
 {
-	g_autofree gchar *path = NULL;
-
-	if (!s->rundir)
-		return FALSE;
-	path = rundir_notify_socket(s->rundir);
-	s->mw_notify = mw_notify_adopt(fd, path, on_master_message, s);
-	return s->mw_notify != NULL;
+	m->notify = mw_notify_adopt(fd, path, on_master_message, m);
+	return m->notify != NULL;
 }
 
-gboolean sv_master_running(struct supervisor *s)
+int master_link_handover_fd(struct master_link *m)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
-
-		if (g->mode == LAUNCH_MW && !g->exited)
-			return TRUE;
-	}
-	return FALSE;
+	return m->notify ? mw_notify_handover_fd(m->notify) : -1;
 }
 
-int sv_master_handover_fd(struct supervisor *s)
+void master_link_reclaim_fd(struct master_link *m)
 {
-	if (!s->mw_notify || !sv_master_running(s))
-		return -1;
-	return mw_notify_handover_fd(s->mw_notify);
+	if (m->notify)
+		mw_notify_reclaim_fd(m->notify);
 }
 
-void sv_master_reclaim_fd(struct supervisor *s)
+struct master_link *master_link_new(const struct master_link_ops *ops,
+				    void *ctx, guint drain_timeout_s)
 {
-	if (s->mw_notify)
-		mw_notify_reclaim_fd(s->mw_notify);
+	struct master_link *m = g_new0(struct master_link, 1);
+
+	m->ops = ops;
+	m->ctx = ctx;
+	m->drain_timeout_s = drain_timeout_s;
+	return m;
 }
 
-gboolean sv_master_notify_fd_is_ours(struct supervisor *s, int fd)
+void master_link_free(struct master_link *m)
 {
-	g_autofree gchar *path = NULL;
-
-	if (!s->rundir)
-		return FALSE;
-	path = rundir_notify_socket(s->rundir);
-	return mw_notify_fd_is(fd, path);
-}
-
-void sv_master_free(struct supervisor *s)
-{
-	stop_waiting(s);
-	g_clear_pointer(&s->mw_notify, mw_notify_free);
+	if (!m)
+		return;
+	stop_waiting(m);
+	g_clear_pointer(&m->notify, mw_notify_free);
+	g_free(m);
 }
 
 /* ---- a reload: SIGUSR2 once the master can take it ---- */
 
-static void send_reload(struct supervisor *s, struct generation *g)
+static void send_reload(struct master_link *m, struct generation *g)
 {
+	g_autofree gchar *msg = NULL;
 	gboolean sent;
 	int saved;
 
 	/* Before the signal: the new worker may be forked at once. */
-	g_clear_pointer(&s->mw_before, g_array_unref);
-	s->mw_before = proc_children(g->pid);
-	s->mw_reloading_seen = FALSE;
+	g_clear_pointer(&m->before, g_array_unref);
+	m->before = proc_children(g->pid);
+	m->reloading_seen = FALSE;
 	log_debug("SIGUSR2 -> %d.", g->pid);
 	sent = generation_signal_child(g->pid, SIGUSR2);
 	saved = errno;
 	if (!sent) {
-		stop_waiting(s);
-		sv_launch_failed(s, 1, "cannot signal the haproxy master "
-				 "(pid %d): %s", g->pid, g_strerror(saved));
+		stop_waiting(m);
+		msg = g_strdup_printf("cannot signal the haproxy master "
+				      "(pid %d): %s", g->pid,
+				      g_strerror(saved));
+		m->ops->failed(m->ctx, msg);
+		return;
 	}
+	m->ops->signalled(m->ctx);
 }
 
 static gboolean on_settle_poll(gpointer data)
 {
-	struct supervisor *s = data;
-	struct generation *g = s->current;
+	struct master_link *m = data;
+	struct generation *g = m->ops->find(m->ctx, m->target);
+	g_autofree gchar *msg = NULL;
 
-	if (proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
-		s->mw_settle_timer = 0;
-		send_reload(s, g);
+	if (g && proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
+		m->settle_timer = 0;
+		send_reload(m, g);
 		return G_SOURCE_REMOVE;
 	}
-	if (g_get_monotonic_time() < s->mw_settle_deadline)
+	if (g && g_get_monotonic_time() < m->settle_deadline)
 		return G_SOURCE_CONTINUE;
-	s->mw_settle_timer = 0;
-	stop_waiting(s);
-	sv_launch_failed(s, 1, "the haproxy master (pid %d) has not handled "
-			 "SIGUSR2 for %d ms", g->pid, SETTLE_LIMIT_MS);
+	m->settle_timer = 0;
+	stop_waiting(m);
+	msg = g_strdup_printf("the haproxy master (pid %d) has not handled "
+			      "SIGUSR2 for %d ms", m->target, SETTLE_LIMIT_MS);
+	m->ops->failed(m->ctx, msg);
 	return G_SOURCE_REMOVE;
 }
 
-void sv_master_reload(struct supervisor *s, const struct haproxy_version *v)
+void master_link_reload(struct master_link *m, struct generation *g,
+			const char *version, gboolean hard)
 {
-	struct generation *g = s->current;
-
-	g_strlcpy(s->mw_version, v->full, sizeof(s->mw_version));
+	g_strlcpy(m->version, version, sizeof(m->version));
+	m->target = g->pid;
+	m->hard = hard;
 	if (proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
-		send_reload(s, g);
+		send_reload(m, g);
 		return;
 	}
-	/* Waiting counts as loading: mw_before marks the reload as ours. */
-	s->mw_before = g_array_new(FALSE, FALSE, sizeof(GPid));
-	s->mw_settle_deadline = g_get_monotonic_time() +
-				SETTLE_LIMIT_MS * 1000LL;
-	s->mw_settle_timer = g_timeout_add(SETTLE_POLL_MS, on_settle_poll, s);
+	/* Waiting counts as loading: "before" marks the reload as ours. */
+	m->before = g_array_new(FALSE, FALSE, sizeof(GPid));
+	m->settle_deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
+	m->settle_timer = g_timeout_add(SETTLE_POLL_MS, on_settle_poll, m);
 }
 
-gboolean sv_master_reloading(struct supervisor *s)
+void master_link_abandon(struct master_link *m)
 {
-	return s->mw_before != NULL;
-}
-
-/* The reload ended another way (timeout, stop, the master's exit). */
-void sv_master_abandon(struct supervisor *s)
-{
-	stop_waiting(s);
+	stop_waiting(m);
 }

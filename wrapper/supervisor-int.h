@@ -2,9 +2,11 @@
 /*
  * The supervisor's insides, shared by its files and nobody else:
  * supervisor.c (life cycle, signals, control, stop, generation exits),
- * reload.c (the reload pipeline: request, probe, spawn, witness, verdict,
- * bounded draining), master.c (the same for a master-worker haproxy),
- * handover.c (the self-upgrade handover) and handoff.c (exec into -Ws).
+ * reload.c (the reload machine's effects, readiness, bounded draining),
+ * spawn.c (probe, launch, spawn, witness), handover.c (the self-upgrade)
+ * and handoff.c (exec into -Ws). The reload machine (reloader.c), the
+ * master link (master.c) and the runtime (runtime.c) own their state and
+ * never see this struct. See doc/internals.md.
  */
 #pragma once
 
@@ -29,11 +31,14 @@
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
+#include "wrapper/master.h"
 #include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
 #include "wrapper/probe.h"
+#include "wrapper/reloader.h"
 #include "wrapper/reuseport.h"
 #include "wrapper/rundir.h"
+#include "wrapper/runtime.h"
 #include "wrapper/signals.h"
 #include "wrapper/state.h"
 #include "wrapper/status.h"
@@ -70,45 +75,22 @@ struct supervisor {
 	struct generation *current;
 	struct generation *starting;
 	guint next_number;
-	guint reloads;
-	guint reloads_failed;	/* these three: for metrics, kept across
+	guint takeovers;	/* these three: for metrics, kept across
 				 * our own exec */
-	guint takeovers;
 	guint restarts_adopted;
 	guint adoptions;
 	enum phase phase;
 
-	/* One reload in flight; any number of requests meanwhile make one
-	 * more. "busy" spans the upgrade check, the version probe and the
-	 * starting generation. */
-	gboolean busy;
-	int reload_signal;
-	gboolean reload_pending;
-	int pending_signal;
-	gboolean pending_hard;
-	guint pending_idle;
-	/* Reload attempts are numbered (0: the first start). A client that
-	 * asks for a reload waits for the first attempt after its request. */
-	guint attempt;
-	gboolean attempt_hard;		/* this one uses -st */
-	gint64 attempt_started_us;
-	GPtrArray *waiters;		/* struct waiter * */
-	struct reload_report last;
+	/* Starts, reloads and the hand-off: which step, the requests
+	 * meanwhile, the clients waiting (wrapper/reloader.h). */
+	struct reloader *reloader;
+	guint pending_idle;		/* its RUN_PENDING, from the loop */
 	struct failed_generation failed;
-	gboolean skip_upgrade;		/* this reload follows our own exec */
-	gchar *upgrade_refused;		/* why not, told to the waiters */
 	struct handoff *handoff;	/* under way, or NULL */
 	struct probe *probe;
 	guint ready_timer;
 	gchar *haproxy_path;		/* of the generation being started */
 	struct version_cache vcache;
-
-	/* The serving generation ended while its successor was starting:
-	 * usually the soft stop the successor sent once bound, which can
-	 * reach us before the witness does. The successor decides. */
-	gboolean current_lost;
-	int lost_status;
-	enum launch_mode lost_mode;
 
 	struct takeover *takeover;	/* foreign instances, first start */
 	/* A haproxy that replaced the one serving behind our back (a
@@ -122,31 +104,14 @@ struct supervisor {
 		enum launch_mode mode;
 	} replaced;
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
-	/* A reload's launch waits for that search (its -sf list). */
-	gboolean launch_waits;
-	/* The one serving ended while a generation started, as a replaced
-	 * one does: look for a restart by hand once the reload decides. */
-	gboolean lost_replaced;
-	gboolean upgrade_postponed;	/* this reload's, for its answer */
-	struct haproxy_version launch_version;
-	struct control *control;
-	gchar *rundir;
-	gboolean rundir_ours;		/* no other live wrapper uses it */
-	gchar *expose_cfg;		/* our -f fragment; NULL: no -x */
-	gchar *expose_sock;
+	struct runtime rt;		/* rundir, control, listeners fragment */
 	guint extend_timer;
 	guint watchdog_timer;
 	gboolean told_migrate_req;
 	struct reuseport *reuseport;	/* per-group queue migration */
 
-	/* Master-worker mode (master.c): the notify socket, and while a
-	 * reload of the master is ours, its children before the SIGUSR2. */
-	struct mw_notify *mw_notify;
-	GArray *mw_before;
-	guint mw_settle_timer;
-	gint64 mw_settle_deadline;
-	gchar mw_version[64];
-	gboolean mw_reloading_seen;	/* RELOADING=1 since our SIGUSR2 */
+	/* Master-worker mode: the notify socket, a master's reload. */
+	struct master_link *master;
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 
@@ -156,11 +121,6 @@ struct supervisor {
 	gboolean have_exit_code;
 	int exit_code;
 	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
-};
-
-struct waiter {
-	struct control_client *client;
-	guint target;
 };
 
 /* reload.c: an event's journal fields; result: the current attempt's. */
@@ -175,29 +135,22 @@ void sv_pidfile_publish(struct supervisor *s, struct generation *g);
 void sv_watch_generation(struct supervisor *s, struct generation *g);
 void sv_begin_stop(struct supervisor *s, int sig);
 
-/* reload.c */
+/* reload.c: the reload machine's effects, and its events. */
+extern const struct reloader_ops sv_reload_ops;
+void sv_post(struct supervisor *s, enum reload_event ev,
+	     const struct reload_input *in);
 void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		       struct control_client *client);
-void sv_begin_reload(struct supervisor *s, int sig, gboolean hard);
-void sv_launch(struct supervisor *s);
-void sv_reload_finished(struct supervisor *s, gboolean ok, const char *msg);
-/* The end of every busy period (a reload, a hand-off): what is pending
- * runs next. */
-void sv_busy_over(struct supervisor *s);
+/* RE_FAILED, with its message. */
 void sv_launch_failed(struct supervisor *s, int exit_code, const char *fmt,
 		      ...) G_GNUC_PRINTF(3, 4);
-void sv_answer_waiters(struct supervisor *s, guint upto, const char *text);
 /* The -sf pids of every live generation. */
 GArray *sv_generations_sf_pids(struct supervisor *s);
 /* Can a new haproxy take the serving generation's listeners (-x)? */
 gboolean sv_can_take_listeners(struct supervisor *s);
-/* Run the reload requested meanwhile, if any, from the loop. */
-void sv_run_pending(struct supervisor *s);
 /* Look for a haproxy that replaced the one serving (quick: done at once
  * if none is there at all). */
 void sv_search_replacement(struct supervisor *s, gboolean quick);
-/* The launch that waited for a search for an adopted haproxy. */
-void sv_launch_resume(struct supervisor *s);
 /* Our generation serves: the adopted instances that were not on its -sf
  * list (found during its reload) get its stop signal. */
 void sv_retire_adopted(struct supervisor *s);
@@ -207,31 +160,28 @@ void sv_generation_ready(struct supervisor *s, struct generation *g);
 /* SIGTERM the oldest draining generations or workers beyond the bound. */
 void sv_bound_draining(struct supervisor *s);
 
-/* master.c: master-worker mode. */
-const char *sv_master_notify_socket(struct supervisor *s, GError **error);
-gboolean sv_master_adopt_notify(struct supervisor *s, int fd);
+/* spawn.c: the reload machine's PROBING and LOADING effects. */
+void sv_probe(void *ctx);
+gboolean sv_launch_must_wait(void *ctx);
+enum launch_kind sv_launch(void *ctx, const struct haproxy_version *v);
+void sv_kill_loading(void *ctx);
+gchar *sv_master_timeout_text(void *ctx, gboolean settling);
+
 /* Is one of our generations a master? */
 gboolean sv_master_running(struct supervisor *s);
-/* The notify socket, inheritable for the exec; -1 without a master. */
-int sv_master_handover_fd(struct supervisor *s);
-/* The exec failed: the socket is private again. */
-void sv_master_reclaim_fd(struct supervisor *s);
-/* Is fd the notify socket of this instance (handed over)? */
-gboolean sv_master_notify_fd_is_ours(struct supervisor *s, int fd);
-void sv_master_free(struct supervisor *s);
-/* Reload the serving master (SIGUSR2) into haproxy v. */
-void sv_master_reload(struct supervisor *s, const struct haproxy_version *v);
-/* Is a reload of the serving master ours and under way? */
-gboolean sv_master_reloading(struct supervisor *s);
-void sv_master_abandon(struct supervisor *s);
-gchar *sv_pids_text(const GArray *pids);
+/* reload.c: what a master's words mean to the supervisor. */
+extern const struct master_link_ops sv_master_ops;
+/* The notify socket's path, bound on first use. */
+const char *sv_master_notify_socket(struct supervisor *s, GError **error);
 
 /* handoff.c: replace the wrapper by haproxy -Ws, same pid. */
 void sv_handoff(struct supervisor *s, struct control_client *client);
 /* A stop: a hand-off under way is abandoned, its client told. */
 void sv_handoff_abandon(struct supervisor *s);
 
-/* handover.c */
+/* handover.c: the self-upgrade, and what crosses our own exec. */
+enum upgrade_choice sv_upgrade_wanted(void *ctx);
+void sv_begin_upgrade(void *ctx);
 struct handover sv_handover_of(struct supervisor *s);
 void sv_handover_inheritable(struct supervisor *s, gboolean yes);
 gboolean sv_restore_handover(struct supervisor *s);

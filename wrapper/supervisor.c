@@ -103,6 +103,17 @@ int sv_lost_exit_code(enum launch_mode mode, int status)
 	return mode == LAUNCH_DS && code == 0 ? 1 : code;
 }
 
+gboolean sv_master_running(struct supervisor *s)
+{
+	for (guint i = 0; i < s->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gens, i);
+
+		if (g->mode == LAUNCH_MW && !g->exited)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* ---- status ---- */
 
 static const char *phase_name(enum phase phase)
@@ -152,12 +163,12 @@ static struct status_view status_view_of(struct supervisor *s)
 	return (struct status_view){
 		.wrapper_pid = getpid(),
 		.phase = phase_name(s->phase),
-		.reloads = s->reloads,
-		.reloads_failed = s->reloads_failed,
+		.reloads = reloader_reloads(s->reloader),
+		.reloads_failed = reloader_reloads_failed(s->reloader),
 		.takeovers = s->takeovers,
 		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
-		.last = &s->last,
+		.last = reloader_last(s->reloader),
 		.failed = &s->failed,
 		.gens = s->gens,
 		.current = s->current,
@@ -199,6 +210,7 @@ static void starting_generation_exited(struct supervisor *s,
 				       struct generation *g, int status)
 {
 	g_autofree gchar *how = describe_wait_status(status);
+	g_autofree gchar *msg = NULL;
 	guint number = g->number;
 	GPid pid = g->pid;
 	int code = shell_status(status);
@@ -211,14 +223,7 @@ static void starting_generation_exited(struct supervisor *s,
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
 		forget_generation(s, g);
-		/* The launch waits for the search: -sf what replaced it. */
-		if (s->lost_replaced)
-			sv_search_replacement(s, FALSE);
-		s->lost_replaced = FALSE;
-		g_clear_handle_id(&s->ready_timer, g_source_remove);
-		g_clear_handle_id(&s->extend_timer, g_source_remove);
-		g_clear_pointer(&s->haproxy_path, g_free);
-		sv_launch(s);
+		sv_post(s, RE_RETRY, NULL);
 		return;
 	}
 	failed_generation_clear(&s->failed);
@@ -231,17 +236,15 @@ static void starting_generation_exited(struct supervisor *s,
 	};
 	g_strlcpy(s->failed.version, g->version, sizeof(s->failed.version));
 	forget_generation(s, g);
-	if (s->phase == PHASE_STOPPING) {
+	if (s->phase == PHASE_STOPPING)
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
-		sv_reload_finished(s, FALSE, "stopped while starting");
-		return;
-	}
 	/* Ending before it was ready is a failure, whatever the status. */
-	sv_launch_failed(s, code ? code : 1,
-		      "generation %u (pid %d) %s%s before it was ready", number,
-		      pid, addr_in_use ? "could not bind its addresses and " : "",
-		      how);
+	msg = g_strdup_printf("generation %u (pid %d) %s%s before it was ready",
+			      number, pid, addr_in_use ?
+			      "could not bind its addresses and " : "", how);
+	sv_post(s, RE_CHILD_EXIT, &(struct reload_input){
+		.exit_code = code ? code : 1, .message = msg });
 }
 
 /* ---- a haproxy started by hand replaced the one serving ---- */
@@ -332,9 +335,9 @@ static void adopted_lost(struct supervisor *s)
 	if (s->starting) {
 		log_info("the adopted haproxy ended while generation %u "
 			 "starts", s->starting->number);
-		s->current_lost = TRUE;
-		s->lost_status = W_EXITCODE(1, 0);
-		s->lost_mode = LAUNCH_DB;
+		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
+			.exit_code = sv_lost_exit_code(LAUNCH_DB,
+						       W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
 		if (!s->starting->sf_adopted)
 			search_replacement(s);
@@ -350,7 +353,7 @@ static void tell_status(struct supervisor *s)
 {
 	g_autofree gchar *line = NULL;
 
-	if (s->busy || s->phase != PHASE_RUNNING)
+	if (reloader_busy(s->reloader) || s->phase != PHASE_RUNNING)
 		return;
 	line = sv_summary(s);
 	notify_status(line);
@@ -364,8 +367,6 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	case ADOPT_FOUND:
 		s->replaced.valid = FALSE;
 		s->restarts_adopted++;
-		/* It serves now, whatever becomes of a starting one. */
-		s->current_lost = FALSE;
 		reuseport_attach_foreign(s->reuseport, adopt_instances(s->adopt));
 		if (s->current)
 			/* Found after our reload's generation was ready. */
@@ -377,8 +378,9 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		else
 			log_notice("an adopted haproxy serves; the next reload "
 				   "brings it back under the wrapper");
-		sv_launch_resume(s);
-		sv_run_pending(s);
+		/* It serves now, whatever becomes of a starting one; a
+		 * launch that waited for it goes on. */
+		sv_post(s, RE_REPLACED, NULL);
 		tell_status(s);
 		break;
 	case ADOPT_NONE:
@@ -388,7 +390,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		if (!s->current && !s->starting)
 			replacement_not_found(s);
 		else
-			sv_run_pending(s);
+			sv_post(s, RE_SEARCH_OVER, NULL);
 		break;
 	case ADOPT_LOST:
 		adopted_lost(s);
@@ -410,16 +412,17 @@ static void current_generation_exited(struct supervisor *s,
 	if (s->starting) {
 		log_info("generation %u (pid %d) %s while generation %u "
 			 "starts", g->number, g->pid, how, s->starting->number);
-		s->current_lost = TRUE;
-		s->lost_status = status;
-		s->lost_mode = g->mode;
 		/* Most likely the starting one's own -sf, seen before its
 		 * witness; or a restart by hand, whose instance is not on
 		 * its -sf list: looked for once the reload decides. */
-		s->lost_replaced = s->opts->takeover &&
-				   ended_as_replaced(status);
-		if (s->lost_replaced)
+		gboolean replaced = s->opts->takeover &&
+				    ended_as_replaced(status);
+
+		if (replaced)
 			remember_replaced(s, g, status);
+		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
+			.exit_code = sv_lost_exit_code(g->mode, status),
+			.replaced = replaced });
 		forget_generation(s, g);
 		return;
 	}
@@ -544,11 +547,9 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		line = sv_summary(s);
 		notify_stopping(line);
 	}
-	s->reload_pending = FALSE;
-	s->launch_waits = FALSE;
-	sv_answer_waiters(s, G_MAXUINT, "error: stopping");
-	/* Not a reload: nothing to record, its client told. */
-	sv_handoff_abandon(s);
+	/* Waiting clients told, a hand-off abandoned, the attempt under
+	 * way ended unless a generation loads (its end ends it). */
+	sv_post(s, RE_STOP, NULL);
 	if (s->takeover)
 		takeover_cancel(s->takeover);
 	if (s->probe)
@@ -559,8 +560,6 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
 	s->stop_hard = hard;
-	if (!s->starting && s->busy)
-		sv_reload_finished(s, FALSE, "stopping");
 	quit_if_done(s);
 }
 
@@ -601,7 +600,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->orig_argv = orig_argv;
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
-	s->waiters = g_ptr_array_new_with_free_func(g_free);
+	s->reloader = reloader_new(&sv_reload_ops, s);
+	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
 	s->next_number = 1;
@@ -611,86 +611,11 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	return s;
 }
 
-/* The fragment that makes every generation expose its listening sockets
- * on a private socket, from which the next one takes them (-x). */
-static gboolean write_expose_config(struct supervisor *s, int dirfd,
-				    GError **error)
-{
-	g_autofree gchar *word = rundir_config_word(s->expose_sock, error);
-	g_autofree gchar *text = NULL;
-
-	if (!word)
-		return FALSE;
-	text = g_strdup_printf(
-		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
-		"# the listening sockets of the previous one (-x).\n"
-		"global\n"
-		"    stats socket %s mode 600 level admin expose-fd listeners\n",
-		word);
-	return rundir_write_file(dirfd, "listeners.cfg", text, error);
-}
-
-/* Control socket and listeners fragment. Neither is vital: without them
- * the wrapper runs as the 1.x one did, and says so. A runtime directory
- * that is too long or that another user could change is refused. */
-static int setup_runtime(struct supervisor *s)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *control = NULL;
-	int dirfd;
-
-	s->rundir = rundir_path(s->opts->runtime_dir, s->args->pidfile);
-	dirfd = rundir_open(s->rundir, RUNDIR_OWNER, &error);
-	if (dirfd < 0) {
-		/* A new image after an upgrade must not orphan haproxy. */
-		if (!g_error_matches(error, RUNDIR_ERROR, RUNDIR_ERROR_OS) &&
-		    !g_getenv(STATE_ENV)) {
-			log_err("%s", error->message);
-			return EXIT_USAGE;
-		}
-		log_warn("%s: no control socket, no seamless reload",
-			 error->message);
-		return 0;
-	}
-	control = rundir_control_socket(s->rundir);
-	s->control = control_listen(control, on_control, s, &error);
-	if (!s->control) {
-		log_warn("%s: no control socket", error->message);
-		/* Another live wrapper owns this directory: its listeners
-		 * socket is not ours to take sockets from. */
-		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_EXIST)) {
-			close(dirfd);
-			return 0;
-		}
-		g_clear_error(&error);
-	}
-	s->rundir_ours = TRUE;
-	if (s->opts->seamless) {
-		s->expose_sock = rundir_expose_socket(s->rundir);
-		s->expose_cfg = rundir_expose_config(s->rundir);
-		if (!write_expose_config(s, dirfd, &error)) {
-			log_warn("%s: no seamless reload", error->message);
-			g_clear_pointer(&s->expose_cfg, g_free);
-			g_clear_pointer(&s->expose_sock, g_free);
-		}
-	}
-	close(dirfd);
-	return 0;
-}
-
 static void teardown_runtime(struct supervisor *s)
 {
-	sv_answer_waiters(s, G_MAXUINT, "error: the wrapper exited");
-	g_clear_pointer(&s->control, control_free);
-	sv_master_free(s);
-	/* Every haproxy of ours is gone: their listeners socket too. */
-	if (s->expose_cfg) {
-		unlink(s->expose_cfg);
-		unlink(s->expose_sock);
-	}
-	/* Only if empty: haproxy's socket stays. Never one not verified. */
-	if (s->rundir_ours)
-		rmdir(s->rundir);
+	reloader_answer_all(s->reloader, "error: the wrapper exited");
+	g_clear_pointer(&s->master, master_link_free);
+	runtime_teardown(&s->rt);
 }
 
 /* WATCHDOG=1 only while a generation serves: a wrapper whose haproxy is
@@ -719,7 +644,7 @@ static void on_takeover_settled(gpointer data)
 
 	/* Before our generation's -sf makes them close their listeners. */
 	reuseport_attach_foreign(s->reuseport, takeover_instances(s->takeover));
-	sv_launch(s);
+	sv_post(s, RE_SETTLED, NULL);
 }
 
 /* haproxy's own argv, as a running haproxy would show it, to match the
@@ -745,7 +670,7 @@ static void start_first(struct supervisor *s)
 
 	if (!s->opts->takeover) {
 		pidfile_notice_strangers(s);
-		sv_launch(s);
+		sv_post(s, RE_SETTLED, NULL);
 		return;
 	}
 	argv = own_haproxy_argv(s);
@@ -769,13 +694,14 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
-	s->exit_code = setup_runtime(s);
+	s->exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
+				     s->args->pidfile, s->opts->seamless,
+				     on_control, s);
 	if (s->exit_code)
 		return s->exit_code;
 	start_watchdog(s);
 	if (!sv_restore_handover(s)) {
-		s->busy = TRUE;
-		s->attempt_started_us = g_get_monotonic_time();
+		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}
 	if (!s->done)
@@ -808,18 +734,15 @@ void supervisor_free(struct supervisor *s)
 	if (s->probe)
 		probe_cancel(s->probe);
 	g_ptr_array_unref(s->gens);
-	g_ptr_array_unref(s->waiters);
+	reloader_free(s->reloader);
+	master_link_free(s->master);
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
-	reload_report_clear(&s->last);
 	failed_generation_clear(&s->failed);
-	g_free(s->rundir);
-	g_free(s->expose_cfg);
-	g_free(s->expose_sock);
+	runtime_clear(&s->rt);
 	g_free(s->haproxy_path);
-	g_free(s->upgrade_refused);
 	g_free(s->vcache.path);
 	self_image_clear(&s->self);
 	g_main_loop_unref(s->loop);

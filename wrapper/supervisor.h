@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The supervisor: the table of haproxy generations and the one state
- * machine that changes it. The path of a reload: a signal (or, on a self
- * upgrade, the handed-over state) becomes a request; a request starts at
- * most one generation at a time; the witness and the child watches say how
- * that went; the table and the pidfile follow.
+ * The supervisor: the table of haproxy generations, the runtime and the
+ * life cycle; it composes the reload machine (wrapper/reloader.h), which
+ * decides, and the leaf modules, which report up through callbacks. A
+ * signal (or, on a self upgrade, the handed-over state) becomes an event;
+ * at most one generation starts at a time; the witness and the child
+ * watches say how that went; the table and the pidfile follow. See
+ * doc/internals.md.
  */
 #pragma once
 

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The reload state machine: which step of a start, reload or hand-off is
+ * under way, the requests that came meanwhile, the clients waiting for a
+ * verdict, and what each step's end means. It runs no process and holds
+ * no timer: the supervisor performs its effects (struct reloader_ops) and
+ * reports what happened as events. Events posted while one is handled
+ * are handled after it, in order (run to completion).
+ *
+ *   IDLE --REQUEST--> CHECKING_UPGRADE --UPGRADE_REFUSED--> PROBING
+ *   IDLE --REQUEST--> PROBING --PROBED--> LOADING | MASTER_SETTLING
+ *                             --PROBED (a search runs)--> AWAITING_SEARCH
+ *   AWAITING_SEARCH --REPLACED--> LOADING | MASTER_SETTLING
+ *   MASTER_SETTLING --SIGNALLED--> MASTER_VERDICT
+ *   LOADING --SERVING--> LOADING (it serves; its verdict follows)
+ *   LOADING | MASTER_VERDICT --READY--> IDLE (ok)
+ *   any busy state --FAILED--> IDLE (failed), or the service stops
+ *   LOADING --CHILD_EXIT--> IDLE (failed) ; --RETRY--> PROBING
+ *   STARTING --SETTLED--> PROBING (the first start, after a takeover)
+ *   IDLE --HANDOFF--> HANDING_OFF --HANDOFF_OVER--> IDLE
+ *   any --STOP--> IDLE (LOADING waits for its generation's end)
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "legacy/version.h"
+#include "wrapper/status.h"
+
+struct control_client;
+
+enum reload_state {
+	RS_IDLE,		/* nothing under way */
+	RS_STARTING,		/* first start: instances found running
+				 * are being taken over */
+	RS_CHECKING_UPGRADE,	/* the new wrapper image's dry run */
+	RS_PROBING,		/* locating haproxy, asking its version */
+	RS_AWAITING_SEARCH,	/* the launch waits for the search for a
+				 * haproxy restarted by hand (its -sf) */
+	RS_LOADING,		/* a new generation loads */
+	RS_MASTER_SETTLING,	/* the serving master cannot take SIGUSR2 yet */
+	RS_MASTER_VERDICT,	/* SIGUSR2 sent: the master's verdict decides */
+	RS_HANDING_OFF,		/* checks before the exec into haproxy -Ws */
+};
+
+enum reload_event {
+	RE_START,		/* the first start */
+	RE_RESUME,		/* after our own exec: the same attempt */
+	RE_REQUEST,		/* SIGUSR2, SIGHUP or a client */
+	RE_RUN_PENDING,		/* from the loop: run what came meanwhile */
+	RE_SETTLED,		/* the first start's takeover settled */
+	RE_UPGRADE_REFUSED,	/* the dry run refused: reload as we are */
+	RE_PROBED,		/* haproxy's version is known */
+	RE_REPLACED,		/* a haproxy restarted by hand was adopted */
+	RE_SEARCH_OVER,		/* the search found nothing; others serve */
+	RE_SIGNALLED,		/* the master was sent its SIGUSR2 */
+	RE_SERVING,		/* the new generation is the serving one */
+	RE_READY,		/* the new generation or load serves */
+	RE_FAILED,		/* a step failed */
+	RE_CHILD_EXIT,		/* the loading generation ended unready */
+	RE_RETRY,		/* ... and is to be started again */
+	RE_SERVING_LOST,	/* the serving one ended while another loads */
+	RE_TIMEOUT,		/* the ready timeout */
+	RE_HANDOFF,		/* the hand-off's checks begin */
+	RE_HANDOFF_OVER,	/* the hand-off ended short of the exec */
+	RE_STOP,
+};
+
+/* What an event carries; each uses its own fields, the rest stay 0. */
+struct reload_input {
+	int signal;			/* REQUEST, RESUME: 0 for a client */
+	gboolean hard;			/* REQUEST, RESUME */
+	struct control_client *client;	/* REQUEST */
+	const struct haproxy_version *version;	/* PROBED */
+	int exit_code;			/* FAILED, CHILD_EXIT, SERVING_LOST */
+	const char *message;		/* FAILED, CHILD_EXIT, READY, REFUSED */
+	gboolean replaced;		/* SERVING_LOST: maybe by hand */
+	/* RESUME: the attempt carried on, and what was pending. */
+	guint attempt;
+	gboolean pending;
+	int pending_signal;
+	gboolean pending_hard;
+};
+
+enum upgrade_choice {
+	UPGRADE_NO,
+	UPGRADE_YES,
+	UPGRADE_POSTPONED,	/* wanted, but an adopted haproxy runs */
+};
+
+enum launch_kind {
+	LAUNCH_FAILED,		/* a RE_FAILED was posted */
+	LAUNCH_GENERATION,	/* a new generation loads */
+	LAUNCH_MASTER,		/* the serving master reloads itself */
+};
+
+/* How a failed reload ends, for its log line. */
+enum reload_failure {
+	FAILURE_FIRST_START,	/* nothing served yet: the wrapper stops */
+	FAILURE_KEPT,		/* the serving one (or adopted) goes on */
+	FAILURE_REPLACED,	/* the serving one ended as replaced: look */
+	FAILURE_NONE_SERVING,	/* the serving one ended: the wrapper stops */
+};
+
+struct reloader;
+
+/* The effects, performed by the supervisor; ctx is its own. */
+struct reloader_ops {
+	/* Is a search for a haproxy restarted by hand under way? */
+	gboolean (*searching)(void *ctx);
+	/* Does an adopted haproxy serve? */
+	gboolean (*adopted_serving)(void *ctx);
+	enum upgrade_choice (*upgrade_wanted)(void *ctx);
+	void (*notify_reloading)(void *ctx);
+	/* The dry run of the new image: RE_UPGRADE_REFUSED, or an exec. */
+	void (*begin_upgrade)(void *ctx);
+	/* Locate haproxy, know its version: RE_PROBED or RE_FAILED. */
+	void (*probe)(void *ctx);
+	/* Must the launch wait for the search (said in the log)? */
+	gboolean (*launch_must_wait)(void *ctx);
+	enum launch_kind (*launch)(void *ctx, const struct haproxy_version *v);
+	/* The ready timeout while a generation loads. */
+	void (*kill_loading)(void *ctx);
+	/* Why the master's reload timed out (g_free). */
+	gchar *(*master_timeout_text)(void *ctx, gboolean settling);
+	void (*search)(void *ctx, gboolean quick);
+	void (*log_failure)(void *ctx, enum reload_failure how,
+			    const char *msg);
+	/* The service is lost: exit with code, stop everything. */
+	void (*stop_service)(void *ctx, int exit_code);
+	/* READY=1 for systemd, with the status line. */
+	void (*notify_ready)(void *ctx);
+	void (*answer)(void *ctx, struct control_client *c, const char *text);
+	/* The attempt is over: its timers and helpers go. */
+	void (*end_attempt)(void *ctx);
+	/* Post RE_RUN_PENDING from the loop. */
+	void (*schedule_pending)(void *ctx);
+	/* A stop abandons the hand-off: its client is told. */
+	void (*abandon_handoff)(void *ctx);
+};
+
+struct waiter {
+	struct control_client *client;
+	guint target;		/* the first attempt after its request */
+};
+
+struct reloader *reloader_new(const struct reloader_ops *ops, void *ctx);
+void reloader_free(struct reloader *r);
+
+void reloader_post(struct reloader *r, enum reload_event ev,
+		   const struct reload_input *in);
+
+enum reload_state reloader_state(const struct reloader *r);
+/* Anything under way (a start, reload or hand-off)? */
+gboolean reloader_busy(const struct reloader *r);
+const char *reload_state_name(enum reload_state state);
+const char *reload_event_name(enum reload_event ev);
+
+/* The current attempt (0: the first start), and how it was asked. */
+guint reloader_attempt(const struct reloader *r);
+gboolean reloader_hard(const struct reloader *r);
+int reloader_signal(const struct reloader *r);
+gint64 reloader_started_us(const struct reloader *r);
+/* The reload asked for meanwhile, if any. */
+gboolean reloader_pending(const struct reloader *r, int *sig,
+			  gboolean *hard);
+gboolean reloader_upgrade_postponed(const struct reloader *r);
+
+/* The clients waiting (struct waiter *), and one taken over. */
+const GPtrArray *reloader_waiters(const struct reloader *r);
+void reloader_add_waiter(struct reloader *r, struct control_client *c,
+			 guint target);
+void reloader_answer_all(struct reloader *r, const char *text);
+
+/* For status: how the last reload ended, and the counters (kept across
+ * our own exec: settable). */
+const struct reload_report *reloader_last(const struct reloader *r);
+guint reloader_reloads(const struct reloader *r);
+guint reloader_reloads_failed(const struct reloader *r);
+void reloader_set_counters(struct reloader *r, guint reloads,
+			   guint reloads_failed);

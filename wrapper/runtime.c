@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The runtime directory, the control socket and the listeners fragment. */
+#include "wrapper/runtime.h"
+
+#include <unistd.h>
+
+#include "base/log.h"
+#include "wrapper/rundir.h"
+#include "wrapper/state.h"
+#include "wrapper/supervisor.h"
+
+/* The fragment that makes every generation expose its listening sockets
+ * on a private socket, from which the next one takes them (-x). */
+static gboolean write_expose_config(struct runtime *rt, int dirfd,
+				    GError **error)
+{
+	g_autofree gchar *word = rundir_config_word(rt->expose_sock, error);
+	g_autofree gchar *text = NULL;
+
+	if (!word)
+		return FALSE;
+	text = g_strdup_printf(
+		"# Written by " LOG_IDENT ": lets a reloaded haproxy take over\n"
+		"# the listening sockets of the previous one (-x).\n"
+		"global\n"
+		"    stats socket %s mode 600 level admin expose-fd listeners\n",
+		word);
+	return rundir_write_file(dirfd, "listeners.cfg", text, error);
+}
+
+int runtime_setup(struct runtime *rt, const char *runtime_dir,
+		  const char *pidfile, gboolean seamless,
+		  control_fn on_control, gpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *control = NULL;
+	int dirfd;
+
+	rt->dir = rundir_path(runtime_dir, pidfile);
+	dirfd = rundir_open(rt->dir, RUNDIR_OWNER, &error);
+	if (dirfd < 0) {
+		/* A new image after an upgrade must not orphan haproxy. */
+		if (!g_error_matches(error, RUNDIR_ERROR, RUNDIR_ERROR_OS) &&
+		    !g_getenv(STATE_ENV)) {
+			log_err("%s", error->message);
+			return EXIT_USAGE;
+		}
+		log_warn("%s: no control socket, no seamless reload",
+			 error->message);
+		return 0;
+	}
+	control = rundir_control_socket(rt->dir);
+	rt->control = control_listen(control, on_control, data, &error);
+	if (!rt->control) {
+		log_warn("%s: no control socket", error->message);
+		/* Another live wrapper owns this directory: its listeners
+		 * socket is not ours to take sockets from. */
+		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_EXIST)) {
+			close(dirfd);
+			return 0;
+		}
+		g_clear_error(&error);
+	}
+	rt->ours = TRUE;
+	if (seamless) {
+		rt->expose_sock = rundir_expose_socket(rt->dir);
+		rt->expose_cfg = rundir_expose_config(rt->dir);
+		if (!write_expose_config(rt, dirfd, &error)) {
+			log_warn("%s: no seamless reload", error->message);
+			g_clear_pointer(&rt->expose_cfg, g_free);
+			g_clear_pointer(&rt->expose_sock, g_free);
+		}
+	}
+	close(dirfd);
+	return 0;
+}
+
+void runtime_teardown(struct runtime *rt)
+{
+	g_clear_pointer(&rt->control, control_free);
+	/* Every haproxy of ours is gone: their listeners socket too. */
+	if (rt->expose_cfg) {
+		unlink(rt->expose_cfg);
+		unlink(rt->expose_sock);
+	}
+	/* Only if empty: haproxy's socket stays. Never one not verified. */
+	if (rt->ours)
+		rmdir(rt->dir);
+}
+
+void runtime_clear(struct runtime *rt)
+{
+	g_free(rt->dir);
+	g_free(rt->expose_cfg);
+	g_free(rt->expose_sock);
+	*rt = (struct runtime){ 0 };
+}

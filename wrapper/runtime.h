@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wrapper's runtime directory (wrapper/rundir.h) and what it holds:
+ * the control socket, and the listeners fragment with which every
+ * generation exposes its listening sockets to the next (-x). Neither is
+ * vital: without them the wrapper runs as the 1.x one did, and says so.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "wrapper/control.h"
+
+struct runtime {
+	gchar *dir;
+	gboolean ours;		/* no other live wrapper uses it */
+	struct control *control;
+	gchar *expose_cfg;	/* our -f fragment; NULL: no -x */
+	gchar *expose_sock;
+};
+
+/* 0, or the wrapper's exit status (a directory that is too long or that
+ * another user could change is refused). on_control: the control
+ * socket's requests. */
+int runtime_setup(struct runtime *rt, const char *runtime_dir,
+		  const char *pidfile, gboolean seamless,
+		  control_fn on_control, gpointer data);
+/* Every haproxy of ours is gone: the sockets and the directory go. */
+void runtime_teardown(struct runtime *rt);
+void runtime_clear(struct runtime *rt);
