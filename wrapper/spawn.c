@@ -56,9 +56,11 @@ void sv_kill_loading(void *ctx)
 gchar *sv_master_timeout_text(void *ctx, gboolean settling)
 {
 	struct supervisor *s = ctx;
+	/* The master may have ended meanwhile (a restart by hand). */
+	GPid pid = s->current ? s->current->pid : 0;
 
 	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
-			       s->current->pid,
+			       pid,
 			       settling ? "did not handle SIGUSR2"
 					: "gave no verdict",
 			       s->opts->ready_timeout_s);
