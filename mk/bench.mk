@@ -16,7 +16,7 @@ RELOADS      ?= 200
 SOAK_RELOADS ?= 2000
 SOAK_EVERY   ?= 250
 BENCH_CONC   ?= 8
-BENCH_BINS   := bench/loadclient bench/reloader
+BENCH_BINS   := bench/loadclient bench/reloader bench/idleprocs
 BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -pthread
 
 CLEAN_FILES  += $(BENCH_BINS)

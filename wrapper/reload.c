@@ -2,6 +2,7 @@
 /* The reload pipeline: one attempt at a time, from the request to the
  * verdict, and the bounds on generations still draining. */
 #include "wrapper/supervisor-int.h"
+#include "wrapper/vcache.h"
 
 #include <poll.h>
 #include <sys/pidfd.h>
@@ -759,6 +760,7 @@ static void on_version(const char *output, int wait_status,
 		s->vcache.path = g_strdup(s->haproxy_path);
 		s->vcache.st = st;
 		s->vcache.version = v;
+		sv_vcache_store(s);
 	}
 	launch_version(s, &v);
 }
@@ -792,7 +794,7 @@ void sv_launch(struct supervisor *s)
 			      s->haproxy_path, g_strerror(errno));
 		return;
 	}
-	if (vcache_lookup(s, &st)) {
+	if (vcache_lookup(s, &st) || sv_vcache_load(s, &st)) {
 		launch_version(s, &s->vcache.version);
 		return;
 	}
