@@ -72,13 +72,17 @@ start_one() {
 	port=$("$RELOADER" -f) || return 1
 	cfg=$work/s.$kind.$cond.$i.cfg
 	write_cfg "$cfg" "$port"
-	if [ "$kind" = haproxy ]; then
+	case $kind in
+	haproxy)
 		cmd="exec '$HAPROXY' -db -f '$cfg' </dev/null >>'$work/s.log' 2>&1"
-		exe=$HAPROXY
-	else
+		exe=$HAPROXY ;;
+	wrapper)	# a restart: the same instance's runtime directory
+		cmd="exec '$WRAPPER' --haproxy='$HAPROXY' -f '$cfg' -p '$work/s.$cond.pid' --runtime-dir='$work/rt-s.$cond' </dev/null >>'$work/s.log' 2>&1"
+		exe=$WRAPPER_EXE ;;
+	cold)		# a first start: a new runtime directory
 		cmd="exec '$WRAPPER' --haproxy='$HAPROXY' -f '$cfg' -p '$work/s.$cond.$i.pid' --runtime-dir='$work/rt-s.$cond.$i' </dev/null >>'$work/s.log' 2>&1"
-		exe=$WRAPPER_EXE
-	fi
+		exe=$WRAPPER_EXE ;;
+	esac
 	out=$("$RELOADER" -p "$port" -X "$cmd" -w 30000) || { echo "bench: start of $kind did not serve" >&2; return 1; }
 	pid=$(sed -n 's/^pid=//p' <<<"$out")
 	track "$pid" "$exe"
@@ -121,12 +125,12 @@ reload_lat() {
 startup_case() {
 	local cond=$1 i
 	for (( i = 1; i <= STARTS; i++ )); do
-		# Alternate which goes first: a busy moment weighs on both.
-		if (( i % 2 )); then
-			start_one haproxy "$i" "$cond" && start_one wrapper "$i" "$cond" || return 1
-		else
-			start_one wrapper "$i" "$cond" && start_one haproxy "$i" "$cond" || return 1
-		fi
+		# Rotate which goes first: a busy moment weighs on all.
+		case $(( i % 3 )) in
+		0) start_one haproxy "$i" "$cond" && start_one wrapper "$i" "$cond" && start_one cold "$i" "$cond" ;;
+		1) start_one wrapper "$i" "$cond" && start_one cold "$i" "$cond" && start_one haproxy "$i" "$cond" ;;
+		2) start_one cold "$i" "$cond" && start_one haproxy "$i" "$cond" && start_one wrapper "$i" "$cond" ;;
+		esac || return 1
 	done
 	reload_lat "$cond"
 }
@@ -190,7 +194,7 @@ takeover_one() {
 haproxies_of() {
 	local pid
 	for pid in $(our_haproxies); do
-		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$1 " && echo "$pid"
+		tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$1 " && echo "$pid"
 	done
 }
 
@@ -255,6 +259,7 @@ run_extra() {
 		[ -s "$work/start.wrapper.$c" ] || continue
 		pcts "$work/start.wrapper.$c" sw_$c
 		pcts "$work/start.haproxy.$c" sh_$c
+		pcts "$work/start.cold.$c" sc_$c
 		pcts "$work/lat.w.$c" lw_$c
 		pcts "$work/lat.sf.$c" lsf_$c
 	done >"$work/extra.agg"
@@ -264,15 +269,28 @@ report_extra() {
 	local c e r x kind w s d nox nr
 	x() { kv "$work/extra.agg" "$1"; }
 	echo
-	echo "start to serving and reload latency, ms (p50/p99; start: fork to first answer, polled every 250 us; no load):"
-	printf '  %-6s %-26s %-26s %-14s | %-26s %-26s %-14s\n' host "wrapper start" "haproxy -db alone" "ratio p50/p99" "wrapper reload (SIGUSR2)" "manual haproxy -D -sf" "ratio p50/p99"
+	echo "start to serving, ms (p50 / p99; fork to first answer, polled every 250 us; no load); ratios to haproxy -db alone:"
+	printf '  %-6s %-22s %-22s %-12s %-22s %-12s\n' host "haproxy -db alone" "wrapper, restart" "ratio" "wrapper, first start" "ratio"
 	for c in idle busy; do
 		[ -n "$(x sw_${c}_p50)" ] || continue
-		printf '  %-6s %-26s %-26s %-14s | %-26s %-26s %-14s\n' "$c" \
-			"$(x sw_${c}_p50) / $(x sw_${c}_p99) (n=$(x sw_${c}_n))" "$(x sh_${c}_p50) / $(x sh_${c}_p99)" \
+		printf '  %-6s %-22s %-22s %-12s %-22s %-12s\n' "$c" \
+			"$(x sh_${c}_p50) / $(x sh_${c}_p99)" "$(x sw_${c}_p50) / $(x sw_${c}_p99)" \
 			"$(ratio "$(x sw_${c}_p50)" "$(x sh_${c}_p50)")/$(ratio "$(x sw_${c}_p99)" "$(x sh_${c}_p99)")" \
-			"$(x lw_${c}_p50) / $(x lw_${c}_p99) (n=$(x lw_${c}_n))" "$(x lsf_${c}_p50) / $(x lsf_${c}_p99)" \
+			"$(x sc_${c}_p50) / $(x sc_${c}_p99)" \
+			"$(ratio "$(x sc_${c}_p50)" "$(x sh_${c}_p50)")/$(ratio "$(x sc_${c}_p99)" "$(x sh_${c}_p99)")"
+	done
+	echo "  restart: the same runtime directory as the run before (haproxy's version cached there); first start: a new one; $STARTS starts each, interleaved"
+	echo
+	echo "reload latency, ms (p50 / p99; trigger to first answer of a new pid; no load), ratio to a manual -sf:"
+	printf '  %-6s %-24s %-24s %-12s\n' host "wrapper (SIGUSR2)" "haproxy -D -sf by hand" "ratio"
+	for c in idle busy; do
+		[ -n "$(x lw_${c}_p50)" ] || continue
+		printf '  %-6s %-24s %-24s %-12s\n' "$c" \
+			"$(x lw_${c}_p50) / $(x lw_${c}_p99)" "$(x lsf_${c}_p50) / $(x lsf_${c}_p99)" \
 			"$(ratio "$(x lw_${c}_p50)" "$(x lsf_${c}_p50)")/$(ratio "$(x lw_${c}_p99)" "$(x lsf_${c}_p99)")"
+	done
+	for c in idle busy; do
+		[ -n "$(x sw_${c}_p50)" ] || continue
 		d=$(awk -v a="$(x sw_${c}_p50)" -v b="$(x sh_${c}_p50)" 'BEGIN {printf "%.2f", a - b}')
 		awk -v d="$d" 'BEGIN {exit !(d > 2)}' && echo "  TARGET MISSED: $c host: the wrapper serves $d ms after haproxy alone (p50); target 2 ms"
 		d=$(awk -v a="$(x lw_${c}_p50)" -v b="$(x lsf_${c}_p50)" 'BEGIN {printf "%.2f", a - b}')
