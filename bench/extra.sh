@@ -87,6 +87,7 @@ start_one() {
 	pid=$(sed -n 's/^pid=//p' <<<"$out")
 	track "$pid" "$exe"
 	sed -n 's/^start_us=//p' <<<"$out" >>"$work/start.$kind.$cond"
+	sed -n 's/^cpu_us=//p' <<<"$out" >>"$work/cpu.$kind.$cond"
 	stop_pid "$pid" "$exe"
 	unset "tracked[$pid]"
 }
@@ -260,6 +261,9 @@ run_extra() {
 		pcts "$work/start.wrapper.$c" sw_$c
 		pcts "$work/start.haproxy.$c" sh_$c
 		pcts "$work/start.cold.$c" sc_$c
+		pcts "$work/cpu.haproxy.$c" ch_$c
+		pcts "$work/cpu.wrapper.$c" cw_$c
+		pcts "$work/cpu.cold.$c" cc_$c
 		pcts "$work/lat.w.$c" lw_$c
 		pcts "$work/lat.sf.$c" lsf_$c
 	done >"$work/extra.agg"
@@ -280,6 +284,11 @@ report_extra() {
 			"$(ratio "$(x sc_${c}_p50)" "$(x sh_${c}_p50)")/$(ratio "$(x sc_${c}_p99)" "$(x sh_${c}_p99)")"
 	done
 	echo "  restart: the same runtime directory as the run before (haproxy's version cached there); first start: a new one; $STARTS starts each, interleaved"
+	echo "  CPU of the process itself until it served, p50 ms (schedstat; not its children: the wrapper's haproxy -v probe is not in it):"
+	for c in idle busy; do
+		[ -n "$(x ch_${c}_p50)" ] || continue
+		echo "    $c: haproxy -db alone $(x ch_${c}_p50), wrapper restart $(x cw_${c}_p50), wrapper first start $(x cc_${c}_p50)"
+	done
 	echo
 	echo "reload latency, ms (p50 / p99; trigger to first answer of a new pid; no load), ratio to a manual -sf:"
 	printf '  %-6s %-24s %-24s %-12s\n' host "wrapper (SIGUSR2)" "haproxy -D -sf by hand" "ratio"
