@@ -49,12 +49,83 @@ gboolean proc_pids_contain(const GArray *pids, GPid pid)
 	return FALSE;
 }
 
+static gint by_pid(gconstpointer a, gconstpointer b)
+{
+	GPid x = *(const GPid *)a, y = *(const GPid *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static gchar *read_at_most(const char *path, gsize max, gsize *len,
+			   GError **error);
+
+/* Most children one task's list is read for: far above pid_max's use. */
+#define CHILDREN_MAX (8u << 20)
+
+/* Does this kernel list children (CONFIG_PROC_CHILDREN)? */
+static gboolean kernel_lists_children(void)
+{
+	static int known = -1;
+
+	if (known < 0) {
+		g_autofree gchar *path = g_strdup_printf(
+			"/proc/self/task/%d/children", (int)gettid());
+
+		known = access(path, R_OK) == 0;
+	}
+	return known;
+}
+
+/*
+ * The kernel's own lists, PID/task/TID/children (a child is on the list
+ * of the thread that forked it): a cost that does not grow with the
+ * host, where a scan reads every process. FALSE without such lists.
+ */
+static gboolean children_of_tasks(GPid parent, GArray *pids)
+{
+	g_autofree gchar *task_dir = g_strdup_printf("/proc/%d/task", parent);
+	g_autoptr(GDir) dir = NULL;
+	const char *tid;
+
+	if (!kernel_lists_children())
+		return FALSE;
+	/* Gone: no children, as a scan would find. */
+	dir = g_dir_open(task_dir, 0, NULL);
+	while (dir && (tid = g_dir_read_name(dir))) {
+		g_autofree gchar *path = g_build_filename(task_dir, tid,
+							  "children", NULL);
+		g_autofree gchar *text = NULL;
+		g_auto(GStrv) words = NULL;
+		gsize len;
+
+		/* A thread that ended meanwhile left its children to another. */
+		text = read_at_most(path, CHILDREN_MAX, &len, NULL);
+		if (!text)
+			continue;
+		words = g_strsplit(text, " ", -1);
+		for (guint i = 0; words[i]; i++) {
+			GPid pid;
+
+			if (proc_parse_pid(g_strstrip(words[i]), &pid))
+				g_array_append_val(pids, pid);
+		}
+	}
+	return TRUE;
+}
+
 GArray *proc_children(GPid parent)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
-	g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+	g_autoptr(GDir) dir = NULL;
 	const char *name;
 
+	if (parent > 0 && children_of_tasks(parent, pids)) {
+		/* In pid order, as the scan gives them. */
+		g_array_sort(pids, by_pid);
+		return pids;
+	}
+	g_array_set_size(pids, 0);
+	dir = g_dir_open("/proc", 0, NULL);
 	while (dir && (name = g_dir_read_name(dir))) {
 		GPid pid;
 
@@ -411,6 +482,39 @@ static gchar *read_at_most(const char *path, gsize max, gsize *len,
 }
 
 /* A stat line is a few hundred bytes; a name cannot make it reach this. */
+gssize proc_read_head_at(int dirfd, GPid pid, const char *name, char *buf,
+			 gsize size)
+{
+	char path[64];
+	gsize total = 0;
+	int fd;
+
+	g_return_val_if_fail(size > 1, -1);
+	g_snprintf(path, sizeof(path), "%d/%s", pid, name);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	while (total < size - 1) {
+		ssize_t r = read(fd, buf + total, size - 1 - total);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int errsv = errno;
+
+			close(fd);
+			errno = errsv;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		total += (gsize)r;
+	}
+	close(fd);
+	buf[total] = '\0';
+	return (gssize)total;
+}
+
 #define STAT_MAX 4096
 
 /* status is a few kB; the groups line alone can make it longer. */

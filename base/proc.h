@@ -94,6 +94,15 @@ gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
 		      GError **error);
 GStrv proc_cmdline_at(const char *root, GPid pid, GError **error);
 
+/*
+ * The start of PID/name in the proc directory dirfd, read into buf and
+ * NUL-terminated (at most size - 1 bytes), without allocating: for a scan
+ * that looks at every process. Its length (size - 1: maybe cut), or -1
+ * with errno set.
+ */
+gssize proc_read_head_at(int dirfd, GPid pid, const char *name, char *buf,
+			 gsize size);
+
 /* PID/exe; *deleted tells whether it ended in " (deleted)", removed here. */
 gchar *proc_exe_at(const char *root, GPid pid, gboolean *deleted,
 		   GError **error);

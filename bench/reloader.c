@@ -7,6 +7,7 @@
  *   reloader -p PORT -n RELOADS (-k PID [-S SIGNAL] | -C 'SHELL COMMAND')
  *            [-M MASTER_SOCKET | -Q WRAPPER_CONTROL_SOCKET]
  *            [-w MAX_WAIT_MS] [-o LOG]
+ *   reloader -p PORT -X 'SHELL COMMAND' [-w MAX_WAIT_MS]
  *   reloader -f         print a free 127.0.0.1 TCP port and exit
  *
  * The configuration under test answers "pid=<pid>": the process that
@@ -33,7 +34,17 @@
  * key=value lines, goes to stdout. Exits 1 when the run could not go on
  * (nothing answers, the signal cannot be sent), 0 otherwise, even when
  * some reloads failed (failed= counts them).
+ *
+ * -X: start to serving. Nothing must answer on PORT before; the command
+ * is started (/bin/sh -c; let it exec the server) and a fresh connection
+ * every 250 us asks who answers, until a pid does. Prints start_us= (from
+ * the fork to that answer), pid= (the command's pid, left running: the
+ * caller ends it), served_pid= and cpu_us=: the CPU time the command's
+ * process itself (all its threads, not its children) had used by then,
+ * from /proc/PID/task/TID/schedstat, which the host's load does not skew. Exits 1 when nothing answered within
+ * MAX_WAIT_MS or the command exited first.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -294,6 +305,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: reloader -p PORT -n RELOADS (-k PID [-S SIGNAL] | -C COMMAND)\n"
 		"                [-M MASTER_SOCKET | -Q WRAPPER_CONTROL_SOCKET] [-w MAX_WAIT_MS] [-o LOG]\n"
+		"       reloader -p PORT -X COMMAND [-w MAX_WAIT_MS]\n"
 		"       reloader -f\n");
 	exit(2);
 }
@@ -320,12 +332,82 @@ static int reap(pid_t pid, int64_t deadline)
 	}
 }
 
+/* CPU time of pid's threads so far, in microseconds; -1 if unknown. */
+static long long cpu_us_of(pid_t pid)
+{
+	char path[64];
+	long long total = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char p[300];
+		unsigned long long ns;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1)
+			total += (long long)(ns / 1000);
+		fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+static int start_to_serving(const char *cmd, int max_wait_ms)
+{
+	int64_t t0, deadline, next;
+	long served = 0;
+	pid_t child;
+	int st;
+
+	if (ask_pid()) {
+		fprintf(stderr, "reloader: something answers on 127.0.0.1:%d already\n", port);
+		return 1;
+	}
+	t0 = now_ns();
+	child = fork();
+	if (child == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (child < 0) {
+		perror("reloader: fork");
+		return 1;
+	}
+	deadline = t0 + (int64_t)max_wait_ms * 1000000;
+	for (next = t0; !(served = ask_pid()); ) {
+		if (now_ns() >= deadline || waitpid(child, &st, WNOHANG) == child) {
+			fprintf(stderr, "reloader: nothing answered on 127.0.0.1:%d (%s)\n", port,
+				now_ns() >= deadline ? "time limit" : "the command exited");
+			return 1;
+		}
+		next += 250000;
+		if (next < now_ns())
+			next = now_ns();
+		sleep_until(next);
+	}
+	t0 = now_ns() - t0;
+	printf("start_us=%lld\npid=%d\nserved_pid=%ld\ncpu_us=%lld\n",
+	       (long long)(t0 / 1000), (int)child, served, cpu_us_of(child));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int reloads = 0, sig = SIGUSR2, max_wait_ms = 15000, c, i, ok = 0;
 	int failed = 0, cmd_failed = 0, nseen = 0;
 	long target = 0;
-	const char *cmd = NULL, *log_path = NULL, *master = NULL, *control = NULL;
+	const char *cmd = NULL, *start_cmd = NULL, *log_path = NULL, *master = NULL, *control = NULL;
 	long base_reloads = 0;
 	int settle_failed = 0;
 	int64_t *lat, *cmd_lat, sum = 0, t_begin;
@@ -334,7 +416,7 @@ int main(int argc, char **argv)
 	unsigned long poll_errors_total = 0;
 	FILE *log = NULL;
 
-	while ((c = getopt(argc, argv, "p:n:k:S:C:M:Q:w:o:f")) != -1) {
+	while ((c = getopt(argc, argv, "p:n:k:S:C:M:Q:w:o:fX:")) != -1) {
 		switch (c) {
 		case 'p': port = atoi(optarg); break;
 		case 'n': reloads = atoi(optarg); break;
@@ -346,9 +428,12 @@ int main(int argc, char **argv)
 		case 'w': max_wait_ms = atoi(optarg); break;
 		case 'o': log_path = optarg; break;
 		case 'f': return free_port();
+		case 'X': start_cmd = optarg; break;
 		default: usage();
 		}
 	}
+	if (start_cmd && port > 0 && port <= 65535 && max_wait_ms > 0 && optind == argc)
+		return start_to_serving(start_cmd, max_wait_ms);
 	if (port <= 0 || port > 65535 || reloads <= 0 || reloads > MAX_RELOADS ||
 	    max_wait_ms <= 0 || (!target) == (!cmd) || target < 0 || optind != argc)
 		usage();

@@ -14,9 +14,11 @@
  */
 #include "migrate/find.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/escape.h"
 #include "base/proc.h"
@@ -215,7 +217,7 @@ enum verdict { UNCHECKED, HAPROXY, NOT_HAPROXY };
 struct node {
 	GPid pid;
 	struct proc_stat st;
-	GArray *children;	/* GPid */
+	GArray *children;	/* GPid; NULL: none */
 	gboolean argv_read;
 	GStrv argv;		/* NULL: could not be read */
 	gchar *argv_error;
@@ -228,24 +230,31 @@ struct node {
 	gchar *refused;		/* why its credentials are not ours */
 };
 
-static void node_free(gpointer p)
+static void node_clear(struct node *n)
 {
-	struct node *n = p;
-
-	g_array_unref(n->children);
+	g_clear_pointer(&n->children, g_array_unref);
 	g_strfreev(n->argv);
 	g_free(n->argv_error);
 	hap_cmdline_clear(&n->cmd);
 	g_free(n->why);
 	g_free(n->exe);
 	g_free(n->refused);
-	g_free(n);
+}
+
+static guint child_count(const struct node *n)
+{
+	return n->children ? n->children->len : 0;
 }
 
 struct scan {
 	const char *root;
+	int rootfd;		/* root, open; -1: by path */
 	const char *const *config_files;	/* the wrapper's own */
-	GHashTable *nodes;	/* GPid -> struct node */
+	/* One block for every process read: a scan of a host with many
+	 * processes allocates nothing per process it passes over. */
+	struct node *store;
+	guint stored;
+	GHashTable *nodes;	/* GPid -> struct node, in store */
 	GHashTable *ours;	/* self and its descendants */
 	GPtrArray *skipped;	/* struct foreign_skip */
 };
@@ -271,32 +280,52 @@ static gboolean is_zombie(const struct node *n)
 	return n->st.state == 'Z' || n->st.state == 'X';
 }
 
+/* A stat line is about 300 bytes; a longer one is read the slow way. */
+#define STAT_HEAD 1024
+
+static gboolean read_stat(struct scan *s, GPid pid, struct proc_stat *st)
+{
+	char buf[STAT_HEAD];
+	gssize len = -1;
+
+	if (s->rootfd >= 0)
+		len = proc_read_head_at(s->rootfd, pid, "stat", buf,
+					sizeof(buf));
+	if (len >= 0 && (gsize)len < sizeof(buf) - 1)
+		return proc_parse_stat(buf, len, st);
+	if (len < 0 && s->rootfd >= 0)
+		return FALSE;
+	return proc_stat_at(s->root, pid, st, NULL);
+}
+
 /* Every process that can be read now, linked to its children. A process
  * that ends while it is read is simply not there. */
 static gboolean scan_load(struct scan *s, GError **error)
 {
 	g_autoptr(GArray) pids = proc_list_pids_at(s->root, error);
-	GHashTableIter it;
-	struct node *n;
 
 	if (!pids)
 		return FALSE;
+	s->rootfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s->store = g_new0(struct node, pids->len);
 	for (guint i = 0; i < pids->len; i++) {
-		struct node tmp = { .pid = g_array_index(pids, GPid, i) };
+		struct node *n = &s->store[s->stored];
 
-		if (!proc_stat_at(s->root, tmp.pid, &tmp.st, NULL))
+		n->pid = g_array_index(pids, GPid, i);
+		if (!read_stat(s, n->pid, &n->st))
 			continue;
-		n = g_new0(struct node, 1);
-		*n = tmp;
-		n->children = g_array_new(FALSE, FALSE, sizeof(GPid));
+		s->stored++;
 		g_hash_table_insert(s->nodes, GINT_TO_POINTER(n->pid), n);
 	}
-	g_hash_table_iter_init(&it, s->nodes);
-	while (g_hash_table_iter_next(&it, NULL, (gpointer *)&n)) {
-		struct node *parent = node_of(s, n->st.ppid);
+	for (guint i = 0; i < s->stored; i++) {
+		struct node *n = &s->store[i], *parent = node_of(s, n->st.ppid);
 
-		if (parent && parent != n)
-			g_array_append_val(parent->children, n->pid);
+		if (!parent || parent == n)
+			continue;
+		if (!parent->children)
+			parent->children = g_array_new(FALSE, FALSE,
+						       sizeof(GPid));
+		g_array_append_val(parent->children, n->pid);
 	}
 	return TRUE;
 }
@@ -308,7 +337,7 @@ static void mark_ours(struct scan *s, GPid pid)
 	/* A ppid loop in a fake (or racing) tree must not recurse forever. */
 	if (!g_hash_table_add(s->ours, GINT_TO_POINTER(pid)) || !n)
 		return;
-	for (guint i = 0; i < n->children->len; i++)
+	for (guint i = 0; i < child_count(n); i++)
 		mark_ours(s, g_array_index(n->children, GPid, i));
 }
 
@@ -396,7 +425,7 @@ static gboolean is_daemon_of(const struct node *child,
 /* Every live child of n is a haproxy: a master by its configuration. */
 static gboolean only_haproxy_children(struct scan *s, struct node *n)
 {
-	for (guint i = 0; i < n->children->len; i++) {
+	for (guint i = 0; i < child_count(n); i++) {
 		struct node *c = child_of(s, n, i);
 
 		if (c && !is_zombie(c) && !verify(s, c))
@@ -448,7 +477,7 @@ static GPtrArray *workers_of(struct scan *s, struct node *top,
 	GPtrArray *workers = g_ptr_array_new();
 
 	*daemon = NULL;
-	for (guint i = 0; i < top->children->len; i++) {
+	for (guint i = 0; i < child_count(top); i++) {
 		struct node *c = child_of(s, top, i);
 
 		if (!c || is_zombie(c) || !verify(s, c))
@@ -567,15 +596,32 @@ static void pidfile_candidates(struct scan *s, const char *pidfile,
 			      FOREIGN_BY_PIDFILE);
 }
 
+/* Does argv[0] name haproxy? Asked of every process: read into the stack,
+ * and only a process that passes has its command line kept. */
+static gboolean named_haproxy(struct scan *s, struct node *n)
+{
+	const char *const *argv;
+	char buf[4096];
+	gssize len = -1;
+
+	if (!n->argv_read && s->rootfd >= 0)
+		len = proc_read_head_at(s->rootfd, n->pid, "cmdline", buf,
+					sizeof(buf));
+	/* A whole argv[0] read (it ends in a NUL, or is all there is). */
+	if (len >= 0 && ((gsize)len < sizeof(buf) - 1 || memchr(buf, 0, len)))
+		return len > 0 && g_str_has_prefix(base_name(buf), "haproxy");
+	argv = node_argv(s, n);
+	return argv && argv[0] && g_str_has_prefix(base_name(argv[0]),
+						   "haproxy");
+}
+
 static gboolean uses_config(struct scan *s, struct node *n, GPtrArray *targets)
 {
-	const char *const *argv = node_argv(s, n);
 	g_auto(GStrv) files = NULL;
 
 	/* Cheap test first: most processes are not even named haproxy. A
 	 * haproxy-systemd-wrapper passes it, to be reported as skipped. */
-	if (!argv || !argv[0] ||
-	    !g_str_has_prefix(base_name(argv[0]), "haproxy") ||
+	if (!named_haproxy(s, n) || !node_argv(s, n) || !n->argv[0] ||
 	    !n->cmd.files->len)
 		return FALSE;
 	files = node_config_files(s, n);
@@ -724,8 +770,9 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 	g_autoptr(GHashTable) tops = g_hash_table_new(NULL, NULL);
 	struct scan s = {
 		.root = proc_root,
+		.rootfd = -1,
 		.config_files = config_files,
-		.nodes = g_hash_table_new_full(NULL, NULL, NULL, node_free),
+		.nodes = g_hash_table_new(NULL, NULL),
 		.ours = g_hash_table_new(NULL, NULL),
 		.skipped = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)foreign_skip_free),
@@ -745,6 +792,11 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 			*skipped = g_ptr_array_ref(s.skipped);
 	}
 	g_hash_table_unref(s.nodes);
+	for (guint i = 0; i < s.stored; i++)
+		node_clear(&s.store[i]);
+	g_free(s.store);
+	if (s.rootfd >= 0)
+		close(s.rootfd);
 	g_hash_table_unref(s.ours);
 	g_ptr_array_unref(s.skipped);
 	return ok;

@@ -1,7 +1,10 @@
 # Benchmarks: never part of `make check`.
 #
-#   make bench               every reload mode, RELOADS=200 reloads each
-#   make bench RELOADS=50    a quicker run
+#   make bench               every reload mode, RELOADS=200 reloads each, then
+#                            start-up, takeovers and no-handover reloads
+#                            (bench/extra.sh), on an idle host and with
+#                            BENCH_IDLE_PROCS=10000 idle processes
+#   make bench BENCH_QUICK=1 every case, smaller (RELOADS=50, 6 starts...)
 #   make bench-soak          the wrapper alone, SOAK_RELOADS=2000 reloads under
 #                            load: its VmRSS and descriptors every SOAK_EVERY=250
 #
@@ -12,11 +15,14 @@
 
 .PHONY: bench bench-build bench-soak
 
+ifeq ($(BENCH_QUICK),1)
+RELOADS      ?= 50
+endif
 RELOADS      ?= 200
 SOAK_RELOADS ?= 2000
 SOAK_EVERY   ?= 250
 BENCH_CONC   ?= 8
-BENCH_BINS   := bench/loadclient bench/reloader
+BENCH_BINS   := bench/loadclient bench/reloader bench/idleprocs
 BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -pthread
 
 CLEAN_FILES  += $(BENCH_BINS)

@@ -4,6 +4,7 @@
  * -sf list and -x, and hear its witness; or have the serving master
  * reload itself (wrapper/master.c). */
 #include "wrapper/supervisor-int.h"
+#include "wrapper/vcache.h"
 
 static void on_witness(int signo, GPid sender, gpointer data)
 {
@@ -363,6 +364,7 @@ static void on_version(const char *output, int wait_status,
 		s->vcache.path = g_strdup(s->haproxy_path);
 		s->vcache.st = st;
 		s->vcache.version = v;
+		sv_vcache_store(s);
 	}
 	version_known(s, &v);
 }
@@ -390,7 +392,7 @@ void sv_probe(void *ctx)
 			      s->haproxy_path, g_strerror(errno));
 		return;
 	}
-	if (vcache_lookup(s, &st)) {
+	if (vcache_lookup(s, &st) || sv_vcache_load(s, &st)) {
 		version_known(s, &s->vcache.version);
 		return;
 	}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * haproxy's version kept in the runtime directory (wrapper/vcache.h): a
+ * restart with the same binary does not run "haproxy -v" again; a binary
+ * replaced or changed in place is probed anew; a cache file that another
+ * user owns, that others may write, or that is not ours in form is
+ * ignored. On the fake haproxy, which logs every start (the probe's
+ * "args=-v" included) and prints the version FAKE_HAPROXY_VERSION says:
+ * a stale version would show as the wrong launch mode (-Ds for < 1.8).
+ */
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "t/harness.h"
+
+#define NOBODY 65534
+#define CACHE "haproxy-version"
+
+struct site {
+	gchar *dir;
+	gchar *haproxy;		/* a copy of the fake, ours to replace */
+	gchar *cfg;
+	gchar *pidfile;
+	gchar *rundir;
+	gchar *log;
+	guint16 port;
+};
+
+static Wrapper *guarded;
+static struct site *guarded_site;
+
+static void on_abort(int sig)
+{
+	if (guarded)
+		g_array_unref(t_kill_tree(guarded->pid));
+	if (guarded_site)
+		t_rmtree(guarded_site->dir);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void copy_fake(const char *to)
+{
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *tmp = g_strconcat(to, ".new", NULL);
+	g_autofree gchar *data = NULL;
+	gsize len;
+
+	g_assert_true(g_file_get_contents(fake, &data, &len, NULL));
+	g_assert_true(g_file_set_contents(tmp, data, len, NULL));
+	g_assert_cmpint(chmod(tmp, 0755), ==, 0);
+	/* A new file renamed in, as a package upgrade does: a new inode. */
+	g_assert_cmpint(rename(tmp, to), ==, 0);
+}
+
+static void site_init(struct site *s)
+{
+	s->dir = t_tmpdir();
+	s->port = t_free_port();
+	s->haproxy = g_build_filename(s->dir, "haproxy", NULL);
+	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
+	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
+	s->rundir = t_runtime_dir(s->dir);
+	s->log = g_build_filename(s->dir, "fake.log", NULL);
+	copy_fake(s->haproxy);
+	guarded_site = s;
+}
+
+static void site_clear(struct site *s)
+{
+	guarded_site = NULL;
+	t_rmtree(s->dir);
+	g_free(s->dir);
+	g_free(s->haproxy);
+	g_free(s->cfg);
+	g_free(s->pidfile);
+	g_free(s->rundir);
+	g_free(s->log);
+}
+
+/* The wrapper on the copy, as the given version, until generation 1 is
+ * ready, then stopped: its "executing" line. */
+static gchar *run_once(struct site *s, const char *version)
+{
+	g_autofree gchar *hap = g_strdup_printf("--haproxy=%s", s->haproxy);
+	g_autofree gchar *rt = g_strdup_printf("--runtime-dir=%s", s->rundir);
+	g_autofree gchar *env_log = g_strdup_printf("FAKE_HAPROXY_LOG=%s",
+						    s->log);
+	g_autofree gchar *env_version = g_strdup_printf(
+		"FAKE_HAPROXY_VERSION=%s", version);
+	const char *args[] = { hap, rt, "-f", s->cfg, "-p", s->pidfile, NULL };
+	const char *env[] = { env_log, env_version, NULL };
+	gchar *executing;
+
+	guarded = wrapper_start(args, env);
+	g_assert_cmpint(wrapper_wait_ready(guarded, 1, T_WAIT), >, 0);
+	executing = g_strdup(wrapper_executing_line(guarded, 1));
+	g_assert_nonnull(executing);
+	wrapper_signal(guarded, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(guarded, T_WAIT), ==, 0);
+	g_clear_pointer(&guarded, wrapper_free);
+	return executing;
+}
+
+/* How many times the fake was run as "haproxy -v". */
+static guint probes(struct site *s)
+{
+	g_autofree gchar *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	guint n = 0;
+
+	if (!g_file_get_contents(s->log, &text, NULL, NULL))
+		return 0;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i]; i++)
+		if (strstr(lines[i], " start ") && strstr(lines[i], " args=-v "))
+			n++;
+	return n;
+}
+
+static gchar *cache_path(struct site *s)
+{
+	return g_build_filename(s->rundir, CACHE, NULL);
+}
+
+static gboolean runs_as(const char *executing, const char *flag)
+{
+	g_autofree gchar *spaced = g_strdup_printf(" %s ", flag);
+	g_autofree gchar *line = g_strconcat(executing, " ", NULL);
+
+	return strstr(line, spaced) != NULL;
+}
+
+/* The same binary twice: probed once. */
+static void test_restart_same_binary(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *first = NULL, *second = NULL;
+
+	site_init(&s);
+	first = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 1);
+	second = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 1);
+	g_assert_true(runs_as(second, "-db"));
+	site_clear(&s);
+}
+
+/* Replaced (a new inode) or changed in place (mtime, ctime): probed anew,
+ * and the new version is the one used. */
+static void test_binary_replaced(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *first = NULL, *second = NULL, *third = NULL;
+	g_autofree gchar *data = NULL;
+	struct timespec later[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+	struct stat st;
+	gsize len;
+
+	site_init(&s);
+	first = run_once(&s, "2.6.12");
+	g_assert_true(runs_as(first, "-db"));
+	g_assert_cmpuint(probes(&s), ==, 1);
+
+	copy_fake(s.haproxy);
+	second = run_once(&s, "1.7.0");
+	g_assert_cmpuint(probes(&s), ==, 2);
+	g_assert_true(runs_as(second, "-Ds"));
+
+	/* Rewritten in place, same inode, size, and even the old mtime: the
+	 * ctime still tells. */
+	g_assert_cmpint(stat(s.haproxy, &st), ==, 0);
+	g_assert_true(g_file_get_contents(s.haproxy, &data, &len, NULL));
+	{
+		int fd = open(s.haproxy, O_WRONLY | O_TRUNC);
+
+		g_assert_cmpint(fd, >=, 0);
+		g_assert_cmpint(write(fd, data, len), ==, (gssize)len);
+		later[1] = st.st_mtim;
+		g_assert_cmpint(futimens(fd, later), ==, 0);
+		close(fd);
+	}
+	third = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 3);
+	g_assert_true(runs_as(third, "-db"));
+	site_clear(&s);
+}
+
+/* The cache written by a first run of a 1.7.0, made to say 2.6.12 for
+ * this very binary, then spoiled by how: if believed, the wrapper would
+ * run the 1.7.0 with -db instead of -Ds. */
+static void assert_ignored(const char *how)
+{
+	struct site s = { 0 };
+	g_autofree gchar *first = NULL, *second = NULL, *path = NULL;
+	g_autofree gchar *text = NULL, *edited = NULL;
+	gchar *at;
+
+	site_init(&s);
+	first = run_once(&s, "1.7.0");
+	g_assert_true(runs_as(first, "-Ds"));
+	path = cache_path(&s);
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	at = strstr(text, "version=1.7.0");
+	g_assert_nonnull(at);
+	*at = '\0';
+	edited = g_strconcat(text, "version=2.6.12\n", NULL);
+	g_assert_true(g_file_set_contents(path, edited, -1, NULL));
+	g_assert_cmpint(chmod(path, 0600), ==, 0);
+
+	if (g_str_equal(how, "other-user")) {
+		g_assert_cmpint(chown(path, NOBODY, NOBODY), ==, 0);
+	} else if (g_str_equal(how, "group-writable")) {
+		g_assert_cmpint(chmod(path, 0620), ==, 0);
+	} else if (g_str_equal(how, "symlink")) {
+		g_autofree gchar *elsewhere = g_build_filename(s.dir, "planted",
+							       NULL);
+
+		g_assert_cmpint(rename(path, elsewhere), ==, 0);
+		g_assert_cmpint(symlink(elsewhere, path), ==, 0);
+	} else if (g_str_equal(how, "corrupt")) {
+		g_assert_true(g_file_set_contents(path, "version=2.6.12\n\xff",
+						  -1, NULL));
+	} else {
+		/* "trusted": the control, this one is believed. */
+		g_assert_true(g_str_equal(how, "trusted"));
+	}
+	second = run_once(&s, "1.7.0");
+	if (g_str_equal(how, "trusted")) {
+		g_assert_cmpuint(probes(&s), ==, 1);
+		g_assert_true(runs_as(second, "-db"));
+	} else {
+		g_assert_cmpuint(probes(&s), ==, 2);
+		g_assert_true(runs_as(second, "-Ds"));
+	}
+	site_clear(&s);
+}
+
+static void test_trusted(void) { assert_ignored("trusted"); }
+static void test_other_user(void) { assert_ignored("other-user"); }
+static void test_group_writable(void) { assert_ignored("group-writable"); }
+static void test_symlink(void) { assert_ignored("symlink"); }
+static void test_corrupt(void) { assert_ignored("corrupt"); }
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	signal(SIGABRT, on_abort);
+
+	g_test_add_func("/vcache/restart-same-binary", test_restart_same_binary);
+	g_test_add_func("/vcache/binary-replaced", test_binary_replaced);
+	g_test_add_func("/vcache/trusted-file-believed", test_trusted);
+	g_test_add_func("/vcache/other-user-ignored", test_other_user);
+	g_test_add_func("/vcache/group-writable-ignored", test_group_writable);
+	g_test_add_func("/vcache/symlink-ignored", test_symlink);
+	g_test_add_func("/vcache/corrupt-ignored", test_corrupt);
+	return g_test_run();
+}

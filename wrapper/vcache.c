@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/vcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wrapper/rundir.h"
+#include "wrapper/supervisor-int.h"
+
+#define VCACHE_MAGIC "haproxy-systemd-wrapper version cache 1"
+#define VCACHE_MAX 4096
+
+/* The file's text for this identity; the version goes last. */
+static gchar *key_text(const char *path, const struct stat *st)
+{
+	return g_strdup_printf(VCACHE_MAGIC "\npath=%s\ndev=%ju\nino=%ju\n"
+			       "size=%jd\nmtime=%jd.%09ld\nctime=%jd.%09ld\n",
+			       path, (uintmax_t)st->st_dev,
+			       (uintmax_t)st->st_ino, (intmax_t)st->st_size,
+			       (intmax_t)st->st_mtim.tv_sec,
+			       st->st_mtim.tv_nsec,
+			       (intmax_t)st->st_ctim.tv_sec,
+			       st->st_ctim.tv_nsec);
+}
+
+/* Its content, if the file is one we wrote: ours, not a link, not
+ * writable by anyone else, small. */
+static gssize read_trusted(int dirfd, char *buf, gsize size)
+{
+	struct stat st;
+	gsize total = 0;
+	int fd = openat(dirfd, VCACHE_FILE,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    st.st_size >= (off_t)size) {
+		close(fd);
+		return -1;
+	}
+	while (total < size - 1) {
+		ssize_t r = read(fd, buf + total, size - 1 - total);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		total += (gsize)r;
+	}
+	close(fd);
+	buf[total] = '\0';
+	return (gssize)total;
+}
+
+gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
+		     struct haproxy_version *out)
+{
+	g_autofree gchar *key = key_text(path, st);
+	g_autofree gchar *line = NULL;
+	gsize klen = strlen(key);
+	char buf[VCACHE_MAX];
+	const char *version;
+	gssize len = read_trusted(dirfd, buf, sizeof(buf));
+
+	if (len < 0 || (gsize)len <= klen || memcmp(buf, key, klen) != 0 ||
+	    !g_str_has_prefix(buf + klen, "version="))
+		return FALSE;
+	version = buf + klen + strlen("version=");
+	/* One token and a newline, nothing after. */
+	if (!*version || strcspn(version, " \t\n") != strlen(version) - 1 ||
+	    version[strlen(version) - 1] != '\n')
+		return FALSE;
+	line = g_strdup_printf("HAProxy version %s", version);
+	return haproxy_version_parse(line, out);
+}
+
+gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
+		      const struct haproxy_version *v)
+{
+	g_autofree gchar *key = key_text(path, st);
+	g_autofree gchar *text = NULL;
+
+	/* A path with a newline would make a key that cannot match. */
+	if (strchr(path, '\n') || !*v->full || strpbrk(v->full, " \t\n"))
+		return FALSE;
+	text = g_strdup_printf("%sversion=%s\n", key, v->full);
+	return strlen(text) < VCACHE_MAX &&
+	       rundir_write_file(dirfd, VCACHE_FILE, text, NULL);
+}
+
+/* Our runtime directory, verified anew; -1 when there is none. */
+static int trusted_rundir(struct supervisor *s)
+{
+	if (!s->rt.dir || !s->rt.ours)
+		return -1;
+	return rundir_open(s->rt.dir, RUNDIR_OWNER, NULL);
+}
+
+gboolean sv_vcache_load(struct supervisor *s, const struct stat *st)
+{
+	struct haproxy_version v;
+	int dirfd = trusted_rundir(s);
+	gboolean found;
+
+	if (dirfd < 0)
+		return FALSE;
+	found = vcache_read(dirfd, s->haproxy_path, st, &v);
+	close(dirfd);
+	if (!found)
+		return FALSE;
+	log_debug("haproxy %s: version from %s/%s", v.full, s->rt.dir,
+		  VCACHE_FILE);
+	g_free(s->vcache.path);
+	s->vcache.path = g_strdup(s->haproxy_path);
+	s->vcache.st = *st;
+	s->vcache.version = v;
+	return TRUE;
+}
+
+void sv_vcache_store(struct supervisor *s)
+{
+	int dirfd;
+
+	if (!s->vcache.path)
+		return;
+	dirfd = trusted_rundir(s);
+	if (dirfd < 0)
+		return;
+	vcache_write(dirfd, s->vcache.path, &s->vcache.st,
+		     &s->vcache.version);
+	close(dirfd);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * haproxy's version kept in the runtime directory, so that a restart of
+ * the wrapper does not run "haproxy -v" again for the same binary (tens of
+ * ms of CPU: haproxy links and initialises most of itself to print it).
+ * The key is the binary's identity: its path, device, inode, size, mtime
+ * and ctime, so any change of the file (a package upgrade renames a new
+ * one in: new inode; an edit in place: new mtime and ctime) means a new
+ * probe. The file is believed only when it is a regular file of the
+ * effective user, not writable by group or others, in a runtime directory
+ * that is ours and trusted (rundir_open()); anything else is ignored.
+ */
+#pragma once
+
+#include <sys/stat.h>
+
+#include "legacy/version.h"
+
+#define VCACHE_FILE "haproxy-version"
+
+/* The version stored for path, if the file in the directory dirfd holds
+ * one for exactly this identity (st: stat() of path). */
+gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
+		     struct haproxy_version *out);
+
+/* Stores it (atomically, mode 0600). */
+gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
+		      const struct haproxy_version *v);
+
+struct supervisor;
+
+/* The supervisor's hooks: fill s->vcache from its runtime directory for
+ * s->haproxy_path (st), or store what s->vcache holds there. */
+gboolean sv_vcache_load(struct supervisor *s, const struct stat *st);
+void sv_vcache_store(struct supervisor *s);
