@@ -3,7 +3,7 @@
  * The supervisor's insides, shared by its files and nobody else:
  * supervisor.c (life cycle, signals, control, stop, generation exits),
  * reload.c (the reload machine's effects, readiness, bounded draining),
- * spawn.c (probe, launch, spawn, witness), handover.c (the self-upgrade)
+ * spawn.c (probe, launch, spawn, witness), selfupgrade.c (the self-upgrade)
  * and handoff.c (exec into -Ws). The reload machine (reloader.c), the
  * master link (master.c) and the runtime (runtime.c) own their state and
  * never see this struct. See doc/internals.md.
@@ -179,9 +179,10 @@ void sv_handoff(struct supervisor *s, struct control_client *client);
 /* A stop: a hand-off under way is abandoned, its client told. */
 void sv_handoff_abandon(struct supervisor *s);
 
-/* handover.c: the self-upgrade, and what crosses our own exec. */
+/* selfupgrade.c: the self-upgrade, and the upgrade state (what crosses
+ * our own exec). */
 enum upgrade_choice sv_upgrade_wanted(void *ctx);
 void sv_begin_upgrade(void *ctx);
-struct handover sv_handover_of(struct supervisor *s);
-void sv_handover_inheritable(struct supervisor *s, gboolean yes);
-gboolean sv_restore_handover(struct supervisor *s);
+struct upgrade_state sv_upgrade_state_of(struct supervisor *s);
+void sv_upgrade_fds_inheritable(struct supervisor *s, gboolean yes);
+gboolean sv_restore_upgrade_state(struct supervisor *s);

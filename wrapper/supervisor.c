@@ -700,7 +700,7 @@ int supervisor_run(struct supervisor *s)
 	if (s->exit_code)
 		return s->exit_code;
 	start_watchdog(s);
-	if (!sv_restore_handover(s)) {
+	if (!sv_restore_upgrade_state(s)) {
 		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The self-upgrade, supervisor side: whether a reload upgrades the
  * wrapper first, the new image's dry run and exec (wrapper/upgrade.c),
- * and the handover: what the old image passes on (wrapper/state.c), and
- * how the new one takes generations and waiting clients back. */
+ * and the upgrade state: what the old image passes on across its own
+ * exec (wrapper/state.c), and how the new one takes generations and
+ * waiting clients back. Not the hand-off (handoff.c: exec into -Ws).
+ * The log lines still say "handover": users grep them. */
 #include "wrapper/supervisor-int.h"
 
 #include <sys/socket.h>
@@ -10,14 +12,14 @@
 /* ---- what the old image hands over ---- */
 
 /* The waiting clients' descriptors, to stay open across the exec. */
-static GArray *handover_waiters(struct supervisor *s)
+static GArray *upgrade_waiters(struct supervisor *s)
 {
-	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct upgrade_waiter));
 	const GPtrArray *waiters = reloader_waiters(s->reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
-		struct handover_waiter hw = {
+		struct upgrade_waiter hw = {
 			.fd = control_client_fd(w->client),
 			.target = w->target,
 		};
@@ -28,9 +30,9 @@ static GArray *handover_waiters(struct supervisor *s)
 }
 
 /* A master's notify socket, inheritable for the exec; -1 without one. */
-static int handover_notify_fd(struct supervisor *s)
+static int upgrade_notify_fd(struct supervisor *s)
 {
-	return sv_master_running(s) ? master_link_handover_fd(s->master) : -1;
+	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
 }
 
 /* Is fd the notify socket of this instance (handed over)? */
@@ -56,7 +58,7 @@ static gboolean adopt_notify_fd(struct supervisor *s, int fd)
 
 /* Inheritable just for the exec; close-on-exec again if it failed, or
  * a later exec (the hand-off) would carry them. */
-void sv_handover_inheritable(struct supervisor *s, gboolean yes)
+void sv_upgrade_fds_inheritable(struct supervisor *s, gboolean yes)
 {
 	const GPtrArray *waiters = reloader_waiters(s->reloader);
 
@@ -66,19 +68,19 @@ void sv_handover_inheritable(struct supervisor *s, gboolean yes)
 		control_client_inheritable(w->client, yes);
 	}
 	if (yes)
-		handover_notify_fd(s);
+		upgrade_notify_fd(s);
 	else
 		master_link_reclaim_fd(s->master);
 }
 
-struct handover sv_handover_of(struct supervisor *s)
+struct upgrade_state sv_upgrade_state_of(struct supervisor *s)
 {
 	struct reloader *r = s->reloader;
 	int pending_signal;
 	gboolean pending_hard;
 	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
 
-	return (struct handover){
+	return (struct upgrade_state){
 		.next_number = s->next_number,
 		.reloads = reloader_reloads(r),
 		.reloads_failed = reloader_reloads_failed(r),
@@ -91,8 +93,8 @@ struct handover sv_handover_of(struct supervisor *s)
 		.hard = reloader_hard(r),
 		.pending_hard = pending_hard,
 		.gens = s->gens,
-		.waiters = handover_waiters(s),
-		.notify_fd = handover_notify_fd(s),
+		.waiters = upgrade_waiters(s),
+		.notify_fd = upgrade_notify_fd(s),
 	};
 }
 
@@ -130,7 +132,7 @@ static void child_discard_strays_of(struct supervisor *s)
 	child_discard_strays(keep);
 }
 
-static gboolean adopt(struct supervisor *s, struct handover *h)
+static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 {
 	GPid self = getpid();
 
@@ -192,12 +194,12 @@ static void tell_unadoptable(int fd)
 }
 
 /* Clients that were waiting for the reload this image now carries out. */
-static void adopt_waiters(struct supervisor *s, struct handover *h,
+static void adopt_waiters(struct supervisor *s, struct upgrade_state *h,
 			  gboolean adopted)
 {
 	for (guint i = 0; i < h->waiters->len; i++) {
-		struct handover_waiter *hw =
-			&g_array_index(h->waiters, struct handover_waiter, i);
+		struct upgrade_waiter *hw =
+			&g_array_index(h->waiters, struct upgrade_waiter, i);
 		struct control_client *c;
 
 		/* Only sockets: a leaked variable may name any descriptor. */
@@ -221,7 +223,7 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 
 /* A master reports to the path in its NOTIFY_SOCKET: the socket bound
  * there comes over with us, or is bound anew. */
-static void adopt_notify(struct supervisor *s, struct handover *h)
+static void adopt_notify(struct supervisor *s, struct upgrade_state *h)
 {
 	g_autoptr(GError) error = NULL;
 	gboolean masters = sv_master_running(s);
@@ -235,10 +237,10 @@ static void adopt_notify(struct supervisor *s, struct handover *h)
 		log_warn("%s", error->message);
 }
 
-gboolean sv_restore_handover(struct supervisor *s)
+gboolean sv_restore_upgrade_state(struct supervisor *s)
 {
 	const char *text = g_getenv(STATE_ENV);
-	struct handover h;
+	struct upgrade_state h;
 	gboolean adopted;
 
 	if (!text)
@@ -266,7 +268,7 @@ gboolean sv_restore_handover(struct supervisor *s)
 			.pending_hard = h.pending_hard,
 		});
 	}
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 	return adopted;
 }
 
@@ -291,7 +293,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	struct supervisor *s = data;
 	g_autofree gchar *state = NULL;
 	g_autofree gchar *how = NULL;
-	struct handover h;
+	struct upgrade_state h;
 
 	s->probe = NULL;
 	if (error) {
@@ -312,14 +314,14 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 		return;
 	}
 	/* Waiters may have come meanwhile: the state is taken anew. */
-	h = sv_handover_of(s);
+	h = sv_upgrade_state_of(s);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
 	log_notice("re-executing on %s.", reloader_signal(s->reloader) ?
 		   signal_name(reloader_signal(s->reloader)) : "request");
-	sv_handover_inheritable(s, TRUE);
+	sv_upgrade_fds_inheritable(s, TRUE);
 	upgrade_exec(&s->self, s->orig_argv, state);
-	sv_handover_inheritable(s, FALSE);
+	sv_upgrade_fds_inheritable(s, FALSE);
 	upgrade_refuse(s, "could not be executed");
 }
 
@@ -329,11 +331,11 @@ void sv_begin_upgrade(void *ctx)
 {
 	struct supervisor *s = ctx;
 	g_autofree gchar *state = NULL;
-	struct handover h = sv_handover_of(s);
+	struct upgrade_state h = sv_upgrade_state_of(s);
 
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
-	sv_handover_inheritable(s, FALSE);
+	sv_upgrade_fds_inheritable(s, FALSE);
 	s->probe = upgrade_dry_run_start(&s->self, s->orig_argv, state,
 					 on_upgrade_dry_run, s);
 }
