@@ -199,7 +199,7 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	/* Reloads wait while we check: nothing may change under us. */
 	sv_post(s, RE_HANDOFF, NULL);
 	s->handoff = h;
-	h->path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	h->path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
 	if (!h->path) {
 		refuse(h, "%s", error->message);
 		return;

@@ -9,6 +9,21 @@
 
 #include <sys/socket.h>
 
+/* ---- our own image ---- */
+
+void sv_self_upgrade_init(struct supervisor *s, char **orig_argv)
+{
+	s->up.orig_argv = orig_argv;
+	s->up.possible = self_image_init(&s->up.image);
+	if (!s->up.possible && s->opts->self_upgrade != SELF_UPGRADE_NEVER)
+		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
+}
+
+void sv_self_upgrade_clear(struct supervisor *s)
+{
+	self_image_clear(&s->up.image);
+}
+
 /* ---- what the old image hands over ---- */
 
 /* The waiting clients' descriptors, to stay open across the exec. */
@@ -279,10 +294,10 @@ gboolean sv_restore_upgrade_state(struct supervisor *s)
 static void upgrade_refuse(struct supervisor *s, const char *why)
 {
 	g_autofree gchar *told = g_strdup_printf("%s --upgrade-dry-run %s",
-						 s->self.path, why);
+						 s->up.image.path, why);
 
 	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
-		"running wrapper", s->self.path, why);
+		"running wrapper", s->up.image.path, why);
 	sv_post(s, RE_UPGRADE_REFUSED, &(struct reload_input){
 		.message = told });
 }
@@ -308,7 +323,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 		return;
 	}
 	/* A second install meanwhile: what passed is not what would run. */
-	if (!upgrade_dry_run_same_image(&s->self)) {
+	if (!upgrade_dry_run_same_image(&s->up.image)) {
 		upgrade_refuse(s, "passed, but the file was replaced during "
 			       "its dry run");
 		return;
@@ -320,7 +335,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	log_notice("re-executing on %s.", reloader_signal(s->reloader) ?
 		   signal_name(reloader_signal(s->reloader)) : "request");
 	sv_upgrade_fds_inheritable(s, TRUE);
-	upgrade_exec(&s->self, s->orig_argv, state);
+	upgrade_exec(&s->up.image, s->up.orig_argv, state);
 	sv_upgrade_fds_inheritable(s, FALSE);
 	upgrade_refuse(s, "could not be executed");
 }
@@ -336,7 +351,7 @@ void sv_begin_upgrade(void *ctx)
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
 	sv_upgrade_fds_inheritable(s, FALSE);
-	s->probe = upgrade_dry_run_start(&s->self, s->orig_argv, state,
+	s->probe = upgrade_dry_run_start(&s->up.image, s->up.orig_argv, state,
 					 on_upgrade_dry_run, s);
 }
 
@@ -345,7 +360,7 @@ enum upgrade_choice sv_upgrade_wanted(void *ctx)
 	struct supervisor *s = ctx;
 	gboolean wanted;
 
-	if (!s->can_upgrade)
+	if (!s->up.possible)
 		return UPGRADE_NO;
 	switch (s->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
@@ -356,7 +371,7 @@ enum upgrade_choice sv_upgrade_wanted(void *ctx)
 		break;
 	case SELF_UPGRADE_AUTO:
 	default:
-		wanted = self_image_replaced(&s->self);
+		wanted = self_image_replaced(&s->up.image);
 		break;
 	}
 	/* The handed-over state has no room for adopted instances: this

@@ -375,7 +375,7 @@ void sv_probe(void *ctx)
 	g_autoptr(GError) error = NULL;
 	struct stat st;
 
-	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
 	if (!s->haproxy_path) {
 		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
 		return;

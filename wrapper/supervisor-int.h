@@ -56,6 +56,13 @@ enum phase {
 	PHASE_STOPPING,
 };
 
+/* Our own image and how to exec it again; selfupgrade.c owns it. */
+struct selfupgrade {
+	char **orig_argv;	/* our command line, for the exec */
+	struct self_image image;
+	gboolean possible;	/* /proc/self/exe could be read */
+};
+
 /* "haproxy -v" is asked again only when the binary changed. */
 struct version_cache {
 	gchar *path;
@@ -67,9 +74,7 @@ struct supervisor {
 	GMainLoop *loop;
 	const struct wrapper_args *args;
 	const struct wrapper_options *opts;
-	char **orig_argv;
-	struct self_image self;
-	gboolean can_upgrade;
+	struct selfupgrade up;		/* selfupgrade.c */
 
 	GPtrArray *gens;		/* oldest first; owns them */
 	struct generation *current;
@@ -183,6 +188,8 @@ void sv_handoff_abandon(struct supervisor *s);
  * our own exec). */
 enum upgrade_choice sv_upgrade_wanted(void *ctx);
 void sv_begin_upgrade(void *ctx);
+void sv_self_upgrade_init(struct supervisor *s, char **orig_argv);
+void sv_self_upgrade_clear(struct supervisor *s);
 struct upgrade_state sv_upgrade_state_of(struct supervisor *s);
 void sv_upgrade_fds_inheritable(struct supervisor *s, gboolean yes);
 gboolean sv_restore_upgrade_state(struct supervisor *s);

@@ -597,7 +597,6 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->loop = g_main_loop_new(NULL, FALSE);
 	s->args = args;
 	s->opts = opts;
-	s->orig_argv = orig_argv;
 	s->gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
 	s->reloader = reloader_new(&sv_reload_ops, s);
@@ -605,9 +604,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
 	s->next_number = 1;
-	s->can_upgrade = self_image_init(&s->self);
-	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
-		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
+	sv_self_upgrade_init(s, orig_argv);
 	return s;
 }
 
@@ -744,7 +741,7 @@ void supervisor_free(struct supervisor *s)
 	runtime_clear(&s->rt);
 	g_free(s->haproxy_path);
 	g_free(s->vcache.path);
-	self_image_clear(&s->self);
+	sv_self_upgrade_clear(s);
 	g_main_loop_unref(s->loop);
 	g_free(s);
 }
