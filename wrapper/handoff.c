@@ -182,7 +182,7 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	g_autoptr(GError) error = NULL;
 	struct handoff *h;
 
-	if (s->phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
+	if (s->life.phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
 		control_reply(client, "error: a start, reload or stop is in "
 				      "progress; hand off once it is over");
 		return;

@@ -396,10 +396,10 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
-	if (s->phase == PHASE_STARTING && s->takeover)
+	if (s->life.phase == PHASE_STARTING && s->takeover)
 		s->takeovers = takeover_instances(s->takeover)->len;
-	if (s->phase == PHASE_STARTING)
-		s->phase = PHASE_RUNNING;
+	if (s->life.phase == PHASE_STARTING)
+		sv_set_running(s);
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,

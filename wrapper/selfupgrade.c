@@ -188,7 +188,7 @@ static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
 	}
-	s->phase = PHASE_RUNNING;
+	sv_set_running(s);
 	s->adoptions += s->gens->len;
 	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
 		   WRAPPER_VERSION, s->gens->len);

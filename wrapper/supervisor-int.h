@@ -56,6 +56,17 @@ enum phase {
 	PHASE_STOPPING,
 };
 
+/* The life cycle: starting, running, stopping, and how we exit.
+ * supervisor.c owns it; others only read the phase. */
+struct lifecycle {
+	enum phase phase;
+	gboolean stop_hard;	/* the stop asked for is SIGTERM-now */
+	guint stop_timer;	/* --stop-timeout, then a hard stop */
+	gboolean done;		/* stopping, nothing left to wait for */
+	gboolean have_exit_code;
+	int exit_code;
+};
+
 /* Our own image and how to exec it again; selfupgrade.c owns it. */
 struct selfupgrade {
 	char **orig_argv;	/* our command line, for the exec */
@@ -84,7 +95,7 @@ struct supervisor {
 				 * our own exec */
 	guint restarts_adopted;
 	guint adoptions;
-	enum phase phase;
+	struct lifecycle life;		/* supervisor.c */
 
 	/* Starts, reloads and the hand-off: which step, the requests
 	 * meanwhile, the clients waiting (wrapper/reloader.h). */
@@ -120,11 +131,6 @@ struct supervisor {
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 
-	gboolean stop_hard;
-	guint stop_timer;
-	gboolean done;
-	gboolean have_exit_code;
-	int exit_code;
 	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
 };
 
@@ -134,6 +140,8 @@ struct log_event sv_event(struct supervisor *s, const char *message_id,
 
 /* supervisor.c */
 void sv_set_exit_code(struct supervisor *s, int code);
+/* The first generation serves (or was adopted across our exec). */
+void sv_set_running(struct supervisor *s);
 int sv_lost_exit_code(enum launch_mode mode, int status);
 gchar *sv_summary(struct supervisor *s);
 void sv_pidfile_publish(struct supervisor *s, struct generation *g);

@@ -7,18 +7,23 @@
 
 void sv_set_exit_code(struct supervisor *s, int code)
 {
-	if (!s->have_exit_code) {
-		s->have_exit_code = TRUE;
-		s->exit_code = code;
+	if (!s->life.have_exit_code) {
+		s->life.have_exit_code = TRUE;
+		s->life.exit_code = code;
 	}
+}
+
+void sv_set_running(struct supervisor *s)
+{
+	s->life.phase = PHASE_RUNNING;
 }
 
 static void quit_if_done(struct supervisor *s)
 {
-	if (s->phase == PHASE_STOPPING && s->gens->len == 0 &&
+	if (s->life.phase == PHASE_STOPPING && s->gens->len == 0 &&
 	    !adopt_alive(s->adopt)) {
 		/* May happen before the loop runs: "done" covers that. */
-		s->done = TRUE;
+		s->life.done = TRUE;
 		g_main_loop_quit(s->loop);
 	}
 }
@@ -162,7 +167,7 @@ static struct status_view status_view_of(struct supervisor *s)
 		generation_prune_cohorts(g_ptr_array_index(s->gens, i));
 	return (struct status_view){
 		.wrapper_pid = getpid(),
-		.phase = phase_name(s->phase),
+		.phase = phase_name(s->life.phase),
 		.reloads = reloader_reloads(s->reloader),
 		.reloads_failed = reloader_reloads_failed(s->reloader),
 		.takeovers = s->takeovers,
@@ -218,7 +223,7 @@ static void starting_generation_exited(struct supervisor *s,
 
 	/* It was to take its listeners (-x) from the one serving, which
 	 * ended meanwhile (a restart by hand): again, without -x. */
-	if (g->took_listeners && !s->current && s->phase == PHASE_RUNNING) {
+	if (g->took_listeners && !s->current && s->life.phase == PHASE_RUNNING) {
 		log_notice("generation %u (pid %d) %s: the one serving, whose "
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
@@ -236,7 +241,7 @@ static void starting_generation_exited(struct supervisor *s,
 	};
 	g_strlcpy(s->failed.version, g->version, sizeof(s->failed.version));
 	forget_generation(s, g);
-	if (s->phase == PHASE_STOPPING)
+	if (s->life.phase == PHASE_STOPPING)
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
 	/* Ending before it was ready is a failure, whatever the status. */
@@ -353,7 +358,7 @@ static void tell_status(struct supervisor *s)
 {
 	g_autofree gchar *line = NULL;
 
-	if (reloader_busy(s->reloader) || s->phase != PHASE_RUNNING)
+	if (reloader_busy(s->reloader) || s->life.phase != PHASE_RUNNING)
 		return;
 	line = sv_summary(s);
 	notify_status(line);
@@ -384,7 +389,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		tell_status(s);
 		break;
 	case ADOPT_NONE:
-		if (s->phase == PHASE_STOPPING)
+		if (s->life.phase == PHASE_STOPPING)
 			break;
 		/* During a reload its generation decides (current_lost). */
 		if (!s->current && !s->starting)
@@ -457,7 +462,7 @@ static void on_generation_exit(GPid pid, int status, gpointer data)
 		witness_flush(&g->witness);
 	if (g == s->starting) {
 		starting_generation_exited(s, g, status);
-	} else if (g == s->current && s->phase != PHASE_STOPPING) {
+	} else if (g == s->current && s->life.phase != PHASE_STOPPING) {
 		current_generation_exited(s, g, status);
 	} else {
 		log_info("generation %u (pid %d) finished: %s", g->number,
@@ -501,7 +506,7 @@ static gboolean on_stop_timeout(gpointer data)
 {
 	struct supervisor *s = data;
 
-	s->stop_timer = 0;
+	s->life.stop_timer = 0;
 	for (guint i = 0; i < s->gens->len; i++) {
 		struct generation *g = g_ptr_array_index(s->gens, i);
 
@@ -534,16 +539,16 @@ void sv_begin_stop(struct supervisor *s, int sig)
 {
 	gboolean hard = sig != SIGUSR1;
 
-	if (s->phase == PHASE_STOPPING) {
-		if (!hard || s->stop_hard)
+	if (s->life.phase == PHASE_STOPPING) {
+		if (!hard || s->life.stop_hard)
 			return;
 		log_notice("%s while stopping gracefully: stopping now",
 			   signal_name(sig));
 	}
-	if (s->phase != PHASE_STOPPING) {
+	if (s->life.phase != PHASE_STOPPING) {
 		g_autofree gchar *line = NULL;
 
-		s->phase = PHASE_STOPPING;
+		s->life.phase = PHASE_STOPPING;
 		line = sv_summary(s);
 		notify_stopping(line);
 	}
@@ -556,10 +561,10 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		g_clear_pointer(&s->probe, probe_cancel);
 	signal_all(s, sig);
 	adopt_stop(s->adopt, sig);
-	if (hard && !s->stop_hard && s->opts->stop_timeout_s)
-		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
+	if (hard && !s->life.stop_hard && s->opts->stop_timeout_s)
+		s->life.stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
-	s->stop_hard = hard;
+	s->life.stop_hard = hard;
 	quit_if_done(s);
 }
 
@@ -691,17 +696,17 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
-	s->exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
+	s->life.exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
 				     s->args->pidfile, s->opts->seamless,
 				     on_control, s);
-	if (s->exit_code)
-		return s->exit_code;
+	if (s->life.exit_code)
+		return s->life.exit_code;
 	start_watchdog(s);
 	if (!sv_restore_upgrade_state(s)) {
 		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}
-	if (!s->done)
+	if (!s->life.done)
 		g_main_loop_run(s->loop);
 	/* Witness and probes killed on the way out are ours to reap. */
 	if (s->probe)
@@ -709,21 +714,21 @@ int supervisor_run(struct supervisor *s)
 	child_reap_discarded(1000);
 	pidfile_retract(s);
 	teardown_runtime(s);
-	if (!s->have_exit_code)
-		s->exit_code = 0;
+	if (!s->life.have_exit_code)
+		s->life.exit_code = 0;
 	{
 		struct log_event ev = { .message_id = MSGID_STOP,
-					.exit_status = s->exit_code };
+					.exit_status = s->life.exit_code };
 
 		wlog_event(&ev, LOG_NOTICE, "exit, haproxy RC=%d",
-			   s->exit_code);
+			   s->life.exit_code);
 	}
-	return s->exit_code;
+	return s->life.exit_code;
 }
 
 void supervisor_free(struct supervisor *s)
 {
-	g_clear_handle_id(&s->stop_timer, g_source_remove);
+	g_clear_handle_id(&s->life.stop_timer, g_source_remove);
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_handle_id(&s->pending_idle, g_source_remove);
 	g_clear_handle_id(&s->extend_timer, g_source_remove);
