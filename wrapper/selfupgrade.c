@@ -96,7 +96,7 @@ struct upgrade_state sv_upgrade_state_of(struct supervisor *s)
 	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
 
 	return (struct upgrade_state){
-		.next_number = s->next_number,
+		.next_number = s->gt.next_number,
 		.reloads = reloader_reloads(r),
 		.reloads_failed = reloader_reloads_failed(r),
 		.takeovers = s->takeovers,
@@ -107,7 +107,7 @@ struct upgrade_state sv_upgrade_state_of(struct supervisor *s)
 		.attempt = reloader_attempt(r),
 		.hard = reloader_hard(r),
 		.pending_hard = pending_hard,
-		.gens = s->gens,
+		.gens = s->gt.gens,
 		.waiters = upgrade_waiters(s),
 		.notify_fd = upgrade_notify_fd(s),
 	};
@@ -129,8 +129,8 @@ static void child_discard_strays_of(struct supervisor *s)
 	g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(GPid));
 	g_autoptr(GArray) kids = proc_children(getpid());
 
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		g_array_append_val(keep, g->pid);
 	}
@@ -161,9 +161,9 @@ static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 			generation_free(g);
 			continue;
 		}
-		g_ptr_array_add(s->gens, g);
+		g_ptr_array_add(s->gt.gens, g);
 		if (g->state == GEN_CURRENT)
-			s->current = g;
+			s->gt.current = g;
 		/* Same instance, same runtime directory, same fragment. */
 		g->exposes = s->rt.expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {
@@ -175,8 +175,8 @@ static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 	}
 	child_discard_strays_of(s);
 	/* A leaked variable must not even renumber a fresh start. */
-	if (s->gens->len) {
-		s->next_number = h->next_number;
+	if (s->gt.gens->len) {
+		s->gt.next_number = h->next_number;
 		/* Counters, not reset by a package upgrade. */
 		reloader_set_counters(s->reloader, h->reloads,
 				      h->reloads_failed);
@@ -184,14 +184,14 @@ static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 		s->restarts_adopted = h->restarts_adopted;
 		s->adoptions = h->adoptions;
 	}
-	if (!s->current) {
+	if (!s->gt.current) {
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
 	}
 	sv_set_running(s);
-	s->adoptions += s->gens->len;
+	s->adoptions += s->gt.gens->len;
 	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
-		   WRAPPER_VERSION, s->gens->len);
+		   WRAPPER_VERSION, s->gt.gens->len);
 	return TRUE;
 }
 

@@ -56,6 +56,17 @@ enum phase {
 	PHASE_STOPPING,
 };
 
+/* The generation table: every haproxy generation of ours, which one
+ * serves, which one loads, and what the pidfile says. */
+struct gen_table {
+	GPtrArray *gens;		/* oldest first; owns them */
+	struct generation *current;	/* serving */
+	struct generation *starting;	/* loading */
+	guint next_number;
+	struct failed_generation failed;	/* the last one that failed */
+	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
+};
+
 /* The life cycle: starting, running, stopping, and how we exit.
  * supervisor.c owns it; others only read the phase. */
 struct lifecycle {
@@ -87,10 +98,7 @@ struct supervisor {
 	const struct wrapper_options *opts;
 	struct selfupgrade up;		/* selfupgrade.c */
 
-	GPtrArray *gens;		/* oldest first; owns them */
-	struct generation *current;
-	struct generation *starting;
-	guint next_number;
+	struct gen_table gt;		/* the generations */
 	guint takeovers;	/* these three: for metrics, kept across
 				 * our own exec */
 	guint restarts_adopted;
@@ -101,7 +109,6 @@ struct supervisor {
 	 * meanwhile, the clients waiting (wrapper/reloader.h). */
 	struct reloader *reloader;
 	guint pending_idle;		/* its RUN_PENDING, from the loop */
-	struct failed_generation failed;
 	struct handoff *handoff;	/* under way, or NULL */
 	struct probe *probe;
 	guint ready_timer;
@@ -131,7 +138,6 @@ struct supervisor {
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 
-	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
 };
 
 /* reload.c: an event's journal fields; result: the current attempt's. */

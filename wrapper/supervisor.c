@@ -20,7 +20,7 @@ void sv_set_running(struct supervisor *s)
 
 static void quit_if_done(struct supervisor *s)
 {
-	if (s->life.phase == PHASE_STOPPING && s->gens->len == 0 &&
+	if (s->life.phase == PHASE_STOPPING && s->gt.gens->len == 0 &&
 	    !adopt_alive(s->adopt)) {
 		/* May happen before the loop runs: "done" covers that. */
 		s->life.done = TRUE;
@@ -30,11 +30,11 @@ static void quit_if_done(struct supervisor *s)
 
 static void forget_generation(struct supervisor *s, struct generation *g)
 {
-	if (s->current == g)
-		s->current = NULL;
-	if (s->starting == g)
-		s->starting = NULL;
-	g_ptr_array_remove(s->gens, g);
+	if (s->gt.current == g)
+		s->gt.current = NULL;
+	if (s->gt.starting == g)
+		s->gt.starting = NULL;
+	g_ptr_array_remove(s->gt.gens, g);
 	quit_if_done(s);
 }
 
@@ -49,21 +49,21 @@ void sv_pidfile_publish(struct supervisor *s, struct generation *g)
 	/* A master writes its own pid there (-p), as upstream's unit has
 	 * it: ours to remove at exit all the same. */
 	if (g->mode == LAUNCH_MW) {
-		s->pidfile_pid = g->pid;
+		s->gt.pidfile_pid = g->pid;
 		return;
 	}
 	if (!pidfile_write(s->args->pidfile, &g->pid, 1, &error)) {
 		log_warn("cannot write pidfile: %s", error->message);
 		return;
 	}
-	s->pidfile_pid = g->pid;
+	s->gt.pidfile_pid = g->pid;
 }
 
 /* Remove the pidfile at exit, only if it still is what we wrote. */
 static void pidfile_retract(struct supervisor *s)
 {
-	if (s->pidfile_pid)
-		pidfile_remove_if_ours(s->args->pidfile, s->pidfile_pid);
+	if (s->gt.pidfile_pid)
+		pidfile_remove_if_ours(s->args->pidfile, s->gt.pidfile_pid);
 }
 
 /* A pidfile naming live processes we did not start: say so, touch none. */
@@ -110,8 +110,8 @@ int sv_lost_exit_code(enum launch_mode mode, int status)
 
 gboolean sv_master_running(struct supervisor *s)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		if (g->mode == LAUNCH_MW && !g->exited)
 			return TRUE;
@@ -163,8 +163,8 @@ static const struct foreign *adopted_serving(struct supervisor *s)
 
 static struct status_view status_view_of(struct supervisor *s)
 {
-	for (guint i = 0; i < s->gens->len; i++)
-		generation_prune_cohorts(g_ptr_array_index(s->gens, i));
+	for (guint i = 0; i < s->gt.gens->len; i++)
+		generation_prune_cohorts(g_ptr_array_index(s->gt.gens, i));
 	return (struct status_view){
 		.wrapper_pid = getpid(),
 		.phase = phase_name(s->life.phase),
@@ -174,9 +174,9 @@ static struct status_view status_view_of(struct supervisor *s)
 		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
 		.last = reloader_last(s->reloader),
-		.failed = &s->failed,
-		.gens = s->gens,
-		.current = s->current,
+		.failed = &s->gt.failed,
+		.gens = s->gt.gens,
+		.current = s->gt.current,
 		.foreign = foreign_view(s),
 		.adopted = adopted_serving(s),
 		.reuseport = reuseport_state(s->reuseport),
@@ -201,8 +201,8 @@ void sv_watch_generation(struct supervisor *s, struct generation *g)
 
 static struct generation *find_generation(struct supervisor *s, GPid pid)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		if (g->pid == pid)
 			return g;
@@ -223,7 +223,7 @@ static void starting_generation_exited(struct supervisor *s,
 
 	/* It was to take its listeners (-x) from the one serving, which
 	 * ended meanwhile (a restart by hand): again, without -x. */
-	if (g->took_listeners && !s->current && s->life.phase == PHASE_RUNNING) {
+	if (g->took_listeners && !s->gt.current && s->life.phase == PHASE_RUNNING) {
 		log_notice("generation %u (pid %d) %s: the one serving, whose "
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
@@ -231,15 +231,15 @@ static void starting_generation_exited(struct supervisor *s,
 		sv_post(s, RE_RETRY, NULL);
 		return;
 	}
-	failed_generation_clear(&s->failed);
-	s->failed = (struct failed_generation){
+	failed_generation_clear(&s->gt.failed);
+	s->gt.failed = (struct failed_generation){
 		.valid = TRUE,
 		.number = number,
 		.pid = pid,
 		.started_us = g->started_us,
 		.how = g_strdup(how),
 	};
-	g_strlcpy(s->failed.version, g->version, sizeof(s->failed.version));
+	g_strlcpy(s->gt.failed.version, g->version, sizeof(s->gt.failed.version));
 	forget_generation(s, g);
 	if (s->life.phase == PHASE_STOPPING)
 		log_info("generation %u (pid %d) %s while starting", number,
@@ -337,14 +337,14 @@ static void adopted_lost(struct supervisor *s)
 	/* Most likely the soft stop from a successor of ours, seen before
 	 * its witness: the successor decides, as for our own. Their status
 	 * is unknown (not our children), and no success. */
-	if (s->starting) {
+	if (s->gt.starting) {
 		log_info("the adopted haproxy ended while generation %u "
-			 "starts", s->starting->number);
+			 "starts", s->gt.starting->number);
 		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
 			.exit_code = sv_lost_exit_code(LAUNCH_DB,
 						       W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
-		if (!s->starting->sf_adopted)
+		if (!s->gt.starting->sf_adopted)
 			search_replacement(s);
 		return;
 	}
@@ -373,13 +373,13 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		s->replaced.valid = FALSE;
 		s->restarts_adopted++;
 		reuseport_attach_foreign(s->reuseport, adopt_instances(s->adopt));
-		if (s->current)
+		if (s->gt.current)
 			/* Found after our reload's generation was ready. */
 			sv_retire_adopted(s);
-		else if (s->starting)
+		else if (s->gt.starting)
 			log_notice("an adopted haproxy serves; generation %u "
 				   "replaces it once ready",
-				   s->starting->number);
+				   s->gt.starting->number);
 		else
 			log_notice("an adopted haproxy serves; the next reload "
 				   "brings it back under the wrapper");
@@ -392,7 +392,7 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		if (s->life.phase == PHASE_STOPPING)
 			break;
 		/* During a reload its generation decides (current_lost). */
-		if (!s->current && !s->starting)
+		if (!s->gt.current && !s->gt.starting)
 			replacement_not_found(s);
 		else
 			sv_post(s, RE_SEARCH_OVER, NULL);
@@ -414,9 +414,9 @@ static void current_generation_exited(struct supervisor *s,
 	g_autofree gchar *how = describe_wait_status(status);
 	struct log_event ev;
 
-	if (s->starting) {
+	if (s->gt.starting) {
 		log_info("generation %u (pid %d) %s while generation %u "
-			 "starts", g->number, g->pid, how, s->starting->number);
+			 "starts", g->number, g->pid, how, s->gt.starting->number);
 		/* Most likely the starting one's own -sf, seen before its
 		 * witness; or a restart by hand, whose instance is not on
 		 * its -sf list: looked for once the reload decides. */
@@ -458,11 +458,11 @@ static void on_generation_exit(GPid pid, int status, gpointer data)
 	g->exited = TRUE;
 	/* Its exit may be seen before the witness's last reports: read
 	 * them first (a "ready" makes it the serving generation). */
-	if (g == s->starting)
+	if (g == s->gt.starting)
 		witness_flush(&g->witness);
-	if (g == s->starting) {
+	if (g == s->gt.starting) {
 		starting_generation_exited(s, g, status);
-	} else if (g == s->current && s->life.phase != PHASE_STOPPING) {
+	} else if (g == s->gt.current && s->life.phase != PHASE_STOPPING) {
 		current_generation_exited(s, g, status);
 	} else {
 		log_info("generation %u (pid %d) finished: %s", g->number,
@@ -507,8 +507,8 @@ static gboolean on_stop_timeout(gpointer data)
 	struct supervisor *s = data;
 
 	s->life.stop_timer = 0;
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		log_warn("generation %u (pid %d) still running %us after the "
 			 "stop; SIGKILL", g->number, g->pid,
@@ -525,8 +525,8 @@ static gboolean on_stop_timeout(gpointer data)
 
 static void signal_all(struct supervisor *s, int sig)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		/* A haproxy still loading has nothing to drain. */
 		generation_signal(g, g->state == GEN_STARTING ? SIGTERM : sig,
@@ -602,13 +602,13 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->loop = g_main_loop_new(NULL, FALSE);
 	s->args = args;
 	s->opts = opts;
-	s->gens = g_ptr_array_new_with_free_func(
+	s->gt.gens = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)generation_free);
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->next_number = 1;
+	s->gt.next_number = 1;
 	sv_self_upgrade_init(s, orig_argv);
 	return s;
 }
@@ -626,7 +626,7 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if ((s->current && !s->current->exited) || adopt_serving(s->adopt))
+	if ((s->gt.current && !s->gt.current->exited) || adopt_serving(s->adopt))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -735,14 +735,14 @@ void supervisor_free(struct supervisor *s)
 	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
 	if (s->probe)
 		probe_cancel(s->probe);
-	g_ptr_array_unref(s->gens);
+	g_ptr_array_unref(s->gt.gens);
 	reloader_free(s->reloader);
 	master_link_free(s->master);
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
-	failed_generation_clear(&s->failed);
+	failed_generation_clear(&s->gt.failed);
 	runtime_clear(&s->rt);
 	g_free(s->haproxy_path);
 	g_free(s->vcache.path);
