@@ -361,8 +361,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 
 	witness_stop(&g->witness);
 	g->state = GEN_CURRENT;
-	s->gt.current = g;
-	s->gt.starting = NULL;
+	gen_table_set_serving(&s->gt, g);
 	/* Its predecessor ended during its start: from its -sf, or from a
 	 * restart by hand that it must not serve next to. */
 	sv_post(s, RE_SERVING, NULL);

@@ -161,9 +161,7 @@ static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 			generation_free(g);
 			continue;
 		}
-		g_ptr_array_add(s->gt.gens, g);
-		if (g->state == GEN_CURRENT)
-			s->gt.current = g;
+		gen_table_add_adopted(&s->gt, g);
 		/* Same instance, same runtime directory, same fragment. */
 		g->exposes = s->rt.expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {

@@ -247,9 +247,7 @@ static gboolean spawn_generation(struct supervisor *s,
 				 error->message);
 		return FALSE;
 	}
-	s->gt.next_number++;
-	g_ptr_array_add(s->gt.gens, g);
-	s->gt.starting = g;
+	gen_table_add_starting(&s->gt, g);
 	sv_watch_generation(s, g);
 	start_load_timers(s);
 	return TRUE;

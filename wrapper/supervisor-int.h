@@ -31,6 +31,7 @@
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
+#include "wrapper/gentable.h"
 #include "wrapper/master.h"
 #include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
@@ -54,17 +55,6 @@ enum phase {
 	PHASE_STARTING,	/* the first generation is not ready yet */
 	PHASE_RUNNING,
 	PHASE_STOPPING,
-};
-
-/* The generation table: every haproxy generation of ours, which one
- * serves, which one loads, and what the pidfile says. */
-struct gen_table {
-	GPtrArray *gens;		/* oldest first; owns them */
-	struct generation *current;	/* serving */
-	struct generation *starting;	/* loading */
-	guint next_number;
-	struct failed_generation failed;	/* the last one that failed */
-	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
 };
 
 /* The life cycle: starting, running, stopping, and how we exit.
@@ -98,7 +88,7 @@ struct supervisor {
 	const struct wrapper_options *opts;
 	struct selfupgrade up;		/* selfupgrade.c */
 
-	struct gen_table gt;		/* the generations */
+	struct gen_table gt;		/* the generations (gentable.h) */
 	guint takeovers;	/* these three: for metrics, kept across
 				 * our own exec */
 	guint restarts_adopted;

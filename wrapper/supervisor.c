@@ -30,11 +30,7 @@ static void quit_if_done(struct supervisor *s)
 
 static void forget_generation(struct supervisor *s, struct generation *g)
 {
-	if (s->gt.current == g)
-		s->gt.current = NULL;
-	if (s->gt.starting == g)
-		s->gt.starting = NULL;
-	g_ptr_array_remove(s->gt.gens, g);
+	gen_table_forget(&s->gt, g);
 	quit_if_done(s);
 }
 
@@ -602,13 +598,11 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->loop = g_main_loop_new(NULL, FALSE);
 	s->args = args;
 	s->opts = opts;
-	s->gt.gens = g_ptr_array_new_with_free_func(
-		(GDestroyNotify)generation_free);
+	gen_table_init(&s->gt);
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->gt.next_number = 1;
 	sv_self_upgrade_init(s, orig_argv);
 	return s;
 }
@@ -735,14 +729,13 @@ void supervisor_free(struct supervisor *s)
 	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
 	if (s->probe)
 		probe_cancel(s->probe);
-	g_ptr_array_unref(s->gt.gens);
+	gen_table_clear(&s->gt);
 	reloader_free(s->reloader);
 	master_link_free(s->master);
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
-	failed_generation_clear(&s->gt.failed);
 	runtime_clear(&s->rt);
 	g_free(s->haproxy_path);
 	g_free(s->vcache.path);
