@@ -27,7 +27,7 @@ FUZZ_RUNS    ?= 10000000
 FUZZ_TIMEOUT ?= 60
 # The machines are shared: fuzzing yields to everything else.
 FUZZ_NICE    ?= nice -n 19
-# The control protocol and the handover state first: they parse what
+# The control protocol and the upgrade state first: they parse what
 # another process sends.
 FUZZ_TARGETS := control state notify args pidfile version proc
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The self-upgrade handover: what one image writes, the next reads back,
+/* The self-upgrade's upgrade state: what one image writes, the next reads back,
  * and nothing malformed gets through. */
 #include <glib.h>
 #include <signal.h>
 
 #include "wrapper/state.h"
 
-static struct handover sample(void)
+static struct upgrade_state sample(void)
 {
-	struct handover h = {
+	struct upgrade_state h = {
 		.next_number = 7,
 		.reloads = 5,
 		.reloads_failed = 3,
@@ -23,11 +23,11 @@ static struct handover sample(void)
 		.gens = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)generation_free),
 		.waiters = g_array_new(FALSE, FALSE,
-				       sizeof(struct handover_waiter)),
+				       sizeof(struct upgrade_waiter)),
 		.notify_fd = -1,
 	};
-	struct handover_waiter w1 = { .fd = 7, .target = 9 };
-	struct handover_waiter w2 = { .fd = 12, .target = 10 };
+	struct upgrade_waiter w1 = { .fd = 7, .target = 9 };
+	struct upgrade_waiter w2 = { .fd = 12, .target = 10 };
 	struct generation *a = generation_new(5, LAUNCH_DS, "1.7.0");
 	struct generation *b = generation_new(6, LAUNCH_DB,
 					      "2.6.12-1+deb12u4 x:y%z");
@@ -46,7 +46,7 @@ static struct handover sample(void)
 
 static void test_round_trip(void)
 {
-	struct handover h = sample(), back;
+	struct upgrade_state h = sample(), back;
 	g_autofree gchar *text = state_serialize(&h);
 	struct generation *a, *b;
 
@@ -63,9 +63,9 @@ static void test_round_trip(void)
 	g_assert_true(back.hard);
 	g_assert_false(back.pending_hard);
 	g_assert_cmpuint(back.waiters->len, ==, 2);
-	g_assert_cmpint(g_array_index(back.waiters, struct handover_waiter, 0).fd,
+	g_assert_cmpint(g_array_index(back.waiters, struct upgrade_waiter, 0).fd,
 			==, 7);
-	g_assert_cmpuint(g_array_index(back.waiters, struct handover_waiter, 1)
+	g_assert_cmpuint(g_array_index(back.waiters, struct upgrade_waiter, 1)
 				 .target, ==, 10);
 	g_assert_cmpuint(back.gens->len, ==, 2);
 	a = g_ptr_array_index(back.gens, 0);
@@ -82,14 +82,14 @@ static void test_round_trip(void)
 	/* Separators inside a version survive the trip. */
 	g_assert_cmpstr(b->version, ==, "2.6.12-1+deb12u4 x:y%z");
 	g_assert_cmpint(back.notify_fd, ==, -1);
-	handover_clear(&h);
-	handover_clear(&back);
+	upgrade_state_clear(&h);
+	upgrade_state_clear(&back);
 }
 
 /* A master-worker generation and its notify socket. */
 static void test_master_round_trip(void)
 {
-	struct handover h = sample(), back;
+	struct upgrade_state h = sample(), back;
 	struct generation *m = generation_new(8, LAUNCH_MW, "2.6.12");
 	g_autofree gchar *text = NULL;
 	struct generation *g;
@@ -105,31 +105,31 @@ static void test_master_round_trip(void)
 	g = g_ptr_array_index(back.gens, 2);
 	g_assert_cmpint(g->mode, ==, LAUNCH_MW);
 	g_assert_cmpint(g->pid, ==, 4321);
-	handover_clear(&h);
-	handover_clear(&back);
+	upgrade_state_clear(&h);
+	upgrade_state_clear(&back);
 }
 
 static void test_no_generations(void)
 {
-	struct handover h;
+	struct upgrade_state h;
 
 	g_assert_true(state_parse("1 1 0 0 0 0 0 0", &h));
 	g_assert_cmpuint(h.gens->len, ==, 0);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 }
 
 /* An older image's state has no counters: they start at 0. A newer
  * image's counters this one does not know are skipped. */
 static void test_counters_compat(void)
 {
-	struct handover h;
+	struct upgrade_state h;
 
 	g_assert_true(state_parse("1 3 2 12 0 2 0 0 1:10:1:1:0:v", &h));
 	g_assert_cmpuint(h.reloads, ==, 2);
 	g_assert_cmpuint(h.reloads_failed, ==, 0);
 	g_assert_cmpuint(h.takeovers, ==, 0);
 	g_assert_cmpuint(h.adoptions, ==, 0);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 
 	g_assert_true(state_parse("1 3 2 12 0 2 0 0 future_total=9 "
 				  "1:10:1:1:0:v adoptions=2 reloads_failed=5",
@@ -138,7 +138,7 @@ static void test_counters_compat(void)
 	g_assert_cmpuint(h.reloads_failed, ==, 5);
 	g_assert_cmpuint(h.takeovers, ==, 0);
 	g_assert_cmpuint(h.adoptions, ==, 2);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 }
 
 static void test_malformed(void)
@@ -181,19 +181,19 @@ static void test_malformed(void)
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
-		struct handover h;
+		struct upgrade_state h;
 
 		g_test_message("input: '%s'", bad[i]);
 		g_assert_false(state_parse(bad[i], &h));
 		g_assert_cmpuint(h.gens->len, ==, 0);
-		handover_clear(&h);
+		upgrade_state_clear(&h);
 	}
 }
 
 /* What a refused state still tells: the header, the tokens that parse. */
 static void test_salvage(void)
 {
-	struct handover h;
+	struct upgrade_state h;
 	struct generation *g;
 
 	g_assert_cmpuint(state_salvage("1 3 2 12 1 4 0 0 1:10:1:2:0:v w:bad "
@@ -208,7 +208,7 @@ static void test_salvage(void)
 	g_assert_cmpint(g->pid, ==, 11);
 	g_assert_cmpint(g->state, ==, GEN_CURRENT);
 	g_assert_cmpuint(h.waiters->len, ==, 1);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 
 	/* No header: one reload on request, numbered after what it names. */
 	g_assert_cmpuint(state_salvage("5:10:1:1:0:v", &h), ==, 1);
@@ -216,7 +216,7 @@ static void test_salvage(void)
 	g_assert_cmpuint(h.next_number, ==, 6);
 	g_assert_cmpuint(h.attempt, ==, 1);
 	g_assert_cmpint(h.reload_signal, ==, 0);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 }
 
 /* A descriptor or a pid named twice would be adopted twice: one client
@@ -224,24 +224,24 @@ static void test_salvage(void)
  * two watches on one child. Refused; the salvage keeps the first. */
 static void test_named_twice(void)
 {
-	struct handover h;
+	struct upgrade_state h;
 
 	g_assert_false(state_parse("1 3 2 12 1 4 0 0 2:11:1:1:0:v w7:4 w7:4",
 				   &h));
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 	g_assert_false(state_parse("1 3 2 12 1 4 0 0 2:11:1:1:0:v n7 w7:4",
 				   &h));
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 	g_assert_false(state_parse("1 3 2 12 1 4 0 0 1:11:1:2:0:v "
 				   "2:11:1:1:0:v", &h));
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 
 	g_assert_cmpuint(state_salvage("1 3 2 12 1 4 0 0 1:10:1:2:0:v "
 				       "2:10:1:1:0:v w7:4 w7:4 n7", &h), ==, 3);
 	g_assert_cmpuint(h.gens->len, ==, 1);
 	g_assert_cmpuint(h.waiters->len, ==, 1);
 	g_assert_cmpint(h.notify_fd, <, 0);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 }
 
 int main(int argc, char **argv)

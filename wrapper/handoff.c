@@ -182,7 +182,7 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	g_autoptr(GError) error = NULL;
 	struct handoff *h;
 
-	if (s->phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
+	if (s->life.phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
 		control_reply(client, "error: a start, reload or stop is in "
 				      "progress; hand off once it is over");
 		return;
@@ -199,7 +199,7 @@ void sv_handoff(struct supervisor *s, struct control_client *client)
 	/* Reloads wait while we check: nothing may change under us. */
 	sv_post(s, RE_HANDOFF, NULL);
 	s->handoff = h;
-	h->path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	h->path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
 	if (!h->path) {
 		refuse(h, "%s", error->message);
 		return;

@@ -249,9 +249,9 @@ gboolean master_link_adopt(struct master_link *m, int fd, const char *path)
 	return m->notify != NULL;
 }
 
-int master_link_handover_fd(struct master_link *m)
+int master_link_upgrade_fd(struct master_link *m)
 {
-	return m->notify ? mw_notify_handover_fd(m->notify) : -1;
+	return m->notify ? mw_notify_upgrade_fd(m->notify) : -1;
 }
 
 void master_link_reclaim_fd(struct master_link *m)

@@ -51,7 +51,7 @@ const char *master_link_socket(struct master_link *m, const char *rundir,
 /* The socket handed over by our previous image, bound at path. */
 gboolean master_link_adopt(struct master_link *m, int fd, const char *path);
 /* The socket, inheritable for our exec (-1: none); private again. */
-int master_link_handover_fd(struct master_link *m);
+int master_link_upgrade_fd(struct master_link *m);
 void master_link_reclaim_fd(struct master_link *m);
 
 /* Reload the serving master g (SIGUSR2) into haproxy version; hard: its

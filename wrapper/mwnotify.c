@@ -162,7 +162,7 @@ const char *mw_notify_path(const struct mw_notify *n)
 	return n->path;
 }
 
-int mw_notify_handover_fd(struct mw_notify *n)
+int mw_notify_upgrade_fd(struct mw_notify *n)
 {
 	fcntl(n->fd, F_SETFD, 0);
 	return n->fd;

@@ -27,7 +27,7 @@ const char *mw_notify_path(const struct mw_notify *n);
 
 /* The descriptor, made inheritable for the self upgrade's exec; and
  * private again when that exec failed. */
-int mw_notify_handover_fd(struct mw_notify *n);
+int mw_notify_upgrade_fd(struct mw_notify *n);
 void mw_notify_reclaim_fd(struct mw_notify *n);
 
 /* Is fd a datagram socket bound to path (one a previous image had)? */

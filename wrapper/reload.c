@@ -60,16 +60,16 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 			   "is serving: stopping", msg);
 		break;
 	case FAILURE_KEPT:
-		if (!s->current) {
+		if (!s->gt.current) {
 			wlog_event(&ev, LOG_ERR, "reload failed: %s; the adopted "
 				   "haproxy keeps serving", msg);
 			break;
 		}
-		ev = sv_event(s, MSGID_RELOAD_FAILED, s->current->number,
-			      s->current->pid, "failed");
+		ev = sv_event(s, MSGID_RELOAD_FAILED, s->gt.current->number,
+			      s->gt.current->pid, "failed");
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
-			   "(pid %d) keeps serving", msg, s->current->number,
-			   s->current->pid);
+			   "(pid %d) keeps serving", msg, s->gt.current->number,
+			   s->gt.current->pid);
 		break;
 	}
 }
@@ -189,8 +189,8 @@ static guint master_cohorts_draining(struct generation *g)
  * than any generation started since (the masters came before them). */
 static guint bound_master_cohorts(struct supervisor *s, guint draining)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		for (guint j = 0; j < g->cohorts->len &&
 				  draining > (guint)s->opts->max_old_workers;
@@ -220,8 +220,8 @@ void sv_bound_draining(struct supervisor *s)
 
 	if (s->opts->max_old_workers < 0)
 		return;
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		generation_prune_cohorts(g);
 		draining += master_cohorts_draining(g);
@@ -229,9 +229,9 @@ void sv_bound_draining(struct supervisor *s)
 			draining++;
 	}
 	draining = bound_master_cohorts(s, draining);
-	for (guint i = 0; i < s->gens->len &&
+	for (guint i = 0; i < s->gt.gens->len &&
 			  draining > (guint)s->opts->max_old_workers; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		if (g->state != GEN_DRAINING || g->terminated)
 			continue;
@@ -349,20 +349,19 @@ void sv_retire_adopted(struct supervisor *s)
 	if (!adopt_serving(s->adopt))
 		return;
 	log_notice("generation %u serves; the haproxy restarted by hand "
-		   "during its reload leaves (%s)", s->current->number,
+		   "during its reload leaves (%s)", s->gt.current->number,
 		   signal_name(sig));
 	adopt_retire(s->adopt, sig);
 }
 
 void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
-	struct generation *old = s->current;
+	struct generation *old = s->gt.current;
 	struct log_event ev;
 
 	witness_stop(&g->witness);
 	g->state = GEN_CURRENT;
-	s->current = g;
-	s->starting = NULL;
+	gen_table_set_serving(&s->gt, g);
 	/* Its predecessor ended during its start: from its -sf, or from a
 	 * restart by hand that it must not serve next to. */
 	sv_post(s, RE_SERVING, NULL);
@@ -384,7 +383,7 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 	}
 	sv_bound_draining(s);
 	sv_pidfile_publish(s, g);
-	failed_generation_clear(&s->failed);
+	failed_generation_clear(&s->gt.failed);
 	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
 	if (g->mode == LAUNCH_MW) {
 		g_autofree gchar *workers = pids_text(g->workers);
@@ -396,10 +395,10 @@ void sv_generation_ready(struct supervisor *s, struct generation *g)
 		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
-	if (s->phase == PHASE_STARTING && s->takeover)
+	if (s->life.phase == PHASE_STARTING && s->takeover)
 		s->takeovers = takeover_instances(s->takeover)->len;
-	if (s->phase == PHASE_STARTING)
-		s->phase = PHASE_RUNNING;
+	if (s->life.phase == PHASE_STARTING)
+		sv_set_running(s);
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,
@@ -424,8 +423,8 @@ static struct generation *master_find(void *ctx, GPid pid)
 {
 	struct supervisor *s = ctx;
 
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		if (g->mode == LAUNCH_MW && !g->exited && g->pid == pid)
 			return g;
@@ -437,9 +436,9 @@ static enum master_role master_role(void *ctx, const struct generation *g)
 {
 	struct supervisor *s = ctx;
 
-	if (g == s->starting)
+	if (g == s->gt.starting)
 		return MASTER_STARTING;
-	if (g != s->current)
+	if (g != s->gt.current)
 		return MASTER_OTHER;
 	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
 	return reloader_state(s->reloader) == RS_MASTER_VERDICT
@@ -465,7 +464,7 @@ static void master_loaded(void *ctx, struct generation *g,
 	struct log_event ev;
 
 	sv_bound_draining(s);
-	failed_generation_clear(&s->failed);
+	failed_generation_clear(&s->gt.failed);
 	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
 	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
 		   "workers %s, haproxy %s", g->number, g->pid, pids,

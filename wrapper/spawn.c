@@ -9,7 +9,7 @@
 static void on_witness(int signo, GPid sender, gpointer data)
 {
 	struct supervisor *s = data;
-	struct generation *g = s->starting;
+	struct generation *g = s->gt.starting;
 
 	if (!g || sender != g->pid) {
 		log_debug("witness: ignoring %s from pid %d", signal_name(signo),
@@ -49,16 +49,16 @@ void sv_kill_loading(void *ctx)
 	struct supervisor *s = ctx;
 
 	log_err("generation %u (pid %d) not ready after %us; killing it",
-		s->starting->number, s->starting->pid,
+		s->gt.starting->number, s->gt.starting->pid,
 		s->opts->ready_timeout_s);
-	generation_signal(s->starting, SIGKILL, FALSE);
+	generation_signal(s->gt.starting, SIGKILL, FALSE);
 }
 
 gchar *sv_master_timeout_text(void *ctx, gboolean settling)
 {
 	struct supervisor *s = ctx;
 	/* The master may have ended meanwhile (a restart by hand). */
-	GPid pid = s->current ? s->current->pid : 0;
+	GPid pid = s->gt.current ? s->gt.current->pid : 0;
 
 	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
 			       pid,
@@ -73,8 +73,8 @@ GArray *sv_generations_sf_pids(struct supervisor *s)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	for (guint i = 0; i < s->gens->len; i++)
-		generation_sf_pids(g_ptr_array_index(s->gens, i), pids);
+	for (guint i = 0; i < s->gt.gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(s->gt.gens, i), pids);
 	return pids;
 }
 
@@ -83,12 +83,12 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
 	GArray *pids = sv_generations_sf_pids(s);
 
 	*hard = FALSE;
-	if (s->next_number == 1 && s->args->user_old_pids) {
+	if (s->gt.next_number == 1 && s->args->user_old_pids) {
 		g_array_append_vals(pids, s->args->user_old_pids->data,
 				    s->args->user_old_pids->len);
 		*hard = s->args->user_old_hard;
 	}
-	if (s->next_number == 1 && s->takeover) {
+	if (s->gt.next_number == 1 && s->takeover) {
 		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
@@ -105,7 +105,7 @@ static GArray *old_pids(struct supervisor *s, gboolean *hard)
  * sockets from there (-x fails hard on a missing socket: check first). */
 gboolean sv_can_take_listeners(struct supervisor *s)
 {
-	return s->current && s->current->exposes && !s->current->exited &&
+	return s->gt.current && s->gt.current->exposes && !s->gt.current->exited &&
 	       g_file_test(s->rt.expose_sock, G_FILE_TEST_EXISTS);
 }
 
@@ -122,7 +122,7 @@ static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
 	if (user_socket && *user_socket) {
 		/* The 1.x wrapper's never-released -x variable: the user
 		 * vouches that this socket exposes its listeners. */
-		if (s->current && g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
+		if (s->gt.current && g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
 			g_strv_builder_add(b, "-x");
 			g_strv_builder_add(b, user_socket);
 		}
@@ -224,7 +224,7 @@ static gboolean spawn_generation(struct supervisor *s,
 
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(s);
-	g = generation_new(s->next_number, mode, v->full);
+	g = generation_new(s->gt.next_number, mode, v->full);
 	if (!prepare_readiness(s, g, &notify_socket, &error)) {
 		generation_free(g);
 		sv_launch_failed(s, EXIT_OS_ERROR, "%s", error->message);
@@ -248,9 +248,7 @@ static gboolean spawn_generation(struct supervisor *s,
 				 error->message);
 		return FALSE;
 	}
-	s->next_number++;
-	g_ptr_array_add(s->gens, g);
-	s->starting = g;
+	gen_table_add_starting(&s->gt, g);
 	sv_watch_generation(s, g);
 	start_load_timers(s);
 	return TRUE;
@@ -292,7 +290,7 @@ gboolean sv_launch_must_wait(void *ctx)
 	if (!adopt_searching(s->adopt))
 		return FALSE;
 	log_info("generation %u waits for the search for a haproxy "
-		 "that replaced the one serving", s->next_number);
+		 "that replaced the one serving", s->gt.next_number);
 	return TRUE;
 }
 
@@ -300,7 +298,7 @@ gboolean sv_launch_must_wait(void *ctx)
 enum launch_kind sv_launch(void *ctx, const struct haproxy_version *v)
 {
 	struct supervisor *s = ctx;
-	struct generation *c = s->current;
+	struct generation *c = s->gt.current;
 	enum launch_mode mode = choose_mode(s, v);
 
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
@@ -377,7 +375,7 @@ void sv_probe(void *ctx)
 	g_autoptr(GError) error = NULL;
 	struct stat st;
 
-	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->self.path, &error);
+	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
 	if (!s->haproxy_path) {
 		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
 		return;

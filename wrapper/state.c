@@ -15,7 +15,7 @@
  */
 #define HEADER_FIELDS 8
 
-gchar *state_serialize(const struct handover *h)
+gchar *state_serialize(const struct upgrade_state *h)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
 
@@ -33,8 +33,8 @@ gchar *state_serialize(const struct handover *h)
 				       g->started_us, version);
 	}
 	for (guint i = 0; h->waiters && i < h->waiters->len; i++) {
-		const struct handover_waiter *w =
-			&g_array_index(h->waiters, struct handover_waiter, i);
+		const struct upgrade_waiter *w =
+			&g_array_index(h->waiters, struct upgrade_waiter, i);
 
 		g_string_append_printf(s, " w%d:%u", w->fd, w->target);
 	}
@@ -81,7 +81,7 @@ static struct generation *parse_gen(const char *token)
 	return g;
 }
 
-static gboolean parse_waiter(const char *token, struct handover_waiter *w)
+static gboolean parse_waiter(const char *token, struct upgrade_waiter *w)
 {
 	g_auto(GStrv) f = g_strsplit(token + 1, ":", 3);
 	guint64 fd, target;
@@ -90,23 +90,23 @@ static gboolean parse_waiter(const char *token, struct handover_waiter *w)
 	    !parse_uint(f[0], G_MAXINT, &fd) || fd < 3 ||
 	    !parse_uint(f[1], G_MAXUINT, &target))
 		return FALSE;
-	*w = (struct handover_waiter){ .fd = fd, .target = target };
+	*w = (struct upgrade_waiter){ .fd = fd, .target = target };
 	return TRUE;
 }
 
 /* Known counters; each at most once. */
-static gboolean parse_counter(const char *token, struct handover *h,
+static gboolean parse_counter(const char *token, struct upgrade_state *h,
 			      guint *seen)
 {
 	static const struct {
 		const char *name;
 		gsize offset;
 	} known[] = {
-		{ "reloads_failed", G_STRUCT_OFFSET(struct handover, reloads_failed) },
-		{ "takeovers", G_STRUCT_OFFSET(struct handover, takeovers) },
+		{ "reloads_failed", G_STRUCT_OFFSET(struct upgrade_state, reloads_failed) },
+		{ "takeovers", G_STRUCT_OFFSET(struct upgrade_state, takeovers) },
 		{ "restarts_adopted",
-		  G_STRUCT_OFFSET(struct handover, restarts_adopted) },
-		{ "adoptions", G_STRUCT_OFFSET(struct handover, adoptions) },
+		  G_STRUCT_OFFSET(struct upgrade_state, restarts_adopted) },
+		{ "adoptions", G_STRUCT_OFFSET(struct upgrade_state, adoptions) },
 	};
 	const char *eq = strchr(token, '=');
 	guint64 v;
@@ -131,17 +131,17 @@ static gboolean parse_counter(const char *token, struct handover *h,
 
 /* Named twice, a descriptor would be adopted twice (closed by one while
  * the other writes to it), a pid watched twice. */
-static gboolean fd_named(const struct handover *h, int fd)
+static gboolean fd_named(const struct upgrade_state *h, int fd)
 {
 	if (h->notify_fd == fd)
 		return TRUE;
 	for (guint i = 0; i < h->waiters->len; i++)
-		if (g_array_index(h->waiters, struct handover_waiter, i).fd == fd)
+		if (g_array_index(h->waiters, struct upgrade_waiter, i).fd == fd)
 			return TRUE;
 	return FALSE;
 }
 
-static gboolean pid_named(const struct handover *h, GPid pid)
+static gboolean pid_named(const struct upgrade_state *h, GPid pid)
 {
 	for (guint i = 0; i < h->gens->len; i++) {
 		const struct generation *g = g_ptr_array_index(h->gens, i);
@@ -152,10 +152,10 @@ static gboolean pid_named(const struct handover *h, GPid pid)
 	return FALSE;
 }
 
-static gboolean parse_token(const char *token, struct handover *h,
+static gboolean parse_token(const char *token, struct upgrade_state *h,
 			    guint *seen)
 {
-	struct handover_waiter w;
+	struct upgrade_waiter w;
 	struct generation *g;
 
 	if (strchr(token, '='))
@@ -187,7 +187,7 @@ static gboolean parse_token(const char *token, struct handover *h,
 	return TRUE;
 }
 
-gboolean state_parse(const char *text, struct handover *h)
+gboolean state_parse(const char *text, struct upgrade_state *h)
 {
 	g_auto(GStrv) tok = g_strsplit(text, " ", -1);
 	guint64 v[HEADER_FIELDS];
@@ -196,11 +196,11 @@ gboolean state_parse(const char *text, struct handover *h)
 		G_MAXUINT, G_MAXUINT, G_MAXUINT, NSIG - 1, 1, G_MAXUINT, 1, 1,
 	};
 
-	*h = (struct handover){
+	*h = (struct upgrade_state){
 		.gens = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)generation_free),
 		.waiters = g_array_new(FALSE, FALSE,
-				       sizeof(struct handover_waiter)),
+				       sizeof(struct upgrade_waiter)),
 		.notify_fd = -1,
 	};
 	if (n < HEADER_FIELDS)
@@ -228,7 +228,7 @@ bad:
 	return FALSE;
 }
 
-guint state_salvage(const char *text, struct handover *h)
+guint state_salvage(const char *text, struct upgrade_state *h)
 {
 	g_auto(GStrv) tok = g_strsplit(text, " ", -1);
 	guint n = g_strv_length(tok), bad = 0, first = HEADER_FIELDS, seen = 0;
@@ -244,7 +244,7 @@ guint state_salvage(const char *text, struct handover *h)
 		g_autofree gchar *fallback = g_strdup_printf(
 			"%d 1 0 0 0 1 0 0", STATE_FORMAT);
 
-		handover_clear(h);
+		upgrade_state_clear(h);
 		state_parse(fallback, h);
 		first = 0;
 		bad++;
@@ -260,9 +260,9 @@ guint state_salvage(const char *text, struct handover *h)
 	return bad;
 }
 
-void handover_clear(struct handover *h)
+void upgrade_state_clear(struct upgrade_state *h)
 {
 	g_clear_pointer(&h->gens, g_ptr_array_unref);
 	g_clear_pointer(&h->waiters, g_array_unref);
-	*h = (struct handover){ 0 };
+	*h = (struct upgrade_state){ 0 };
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What a wrapper hands to its own new image when it upgrades itself in
- * place: its haproxy generations (still its children after the exec) and
+ * The upgrade state: what a wrapper hands to its own new image when it
+ * upgrades itself in place (not the hand-off into -Ws, handoff.c):
+ * its haproxy generations (still its children after the exec) and
  * the reload it was asked for. Carried in one environment variable; read
  * back with suspicion, since a leaked variable may name anyone's pids.
  */
@@ -15,12 +16,12 @@
 #define STATE_FORMAT 1
 
 /* A control client waiting for the verdict of reload attempt "target". */
-struct handover_waiter {
+struct upgrade_waiter {
 	int fd;
 	guint target;
 };
 
-struct handover {
+struct upgrade_state {
 	guint next_number;
 	guint reloads;
 	guint reloads_failed;	/* these three: "name=value" tokens */
@@ -33,17 +34,17 @@ struct handover {
 	gboolean hard;		/* it uses -st */
 	gboolean pending_hard;
 	GPtrArray *gens;	/* struct generation *, pids not yet verified */
-	GArray *waiters;	/* struct handover_waiter */
+	GArray *waiters;	/* struct upgrade_waiter */
 	int notify_fd;		/* a master's notify socket; -1: none */
 };
 
-gchar *state_serialize(const struct handover *h);
+gchar *state_serialize(const struct upgrade_state *h);
 
 /* FALSE on anything malformed; h is then left empty. */
-gboolean state_parse(const char *text, struct handover *h);
+gboolean state_parse(const char *text, struct upgrade_state *h);
 
 /* What can be read of a state state_parse() refused: the header (else
  * defaults), and every token that parses; how many did not. */
-guint state_salvage(const char *text, struct handover *h);
+guint state_salvage(const char *text, struct upgrade_state *h);
 
-void handover_clear(struct handover *h);
+void upgrade_state_clear(struct upgrade_state *h);

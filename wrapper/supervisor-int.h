@@ -3,7 +3,7 @@
  * The supervisor's insides, shared by its files and nobody else:
  * supervisor.c (life cycle, signals, control, stop, generation exits),
  * reload.c (the reload machine's effects, readiness, bounded draining),
- * spawn.c (probe, launch, spawn, witness), handover.c (the self-upgrade)
+ * spawn.c (probe, launch, spawn, witness), selfupgrade.c (the self-upgrade)
  * and handoff.c (exec into -Ws). The reload machine (reloader.c), the
  * master link (master.c) and the runtime (runtime.c) own their state and
  * never see this struct. See doc/internals.md.
@@ -31,6 +31,7 @@
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/generation.h"
+#include "wrapper/gentable.h"
 #include "wrapper/master.h"
 #include "wrapper/mwnotify.h"
 #include "wrapper/notify.h"
@@ -56,6 +57,24 @@ enum phase {
 	PHASE_STOPPING,
 };
 
+/* The life cycle: starting, running, stopping, and how we exit.
+ * supervisor.c owns it; others only read the phase. */
+struct lifecycle {
+	enum phase phase;
+	gboolean stop_hard;	/* the stop asked for is SIGTERM-now */
+	guint stop_timer;	/* --stop-timeout, then a hard stop */
+	gboolean done;		/* stopping, nothing left to wait for */
+	gboolean have_exit_code;
+	int exit_code;
+};
+
+/* Our own image and how to exec it again; selfupgrade.c owns it. */
+struct selfupgrade {
+	char **orig_argv;	/* our command line, for the exec */
+	struct self_image image;
+	gboolean possible;	/* /proc/self/exe could be read */
+};
+
 /* "haproxy -v" is asked again only when the binary changed. */
 struct version_cache {
 	gchar *path;
@@ -67,25 +86,19 @@ struct supervisor {
 	GMainLoop *loop;
 	const struct wrapper_args *args;
 	const struct wrapper_options *opts;
-	char **orig_argv;
-	struct self_image self;
-	gboolean can_upgrade;
+	struct selfupgrade up;		/* selfupgrade.c */
 
-	GPtrArray *gens;		/* oldest first; owns them */
-	struct generation *current;
-	struct generation *starting;
-	guint next_number;
+	struct gen_table gt;		/* the generations (gentable.h) */
 	guint takeovers;	/* these three: for metrics, kept across
 				 * our own exec */
 	guint restarts_adopted;
 	guint adoptions;
-	enum phase phase;
+	struct lifecycle life;		/* supervisor.c */
 
 	/* Starts, reloads and the hand-off: which step, the requests
 	 * meanwhile, the clients waiting (wrapper/reloader.h). */
 	struct reloader *reloader;
 	guint pending_idle;		/* its RUN_PENDING, from the loop */
-	struct failed_generation failed;
 	struct handoff *handoff;	/* under way, or NULL */
 	struct probe *probe;
 	guint ready_timer;
@@ -115,12 +128,6 @@ struct supervisor {
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 
-	gboolean stop_hard;
-	guint stop_timer;
-	gboolean done;
-	gboolean have_exit_code;
-	int exit_code;
-	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
 };
 
 /* reload.c: an event's journal fields; result: the current attempt's. */
@@ -129,6 +136,8 @@ struct log_event sv_event(struct supervisor *s, const char *message_id,
 
 /* supervisor.c */
 void sv_set_exit_code(struct supervisor *s, int code);
+/* The first generation serves (or was adopted across our exec). */
+void sv_set_running(struct supervisor *s);
 int sv_lost_exit_code(enum launch_mode mode, int status);
 gchar *sv_summary(struct supervisor *s);
 void sv_pidfile_publish(struct supervisor *s, struct generation *g);
@@ -179,9 +188,12 @@ void sv_handoff(struct supervisor *s, struct control_client *client);
 /* A stop: a hand-off under way is abandoned, its client told. */
 void sv_handoff_abandon(struct supervisor *s);
 
-/* handover.c: the self-upgrade, and what crosses our own exec. */
+/* selfupgrade.c: the self-upgrade, and the upgrade state (what crosses
+ * our own exec). */
 enum upgrade_choice sv_upgrade_wanted(void *ctx);
 void sv_begin_upgrade(void *ctx);
-struct handover sv_handover_of(struct supervisor *s);
-void sv_handover_inheritable(struct supervisor *s, gboolean yes);
-gboolean sv_restore_handover(struct supervisor *s);
+void sv_self_upgrade_init(struct supervisor *s, char **orig_argv);
+void sv_self_upgrade_clear(struct supervisor *s);
+struct upgrade_state sv_upgrade_state_of(struct supervisor *s);
+void sv_upgrade_fds_inheritable(struct supervisor *s, gboolean yes);
+gboolean sv_restore_upgrade_state(struct supervisor *s);

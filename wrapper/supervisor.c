@@ -7,29 +7,30 @@
 
 void sv_set_exit_code(struct supervisor *s, int code)
 {
-	if (!s->have_exit_code) {
-		s->have_exit_code = TRUE;
-		s->exit_code = code;
+	if (!s->life.have_exit_code) {
+		s->life.have_exit_code = TRUE;
+		s->life.exit_code = code;
 	}
+}
+
+void sv_set_running(struct supervisor *s)
+{
+	s->life.phase = PHASE_RUNNING;
 }
 
 static void quit_if_done(struct supervisor *s)
 {
-	if (s->phase == PHASE_STOPPING && s->gens->len == 0 &&
+	if (s->life.phase == PHASE_STOPPING && s->gt.gens->len == 0 &&
 	    !adopt_alive(s->adopt)) {
 		/* May happen before the loop runs: "done" covers that. */
-		s->done = TRUE;
+		s->life.done = TRUE;
 		g_main_loop_quit(s->loop);
 	}
 }
 
 static void forget_generation(struct supervisor *s, struct generation *g)
 {
-	if (s->current == g)
-		s->current = NULL;
-	if (s->starting == g)
-		s->starting = NULL;
-	g_ptr_array_remove(s->gens, g);
+	gen_table_forget(&s->gt, g);
 	quit_if_done(s);
 }
 
@@ -44,21 +45,21 @@ void sv_pidfile_publish(struct supervisor *s, struct generation *g)
 	/* A master writes its own pid there (-p), as upstream's unit has
 	 * it: ours to remove at exit all the same. */
 	if (g->mode == LAUNCH_MW) {
-		s->pidfile_pid = g->pid;
+		s->gt.pidfile_pid = g->pid;
 		return;
 	}
 	if (!pidfile_write(s->args->pidfile, &g->pid, 1, &error)) {
 		log_warn("cannot write pidfile: %s", error->message);
 		return;
 	}
-	s->pidfile_pid = g->pid;
+	s->gt.pidfile_pid = g->pid;
 }
 
 /* Remove the pidfile at exit, only if it still is what we wrote. */
 static void pidfile_retract(struct supervisor *s)
 {
-	if (s->pidfile_pid)
-		pidfile_remove_if_ours(s->args->pidfile, s->pidfile_pid);
+	if (s->gt.pidfile_pid)
+		pidfile_remove_if_ours(s->args->pidfile, s->gt.pidfile_pid);
 }
 
 /* A pidfile naming live processes we did not start: say so, touch none. */
@@ -105,8 +106,8 @@ int sv_lost_exit_code(enum launch_mode mode, int status)
 
 gboolean sv_master_running(struct supervisor *s)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		if (g->mode == LAUNCH_MW && !g->exited)
 			return TRUE;
@@ -158,20 +159,20 @@ static const struct foreign *adopted_serving(struct supervisor *s)
 
 static struct status_view status_view_of(struct supervisor *s)
 {
-	for (guint i = 0; i < s->gens->len; i++)
-		generation_prune_cohorts(g_ptr_array_index(s->gens, i));
+	for (guint i = 0; i < s->gt.gens->len; i++)
+		generation_prune_cohorts(g_ptr_array_index(s->gt.gens, i));
 	return (struct status_view){
 		.wrapper_pid = getpid(),
-		.phase = phase_name(s->phase),
+		.phase = phase_name(s->life.phase),
 		.reloads = reloader_reloads(s->reloader),
 		.reloads_failed = reloader_reloads_failed(s->reloader),
 		.takeovers = s->takeovers,
 		.restarts_adopted = s->restarts_adopted,
 		.adoptions = s->adoptions,
 		.last = reloader_last(s->reloader),
-		.failed = &s->failed,
-		.gens = s->gens,
-		.current = s->current,
+		.failed = &s->gt.failed,
+		.gens = s->gt.gens,
+		.current = s->gt.current,
 		.foreign = foreign_view(s),
 		.adopted = adopted_serving(s),
 		.reuseport = reuseport_state(s->reuseport),
@@ -196,8 +197,8 @@ void sv_watch_generation(struct supervisor *s, struct generation *g)
 
 static struct generation *find_generation(struct supervisor *s, GPid pid)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		if (g->pid == pid)
 			return g;
@@ -218,7 +219,7 @@ static void starting_generation_exited(struct supervisor *s,
 
 	/* It was to take its listeners (-x) from the one serving, which
 	 * ended meanwhile (a restart by hand): again, without -x. */
-	if (g->took_listeners && !s->current && s->phase == PHASE_RUNNING) {
+	if (g->took_listeners && !s->gt.current && s->life.phase == PHASE_RUNNING) {
 		log_notice("generation %u (pid %d) %s: the one serving, whose "
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
@@ -226,17 +227,17 @@ static void starting_generation_exited(struct supervisor *s,
 		sv_post(s, RE_RETRY, NULL);
 		return;
 	}
-	failed_generation_clear(&s->failed);
-	s->failed = (struct failed_generation){
+	failed_generation_clear(&s->gt.failed);
+	s->gt.failed = (struct failed_generation){
 		.valid = TRUE,
 		.number = number,
 		.pid = pid,
 		.started_us = g->started_us,
 		.how = g_strdup(how),
 	};
-	g_strlcpy(s->failed.version, g->version, sizeof(s->failed.version));
+	g_strlcpy(s->gt.failed.version, g->version, sizeof(s->gt.failed.version));
 	forget_generation(s, g);
-	if (s->phase == PHASE_STOPPING)
+	if (s->life.phase == PHASE_STOPPING)
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
 	/* Ending before it was ready is a failure, whatever the status. */
@@ -332,14 +333,14 @@ static void adopted_lost(struct supervisor *s)
 	/* Most likely the soft stop from a successor of ours, seen before
 	 * its witness: the successor decides, as for our own. Their status
 	 * is unknown (not our children), and no success. */
-	if (s->starting) {
+	if (s->gt.starting) {
 		log_info("the adopted haproxy ended while generation %u "
-			 "starts", s->starting->number);
+			 "starts", s->gt.starting->number);
 		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
 			.exit_code = sv_lost_exit_code(LAUNCH_DB,
 						       W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
-		if (!s->starting->sf_adopted)
+		if (!s->gt.starting->sf_adopted)
 			search_replacement(s);
 		return;
 	}
@@ -353,7 +354,7 @@ static void tell_status(struct supervisor *s)
 {
 	g_autofree gchar *line = NULL;
 
-	if (reloader_busy(s->reloader) || s->phase != PHASE_RUNNING)
+	if (reloader_busy(s->reloader) || s->life.phase != PHASE_RUNNING)
 		return;
 	line = sv_summary(s);
 	notify_status(line);
@@ -368,13 +369,13 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		s->replaced.valid = FALSE;
 		s->restarts_adopted++;
 		reuseport_attach_foreign(s->reuseport, adopt_instances(s->adopt));
-		if (s->current)
+		if (s->gt.current)
 			/* Found after our reload's generation was ready. */
 			sv_retire_adopted(s);
-		else if (s->starting)
+		else if (s->gt.starting)
 			log_notice("an adopted haproxy serves; generation %u "
 				   "replaces it once ready",
-				   s->starting->number);
+				   s->gt.starting->number);
 		else
 			log_notice("an adopted haproxy serves; the next reload "
 				   "brings it back under the wrapper");
@@ -384,10 +385,10 @@ static void on_adopt(enum adopt_event event, gpointer data)
 		tell_status(s);
 		break;
 	case ADOPT_NONE:
-		if (s->phase == PHASE_STOPPING)
+		if (s->life.phase == PHASE_STOPPING)
 			break;
 		/* During a reload its generation decides (current_lost). */
-		if (!s->current && !s->starting)
+		if (!s->gt.current && !s->gt.starting)
 			replacement_not_found(s);
 		else
 			sv_post(s, RE_SEARCH_OVER, NULL);
@@ -409,9 +410,9 @@ static void current_generation_exited(struct supervisor *s,
 	g_autofree gchar *how = describe_wait_status(status);
 	struct log_event ev;
 
-	if (s->starting) {
+	if (s->gt.starting) {
 		log_info("generation %u (pid %d) %s while generation %u "
-			 "starts", g->number, g->pid, how, s->starting->number);
+			 "starts", g->number, g->pid, how, s->gt.starting->number);
 		/* Most likely the starting one's own -sf, seen before its
 		 * witness; or a restart by hand, whose instance is not on
 		 * its -sf list: looked for once the reload decides. */
@@ -453,11 +454,11 @@ static void on_generation_exit(GPid pid, int status, gpointer data)
 	g->exited = TRUE;
 	/* Its exit may be seen before the witness's last reports: read
 	 * them first (a "ready" makes it the serving generation). */
-	if (g == s->starting)
+	if (g == s->gt.starting)
 		witness_flush(&g->witness);
-	if (g == s->starting) {
+	if (g == s->gt.starting) {
 		starting_generation_exited(s, g, status);
-	} else if (g == s->current && s->phase != PHASE_STOPPING) {
+	} else if (g == s->gt.current && s->life.phase != PHASE_STOPPING) {
 		current_generation_exited(s, g, status);
 	} else {
 		log_info("generation %u (pid %d) finished: %s", g->number,
@@ -501,9 +502,9 @@ static gboolean on_stop_timeout(gpointer data)
 {
 	struct supervisor *s = data;
 
-	s->stop_timer = 0;
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	s->life.stop_timer = 0;
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		log_warn("generation %u (pid %d) still running %us after the "
 			 "stop; SIGKILL", g->number, g->pid,
@@ -520,8 +521,8 @@ static gboolean on_stop_timeout(gpointer data)
 
 static void signal_all(struct supervisor *s, int sig)
 {
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		/* A haproxy still loading has nothing to drain. */
 		generation_signal(g, g->state == GEN_STARTING ? SIGTERM : sig,
@@ -534,16 +535,16 @@ void sv_begin_stop(struct supervisor *s, int sig)
 {
 	gboolean hard = sig != SIGUSR1;
 
-	if (s->phase == PHASE_STOPPING) {
-		if (!hard || s->stop_hard)
+	if (s->life.phase == PHASE_STOPPING) {
+		if (!hard || s->life.stop_hard)
 			return;
 		log_notice("%s while stopping gracefully: stopping now",
 			   signal_name(sig));
 	}
-	if (s->phase != PHASE_STOPPING) {
+	if (s->life.phase != PHASE_STOPPING) {
 		g_autofree gchar *line = NULL;
 
-		s->phase = PHASE_STOPPING;
+		s->life.phase = PHASE_STOPPING;
 		line = sv_summary(s);
 		notify_stopping(line);
 	}
@@ -556,10 +557,10 @@ void sv_begin_stop(struct supervisor *s, int sig)
 		g_clear_pointer(&s->probe, probe_cancel);
 	signal_all(s, sig);
 	adopt_stop(s->adopt, sig);
-	if (hard && !s->stop_hard && s->opts->stop_timeout_s)
-		s->stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
+	if (hard && !s->life.stop_hard && s->opts->stop_timeout_s)
+		s->life.stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
-	s->stop_hard = hard;
+	s->life.stop_hard = hard;
 	quit_if_done(s);
 }
 
@@ -597,17 +598,12 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->loop = g_main_loop_new(NULL, FALSE);
 	s->args = args;
 	s->opts = opts;
-	s->orig_argv = orig_argv;
-	s->gens = g_ptr_array_new_with_free_func(
-		(GDestroyNotify)generation_free);
+	gen_table_init(&s->gt);
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->next_number = 1;
-	s->can_upgrade = self_image_init(&s->self);
-	if (!s->can_upgrade && opts->self_upgrade != SELF_UPGRADE_NEVER)
-		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
+	sv_self_upgrade_init(s, orig_argv);
 	return s;
 }
 
@@ -624,7 +620,7 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if ((s->current && !s->current->exited) || adopt_serving(s->adopt))
+	if ((s->gt.current && !s->gt.current->exited) || adopt_serving(s->adopt))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -694,17 +690,17 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
-	s->exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
+	s->life.exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
 				     s->args->pidfile, s->opts->seamless,
 				     on_control, s);
-	if (s->exit_code)
-		return s->exit_code;
+	if (s->life.exit_code)
+		return s->life.exit_code;
 	start_watchdog(s);
-	if (!sv_restore_handover(s)) {
+	if (!sv_restore_upgrade_state(s)) {
 		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}
-	if (!s->done)
+	if (!s->life.done)
 		g_main_loop_run(s->loop);
 	/* Witness and probes killed on the way out are ours to reap. */
 	if (s->probe)
@@ -712,39 +708,38 @@ int supervisor_run(struct supervisor *s)
 	child_reap_discarded(1000);
 	pidfile_retract(s);
 	teardown_runtime(s);
-	if (!s->have_exit_code)
-		s->exit_code = 0;
+	if (!s->life.have_exit_code)
+		s->life.exit_code = 0;
 	{
 		struct log_event ev = { .message_id = MSGID_STOP,
-					.exit_status = s->exit_code };
+					.exit_status = s->life.exit_code };
 
 		wlog_event(&ev, LOG_NOTICE, "exit, haproxy RC=%d",
-			   s->exit_code);
+			   s->life.exit_code);
 	}
-	return s->exit_code;
+	return s->life.exit_code;
 }
 
 void supervisor_free(struct supervisor *s)
 {
-	g_clear_handle_id(&s->stop_timer, g_source_remove);
+	g_clear_handle_id(&s->life.stop_timer, g_source_remove);
 	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_handle_id(&s->pending_idle, g_source_remove);
 	g_clear_handle_id(&s->extend_timer, g_source_remove);
 	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
 	if (s->probe)
 		probe_cancel(s->probe);
-	g_ptr_array_unref(s->gens);
+	gen_table_clear(&s->gt);
 	reloader_free(s->reloader);
 	master_link_free(s->master);
 	takeover_free(s->takeover);
 	adopt_free(s->adopt);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
-	failed_generation_clear(&s->failed);
 	runtime_clear(&s->rt);
 	g_free(s->haproxy_path);
 	g_free(s->vcache.path);
-	self_image_clear(&s->self);
+	sv_self_upgrade_clear(s);
 	g_main_loop_unref(s->loop);
 	g_free(s);
 }

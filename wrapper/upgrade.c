@@ -82,7 +82,7 @@ gboolean upgrade_dry_run_same_image(const struct self_image *self)
 gboolean upgrade_dry_run(void)
 {
 	const char *text = g_getenv(STATE_ENV);
-	struct handover h;
+	struct upgrade_state h;
 	gboolean ok;
 
 	if (!text) {
@@ -90,7 +90,7 @@ gboolean upgrade_dry_run(void)
 		return FALSE;
 	}
 	ok = state_parse(text, &h);
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 	if (!ok) {
 		log_err("--" UPGRADE_DRY_RUN ": malformed %s", STATE_ENV);
 		return FALSE;

@@ -45,8 +45,9 @@ gboolean upgrade_dry_run(void);
 gboolean upgrade_check_passed(const char *output, int wait_status,
 			      gboolean needs_master_worker);
 
-/* What --upgrade-check prints: name, version, what handover state it
- * takes ("handover master-worker"), handover state format. */
+/* What --upgrade-check prints: name, version, what upgrade state it
+ * takes ("handover master-worker": the historic token, kept for older
+ * images), upgrade state format. */
 void upgrade_check_print(void);
 
 /* Is the file at self->path still the one the dry run ran? */

@@ -26,7 +26,7 @@ static void check_same_gen(const struct generation *a,
 	FUZZ_CHECK(strcmp(a->version, b->version) == 0);
 }
 
-static void check_same(const struct handover *a, const struct handover *b)
+static void check_same(const struct upgrade_state *a, const struct upgrade_state *b)
 {
 	FUZZ_CHECK(a->next_number == b->next_number);
 	FUZZ_CHECK(a->reloads == b->reloads);
@@ -43,12 +43,12 @@ static void check_same(const struct handover *a, const struct handover *b)
 		check_same_gen(g_ptr_array_index(a->gens, i),
 			       g_ptr_array_index(b->gens, i));
 	FUZZ_CHECK(fuzz_arrays_equal(a->waiters, b->waiters,
-				     sizeof(struct handover_waiter)));
+				     sizeof(struct upgrade_waiter)));
 	FUZZ_CHECK(a->notify_fd == b->notify_fd);
 }
 
 /* What the new image will act on: a pid, a mode, a state it knows. */
-static void check_sane(const struct handover *h)
+static void check_sane(const struct upgrade_state *h)
 {
 	FUZZ_CHECK(h->reload_signal >= 0 && h->reload_signal < NSIG);
 	for (guint i = 0; i < h->gens->len; i++) {
@@ -66,27 +66,27 @@ static void check_sane(const struct handover *h)
 	FUZZ_CHECK(h->notify_fd == -1 || h->notify_fd >= 3);
 	/* and a waiter's fd. */
 	for (guint i = 0; i < h->waiters->len; i++)
-		FUZZ_CHECK(g_array_index(h->waiters, struct handover_waiter,
+		FUZZ_CHECK(g_array_index(h->waiters, struct upgrade_waiter,
 					 i).fd >= 3);
 }
 
-static void check_round_trip(const struct handover *h)
+static void check_round_trip(const struct upgrade_state *h)
 {
 	g_autofree gchar *text = state_serialize(h);
 	g_autofree gchar *again = NULL;
-	struct handover back;
+	struct upgrade_state back;
 
 	FUZZ_CHECK(state_parse(text, &back));
 	check_same(h, &back);
 	again = state_serialize(&back);
 	FUZZ_CHECK(strcmp(text, again) == 0);
-	handover_clear(&back);
+	upgrade_state_clear(&back);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autofree gchar *text = fuzz_cstring(data, size);
-	struct handover h;
+	struct upgrade_state h;
 
 	if (state_parse(text, &h)) {
 		check_sane(&h);
@@ -96,6 +96,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(h.gens != NULL && h.gens->len == 0);
 		FUZZ_CHECK(h.waiters != NULL && h.waiters->len == 0);
 	}
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 	return 0;
 }

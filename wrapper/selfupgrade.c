@@ -1,23 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The self-upgrade, supervisor side: whether a reload upgrades the
  * wrapper first, the new image's dry run and exec (wrapper/upgrade.c),
- * and the handover: what the old image passes on (wrapper/state.c), and
- * how the new one takes generations and waiting clients back. */
+ * and the upgrade state: what the old image passes on across its own
+ * exec (wrapper/state.c), and how the new one takes generations and
+ * waiting clients back. Not the hand-off (handoff.c: exec into -Ws).
+ * The log lines still say "handover": users grep them. */
 #include "wrapper/supervisor-int.h"
 
 #include <sys/socket.h>
 
+/* ---- our own image ---- */
+
+void sv_self_upgrade_init(struct supervisor *s, char **orig_argv)
+{
+	s->up.orig_argv = orig_argv;
+	s->up.possible = self_image_init(&s->up.image);
+	if (!s->up.possible && s->opts->self_upgrade != SELF_UPGRADE_NEVER)
+		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
+}
+
+void sv_self_upgrade_clear(struct supervisor *s)
+{
+	self_image_clear(&s->up.image);
+}
+
 /* ---- what the old image hands over ---- */
 
 /* The waiting clients' descriptors, to stay open across the exec. */
-static GArray *handover_waiters(struct supervisor *s)
+static GArray *upgrade_waiters(struct supervisor *s)
 {
-	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct handover_waiter));
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct upgrade_waiter));
 	const GPtrArray *waiters = reloader_waiters(s->reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
-		struct handover_waiter hw = {
+		struct upgrade_waiter hw = {
 			.fd = control_client_fd(w->client),
 			.target = w->target,
 		};
@@ -28,9 +45,9 @@ static GArray *handover_waiters(struct supervisor *s)
 }
 
 /* A master's notify socket, inheritable for the exec; -1 without one. */
-static int handover_notify_fd(struct supervisor *s)
+static int upgrade_notify_fd(struct supervisor *s)
 {
-	return sv_master_running(s) ? master_link_handover_fd(s->master) : -1;
+	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
 }
 
 /* Is fd the notify socket of this instance (handed over)? */
@@ -56,7 +73,7 @@ static gboolean adopt_notify_fd(struct supervisor *s, int fd)
 
 /* Inheritable just for the exec; close-on-exec again if it failed, or
  * a later exec (the hand-off) would carry them. */
-void sv_handover_inheritable(struct supervisor *s, gboolean yes)
+void sv_upgrade_fds_inheritable(struct supervisor *s, gboolean yes)
 {
 	const GPtrArray *waiters = reloader_waiters(s->reloader);
 
@@ -66,20 +83,20 @@ void sv_handover_inheritable(struct supervisor *s, gboolean yes)
 		control_client_inheritable(w->client, yes);
 	}
 	if (yes)
-		handover_notify_fd(s);
+		upgrade_notify_fd(s);
 	else
 		master_link_reclaim_fd(s->master);
 }
 
-struct handover sv_handover_of(struct supervisor *s)
+struct upgrade_state sv_upgrade_state_of(struct supervisor *s)
 {
 	struct reloader *r = s->reloader;
 	int pending_signal;
 	gboolean pending_hard;
 	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
 
-	return (struct handover){
-		.next_number = s->next_number,
+	return (struct upgrade_state){
+		.next_number = s->gt.next_number,
 		.reloads = reloader_reloads(r),
 		.reloads_failed = reloader_reloads_failed(r),
 		.takeovers = s->takeovers,
@@ -90,9 +107,9 @@ struct handover sv_handover_of(struct supervisor *s)
 		.attempt = reloader_attempt(r),
 		.hard = reloader_hard(r),
 		.pending_hard = pending_hard,
-		.gens = s->gens,
-		.waiters = handover_waiters(s),
-		.notify_fd = handover_notify_fd(s),
+		.gens = s->gt.gens,
+		.waiters = upgrade_waiters(s),
+		.notify_fd = upgrade_notify_fd(s),
 	};
 }
 
@@ -112,8 +129,8 @@ static void child_discard_strays_of(struct supervisor *s)
 	g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(GPid));
 	g_autoptr(GArray) kids = proc_children(getpid());
 
-	for (guint i = 0; i < s->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gens, i);
+	for (guint i = 0; i < s->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(s->gt.gens, i);
 
 		g_array_append_val(keep, g->pid);
 	}
@@ -130,7 +147,7 @@ static void child_discard_strays_of(struct supervisor *s)
 	child_discard_strays(keep);
 }
 
-static gboolean adopt(struct supervisor *s, struct handover *h)
+static gboolean adopt(struct supervisor *s, struct upgrade_state *h)
 {
 	GPid self = getpid();
 
@@ -144,9 +161,7 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 			generation_free(g);
 			continue;
 		}
-		g_ptr_array_add(s->gens, g);
-		if (g->state == GEN_CURRENT)
-			s->current = g;
+		gen_table_add_adopted(&s->gt, g);
 		/* Same instance, same runtime directory, same fragment. */
 		g->exposes = s->rt.expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {
@@ -158,8 +173,8 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 	}
 	child_discard_strays_of(s);
 	/* A leaked variable must not even renumber a fresh start. */
-	if (s->gens->len) {
-		s->next_number = h->next_number;
+	if (s->gt.gens->len) {
+		s->gt.next_number = h->next_number;
 		/* Counters, not reset by a package upgrade. */
 		reloader_set_counters(s->reloader, h->reloads,
 				      h->reloads_failed);
@@ -167,14 +182,14 @@ static gboolean adopt(struct supervisor *s, struct handover *h)
 		s->restarts_adopted = h->restarts_adopted;
 		s->adoptions = h->adoptions;
 	}
-	if (!s->current) {
+	if (!s->gt.current) {
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
 	}
-	s->phase = PHASE_RUNNING;
-	s->adoptions += s->gens->len;
+	sv_set_running(s);
+	s->adoptions += s->gt.gens->len;
 	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
-		   WRAPPER_VERSION, s->gens->len);
+		   WRAPPER_VERSION, s->gt.gens->len);
 	return TRUE;
 }
 
@@ -192,12 +207,12 @@ static void tell_unadoptable(int fd)
 }
 
 /* Clients that were waiting for the reload this image now carries out. */
-static void adopt_waiters(struct supervisor *s, struct handover *h,
+static void adopt_waiters(struct supervisor *s, struct upgrade_state *h,
 			  gboolean adopted)
 {
 	for (guint i = 0; i < h->waiters->len; i++) {
-		struct handover_waiter *hw =
-			&g_array_index(h->waiters, struct handover_waiter, i);
+		struct upgrade_waiter *hw =
+			&g_array_index(h->waiters, struct upgrade_waiter, i);
 		struct control_client *c;
 
 		/* Only sockets: a leaked variable may name any descriptor. */
@@ -221,7 +236,7 @@ static void adopt_waiters(struct supervisor *s, struct handover *h,
 
 /* A master reports to the path in its NOTIFY_SOCKET: the socket bound
  * there comes over with us, or is bound anew. */
-static void adopt_notify(struct supervisor *s, struct handover *h)
+static void adopt_notify(struct supervisor *s, struct upgrade_state *h)
 {
 	g_autoptr(GError) error = NULL;
 	gboolean masters = sv_master_running(s);
@@ -235,10 +250,10 @@ static void adopt_notify(struct supervisor *s, struct handover *h)
 		log_warn("%s", error->message);
 }
 
-gboolean sv_restore_handover(struct supervisor *s)
+gboolean sv_restore_upgrade_state(struct supervisor *s)
 {
 	const char *text = g_getenv(STATE_ENV);
-	struct handover h;
+	struct upgrade_state h;
 	gboolean adopted;
 
 	if (!text)
@@ -266,7 +281,7 @@ gboolean sv_restore_handover(struct supervisor *s)
 			.pending_hard = h.pending_hard,
 		});
 	}
-	handover_clear(&h);
+	upgrade_state_clear(&h);
 	return adopted;
 }
 
@@ -277,10 +292,10 @@ gboolean sv_restore_handover(struct supervisor *s)
 static void upgrade_refuse(struct supervisor *s, const char *why)
 {
 	g_autofree gchar *told = g_strdup_printf("%s --upgrade-dry-run %s",
-						 s->self.path, why);
+						 s->up.image.path, why);
 
 	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
-		"running wrapper", s->self.path, why);
+		"running wrapper", s->up.image.path, why);
 	sv_post(s, RE_UPGRADE_REFUSED, &(struct reload_input){
 		.message = told });
 }
@@ -291,7 +306,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	struct supervisor *s = data;
 	g_autofree gchar *state = NULL;
 	g_autofree gchar *how = NULL;
-	struct handover h;
+	struct upgrade_state h;
 
 	s->probe = NULL;
 	if (error) {
@@ -306,20 +321,20 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 		return;
 	}
 	/* A second install meanwhile: what passed is not what would run. */
-	if (!upgrade_dry_run_same_image(&s->self)) {
+	if (!upgrade_dry_run_same_image(&s->up.image)) {
 		upgrade_refuse(s, "passed, but the file was replaced during "
 			       "its dry run");
 		return;
 	}
 	/* Waiters may have come meanwhile: the state is taken anew. */
-	h = sv_handover_of(s);
+	h = sv_upgrade_state_of(s);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
 	log_notice("re-executing on %s.", reloader_signal(s->reloader) ?
 		   signal_name(reloader_signal(s->reloader)) : "request");
-	sv_handover_inheritable(s, TRUE);
-	upgrade_exec(&s->self, s->orig_argv, state);
-	sv_handover_inheritable(s, FALSE);
+	sv_upgrade_fds_inheritable(s, TRUE);
+	upgrade_exec(&s->up.image, s->up.orig_argv, state);
+	sv_upgrade_fds_inheritable(s, FALSE);
 	upgrade_refuse(s, "could not be executed");
 }
 
@@ -329,12 +344,12 @@ void sv_begin_upgrade(void *ctx)
 {
 	struct supervisor *s = ctx;
 	g_autofree gchar *state = NULL;
-	struct handover h = sv_handover_of(s);
+	struct upgrade_state h = sv_upgrade_state_of(s);
 
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
-	sv_handover_inheritable(s, FALSE);
-	s->probe = upgrade_dry_run_start(&s->self, s->orig_argv, state,
+	sv_upgrade_fds_inheritable(s, FALSE);
+	s->probe = upgrade_dry_run_start(&s->up.image, s->up.orig_argv, state,
 					 on_upgrade_dry_run, s);
 }
 
@@ -343,7 +358,7 @@ enum upgrade_choice sv_upgrade_wanted(void *ctx)
 	struct supervisor *s = ctx;
 	gboolean wanted;
 
-	if (!s->can_upgrade)
+	if (!s->up.possible)
 		return UPGRADE_NO;
 	switch (s->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
@@ -354,7 +369,7 @@ enum upgrade_choice sv_upgrade_wanted(void *ctx)
 		break;
 	case SELF_UPGRADE_AUTO:
 	default:
-		wanted = self_image_replaced(&s->self);
+		wanted = self_image_replaced(&s->up.image);
 		break;
 	}
 	/* The handed-over state has no room for adopted instances: this

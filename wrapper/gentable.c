@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/gentable.h"
+
+void gen_table_init(struct gen_table *t)
+{
+	*t = (struct gen_table){
+		.gens = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)generation_free),
+		.next_number = 1,
+	};
+}
+
+void gen_table_clear(struct gen_table *t)
+{
+	g_clear_pointer(&t->gens, g_ptr_array_unref);
+	failed_generation_clear(&t->failed);
+	t->current = t->starting = NULL;
+}
+
+void gen_table_add_starting(struct gen_table *t, struct generation *g)
+{
+	t->next_number++;
+	g_ptr_array_add(t->gens, g);
+	t->starting = g;
+}
+
+void gen_table_add_adopted(struct gen_table *t, struct generation *g)
+{
+	g_ptr_array_add(t->gens, g);
+	if (g->state == GEN_CURRENT)
+		t->current = g;
+}
+
+void gen_table_set_serving(struct gen_table *t, struct generation *g)
+{
+	t->current = g;
+	t->starting = NULL;
+}
+
+void gen_table_forget(struct gen_table *t, struct generation *g)
+{
+	if (t->current == g)
+		t->current = NULL;
+	if (t->starting == g)
+		t->starting = NULL;
+	g_ptr_array_remove(t->gens, g);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The generation table: every haproxy generation of ours, which one
+ * serves, which one loads, their numbering, the last one that failed and
+ * what the pidfile says. Only these functions add, promote or forget a
+ * generation; the supervisor reads the fields.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "wrapper/generation.h"
+#include "wrapper/status.h"
+
+struct gen_table {
+	GPtrArray *gens;		/* oldest first; owns them */
+	struct generation *current;	/* serving */
+	struct generation *starting;	/* loading */
+	guint next_number;
+	struct failed_generation failed;	/* the last one that failed */
+	GPid pidfile_pid;		/* what we wrote there, 0 if nothing */
+};
+
+void gen_table_init(struct gen_table *t);
+void gen_table_clear(struct gen_table *t);
+/* g was just spawned: it loads, and takes the next number. */
+void gen_table_add_starting(struct gen_table *t, struct generation *g);
+/* g comes from our previous image: serving if it was. */
+void gen_table_add_adopted(struct gen_table *t, struct generation *g);
+/* g serves now; no generation loads. */
+void gen_table_set_serving(struct gen_table *t, struct generation *g);
+/* g ended: out of the table, freed. */
+void gen_table_forget(struct gen_table *t, struct generation *g);
