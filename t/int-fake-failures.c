@@ -195,10 +195,32 @@ static void test_stop_timeout(void)
 	t_site_clear(&f);
 }
 
+/*
+ * Generation 1 lost the stop signal sig (the fake says so): the wrapper
+ * sees it still listening, warns and sends sig again; generation 1 ends.
+ */
+static void assert_lost_stop_resent(struct t_site *f, Wrapper *w, GPid gen1,
+				    int sig)
+{
+	g_autofree gchar *lost = g_strdup_printf("pid=%d lost SIG%s", gen1,
+						 sigabbrev_np(sig));
+	g_autofree gchar *resend = g_strdup_printf(
+		"generation 1 (pid %d) still listens ", gen1);
+	g_autofree gchar *again = g_strdup_printf("SIG%s again",
+						  sigabbrev_np(sig));
+	g_autofree gchar *lost_line = fake_wait(f, lost, T_WAIT);
+	g_autofree gchar *line = NULL;
+
+	g_assert_nonnull(lost_line);
+	line = dup_wait_log(w, resend);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, again));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+}
+
 static void test_lost_soft_stop(void)
 {
-	g_autofree gchar *lost = NULL, *resend = NULL, *stopped = NULL;
-	g_autofree gchar *line = NULL, *lost_line = NULL;
+	g_autofree gchar *stopped = NULL;
 	struct t_site f;
 	Wrapper *w;
 	GPid gen1, gen2;
@@ -212,16 +234,8 @@ static void test_lost_soft_stop(void)
 	wrapper_signal(w, SIGUSR2);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
-	lost = g_strdup_printf("pid=%d lost SIGUSR1", gen1);
-	lost_line = fake_wait(&f, lost, T_WAIT);
-	g_assert_nonnull(lost_line);
-
 	/* The wrapper sees it still listening, and says it again, once. */
-	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
-	line = dup_wait_log(w, resend);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
-	g_assert_nonnull(strstr(line, "SIGUSR1 again"));
-	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	assert_lost_stop_resent(&f, w, gen1, SIGUSR1);
 	stopped = g_strdup_printf("pid=%d soft-stop", gen1);
 	g_assert_cmpuint(fake_count(&f, stopped), ==, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
@@ -234,8 +248,7 @@ static void test_lost_soft_stop(void)
 /* --hard-reload: the lost stop is sent again as SIGTERM (-st), once. */
 static void test_lost_hard_stop(void)
 {
-	g_autofree gchar *lost = NULL, *resend = NULL, *line = NULL;
-	g_autofree gchar *lost_line = NULL;
+	g_autofree gchar *lost = NULL;
 	struct t_site f;
 	Wrapper *w;
 	GPid gen1, gen2;
@@ -250,15 +263,8 @@ static void test_lost_hard_stop(void)
 				      T_WAIT, NULL, NULL), ==, 0);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
+	assert_lost_stop_resent(&f, w, gen1, SIGTERM);
 	lost = g_strdup_printf("pid=%d lost SIGTERM", gen1);
-	lost_line = fake_wait(&f, lost, T_WAIT);
-	g_assert_nonnull(lost_line);
-
-	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
-	line = dup_wait_log(w, resend);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
-	g_assert_nonnull(strstr(line, "SIGTERM again"));
-	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_cmpuint(fake_count(&f, lost), ==, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
