@@ -44,9 +44,7 @@ static void test_config_error_at_reload(void)
 	GPid gen1;
 
 	t_site_init_fake(&f, NULL);
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 
 	t_site_config(&f, "fake-config-error\n");
 	wrapper_signal(w, SIGUSR2);
@@ -80,9 +78,7 @@ static void test_bind_failure_at_reload(void)
 
 	t_site_init_fake(&f, NULL);
 	held = t_plain_listener(t_free_port());
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 
 	{
 		struct sockaddr_in a;
@@ -227,9 +223,7 @@ static void test_lost_soft_stop(void)
 
 	/* Generation 1 ignores the first SIGUSR1 it gets: generation 2's. */
 	t_site_init_fake(&f, "fake-lose-first-usr1\n");
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 	t_site_config(&f, NULL);
 	wrapper_signal(w, SIGUSR2);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
@@ -254,9 +248,7 @@ static void test_lost_hard_stop(void)
 	GPid gen1, gen2;
 
 	t_site_init_fake(&f, "fake-lose-first-term\n");
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 	t_site_config(&f, NULL);
 	g_assert_cmpint(t_run_command((const char *[]){ t_wrapper_path(),
 				      "--hard-reload", "-p", f.pidfile, NULL },
