@@ -312,12 +312,7 @@ static void test_requests_during_reload(void)
 	struct t_site f;
 	GPid gen1;
 
-	fx_init_gated(&f, "2.6.12", "-sf");
-	t_site_start_wrapper(&f, NULL, NULL);
-	gen1 = fx_serving(&f, 1);
-	fx_close_gate(&f);
-	fx_client(&f, &reload, "--reload");
-	fx_wait_gate_entered(&f);
+	gen1 = fx_hold_request(&f, "-sf", &reload, "--reload");
 
 	fx_client(&f, &handoff, "--handoff");
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);

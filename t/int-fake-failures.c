@@ -44,9 +44,7 @@ static void test_config_error_at_reload(void)
 	GPid gen1;
 
 	t_site_init_fake(&f, NULL);
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 
 	t_site_config(&f, "fake-config-error\n");
 	wrapper_signal(w, SIGUSR2);
@@ -80,9 +78,7 @@ static void test_bind_failure_at_reload(void)
 
 	t_site_init_fake(&f, NULL);
 	held = t_plain_listener(t_free_port());
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 
 	{
 		struct sockaddr_in a;
@@ -195,33 +191,45 @@ static void test_stop_timeout(void)
 	t_site_clear(&f);
 }
 
+/*
+ * Generation 1 lost the stop signal sig (the fake says so): the wrapper
+ * sees it still listening, warns and sends sig again; generation 1 ends.
+ */
+static void assert_lost_stop_resent(struct t_site *f, Wrapper *w, GPid gen1,
+				    int sig)
+{
+	g_autofree gchar *lost = g_strdup_printf("pid=%d lost SIG%s", gen1,
+						 sigabbrev_np(sig));
+	g_autofree gchar *resend = g_strdup_printf(
+		"generation 1 (pid %d) still listens ", gen1);
+	g_autofree gchar *again = g_strdup_printf("SIG%s again",
+						  sigabbrev_np(sig));
+	g_autofree gchar *lost_line = fake_wait(f, lost, T_WAIT);
+	g_autofree gchar *line = NULL;
+
+	g_assert_nonnull(lost_line);
+	line = dup_wait_log(w, resend);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, again));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+}
+
 static void test_lost_soft_stop(void)
 {
-	g_autofree gchar *lost = NULL, *resend = NULL, *stopped = NULL;
-	g_autofree gchar *line = NULL, *lost_line = NULL;
+	g_autofree gchar *stopped = NULL;
 	struct t_site f;
 	Wrapper *w;
 	GPid gen1, gen2;
 
 	/* Generation 1 ignores the first SIGUSR1 it gets: generation 2's. */
 	t_site_init_fake(&f, "fake-lose-first-usr1\n");
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 	t_site_config(&f, NULL);
 	wrapper_signal(w, SIGUSR2);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
-	lost = g_strdup_printf("pid=%d lost SIGUSR1", gen1);
-	lost_line = fake_wait(&f, lost, T_WAIT);
-	g_assert_nonnull(lost_line);
-
 	/* The wrapper sees it still listening, and says it again, once. */
-	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
-	line = dup_wait_log(w, resend);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
-	g_assert_nonnull(strstr(line, "SIGUSR1 again"));
-	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	assert_lost_stop_resent(&f, w, gen1, SIGUSR1);
 	stopped = g_strdup_printf("pid=%d soft-stop", gen1);
 	g_assert_cmpuint(fake_count(&f, stopped), ==, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
@@ -234,31 +242,21 @@ static void test_lost_soft_stop(void)
 /* --hard-reload: the lost stop is sent again as SIGTERM (-st), once. */
 static void test_lost_hard_stop(void)
 {
-	g_autofree gchar *lost = NULL, *resend = NULL, *line = NULL;
-	g_autofree gchar *lost_line = NULL;
+	g_autofree gchar *lost = NULL;
 	struct t_site f;
 	Wrapper *w;
 	GPid gen1, gen2;
 
 	t_site_init_fake(&f, "fake-lose-first-term\n");
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 	t_site_config(&f, NULL);
 	g_assert_cmpint(t_run_command((const char *[]){ t_wrapper_path(),
 				      "--hard-reload", "-p", f.pidfile, NULL },
 				      T_WAIT, NULL, NULL), ==, 0);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
+	assert_lost_stop_resent(&f, w, gen1, SIGTERM);
 	lost = g_strdup_printf("pid=%d lost SIGTERM", gen1);
-	lost_line = fake_wait(&f, lost, T_WAIT);
-	g_assert_nonnull(lost_line);
-
-	resend = g_strdup_printf("generation 1 (pid %d) still listens ", gen1);
-	line = dup_wait_log(w, resend);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
-	g_assert_nonnull(strstr(line, "SIGTERM again"));
-	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_cmpuint(fake_count(&f, lost), ==, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);

@@ -208,9 +208,7 @@ static void test_old_exits_before_ready_report(void)
 	GPid gen1, gen2, witness;
 
 	t_site_init_fake(&f, NULL);
-	w = fx_start(&f, NULL, NULL);
-	gen1 = wait_ready_version(w, 1, "2.6.12");
-	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
+	gen1 = fx_start_serving(&f, &w);
 
 	/* Time to stop the witness before haproxy binds and signals. */
 	t_site_config(&f, "fake-load-delay-ms 1000\n");

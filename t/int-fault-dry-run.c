@@ -184,12 +184,7 @@ static void test_signal_in_handoff(gconstpointer data)
 	struct t_site f;
 	GPid gen1, check;
 
-	fx_init_gated(&f, "2.6.12", "-v");
-	t_site_start_wrapper(&f, NULL, NULL);
-	gen1 = fx_serving(&f, 1);
-	fx_close_gate(&f);
-	fx_client(&f, &handoff, "--handoff");
-	fx_wait_gate_entered(&f);
+	gen1 = fx_hold_request(&f, "-v", &handoff, "--handoff");
 	check = fx_gate_pid(&f);
 	wrapper_signal(f.w, sig);
 	if (sig == SIGUSR2 || sig == SIGHUP) {
@@ -229,12 +224,7 @@ static void test_reload_client_in_handoff(void)
 	struct t_site f;
 	int gone;
 
-	fx_init_gated(&f, "2.6.12", "-v");
-	t_site_start_wrapper(&f, NULL, NULL);
-	fx_serving(&f, 1);
-	fx_close_gate(&f);
-	fx_client(&f, &handoff, "--handoff");
-	fx_wait_gate_entered(&f);
+	fx_hold_request(&f, "-v", &handoff, "--handoff");
 	gone = connect_control(&f);
 	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
 	fx_client(&f, &reload, "--reload");

@@ -287,6 +287,30 @@ static const struct rundir_case rundir_cases[] = {
 	{ "tmp-open-erofs", "Read-only file system" },
 };
 
+/* The wrapper on the real haproxy with the shim's fault token set from
+ * the start; returns generation 1, serving. */
+static GPid start_with_fault(struct t_site *f, struct shim *shim,
+			     const char *token)
+{
+	shim_setup(f, shim, "");
+	shim_set(shim, token);
+	t_site_start_wrapper(f, NULL, NULL);
+	return fx_serving(f, 1);
+}
+
+/* The wrapper warned (<4>) with a line holding what and why. */
+static const char *assert_warned(Wrapper *w, const char *what,
+				 const char *why)
+{
+	const char *line = wrapper_find_log(w, what);
+
+	g_assert_nonnull(line);
+	g_test_message("%s", line);
+	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_nonnull(strstr(line, why));
+	return line;
+}
+
 /*
  * listeners.cfg cannot be written (a full disk, a denied or read-only
  * directory): the file is optional, so the wrapper starts and reloads
@@ -304,16 +328,9 @@ static void test_listeners_unwritable(gconstpointer data)
 
 	if (!fx_init_real(&f))
 		return;
-	shim_setup(&f, &shim, "");
-	shim_set(&shim, c->token);
-	t_site_start_wrapper(&f, NULL, NULL);
-	gen1 = fx_serving(&f, 1);
+	gen1 = start_with_fault(&f, &shim, c->token);
 	/* Said before generation 1 was started. */
-	line = wrapper_find_log(f.w, "cannot write listeners.cfg");
-	g_assert_nonnull(line);
-	g_test_message("%s", line);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
-	g_assert_nonnull(strstr(line, c->why));
+	line = assert_warned(f.w, "cannot write listeners.cfg", c->why);
 	g_assert_nonnull(strstr(line, "no seamless reload"));
 	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
 	tmp = g_build_filename(f.rundir, ".listeners.cfg.tmp", NULL);
@@ -339,21 +356,13 @@ static void test_control_unbindable(void)
 {
 	g_autofree gchar *sock = NULL;
 	struct shim shim;
-	const char *line;
 	struct t_site f;
 	GPid gen1;
 
 	if (!fx_init_real(&f))
 		return;
-	shim_setup(&f, &shim, "");
-	shim_set(&shim, "control-bind");
-	t_site_start_wrapper(&f, NULL, NULL);
-	gen1 = fx_serving(&f, 1);
-	line = wrapper_find_log(f.w, "no control socket");
-	g_assert_nonnull(line);
-	g_test_message("%s", line);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
-	g_assert_nonnull(strstr(line, "Read-only file system"));
+	gen1 = start_with_fault(&f, &shim, "control-bind");
+	assert_warned(f.w, "no control socket", "Read-only file system");
 	sock = g_build_filename(f.rundir, "control.sock", NULL);
 	g_assert_false(g_file_test(sock, G_FILE_TEST_EXISTS));
 	wrapper_signal(f.w, SIGUSR2);

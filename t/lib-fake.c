@@ -168,6 +168,16 @@ GPid wait_ready_version(Wrapper *w, guint n, const char *version)
 	return t_pid_in(line, "pid ");
 }
 
+GPid fx_start_serving(struct t_site *f, Wrapper **w)
+{
+	GPid gen1;
+
+	*w = fx_start(f, NULL, NULL);
+	gen1 = wait_ready_version(*w, 1, "2.6.12");
+	g_assert_cmpint(t_wait_serving(f->port, T_WAIT), ==, gen1);
+	return gen1;
+}
+
 gchar *dup_wait_log(Wrapper *w, const char *needle)
 {
 	const char *line = wrapper_wait_log(w, needle, T_WAIT);

@@ -27,4 +27,7 @@ GArray *wait_workers(struct t_site *f, GPid parent, guint n);
 void assert_all_gone(GArray *pids);
 int stop_wrapper(Wrapper *w, int sig);
 GPid wait_ready_version(Wrapper *w, guint n, const char *version);
+/* The wrapper on the site's fake (2.6.12), generation 1 ready and
+ * answering on the site's port; returns generation 1's pid. */
+GPid fx_start_serving(struct t_site *f, Wrapper **w);
 gchar *dup_wait_log(Wrapper *w, const char *needle);

@@ -568,3 +568,17 @@ gboolean fx_init_real(struct t_site *f)
 	f->with_runtime_dir = TRUE;
 	return TRUE;
 }
+
+GPid fx_hold_request(struct t_site *f, const char *step, struct t_command *c,
+		     const char *cmd)
+{
+	GPid gen1;
+
+	fx_init_gated(f, "2.6.12", step);
+	t_site_start_wrapper(f, NULL, NULL);
+	gen1 = fx_serving(f, 1);
+	fx_close_gate(f);
+	fx_client(f, c, cmd);
+	fx_wait_gate_entered(f);
+	return gen1;
+}

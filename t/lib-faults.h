@@ -60,6 +60,10 @@ void fx_close_gate(struct t_site *f);
 void fx_wait_gate_entered(struct t_site *f);
 void fx_open_gate(struct t_site *f);
 GPid fx_gate_pid(struct t_site *f);
+/* The wrapper on the fake 2.6.12 gated at step, generation 1 serving,
+ * and the client's request (cmd) held at the gate; returns generation 1. */
+GPid fx_hold_request(struct t_site *f, const char *step, struct t_command *c,
+		     const char *cmd);
 void fx_touch_haproxy(struct t_site *f);
 GPid stray_child(GPid wrapper, const GArray *pids);
 void assert_children_only(GPid wrapper, const GArray *pids);
