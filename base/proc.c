@@ -193,7 +193,7 @@ static GHashTable *inode_set_new(void)
 	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 }
 
-/* The LISTEN (0A) entries of /proc/net/tcp or tcp6: the kernel lists the
+/* The LISTEN (0A) entries of a tcp or tcp6 table: the kernel lists the
  * listening sockets first, so the read stops at the first other one. */
 static void add_tcp_listeners(GHashTable *inodes, const char *path)
 {
@@ -212,22 +212,20 @@ static void add_tcp_listeners(GHashTable *inodes, const char *path)
 		       sscanf(line, "%*s %*s %*s %2s %*s %*s %*s %*s %*s %"
 			      G_GUINT64_FORMAT, st, &ino) == 2 &&
 		       strcmp(st, "0A") == 0)
-			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
+			if (ino)
+				g_hash_table_add(inodes,
+						 g_memdup2(&ino, sizeof(ino)));
 	fclose(f);
 }
 
-/*
- * The listening TCP sockets of our network namespace, for when a
- * process's descriptors cannot be duplicated: pidfd_getfd() refused by a
- * seccomp filter (systemd-nspawn's, under the recommended unit) while
- * /proc/PID/fd can still be read.
- */
-static GHashTable *net_listening_inodes(void)
+GHashTable *proc_net_tcp_listeners(const char *net_dir)
 {
 	GHashTable *inodes = inode_set_new();
+	g_autofree gchar *tcp = g_build_filename(net_dir, "tcp", NULL);
+	g_autofree gchar *tcp6 = g_build_filename(net_dir, "tcp6", NULL);
 
-	add_tcp_listeners(inodes, "/proc/net/tcp");
-	add_tcp_listeners(inodes, "/proc/net/tcp6");
+	add_tcp_listeners(inodes, tcp);
+	add_tcp_listeners(inodes, tcp6);
 	return inodes;
 }
 
@@ -251,7 +249,7 @@ GHashTable *proc_listening_inodes(GPid pid)
 		int listens = ino ? fd_listens(pidfd, atoi(name)) : 0;
 
 		if (listens < 0 && !net)
-			net = net_listening_inodes();
+			net = proc_net_tcp_listeners("/proc/net");
 		if (listens > 0 ||
 		    (listens < 0 && g_hash_table_contains(net, &ino)))
 			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));

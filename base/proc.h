@@ -40,6 +40,13 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent);
  */
 GHashTable *proc_listening_inodes(GPid pid);
 
+/* The inodes of the listening TCP sockets (IPv4 and IPv6) of a network
+ * namespace, from net_dir's tcp and tcp6 tables ("/proc/net" for ours,
+ * "/proc/PID/net" for pid's): where descriptors cannot be duplicated
+ * (pidfd_getfd refused by a seccomp filter), or to pick, among a
+ * process's sockets, the ones worth duplicating. */
+GHashTable *proc_net_tcp_listeners(const char *net_dir);
+
 /* The inode of the socket pid holds as descriptor fd_name ("socket:[N]"),
  * or 0 when it is not a socket or cannot be read. */
 guint64 proc_socket_inode(GPid pid, const char *fd_name);

@@ -19,7 +19,6 @@
 #include "base/log.h"
 
 #define PROC_ROOT "/proc"
-#define TCP_LISTEN_STATE 0x0A
 
 #define LOST "connections queued on a listener that a haproxy closes (a " \
 	     "reload without -x, a takeover) are reset"
@@ -136,38 +135,6 @@ gboolean reuseport_usable(struct reuseport *r)
 	return FALSE;
 }
 
-/*
- * The inodes of the listening TCP sockets in pid's network namespace.
- * The kernel lists listening sockets before all others: stop at the
- * first that is not, whatever the connections that follow.
- */
-static void listening_inodes(GPid pid, const char *table, GHashTable *out)
-{
-	g_autofree gchar *path = g_strdup_printf(PROC_ROOT "/%d/net/%s", pid,
-						 table);
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned int state;
-		guint64 inode;
-
-		/* sl local remote st tx:rx tr:when retr uid timeout inode */
-		if (sscanf(line, " %*s %*s %*s %x %*s %*s %*s %*s %*s "
-			   "%" G_GUINT64_FORMAT, &state, &inode) != 2)
-			continue;
-		if (state != TCP_LISTEN_STATE)
-			break;
-		if (inode)
-			g_hash_table_add(out, g_memdup2(&inode, sizeof(inode)));
-	}
-	free(line);
-	fclose(f);
-}
-
 /* "127.0.0.1:80", "[::1]:443", then "%eth0" when bound to a device: a
  * group is the sockets sharing all of it. NULL if not an inet socket. */
 static gchar *group_key(int fd)
@@ -275,15 +242,13 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
 			   GPid pid)
 {
-	g_autoptr(GHashTable) listening = g_hash_table_new_full(
-		g_int64_hash, g_int64_equal, g_free, NULL);
+	g_autofree gchar *net_dir = g_strdup_printf(PROC_ROOT "/%d/net", pid);
+	g_autoptr(GHashTable) listening = proc_net_tcp_listeners(net_dir);
 	g_autofree gchar *dir_path = g_strdup_printf(PROC_ROOT "/%d/fd", pid);
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GError) error = NULL;
 	const char *name;
 
-	listening_inodes(pid, "tcp", listening);
-	listening_inodes(pid, "tcp6", listening);
 	if (g_hash_table_size(listening) == 0)
 		return;
 	dir = g_dir_open(dir_path, 0, &error);
