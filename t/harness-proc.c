@@ -467,3 +467,14 @@ int t_client(const char *command, const char *a, const char *b, gchar **out,
 
 	return t_run_command(argv, T_WAIT, out, err);
 }
+
+guint t_count_fds(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+	guint n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	return n;
+}

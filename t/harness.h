@@ -84,6 +84,8 @@ GPid wrapper_wait_ready(struct wrapper *w, guint number, guint timeout_ms);
 /* Every pid below root (children, grandchildren...). */
 GArray *t_descendants(GPid root);
 gboolean t_pid_alive(GPid pid);
+/* How many descriptors pid holds now (its /proc/PID/fd entries). */
+guint t_count_fds(GPid pid);
 /* Wait for any process (not only a child) to end; FALSE on timeout. */
 gboolean t_wait_gone(GPid pid, guint timeout_ms);
 

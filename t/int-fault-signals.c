@@ -159,14 +159,14 @@ static void sig_in_reexec(struct t_site *f, int sig)
 /* Until gen has accepted a connection of ours: it then drains it. */
 static int hold_accepted(struct t_site *f, GPid gen)
 {
-	guint before = count_fds(gen);
+	guint before = t_count_fds(gen);
 	gint64 deadline = t_deadline(T_WAIT);
 	int conn = t_hold_connection(f->port);
 
 	g_assert_cmpint(conn, >=, 0);
-	while (count_fds(gen) == before && g_get_monotonic_time() < deadline)
+	while (t_count_fds(gen) == before && g_get_monotonic_time() < deadline)
 		g_usleep(5 * 1000);
-	g_assert_cmpuint(count_fds(gen), >, before);
+	g_assert_cmpuint(t_count_fds(gen), >, before);
 	return conn;
 }
 

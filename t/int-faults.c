@@ -255,7 +255,7 @@ static void test_fd_shortage(void)
 	t_site_wait_log(&f, "control socket: accepting clients again");
 
 	/* Ten idle clients hold descriptors: they go first. */
-	fds = count_fds(f.w->pid);
+	fds = t_count_fds(f.w->pid);
 	for (guint i = 0; i < G_N_ELEMENTS(idle); i++)
 		idle[i] = connect_control(&f);
 	g_assert_true(wait_fd_count(f.w->pid, fds + G_N_ELEMENTS(idle)));

@@ -384,17 +384,6 @@ static gchar *ctl_ask(const char *rundir, const void *data, gsize len)
 	return answer;
 }
 
-static guint count_fds(GPid pid)
-{
-	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	guint n = 0;
-
-	while (d && g_dir_read_name(d))
-		n++;
-	return n;
-}
-
 /* ---- a tiny JSON validator (RFC 8259 syntax, no semantics) ---- */
 
 static const char *json_value(const char *p, guint depth);
@@ -1591,7 +1580,7 @@ static void split_command(Site *s)
 /* Many connections at once: some are turned away, none blocks it. */
 static void flood(Site *s)
 {
-	guint baseline = count_fds(s->w->pid);
+	guint baseline = t_count_fds(s->w->pid);
 	gint64 deadline = deadline_in(T_WAIT);
 	int fds[100];
 	guint rejected = 0, answered = 0;
@@ -1629,9 +1618,9 @@ static void flood(Site *s)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	/* Once it has dropped them all, it serves a new client. */
-	while (count_fds(s->w->pid) > baseline && ms_until(deadline))
+	while (t_count_fds(s->w->pid) > baseline && ms_until(deadline))
 		g_usleep(10 * 1000);
-	g_assert_cmpuint(count_fds(s->w->pid), <=, baseline);
+	g_assert_cmpuint(t_count_fds(s->w->pid), <=, baseline);
 	assert_running(s);
 	assert_status_of(s, s->w->pid);
 }

@@ -14,17 +14,6 @@
 
 #include "base/proc.h"
 
-guint count_fds(GPid pid)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/fd", pid);
-	g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
-	guint n = 0;
-
-	while (d && g_dir_read_name(d))
-		n++;
-	return n;
-}
-
 /* The lowest descriptor number pid does not use (the /proc entries are
  * symbolic links, not always to a file that exists). */
 int lowest_free_fd(GPid pid)
@@ -145,7 +134,7 @@ void fx_keeps_serving(struct t_site *f, GPid gen)
 guint settled_fds(struct t_site *f, GPid gen)
 {
 	g_assert_true(wait_descendants(f->w, &gen, 1));
-	return count_fds(f->w->pid);
+	return t_count_fds(f->w->pid);
 }
 
 /* A failed reload leaks no descriptor: back to n, within the bound. */
@@ -153,9 +142,9 @@ void assert_fds(struct t_site *f, guint n)
 {
 	gint64 deadline = t_deadline(T_WAIT);
 
-	while (count_fds(f->w->pid) != n && g_get_monotonic_time() < deadline)
+	while (t_count_fds(f->w->pid) != n && g_get_monotonic_time() < deadline)
 		g_usleep(10 * 1000);
-	g_assert_cmpuint(count_fds(f->w->pid), ==, n);
+	g_assert_cmpuint(t_count_fds(f->w->pid), ==, n);
 }
 
 /* The failure line of a failed reload; it must name the serving one. */
@@ -444,7 +433,7 @@ gboolean wait_fd_count(GPid pid, guint n)
 {
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 
-	while (count_fds(pid) != n) {
+	while (t_count_fds(pid) != n) {
 		if (g_get_monotonic_time() >= end)
 			return FALSE;
 		g_usleep(5 * 1000);

@@ -16,7 +16,6 @@
 #define HAPROXY "/usr/sbin/haproxy"
 
 /* ---- processes ---- */
-guint count_fds(GPid pid);
 int lowest_free_fd(GPid pid);
 gboolean wait_descendants(Wrapper *w, const GPid *want, guint n);
 void assert_no_orphans(struct t_site *f);
