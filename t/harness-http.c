@@ -88,6 +88,16 @@ GPid t_wait_serving(guint16 port, guint timeout_ms)
 	return pid;
 }
 
+GPid t_wait_answered_by(guint16 port, GPid pid)
+{
+	gint64 deadline = deadline_of(T_WAIT);
+	GPid got;
+
+	while ((got = t_http_pid(port)) != pid && ms_left(deadline) > 0)
+		g_usleep(10 * 1000);
+	return got;
+}
+
 int t_hold_connection(guint16 port)
 {
 	return connect_to(port);

@@ -208,6 +208,26 @@ Wrapper *t_site_start_wrapper(struct t_site *s, const char *path,
 	return s->w;
 }
 
+GPid t_site_start_serving(struct t_site *s, const char *const *opts)
+{
+	t_site_start_wrapper(s, NULL, opts);
+	s->pid = wrapper_wait_ready(s->w, 1, T_WAIT);
+	g_assert_cmpint(s->pid, >, 0);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
+	return s->pid;
+}
+
+void t_site_stop(struct t_site *s)
+{
+	g_autoptr(GArray) below = t_descendants(s->w->pid);
+
+	wrapper_signal(s->w, SIGTERM);
+	t_assert_exit_code(wrapper_wait_exit(s->w, T_WAIT), 0);
+	for (guint i = 0; i < below->len; i++)
+		g_assert_true(t_wait_gone(g_array_index(below, GPid, i),
+					  T_WAIT));
+}
+
 void t_site_clear(struct t_site *s)
 {
 	if (!s->dir)

@@ -96,6 +96,10 @@ gchar *t_http_get(guint16 port, guint timeout_ms);
 GPid t_http_pid(guint16 port);
 /* Poll until port answers (bounded); the answering pid or 0. */
 GPid t_wait_serving(guint16 port, guint timeout_ms);
+/* Poll (bounded) until port answers with pid; the last pid that answered
+ * (an old generation may take a request or two after its successor is
+ * ready). */
+GPid t_wait_answered_by(guint16 port, GPid pid);
 /* A connection held open (no request sent): keeps a process draining. */
 int t_hold_connection(guint16 port);
 
@@ -299,6 +303,8 @@ struct t_site {
 	guint16 port;
 	GPtrArray *env;		/* "K=V" for the wrapper, NULL-terminated */
 	Wrapper *w;
+	GPid pid;		/* the serving haproxy, for tests that follow
+				 * it (t_site_start_serving) */
 };
 
 /*
@@ -326,6 +332,11 @@ GPtrArray *t_site_args(struct t_site *s, const char *const *opts);
 /* The wrapper at path (NULL: t_wrapper_path()) on the site, as s->w. */
 Wrapper *t_site_start_wrapper(struct t_site *s, const char *path,
 			      const char *const *opts);
+/* t_site_start_wrapper(), then generation 1 ready and answering on the
+ * port: its pid, kept in s->pid. */
+GPid t_site_start_serving(struct t_site *s, const char *const *opts);
+/* SIGTERM: the wrapper exits 0, and nothing that ran below it is left. */
+void t_site_stop(struct t_site *s);
 /* Ends what the site started (by pid), removes its directory, frees it.
  * A zeroed site (a test skipped before t_site_init) is left alone. */
 void t_site_clear(struct t_site *s);

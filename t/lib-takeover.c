@@ -48,13 +48,7 @@ GPid start_daemon(struct t_site *s, gboolean master_worker)
 /* Poll (bounded) until port answers with pid; the last pid that answered. */
 GPid wait_answered_by(guint16 port, GPid pid)
 {
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-	GPid got;
-
-	while ((got = t_http_pid(port)) != pid &&
-	       g_get_monotonic_time() < end)
-		g_usleep(20 * 1000);
-	return got;
+	return t_wait_answered_by(port, pid);
 }
 
 /* Inodes of the sockets on local port lport, remote port rport (0: any),

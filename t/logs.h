@@ -15,3 +15,52 @@
 #define LOG_RELOAD_FAILED	"reload failed: "
 /* "adopting standalone pid P ..." (a restart by hand adopted). */
 #define LOG_ADOPTING		"adopting standalone pid "
+
+/* ---- t/int-reload*.c ---- */
+/* The priority prefixes of a line: warning ("<4>..."), notice. */
+#define LOG_PRIO_WARNING	"<4>"
+#define LOG_PRIO_NOTICE		"<5>"
+/* "sd_notify: ERROR" (a notification that could not be sent). */
+#define LOG_SD_NOTIFY		"sd_notify"
+/* "[hard-]reloading on request." / "... on SIGUSR2." */
+#define LOG_RELOADING		"reloading"
+#define LOG_HARD_RELOADING_ON_REQUEST	"hard-reloading on request."
+/* "SIGUSR2: a reload is in progress; one more will follow" (queued). */
+#define LOG_RELOAD_QUEUED	"a reload is in progress"
+/* "generation N (pid P) finished: <wait status>" (printf: N, P). */
+#define LOG_FINISHED_FMT	"generation %u (pid %d) finished: "
+/* A wait status in such a line (printf: the signal). */
+#define LOG_KILLED_BY_FMT	"killed by signal %d"
+/* Any line naming SIGKILL: the stop timeout's, a signal relayed. */
+#define LOG_SIGKILL		"SIGKILL"
+/* "generation N (pid P), the one serving, <how> on its own; ..." */
+#define LOG_SERVING_LOST	"the one serving, "
+/* The historic wrapper's last line (printf: the exit code). */
+#define LOG_EXIT_RC_FMT		"exit, haproxy RC=%d"
+/* "taking over master-worker master pid P ..." (printf: P). */
+#define LOG_TAKING_OVER_MASTER_FMT	"taking over master-worker master pid %d "
+/* A foreign master taken over before it handles SIGUSR1. */
+#define LOG_FOREIGN_UNSETTLED	"does not handle SIGUSR1 yet"
+/* "... control.sock is in use by another wrapper" */
+#define LOG_RUNDIR_IN_USE	"in use by another wrapper"
+/* "more than M old generation(s) draining: SIGTERM to generation N
+ * (pid P)" (printf: M, N, P). */
+#define LOG_DRAINING_OVER	"old generation(s) draining"
+#define LOG_DRAINING_OVER_FMT	"more than %d old generation(s) draining: " \
+				"SIGTERM to generation %u (pid %d)"
+/* "generation N (pid P) still draining after its deadline; SIGTERM". */
+#define LOG_DRAIN_DEADLINE	"still draining"
+#define LOG_DRAIN_DEADLINE_FMT	"generation %u (pid %d) still draining " \
+				"after its deadline"
+/* The old generation still holds the listeners it shares (-x). */
+#define LOG_HOLDS_LISTENERS	"still holds its listeners"
+/* The hand-off, the self-upgrade refused while an adopted haproxy runs. */
+#define LOG_HANDOFF_REFUSED_ADOPTED	"hand-off refused: a haproxy adopted"
+#define LOG_UPGRADE_POSTPONED_ADOPTED	"not upgrading the wrapper on this " \
+					"reload: a haproxy adopted"
+/* "re-executing on request." / "re-executing on SIGUSR2." */
+#define LOG_REEXECUTING		"re-executing on "
+#define LOG_REEXECUTING_ON_REQUEST	"re-executing on request."
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)" (printf:
+ * N), the re-executed image's first word. */
+#define LOG_ADOPTED_GENERATIONS_FMT	"adopted %u generation(s)"

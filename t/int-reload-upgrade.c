@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reloads around the wrapper's own re-exec (--self-upgrade): a client
+ * waiting for its reload is answered across it, and systemd hears one
+ * RELOADING=1 then READY=1; while a haproxy adopted after a restart by
+ * hand runs, the hand-off is refused and the upgrade postponed to the
+ * next reload. The real haproxy (Debian's 2.6), 127.0.0.1 only.
+ */
+#include "t/lib-reload.h"
+
+#include <string.h>
+
+/*
+ * An adopted haproxy (a restart by hand) runs: the hand-off is refused
+ * and the self-upgrade postponed, both said in the log and to the
+ * client; the reload that takes it over answers ok, and the next one
+ * upgrades.
+ */
+static void test_upgrade_postponed_adopted(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *oldarg = NULL, *out = NULL, *err = NULL;
+	g_autofree gchar *out2 = NULL;
+	const char *line;
+	GPid pid, gen2;
+
+	if (!reload_site_init(&s, NULL))
+		return;
+	t_site_start_serving(&s, OPTS("--self-upgrade=always"));
+	oldarg = g_strdup_printf("%d", s.pid);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", s.pidfile, "-f",
+				       s.cfg, "-sf", oldarg, NULL };
+
+		t_launch_daemon(s.dir, argv);
+	}
+	line = t_site_wait_log(&s, LOG_ADOPTING);
+	pid = t_pid_in(line, "pid ");
+	t_remember(pid, HAPROXY);
+
+	g_assert_cmpint(t_client("--handoff", s.rundir_opt, NULL, NULL,
+				 &err), !=, 0);
+	g_assert_nonnull(strstr(err, "adopted after a restart by hand"));
+	line = wrapper_find_log(s.w, LOG_HANDOFF_REFUSED_ADOPTED);
+	g_assert_nonnull(line);
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_NOTICE));
+
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, &out,
+				 NULL), ==, 0);
+	gen2 = serving_pid_in(out, 2);
+	g_assert_nonnull(strstr(out, "wrapper upgrade postponed"));
+	line = wrapper_find_log(s.w, LOG_UPGRADE_POSTPONED_ADOPTED);
+	g_assert_nonnull(line);
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_NOTICE));
+	g_assert_null(wrapper_find_log(s.w, LOG_REEXECUTING));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_cmpint(t_wait_answered_by(s.port, gen2), ==, gen2);
+
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, &out2,
+				 NULL), ==, 0);
+	serving_pid_in(out2, 3);
+	g_assert_null(strstr(out2, "postponed"));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING));
+	t_site_stop(&s);
+	t_end_all_started();
+}
+
+/* A waiting client survives the wrapper's own re-exec. */
+
+static void test_waiter_across_upgrade(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_auto(Notify) n = { 0 };
+	g_autofree gchar *ready = NULL;
+	g_autofree gchar *adopted = NULL;
+	const char *reexec;
+	guint reloading = 0;
+	GPid wpid;
+
+	if (!reload_site_init(&s, NULL))
+		return;
+	notify_open(&n, &s);
+	t_site_start_serving(&s, OPTS("--self-upgrade=always"));
+	g_free(expect_ready(&n, T_WAIT));
+	wpid = s.w->pid;
+	reload_serving(&s, "--reload", 2);
+	/* It did re-execute itself in between, in the same pid. */
+	reexec = wrapper_find_log(s.w, LOG_REEXECUTING);
+	g_assert_nonnull(reexec);
+	adopted = g_strdup_printf(LOG_ADOPTED_GENERATIONS_FMT, 1);
+	g_assert_nonnull(wrapper_find_log(s.w, adopted));
+	g_assert_cmpint(s.w->pid, ==, wpid);
+	assert_running(&s);
+	assert_status_of(&s, wpid);
+
+	/* systemd still gets its READY=1 after RELOADING=1. */
+	while (!ready) {
+		g_autofree gchar *msg = notify_recv(&n, T_WAIT);
+
+		g_assert_nonnull(msg);
+		if (g_str_has_prefix(msg, "READY=1\n"))
+			ready = g_steal_pointer(&msg);
+		else
+			assert_fields(msg, "RELOADING=1", "MONOTONIC_USEC=",
+				      "STATUS=", NULL);
+		reloading += !ready;
+	}
+	/* One reload, one RELOADING=1: the re-executed image does not
+	 * announce it again. */
+	g_assert_cmpuint(reloading, ==, 1);
+	g_assert_nonnull(strstr(ready, "generation 2 "));
+	g_assert_nonnull(strstr(ready, "last reload ok"));
+	t_site_stop(&s);
+
+	/* Asked through the control socket, not by a signal: it should say
+	 * so, as "reloading on request." does. */
+	if (!strstr(reexec, LOG_REEXECUTING_ON_REQUEST))
+		g_test_fail_printf("a control-socket reload logs \"%s\"",
+				   reexec);
+}
+
+int main(int argc, char **argv)
+{
+	reload_tests_init(&argc, &argv);
+	g_test_add_func("/reload/upgrade-postponed-adopted",
+			test_upgrade_postponed_adopted);
+	g_test_add_func("/reload/waiter-across-upgrade",
+			test_waiter_across_upgrade);
+	return g_test_run();
+}
