@@ -91,8 +91,7 @@ static void test_notify_adopted(void)
 	g_auto(TSite) s = { 0 };
 	g_auto(Notify) n = { 0 };
 	g_autofree gchar *ready1 = NULL, *status = NULL, *ready2 = NULL;
-	g_autofree gchar *oldarg = NULL, *want = NULL;
-	const char *line;
+	g_autofree gchar *want = NULL;
 	GPid pid;
 
 	if (!reload_site_init(&s, NULL))
@@ -100,16 +99,7 @@ static void test_notify_adopted(void)
 	notify_open(&n, &s);
 	t_site_start_serving(&s, NULL);
 	ready1 = expect_ready(&n, T_WAIT);
-	oldarg = g_strdup_printf("%d", s.pid);
-	{
-		const char *argv[] = { HAPROXY, "-D", "-p", s.pidfile, "-f",
-				       s.cfg, "-sf", oldarg, NULL };
-
-		t_launch_daemon(s.dir, argv);
-	}
-	line = t_site_wait_log(&s, LOG_ADOPTING);
-	pid = t_pid_in(line, "pid ");
-	t_remember(pid, HAPROXY);
+	pid = restart_by_hand_adopted(&s);
 	want = g_strdup_printf("STATUS=adopted haproxy (pid %d, standalone) "
 			       "serving", pid);
 	status = notify_recv(&n, T_WAIT);

@@ -19,7 +19,7 @@
 static void test_upgrade_postponed_adopted(void)
 {
 	g_auto(TSite) s = { 0 };
-	g_autofree gchar *oldarg = NULL, *out = NULL, *err = NULL;
+	g_autofree gchar *out = NULL, *err = NULL;
 	g_autofree gchar *out2 = NULL;
 	const char *line;
 	GPid pid, gen2;
@@ -27,16 +27,7 @@ static void test_upgrade_postponed_adopted(void)
 	if (!reload_site_init(&s, NULL))
 		return;
 	t_site_start_serving(&s, OPTS("--self-upgrade=always"));
-	oldarg = g_strdup_printf("%d", s.pid);
-	{
-		const char *argv[] = { HAPROXY, "-D", "-p", s.pidfile, "-f",
-				       s.cfg, "-sf", oldarg, NULL };
-
-		t_launch_daemon(s.dir, argv);
-	}
-	line = t_site_wait_log(&s, LOG_ADOPTING);
-	pid = t_pid_in(line, "pid ");
-	t_remember(pid, HAPROXY);
+	pid = restart_by_hand_adopted(&s);
 
 	g_assert_cmpint(t_client("--handoff", s.rundir_opt, NULL, NULL,
 				 &err), !=, 0);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "t/lib-takeover.h"
 
 void reload_fail_at(int line, const char *func, const char *fmt, ...)
 {
@@ -51,6 +52,15 @@ void reload_site_init_fake(struct t_site *s, const char *extra)
 {
 	t_site_init_fake(s, extra);
 	s->with_runtime_dir = TRUE;
+}
+
+GPid restart_by_hand_adopted(struct t_site *s)
+{
+	GPid pid = restart_by_hand(s, "-sf", FALSE);
+	const char *line = t_site_wait_log(s, LOG_ADOPTING);
+
+	g_assert_cmpint(t_pid_in(line, "pid "), ==, pid);
+	return pid;
 }
 
 /* ---- held-open connections ---- */

@@ -42,6 +42,10 @@ void reload_tests_init(int *argc, char ***argv);
 gboolean reload_site_init(struct t_site *s, const char *extra);
 void reload_site_init_fake(struct t_site *s, const char *extra);
 
+/* A restart by hand ("haproxy -D ... -sf PID", t/lib-takeover.c) that
+ * the wrapper adopts: the new haproxy's pid, registered. */
+GPid restart_by_hand_adopted(struct t_site *s);
+
 /* An idle connection pid has accepted: keeps it draining after a reload. */
 int hold_on(guint16 port, GPid pid);
 
