@@ -38,6 +38,7 @@ static gchar *recv_one(struct t_notify *n, int timeout_ms)
 {
 	struct pollfd p = { .fd = n->fd, .events = POLLIN };
 	char buf[4096];
+	gchar *msg;
 	ssize_t len;
 
 	if (poll(&p, 1, timeout_ms) <= 0)
@@ -46,8 +47,9 @@ static gchar *recv_one(struct t_notify *n, int timeout_ms)
 	if (len < 0)
 		return NULL;
 	buf[len] = '\0';
-	g_test_message("notify: %s", g_strdelimit(g_strdup(buf), "\n", '|'));
-	return g_strndup(buf, len);
+	msg = g_strndup(buf, len);
+	g_test_message("notify: %s", g_strdelimit(buf, "\n", '|'));
+	return msg;
 }
 
 gchar *t_notify_recv(struct t_notify *n, guint timeout_ms)
