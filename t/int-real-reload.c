@@ -99,6 +99,27 @@ static void reload_port_held(struct t_site *s, guint number)
 	close(fd);
 }
 
+/* --status --json: the last reload failed, generation failed is listed as
+ * such, and the one serving before still is. */
+static void assert_status_json_failed(struct t_site *s, guint failed)
+{
+	g_autofree gchar *json = NULL;
+	g_autofree gchar *serving = g_strdup_printf(
+		"{\"number\":%u,\"pid\":%d,", s->generation, s->serving);
+	g_autofree gchar *gone = g_strdup_printf("{\"number\":%u,", failed);
+	const char *entry, *end;
+
+	g_assert_cmpint(t_client("--status", s->rundir_opt, "--json", &json,
+				 NULL), ==, 0);
+	/* Its object, up to its closing brace (no nested object). */
+	entry = strstr(json, gone);
+	end = entry ? strchr(entry, '}') : NULL;
+	if (!strstr(json, "\"last_reload\":{\"result\":\"failed\",") ||
+	    !strstr(json, serving) || !end ||
+	    !g_strstr_len(entry, end - entry + 1, "\"state\":\"failed\"}"))
+		g_error("--status --json after a failed reload:\n%s", json);
+}
+
 static void test_bad_config_reload(void)
 {
 	g_auto(TSite) s = { 0 };
@@ -122,6 +143,7 @@ static void test_bad_config_reload(void)
 	if (!strstr(status, "last reload: failed in ") ||
 	    !strstr(status, "generation 2 (pid "))
 		g_error("--status after a failed reload:\n%s", status);
+	assert_status_json_failed(&s, 2);
 
 	t_site_config(&s, NULL);
 	real_reload(&s, SIGUSR2, TRUE);
