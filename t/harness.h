@@ -307,7 +307,8 @@ struct t_site {
 	gboolean no_pidfile;	/* t_site_args passes no -p */
 	gboolean cfg_after_dashdash; /* "-- cfg" last, instead of "-f cfg" */
 	Wrapper *w;
-	GPid serving;		/* the serving haproxy, as last seen */
+	GPid pid;		/* the serving haproxy, for tests that follow
+				 * it */
 	guint generation;	/* its generation number */
 };
 

@@ -37,12 +37,12 @@ static void test_pidfile_rewritten(void)
 			return;
 		real_start(&s, NULL, NULL);
 		real_reload(&s, SIGUSR2, TRUE);
-		ours = g_strdup_printf("%d\n", s.serving);
+		ours = g_strdup_printf("%d\n", s.pid);
 		g_assert_true(g_file_get_contents(s.pidfile, &left, NULL,
 						  NULL));
 		g_assert_cmpstr(left, ==, ours);
 		g_clear_pointer(&left, g_free);
-		text = i ? g_strdup_printf("%d\n999999\n", s.serving)
+		text = i ? g_strdup_printf("%d\n999999\n", s.pid)
 			 : g_strdup("999999\n");
 		g_assert_true(g_file_set_contents(s.pidfile, text, -1, NULL));
 		t_assert_exit_code(real_stop(&s, SIGTERM), 0);

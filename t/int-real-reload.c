@@ -54,12 +54,12 @@ static void expect_ready(struct t_notify *n, struct t_site *s, gboolean failed)
 	g_autofree gchar *msg = t_notify_expect(n, "READY=1", "STATUS=", NULL);
 	g_autofree gchar *status = t_notify_field(msg, "STATUS");
 	g_autofree gchar *serving = g_strdup_printf(STATUS_SERVING_FMT,
-						    s->generation, s->serving);
+						    s->generation, s->pid);
 
 	if (!g_str_has_prefix(status, serving) ||
 	    (strstr(status, STATUS_LAST_FAILED) != NULL) != failed)
 		g_error("STATUS= \"%s\", not generation %u (pid %d) serving%s",
-			status, s->generation, s->serving,
+			status, s->generation, s->pid,
 			failed ? " after a failed reload" : "");
 }
 
@@ -105,7 +105,7 @@ static void assert_status_json_failed(struct t_site *s, guint failed)
 {
 	g_autofree gchar *json = NULL;
 	g_autofree gchar *serving = g_strdup_printf(
-		"{\"number\":%u,\"pid\":%d,", s->generation, s->serving);
+		"{\"number\":%u,\"pid\":%d,", s->generation, s->pid);
 	g_autofree gchar *gone = g_strdup_printf("{\"number\":%u,", failed);
 	const char *entry, *end;
 
@@ -186,7 +186,7 @@ static void test_burst_coalesce(void)
 	wrapper_signal(s.w, SIGHUP);
 	t_site_wait_log(&s, hup_line);
 	line = t_site_wait_log(&s, LOG_READY_PID);
-	s.serving = t_pid_in(line, "pid ");
+	s.pid = t_pid_in(line, "pid ");
 	real_assert_pidfile(&s);
 
 	usr2 = wrapper_count_log(s.w, usr2_line);
@@ -205,11 +205,11 @@ static void test_burst_coalesce(void)
 		const char *l = g_ptr_array_index(s.w->lines, i);
 		GPid p = strstr(l, LOG_READY_PID) ? t_pid_in(l, "pid ") : 0;
 
-		if (p && p != s.serving)
+		if (p && p != s.pid)
 			g_assert_true(t_wait_gone(p, T_WAIT));
 	}
 	g_assert_cmpuint(real_count_haproxy_below(s.w->pid), ==, 1);
-	g_assert_cmpint(wait_answered_by(s.port, s.serving), ==, s.serving);
+	g_assert_cmpint(wait_answered_by(s.port, s.pid), ==, s.pid);
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 }
 

@@ -29,11 +29,11 @@ static void test_start_serve(void)
 
 	/* The wrapper writes the pidfile, since haproxy -db writes none. */
 	g_assert_true(g_file_get_contents(s.pidfile, &pidtext, NULL, NULL));
-	want = g_strdup_printf("%d", s.serving);
+	want = g_strdup_printf("%d", s.pid);
 	g_assert_cmpstr(g_strstrip(pidtext), ==, want);
 
 	/* Foreground -db, never the daemonizing -D or -Ds. */
-	argv = t_proc_strings(s.serving, "cmdline");
+	argv = t_proc_strings(s.pid, "cmdline");
 	g_assert_nonnull(argv);
 	g_assert_true(g_strv_contains((const char *const *)argv, "-db"));
 	for (char **a = argv; *a; a++)
@@ -206,23 +206,23 @@ static void test_child_environment(void)
 	for (guint i = 0; i < G_N_ELEMENTS(env); i++)
 		t_site_setenv(&s, env[i][0], env[i][1]);
 	real_start(&s, NULL, NULL);
-	environ_ = t_proc_strings(s.serving, "environ");
+	environ_ = t_proc_strings(s.pid, "environ");
 	g_assert_nonnull(environ_);
 	for (guint i = 0; i < G_N_ELEMENTS(scrubbed); i++)
-		if (t_environ_has(s.serving, scrubbed[i]))
+		if (t_environ_has(s.pid, scrubbed[i]))
 			g_test_fail_printf("haproxy inherited %s",
 					   scrubbed[i]);
 	g_assert_true(g_strv_contains((const char *const *)environ_,
 				      "FOO_KEEP=1"));
 
 	/* No blocked signal inherited from the wrapper's signalfd mask. */
-	status_path = g_strdup_printf("/proc/%d/status", s.serving);
+	status_path = g_strdup_printf("/proc/%d/status", s.pid);
 	g_assert_true(g_file_get_contents(status_path, &text, NULL, NULL));
 	if (!strstr(text, "\nSigBlk:\t0000000000000000\n"))
 		g_test_fail_printf("haproxy starts with signals blocked:\n%s",
 				   text);
 
-	assert_clean_fds(s.serving, s.w->pid);
+	assert_clean_fds(s.pid, s.w->pid);
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 }
 

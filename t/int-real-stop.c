@@ -41,7 +41,7 @@ static void test_sigterm_leaves_nothing(void)
 	/* No SIGKILL within T_WAIT: only the relayed SIGTERM can end the
 	 * draining generation in time. */
 	real_start(&s, NULL, opts);
-	old = s.serving;
+	old = s.pid;
 
 	/* Make sure generation 1 accepted the idle connection. */
 	conn = t_hold_connection(s.port);
@@ -59,7 +59,7 @@ static void test_sigterm_leaves_nothing(void)
 
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 	g_assert_false(t_pid_alive(old));
-	g_assert_false(t_pid_alive(s.serving));
+	g_assert_false(t_pid_alive(s.pid));
 	assert_relayed(&s, "SIGTERM", old);
 	close(conn);
 }
@@ -72,7 +72,7 @@ static void test_sigint_stops(void)
 		return;
 	real_start(&s, NULL, NULL);
 	t_assert_exit_code(real_stop(&s, SIGINT), 0);
-	assert_relayed(&s, "SIGINT", s.serving);
+	assert_relayed(&s, "SIGINT", s.pid);
 }
 
 static void test_graceful_sigusr1(void)
@@ -87,7 +87,7 @@ static void test_graceful_sigusr1(void)
 	real_start(&s, NULL, NULL);
 	t_assert_exit_code(real_stop(&s, SIGUSR1), 0);
 	/* A soft stop: haproxy itself finished with 0, not killed. */
-	which = g_strdup_printf(LOG_PID_FMT, s.serving);
+	which = g_strdup_printf(LOG_PID_FMT, s.pid);
 	line = wrapper_find_log(s.w, which);
 	g_assert_nonnull(line);
 	g_assert_nonnull(strstr(line, how));
@@ -108,7 +108,7 @@ static void test_external_kill(gconstpointer data)
 	g_assert_cmpint(status, !=, -1);
 	t_assert_exit_code(status, 128 + sig);
 	g_assert_nonnull(wrapper_find_log(s.w, LOG_ON_ITS_OWN));
-	g_assert_false(t_pid_alive(s.serving));
+	g_assert_false(t_pid_alive(s.pid));
 }
 
 static void test_stray_signals(void)
@@ -120,7 +120,7 @@ static void test_stray_signals(void)
 	if (!t_site_init_real(&s, NULL))
 		return;
 	real_start(&s, NULL, NULL);
-	hap = s.serving;
+	hap = s.pid;
 
 	/* Ignored outright, so it is never read: nothing to log. */
 	wrapper_signal(s.w, SIGPIPE);

@@ -40,17 +40,17 @@ void real_assert_pidfile(struct t_site *s)
 	if (s->no_pidfile)
 		g_assert_false(g_file_test(s->pidfile, G_FILE_TEST_EXISTS));
 	else
-		t_assert_pidfile_holds(s->pidfile, s->serving);
+		t_assert_pidfile_holds(s->pidfile, s->pid);
 }
 
 void real_serve(struct t_site *s)
 {
-	s->serving = wrapper_wait_ready(s->w, 1, T_WAIT);
-	g_assert_cmpint(s->serving, >, 0);
+	s->pid = wrapper_wait_ready(s->w, 1, T_WAIT);
+	g_assert_cmpint(s->pid, >, 0);
 	s->generation = 1;
-	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->serving);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
 	/* Direct child of the wrapper, not a daemon. */
-	g_assert_cmpint(proc_parent(s->serving), ==, s->w->pid);
+	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
 	real_assert_pidfile(s);
 }
 
@@ -69,19 +69,19 @@ void real_assert_running(struct t_site *s)
 void real_reload(struct t_site *s, int sig, gboolean wait_old)
 {
 	g_autofree gchar *want = real_reloading_line(sig);
-	GPid old = s->serving;
+	GPid old = s->pid;
 	const char *line;
 
 	wrapper_signal(s->w, sig);
 	t_site_wait_log(s, want);
 	line = t_site_wait_log(s, LOG_READY_PID);
-	s->serving = t_pid_in(line, "pid ");
+	s->pid = t_pid_in(line, "pid ");
 	s->generation = t_pid_in(line, "generation ");
-	g_assert_cmpint(s->serving, >, 0);
-	g_assert_cmpint(s->serving, !=, old);
-	g_assert_cmpint(proc_parent(s->serving), ==, s->w->pid);
+	g_assert_cmpint(s->pid, >, 0);
+	g_assert_cmpint(s->pid, !=, old);
+	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
 	real_assert_pidfile(s);
-	g_assert_cmpint(wait_answered_by(s->port, s->serving), ==, s->serving);
+	g_assert_cmpint(wait_answered_by(s->port, s->pid), ==, s->pid);
 	if (wait_old)
 		g_assert_true(t_wait_gone(old, T_WAIT));
 	real_assert_running(s);
@@ -90,8 +90,8 @@ void real_reload(struct t_site *s, int sig, gboolean wait_old)
 void real_assert_reload_failed(struct t_site *s)
 {
 	t_site_wait_log(s, LOG_RELOAD_FAILED);
-	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->serving);
-	g_assert_true(real_is_haproxy(s->serving));
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
+	g_assert_true(real_is_haproxy(s->pid));
 	g_assert_cmpuint(real_count_haproxy_below(s->w->pid), ==, 1);
 	/* The pidfile still names the generation that serves. */
 	real_assert_pidfile(s);
@@ -122,7 +122,7 @@ int real_stop(struct t_site *s, int sig)
 
 void real_signal_serving(struct t_site *s, int sig)
 {
-	int fd = proc_open_if_child_of(s->serving, s->w->pid);
+	int fd = proc_open_if_child_of(s->pid, s->w->pid);
 
 	g_assert_cmpint(fd, >=, 0);
 	g_assert_true(proc_pidfd_signal(fd, sig));

@@ -20,7 +20,7 @@ gchar *real_reloading_line(int sig);
 
 /* s->w has just started: generation 1 gets ready, answers, is a direct
  * child of the wrapper (not a daemon) and the pidfile names it; it is
- * s->serving from then on. */
+ * s->pid from then on. */
 void real_serve(struct t_site *s);
 /* t_site_start_wrapper(), then real_serve(). */
 void real_start(struct t_site *s, const char *path, const char *const *opts);
