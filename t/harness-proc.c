@@ -394,19 +394,35 @@ int t_run_command(const char *const *argv, guint timeout_ms, gchar **out,
 	return code;
 }
 
+GStrv t_proc_strings(GPid pid, const char *file)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/%s", pid, file);
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	g_autofree gchar *buf = NULL;
+	gsize len = 0;
+
+	if (!g_file_get_contents(path, &buf, &len, NULL))
+		return NULL;
+	for (gsize i = 0; i < len; i += strlen(buf + i) + 1)
+		g_strv_builder_add(b, buf + i);
+	return g_strv_builder_end(b);
+}
+
+gboolean t_environ_has(GPid pid, const char *name)
+{
+	g_auto(GStrv) env = t_proc_strings(pid, "environ");
+	g_autofree gchar *prefix = g_strconcat(name, "=", NULL);
+
+	for (char **e = env; e && *e; e++)
+		if (g_str_has_prefix(*e, prefix))
+			return TRUE;
+	return FALSE;
+}
+
 /* A 2.5+ master re-executes itself into "wait mode" after each load. */
 static gboolean in_wait_mode(GPid pid)
 {
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/environ", pid);
-	g_autofree gchar *env = NULL;
-	gsize len = 0;
-
-	if (!g_file_get_contents(path, &env, &len, NULL))
-		return FALSE;
-	for (gsize i = 0; i < len; i += strlen(env + i) + 1)
-		if (g_str_has_prefix(env + i, "HAPROXY_MWORKER_WAIT_ONLY="))
-			return TRUE;
-	return FALSE;
+	return t_environ_has(pid, "HAPROXY_MWORKER_WAIT_ONLY");
 }
 
 gboolean t_master_settled(GPid pid, int sig)

@@ -189,10 +189,18 @@ GPtrArray *t_site_args(struct t_site *s, const char *const *opts)
 		g_ptr_array_add(args, g_strdup(s->rundir_opt));
 	for (; opts && *opts; opts++)
 		g_ptr_array_add(args, g_strdup(*opts));
-	g_ptr_array_add(args, g_strdup("-f"));
-	g_ptr_array_add(args, g_strdup(s->cfg));
-	g_ptr_array_add(args, g_strdup("-p"));
-	g_ptr_array_add(args, g_strdup(s->pidfile));
+	if (!s->cfg_after_dashdash) {
+		g_ptr_array_add(args, g_strdup("-f"));
+		g_ptr_array_add(args, g_strdup(s->cfg));
+	}
+	if (!s->no_pidfile) {
+		g_ptr_array_add(args, g_strdup("-p"));
+		g_ptr_array_add(args, g_strdup(s->pidfile));
+	}
+	if (s->cfg_after_dashdash) {
+		g_ptr_array_add(args, g_strdup("--"));
+		g_ptr_array_add(args, g_strdup(s->cfg));
+	}
 	g_ptr_array_add(args, NULL);
 	return args;
 }

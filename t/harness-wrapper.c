@@ -92,7 +92,8 @@ static void die_with_test(gpointer data)
 }
 
 /* argv: prefix (a bare first name, valgrind, is looked up in PATH), then
- * the wrapper at path, then args; env adds "K=V" to ours. */
+ * the wrapper at path, then args; env adds "K=V" to ours. A bare name is
+ * looked up in the PATH the wrapper gets, as a shell would. */
 static struct wrapper *spawn_wrapper(const char *const *prefix,
 				     const char *path,
 				     const char *const *args,
@@ -119,7 +120,8 @@ static struct wrapper *spawn_wrapper(const char *const *prefix,
 	w->partial = g_string_new(NULL);
 	if (!g_spawn_async_with_pipes(NULL, (char **)argv->pdata, envp,
 				      G_SPAWN_DO_NOT_REAP_CHILD |
-				      G_SPAWN_SEARCH_PATH, die_with_test,
+				      G_SPAWN_SEARCH_PATH_FROM_ENVP,
+				      die_with_test,
 				      &setup, &w->pid, NULL, NULL, &w->err_fd,
 				      &error))
 		g_error("cannot start %s: %s", (char *)argv->pdata[0],

@@ -11,7 +11,8 @@
  * test and its log), harness-proc.c (processes: waits by pidfd, verified
  * signals, commands), harness-http.c (HTTP, load, listeners, metrics),
  * harness-files.c (directories, configurations, pidfiles), harness-site.c
- * (the fixture: struct t_site and the cleanup).
+ * (the fixture: struct t_site and the cleanup), harness-notify.c (a
+ * NOTIFY_SOCKET: what the wrapper tells systemd).
  */
 #pragma once
 
@@ -81,6 +82,11 @@ GPid t_pid_in(const char *line, const char *key);
 /* Generation N's pid, waiting for its "ready" line. 0 on timeout. */
 GPid wrapper_wait_ready(struct wrapper *w, guint number, guint timeout_ms);
 
+/* /proc/pid/file's NUL-separated strings (cmdline, environ); NULL if it
+ * cannot be read. */
+GStrv t_proc_strings(GPid pid, const char *file);
+/* Does pid's environment set name (to anything)? */
+gboolean t_environ_has(GPid pid, const char *name);
 /* Every pid below root (children, grandchildren...). */
 GArray *t_descendants(GPid root);
 gboolean t_pid_alive(GPid pid);
@@ -302,9 +308,12 @@ struct t_site {
 	gchar *fake_log;	/* the fake's FAKE_HAPROXY_LOG, or NULL */
 	guint16 port;
 	GPtrArray *env;		/* "K=V" for the wrapper, NULL-terminated */
+	gboolean no_pidfile;	/* t_site_args passes no -p */
+	gboolean cfg_after_dashdash; /* "-- cfg" last, instead of "-f cfg" */
 	Wrapper *w;
 	GPid pid;		/* the serving haproxy, for tests that follow
-				 * it (t_site_start_serving) */
+				 * it */
+	guint generation;	/* its generation number */
 };
 
 /*
@@ -327,9 +336,11 @@ void t_site_init_fake(struct t_site *s, const char *extra);
 /* (Re)writes the site's configuration, atomically, extra appended. */
 void t_site_config(struct t_site *s, const char *extra);
 void t_site_setenv(struct t_site *s, const char *key, const char *value);
-/* The wrapper's arguments: --haproxy, --runtime-dir, opts, -f, -p. */
+/* The wrapper's arguments: --haproxy, --runtime-dir, opts, -f, -p (or
+ * opts, -p, --, the configuration). */
 GPtrArray *t_site_args(struct t_site *s, const char *const *opts);
-/* The wrapper at path (NULL: t_wrapper_path()) on the site, as s->w. */
+/* The wrapper at path (NULL: t_wrapper_path(); a bare name: looked up in
+ * the PATH of the site's environment) on the site, as s->w. */
 Wrapper *t_site_start_wrapper(struct t_site *s, const char *path,
 			      const char *const *opts);
 /* t_site_start_wrapper(), then generation 1 ready and answering on the
@@ -352,3 +363,26 @@ int t_site_client(struct t_site *s, const char *command, gchar **out,
 const char *t_fake_path(void);
 /* The pids a file names ("pid=N" words, bare numbers); none if absent. */
 GArray *t_pids_in_file(const char *path);
+
+/* ---- a NOTIFY_SOCKET of our own (harness-notify.c) ---- */
+
+struct t_notify {
+	int fd;
+	gchar *path;	/* NOTIFY_SOCKET's value */
+	/* EXTEND_TIMEOUT_USEC= (every 10 s while haproxy loads, a matter
+	 * of load) passed over by t_notify_recv(). */
+	gboolean skip_extend;
+};
+
+/* Bound below t_short_dir(dir) (removed with it). */
+void t_notify_open(struct t_notify *n, const char *dir);
+void t_notify_clear(struct t_notify *n);
+typedef struct t_notify TNotify;
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(TNotify, t_notify_clear)
+/* The next datagram, or NULL if none came within timeout_ms. */
+gchar *t_notify_recv(struct t_notify *n, guint timeout_ms);
+/* The next datagram (bounded), which must be exactly one line a prefix
+ * given, in this order (NULL-terminated): "READY=1", "STATUS=". */
+gchar *t_notify_expect(struct t_notify *n, ...) G_GNUC_NULL_TERMINATED;
+/* The value of key ("STATUS") in a datagram, or NULL. */
+gchar *t_notify_field(const char *msg, const char *key);

@@ -64,3 +64,25 @@
 /* "haproxy-systemd-wrapper V running, adopted N generation(s)" (printf:
  * N), the re-executed image's first word. */
 #define LOG_ADOPTED_GENERATIONS_FMT	"adopted %u generation(s)"
+
+/* ---- the real-haproxy tests (t/int-real-*.c) ---- */
+/* "reloading on SIGUSR2." (printf: the signal's name). */
+#define LOG_RELOADING_ON_FMT	"reloading on %s."
+/* "generation N ready: pid P, ...", whatever N. */
+#define LOG_READY_PID		" ready: pid "
+/* "ignoring SIGWINCH from pid P" (printf: the signal's name, P). */
+#define LOG_IGNORING_FMT	"ignoring %s from pid %d"
+/* A stop signal relayed to a generation: "SIGTERM -> P." (printf). */
+#define LOG_RELAYED_FMT		"%s -> %d."
+/* A line about process P: "generation N (pid P) ..." (printf: P). */
+#define LOG_PID_FMT		"(pid %d)"
+/* How it ended, in such a line (printf: the exit code). */
+#define LOG_EXITED_FMT		"exited with status %d"
+/* "generation N (pid P), the one serving, ... on its own; ...". */
+#define LOG_ON_ITS_OWN		" on its own"
+/* "cannot start haproxy: ..." (the first start failed). */
+#define LOG_CANNOT_START	"cannot start haproxy: "
+/* systemd's STATUS=: "generation N (pid P, haproxy V) serving; ..."
+ * (printf: N, P), then "; last reload FAILED (...)" after a failure. */
+#define STATUS_SERVING_FMT	"generation %u (pid %d, haproxy "
+#define STATUS_LAST_FAILED	"; last reload FAILED ("
