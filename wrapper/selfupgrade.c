@@ -14,12 +14,16 @@
 #include "base/proc.h"
 #include "wrapper/child.h"
 #include "wrapper/mwnotify.h"
+#include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/upgrade.h"
 
 struct selfupgrade {
 	const struct selfupgrade_ops *ops;
 	void *ctx;
+	struct gen_table *gt;		/* the supervisor's */
+	const struct runtime *rt;	/* the supervisor's */
+	struct reloader *reloader;
 	enum self_upgrade policy;
 	char **orig_argv;	/* our command line, for the exec */
 	struct self_image image;
@@ -30,7 +34,9 @@ struct selfupgrade {
 /* ---- our own image ---- */
 
 struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
-				    char **orig_argv,
+				    char **orig_argv, struct gen_table *gt,
+				    const struct runtime *rt,
+				    struct reloader *reloader,
 				    const struct selfupgrade_ops *ops,
 				    void *ctx)
 {
@@ -38,6 +44,9 @@ struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
 
 	u->ops = ops;
 	u->ctx = ctx;
+	u->gt = gt;
+	u->rt = rt;
+	u->reloader = reloader;
 	u->policy = policy;
 	u->orig_argv = orig_argv;
 	u->possible = self_image_init(&u->image);
@@ -76,15 +85,71 @@ static void upgrade_refuse(struct selfupgrade *u, const char *why)
 
 	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
 		"running wrapper", u->image.path, why);
-	u->ops->refused(u->ctx, told);
+	reloader_post(u->reloader, RE_UPGRADE_REFUSED, &(struct reload_input){
+		.message = told });
+}
+
+/* ---- what the old image hands over ---- */
+
+/* The waiting clients' descriptors, to stay open across the exec. */
+static GArray *upgrade_waiters(struct selfupgrade *u)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct upgrade_waiter));
+	const GPtrArray *waiters = reloader_waiters(u->reloader);
+
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
+		struct upgrade_waiter hw = {
+			.fd = control_client_fd(w->client),
+			.target = w->target,
+		};
+
+		g_array_append_val(out, hw);
+	}
+	return out;
+}
+
+/* Inheritable just for the exec; close-on-exec again if it failed, or
+ * a later exec (the hand-off) would carry them. */
+static void fds_inheritable(struct selfupgrade *u, gboolean yes)
+{
+	const GPtrArray *waiters = reloader_waiters(u->reloader);
+
+	for (guint i = 0; i < waiters->len; i++) {
+		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
+
+		control_client_inheritable(w->client, yes);
+	}
+	if (yes)
+		u->ops->notify_fd(u->ctx);
+	else
+		u->ops->notify_private(u->ctx);
 }
 
 /* The upgrade state as it is now, serialized. */
 static gchar *state_now(struct selfupgrade *u)
 {
-	struct upgrade_state h = u->ops->state(u->ctx);
-	gchar *state = state_serialize(&h);
+	struct reloader *r = u->reloader;
+	int pending_signal;
+	gboolean pending_hard;
+	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
+	struct upgrade_state h = {
+		.next_number = u->gt->next_number,
+		.reloads = reloader_reloads(r),
+		.reloads_failed = reloader_reloads_failed(r),
+		.reload_signal = reloader_signal(r),
+		.reload_pending = pending,
+		.attempt = reloader_attempt(r),
+		.hard = reloader_hard(r),
+		.pending_hard = pending_hard,
+		.gens = u->gt->gens,
+		.waiters = upgrade_waiters(u),
+		.notify_fd = u->ops->notify_fd(u->ctx),
+	};
+	gchar *state;
 
+	u->ops->save_counters(u->ctx, &h);
+	state = state_serialize(&h);
 	g_array_unref(h.waiters);
 	return state;
 }
@@ -118,11 +183,11 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	}
 	/* Waiters may have come meanwhile: the state is taken anew. */
 	state = state_now(u);
-	sig = u->ops->reload_signal(u->ctx);
+	sig = reloader_signal(u->reloader);
 	log_notice("re-executing on %s.", sig ? signal_name(sig) : "request");
-	u->ops->fds_inheritable(u->ctx, TRUE);
+	fds_inheritable(u, TRUE);
 	upgrade_exec(&u->image, u->orig_argv, state);
-	u->ops->fds_inheritable(u->ctx, FALSE);
+	fds_inheritable(u, FALSE);
 	upgrade_refuse(u, "could not be executed");
 }
 
@@ -132,7 +197,7 @@ void selfupgrade_begin(struct selfupgrade *u)
 {
 	g_autofree gchar *state = state_now(u);
 
-	u->ops->fds_inheritable(u->ctx, FALSE);
+	fds_inheritable(u, FALSE);
 	u->dry_run = upgrade_dry_run_start(&u->image, u->orig_argv, state,
 					   on_upgrade_dry_run, u);
 }
@@ -232,8 +297,10 @@ static void keep_socket_waiters(GArray *waiters)
 	}
 }
 
-gboolean selfupgrade_take_state(struct upgrade_state *h,
-				const char *notify_path)
+/* The state the old image left in the environment (FALSE: none; the
+ * variable is gone either way), kept only where a leaked variable
+ * cannot abuse it. */
+static gboolean take_state(struct upgrade_state *h, const char *notify_path)
 {
 	const char *text = g_getenv(STATE_ENV);
 
@@ -261,7 +328,7 @@ gboolean selfupgrade_take_state(struct upgrade_state *h,
 
 /* No control socket in this image: the client would wait, unanswered,
  * as long as the wrapper runs. Told (one try, never a wait), closed. */
-void selfupgrade_refuse_waiter(int fd)
+static void refuse_waiter(int fd)
 {
 	static const char text[] = "error: the upgraded wrapper has no "
 				   "control socket; the reload goes on "
@@ -270,4 +337,91 @@ void selfupgrade_refuse_waiter(int fd)
 	if (send(fd, text, sizeof(text) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		errno = 0;
 	close(fd);
+}
+
+static gboolean adopt_generations(struct selfupgrade *u,
+				  struct upgrade_state *h)
+{
+	struct gen_table *gt = u->gt;
+
+	while (h->gens->len) {
+		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
+
+		gen_table_add_adopted(gt, g);
+		/* Same instance, same runtime directory, same fragment. */
+		g->exposes = u->rt->expose_cfg && g->mode != LAUNCH_DS;
+		if (g->mode == LAUNCH_MW) {
+			g_autoptr(GArray) w = proc_children(g->pid);
+
+			g_array_append_vals(g->workers, w->data, w->len);
+		}
+		u->ops->adopted(u->ctx, g);
+	}
+	/* A leaked variable must not even renumber a fresh start. */
+	if (gt->gens->len) {
+		gt->next_number = h->next_number;
+		/* Counters, not reset by a package upgrade. */
+		reloader_set_counters(u->reloader, h->reloads,
+				      h->reloads_failed);
+		u->ops->restore_counters(u->ctx, h);
+	}
+	if (!gt->current) {
+		log_warn("handover has no serving generation; starting anew");
+		return FALSE;
+	}
+	u->ops->resumed(u->ctx);
+	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
+		   WRAPPER_VERSION, gt->gens->len);
+	return TRUE;
+}
+
+/* Clients that were waiting for the reload this image now carries out. */
+static void adopt_waiters(struct selfupgrade *u, struct upgrade_state *h,
+			  gboolean adopted)
+{
+	for (guint i = 0; i < h->waiters->len; i++) {
+		struct upgrade_waiter *hw =
+			&g_array_index(h->waiters, struct upgrade_waiter, i);
+		struct control_client *c;
+
+		if (!u->rt->control) {
+			refuse_waiter(hw->fd);
+			continue;
+		}
+		c = control_adopt(u->rt->control, hw->fd);
+		if (!c)
+			continue;
+		if (!adopted) {
+			control_reply(c, "error: the upgraded wrapper could "
+					 "not take over; starting anew");
+			continue;
+		}
+		reloader_add_waiter(u->reloader, c, hw->target);
+	}
+}
+
+gboolean selfupgrade_restore(struct selfupgrade *u)
+{
+	g_autofree gchar *notify_path =
+		u->rt->dir ? rundir_notify_socket(u->rt->dir) : NULL;
+	struct upgrade_state h;
+	gboolean adopted;
+
+	if (!take_state(&h, notify_path))
+		return FALSE;
+	adopted = adopt_generations(u, &h);
+	u->ops->adopt_notify(u->ctx, h.notify_fd);
+	adopt_waiters(u, &h, adopted);
+	if (adopted) {
+		reloader_post(u->reloader, RE_RESUME, &(struct reload_input){
+			.signal = h.reload_signal,
+			.hard = h.hard,
+			.attempt = h.attempt,
+			.pending = h.reload_pending,
+			.pending_signal = h.reload_signal,
+			.pending_hard = h.pending_hard,
+		});
+	}
+	upgrade_state_clear(&h);
+	return adopted;
 }

@@ -11,32 +11,43 @@
 
 #include <glib.h>
 
+#include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
+#include "wrapper/runtime.h"
 #include "wrapper/state.h"
 #include "wrapper/supervisor.h"
 
 struct selfupgrade;
 
 struct selfupgrade_ops {
-	/* What crosses the exec, as it is now: the generations, the
-	 * counters, the reload under way, its waiters' descriptors and a
-	 * master's notify socket (waiters: the caller's to free). */
-	struct upgrade_state (*state)(void *ctx);
-	/* Those descriptors inheritable for the exec, or private again. */
-	void (*fds_inheritable)(void *ctx, gboolean yes);
 	/* Does a master of ours run (the new image must take masters)? */
 	gboolean (*masters)(void *ctx);
 	/* Does a haproxy adopted after a restart by hand run? */
 	gboolean (*adopted_running)(void *ctx);
-	/* The signal of the reload under way (0: a control request). */
-	int (*reload_signal)(void *ctx);
-	/* No upgrade on this reload: told is what its clients are told. */
-	void (*refused)(void *ctx, const char *told);
+	/* A master's notify socket, inheritable for the exec (-1: none);
+	 * private again. */
+	int (*notify_fd)(void *ctx);
+	void (*notify_private)(void *ctx);
+	/* The counters that cross the exec (takeovers, adoptions), saved
+	 * into h, or restored from it. */
+	void (*save_counters)(void *ctx, struct upgrade_state *h);
+	void (*restore_counters)(void *ctx, const struct upgrade_state *h);
+	/* The new image: g, added to the table, is ours again: watched. */
+	void (*adopted)(void *ctx, struct generation *g);
+	/* The new image: the old one's notify socket (-1: none, or not
+	 * ours), kept or closed; bound anew if a master needs it. */
+	void (*adopt_notify)(void *ctx, int fd);
+	/* The new image serves with what it adopted. */
+	void (*resumed)(void *ctx);
 };
 
-/* policy: --self-upgrade; orig_argv: our command line, for the exec. */
+/* policy: --self-upgrade; orig_argv: our command line, for the exec;
+ * gt, rt, reloader: the owners' (what crosses the exec, the waiting
+ * clients), outliving the self-upgrade. */
 struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
-				    char **orig_argv,
+				    char **orig_argv, struct gen_table *gt,
+				    const struct runtime *rt,
+				    struct reloader *reloader,
 				    const struct selfupgrade_ops *ops,
 				    void *ctx);
 void selfupgrade_free(struct selfupgrade *u);
@@ -46,20 +57,13 @@ const char *selfupgrade_image_path(const struct selfupgrade *u);
 
 /* Does this reload upgrade the wrapper first? */
 enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u);
-/* The new image's dry run, then its exec; ops->refused otherwise. */
+/* The new image's dry run, then its exec; RE_UPGRADE_REFUSED otherwise. */
 void selfupgrade_begin(struct selfupgrade *u);
 /* A stop: a dry run under way is cancelled, unanswered. */
 void selfupgrade_cancel(struct selfupgrade *u);
 
-/*
- * In the new image: the upgrade state the old one left in the
- * environment (FALSE: none; the variable is gone either way). Kept only
- * what a leaked variable cannot abuse: generations that are our children,
- * waiters that are sockets, a notify socket bound at notify_path (NULL:
- * none is ours). Children of ours it does not name are stopped.
- */
-gboolean selfupgrade_take_state(struct upgrade_state *h,
-				const char *notify_path);
-/* A waiting client this image cannot answer (no control socket): told
- * at once, closed. */
-void selfupgrade_refuse_waiter(int fd);
+/* In the new image: take back what the old one handed over (FALSE:
+ * nothing, or nothing serving: start anew). Generations that are our
+ * children only, waiting clients that are sockets only; children of ours
+ * it does not name are stopped; the reload goes on (RE_RESUME). */
+gboolean selfupgrade_restore(struct selfupgrade *u);

@@ -201,7 +201,9 @@ static GArray *old_pids(struct launcher *l, gboolean *hard)
  * sockets from there (-x fails hard on a missing socket: check first). */
 static gboolean can_take_listeners(struct launcher *l)
 {
-	return l->gt->current && l->gt->current->exposes && !l->gt->current->exited &&
+	const struct generation *c = l->gt->current;
+
+	return c && c->exposes && !c->exited &&
 	       g_file_test(l->rt->expose_sock, G_FILE_TEST_EXISTS);
 }
 
@@ -218,7 +220,8 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 	if (user_socket && *user_socket) {
 		/* The 1.x wrapper's never-released -x variable: the user
 		 * vouches that this socket exposes its listeners. */
-		if (l->gt->current && g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
+		if (l->gt->current &&
+		    g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
 			g_strv_builder_add(b, "-x");
 			g_strv_builder_add(b, user_socket);
 		}
@@ -415,7 +418,8 @@ static void version_known(struct launcher *l,
 				 v->full);
 		return;
 	}
-	reloader_post(l->reloader, RE_PROBED, &(struct reload_input){ .version = v });
+	reloader_post(l->reloader, RE_PROBED,
+		      &(struct reload_input){ .version = v });
 }
 
 /* Our runtime directory, if the version cache may live there. */
@@ -473,7 +477,8 @@ void launcher_probe(struct launcher *l)
 	g_autoptr(GError) error = NULL;
 	struct stat st;
 
-	l->haproxy_path = haproxy_locate(l->opts->haproxy, l->self_path, &error);
+	l->haproxy_path = haproxy_locate(l->opts->haproxy, l->self_path,
+					 &error);
 	if (!l->haproxy_path) {
 		launch_failed(l, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
 		return;

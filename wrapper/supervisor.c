@@ -86,7 +86,7 @@ struct supervisor {
 		enum launch_mode mode;
 	} replaced;
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
-	struct runtime rt;		/* rundir, control, listeners fragment */
+	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
 	struct reuseport *reuseport;	/* per-group queue migration */
 
@@ -105,7 +105,6 @@ static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 static void sv_retire_adopted(struct supervisor *s);
 static void sv_search_replacement(struct supervisor *s, gboolean quick);
 static void sv_handoff(struct supervisor *s, struct control_client *client);
-static gboolean sv_restore_upgrade_state(struct supervisor *s);
 static const char *sv_master_notify_socket(struct supervisor *s,
 					   GError **error);
 static const struct reloader_ops sv_reload_ops;
@@ -143,33 +142,7 @@ static void forget_generation(struct supervisor *s, struct generation *g)
 	quit_if_done(s);
 }
 
-/* ---- the pidfile, for scripts that read it (-db writes none) ---- */
-
-static void sv_pidfile_publish(struct supervisor *s, struct generation *g)
-{
-	g_autoptr(GError) error = NULL;
-
-	if (!s->args->pidfile || g->mode == LAUNCH_DS)
-		return;
-	/* A master writes its own pid there (-p), as upstream's unit has
-	 * it: ours to remove at exit all the same. */
-	if (g->mode == LAUNCH_MW) {
-		s->gt.pidfile_pid = g->pid;
-		return;
-	}
-	if (!pidfile_write(s->args->pidfile, &g->pid, 1, &error)) {
-		log_warn("cannot write pidfile: %s", error->message);
-		return;
-	}
-	s->gt.pidfile_pid = g->pid;
-}
-
-/* Remove the pidfile at exit, only if it still is what we wrote. */
-static void pidfile_retract(struct supervisor *s)
-{
-	if (s->gt.pidfile_pid)
-		pidfile_remove_if_ours(s->args->pidfile, s->gt.pidfile_pid);
-}
+/* ---- the pidfile ---- */
 
 /* A pidfile naming live processes we did not start: say so, touch none. */
 static void pidfile_notice_strangers(struct supervisor *s)
@@ -860,7 +833,7 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 		drain_begin(old, g, reloader_hard(s->reloader),
 			    s->opts->drain_timeout_s);
 	drain_bound(&s->gt, s->opts->max_old_workers);
-	sv_pidfile_publish(s, g);
+	gen_table_publish(&s->gt, s->args->pidfile, g);
 	failed_generation_clear(&s->gt.failed);
 	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
 	if (g->mode == LAUNCH_MW) {
@@ -1131,74 +1104,6 @@ static void begin_upgrade(void *ctx)
 	selfupgrade_begin(s->up);
 }
 
-/* The waiting clients' descriptors, to stay open across the exec. */
-static GArray *upgrade_waiters(struct supervisor *s)
-{
-	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct upgrade_waiter));
-	const GPtrArray *waiters = reloader_waiters(s->reloader);
-
-	for (guint i = 0; i < waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
-		struct upgrade_waiter hw = {
-			.fd = control_client_fd(w->client),
-			.target = w->target,
-		};
-
-		g_array_append_val(out, hw);
-	}
-	return out;
-}
-
-/* A master's notify socket, inheritable for the exec; -1 without one. */
-static int upgrade_notify_fd(struct supervisor *s)
-{
-	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
-}
-
-static struct upgrade_state upgrade_state_now(void *ctx)
-{
-	struct supervisor *s = ctx;
-	struct reloader *r = s->reloader;
-	int pending_signal;
-	gboolean pending_hard;
-	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
-
-	return (struct upgrade_state){
-		.next_number = s->gt.next_number,
-		.reloads = reloader_reloads(r),
-		.reloads_failed = reloader_reloads_failed(r),
-		.takeovers = s->takeovers,
-		.restarts_adopted = s->restarts_adopted,
-		.adoptions = s->adoptions,
-		.reload_signal = reloader_signal(r),
-		.reload_pending = pending,
-		.attempt = reloader_attempt(r),
-		.hard = reloader_hard(r),
-		.pending_hard = pending_hard,
-		.gens = s->gt.gens,
-		.waiters = upgrade_waiters(s),
-		.notify_fd = upgrade_notify_fd(s),
-	};
-}
-
-/* Inheritable just for the exec; close-on-exec again if it failed, or
- * a later exec (the hand-off) would carry them. */
-static void upgrade_fds_inheritable(void *ctx, gboolean yes)
-{
-	struct supervisor *s = ctx;
-	const GPtrArray *waiters = reloader_waiters(s->reloader);
-
-	for (guint i = 0; i < waiters->len; i++) {
-		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
-
-		control_client_inheritable(w->client, yes);
-	}
-	if (yes)
-		upgrade_notify_fd(s);
-	else
-		master_link_reclaim_fd(s->master);
-}
-
 static gboolean upgrade_masters(void *ctx)
 {
 	return sv_master_running(ctx);
@@ -1211,131 +1116,80 @@ static gboolean upgrade_adopted_running(void *ctx)
 	return adopt_alive(s->adopt);
 }
 
-static int upgrade_reload_signal(void *ctx)
+static int upgrade_notify_fd(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return reloader_signal(s->reloader);
+	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
 }
 
-static void upgrade_refused(void *ctx, const char *told)
+static void upgrade_notify_private(void *ctx)
 {
-	sv_post(ctx, RE_UPGRADE_REFUSED, &(struct reload_input){
-		.message = told });
+	struct supervisor *s = ctx;
+
+	master_link_reclaim_fd(s->master);
 }
 
-static const struct selfupgrade_ops sv_selfupgrade_ops = {
-	.state = upgrade_state_now,
-	.fds_inheritable = upgrade_fds_inheritable,
-	.masters = upgrade_masters,
-	.adopted_running = upgrade_adopted_running,
-	.reload_signal = upgrade_reload_signal,
-	.refused = upgrade_refused,
-};
-
-/* The new image takes the generations its state names (our children). */
-static gboolean adopt_generations(struct supervisor *s,
-				  struct upgrade_state *h)
+static void upgrade_save_counters(void *ctx, struct upgrade_state *h)
 {
-	while (h->gens->len) {
-		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
+	struct supervisor *s = ctx;
 
-		gen_table_add_adopted(&s->gt, g);
-		/* Same instance, same runtime directory, same fragment. */
-		g->exposes = s->rt.expose_cfg && g->mode != LAUNCH_DS;
-		if (g->mode == LAUNCH_MW) {
-			g_autoptr(GArray) w = proc_children(g->pid);
+	h->takeovers = s->takeovers;
+	h->restarts_adopted = s->restarts_adopted;
+	h->adoptions = s->adoptions;
+}
 
-			g_array_append_vals(g->workers, w->data, w->len);
-		}
-		sv_watch_generation(s, g);
-	}
-	/* A leaked variable must not even renumber a fresh start. */
-	if (s->gt.gens->len) {
-		s->gt.next_number = h->next_number;
-		/* Counters, not reset by a package upgrade. */
-		reloader_set_counters(s->reloader, h->reloads,
-				      h->reloads_failed);
-		s->takeovers = h->takeovers;
-		s->restarts_adopted = h->restarts_adopted;
-		s->adoptions = h->adoptions;
-	}
-	if (!s->gt.current) {
-		log_warn("handover has no serving generation; starting anew");
-		return FALSE;
-	}
-	sv_set_running(s);
-	s->adoptions += s->gt.gens->len;
-	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
-		   WRAPPER_VERSION, s->gt.gens->len);
-	return TRUE;
+static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
+{
+	struct supervisor *s = ctx;
+
+	s->takeovers = h->takeovers;
+	s->restarts_adopted = h->restarts_adopted;
+	s->adoptions = h->adoptions;
+}
+
+static void upgrade_adopted(void *ctx, struct generation *g)
+{
+	sv_watch_generation(ctx, g);
 }
 
 /* A master reports to the path in its NOTIFY_SOCKET: the socket bound
  * there comes over with us, or is bound anew. */
-static void adopt_notify(struct supervisor *s, struct upgrade_state *h,
-			 const char *path)
+static void upgrade_adopt_notify(void *ctx, int fd)
 {
+	struct supervisor *s = ctx;
 	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
 	gboolean masters = sv_master_running(s);
 
-	if (h->notify_fd >= 0 &&
-	    (!masters || !master_link_adopt(s->master, h->notify_fd, path)))
-		close(h->notify_fd);
+	if (fd >= 0) {
+		path = rundir_notify_socket(s->rt.dir);
+		if (!masters || !master_link_adopt(s->master, fd, path))
+			close(fd);
+	}
 	if (masters && !sv_master_notify_socket(s, &error))
 		log_warn("%s", error->message);
 }
 
-/* Clients that were waiting for the reload this image now carries out. */
-static void adopt_waiters(struct supervisor *s, struct upgrade_state *h,
-			  gboolean adopted)
+static void upgrade_resumed(void *ctx)
 {
-	for (guint i = 0; i < h->waiters->len; i++) {
-		struct upgrade_waiter *hw =
-			&g_array_index(h->waiters, struct upgrade_waiter, i);
-		struct control_client *c;
+	struct supervisor *s = ctx;
 
-		if (!s->rt.control) {
-			selfupgrade_refuse_waiter(hw->fd);
-			continue;
-		}
-		c = control_adopt(s->rt.control, hw->fd);
-		if (!c)
-			continue;
-		if (!adopted) {
-			control_reply(c, "error: the upgraded wrapper could "
-					 "not take over; starting anew");
-			continue;
-		}
-		reloader_add_waiter(s->reloader, c, hw->target);
-	}
+	sv_set_running(s);
+	s->adoptions += s->gt.gens->len;
 }
 
-static gboolean sv_restore_upgrade_state(struct supervisor *s)
-{
-	g_autofree gchar *notify_path =
-		s->rt.dir ? rundir_notify_socket(s->rt.dir) : NULL;
-	struct upgrade_state h;
-	gboolean adopted;
-
-	if (!selfupgrade_take_state(&h, notify_path))
-		return FALSE;
-	adopted = adopt_generations(s, &h);
-	adopt_notify(s, &h, notify_path);
-	adopt_waiters(s, &h, adopted);
-	if (adopted) {
-		sv_post(s, RE_RESUME, &(struct reload_input){
-			.signal = h.reload_signal,
-			.hard = h.hard,
-			.attempt = h.attempt,
-			.pending = h.reload_pending,
-			.pending_signal = h.reload_signal,
-			.pending_hard = h.pending_hard,
-		});
-	}
-	upgrade_state_clear(&h);
-	return adopted;
-}
+static const struct selfupgrade_ops sv_selfupgrade_ops = {
+	.masters = upgrade_masters,
+	.adopted_running = upgrade_adopted_running,
+	.notify_fd = upgrade_notify_fd,
+	.notify_private = upgrade_notify_private,
+	.save_counters = upgrade_save_counters,
+	.restore_counters = upgrade_restore_counters,
+	.adopted = upgrade_adopted,
+	.adopt_notify = upgrade_adopt_notify,
+	.resumed = upgrade_resumed,
+};
 
 /* ---- requests ---- */
 
@@ -1385,8 +1239,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->up = selfupgrade_new(opts->self_upgrade, orig_argv,
-				&sv_selfupgrade_ops, s);
+	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
+				s->reloader, &sv_selfupgrade_ops, s);
 	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
@@ -1483,7 +1337,7 @@ int supervisor_run(struct supervisor *s)
 	if (s->life.exit_code)
 		return s->life.exit_code;
 	start_watchdog(s);
-	if (!sv_restore_upgrade_state(s)) {
+	if (!selfupgrade_restore(s->up)) {
 		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}
@@ -1493,7 +1347,7 @@ int supervisor_run(struct supervisor *s)
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 	child_reap_discarded(1000);
-	pidfile_retract(s);
+	gen_table_retract(&s->gt, s->args->pidfile);
 	teardown_runtime(s);
 	if (!s->life.have_exit_code)
 		s->life.exit_code = 0;
