@@ -49,6 +49,28 @@ void gen_table_forget(struct gen_table *t, struct generation *g)
 	g_ptr_array_remove(t->gens, g);
 }
 
+struct generation *gen_table_find(const struct gen_table *t, GPid pid)
+{
+	for (guint i = 0; i < t->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(t->gens, i);
+
+		if (g->pid == pid)
+			return g;
+	}
+	return NULL;
+}
+
+struct generation *gen_table_find_master(const struct gen_table *t, GPid pid)
+{
+	for (guint i = 0; i < t->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(t->gens, i);
+
+		if (g->mode == LAUNCH_MW && !g->exited && (!pid || g->pid == pid))
+			return g;
+	}
+	return NULL;
+}
+
 /* ---- the pidfile, for scripts that read it (-db writes none) ---- */
 
 void gen_table_publish(struct gen_table *t, const char *pidfile,

@@ -32,6 +32,11 @@ void gen_table_set_serving(struct gen_table *t, struct generation *g);
 /* g ended: out of the table, freed. */
 void gen_table_forget(struct gen_table *t, struct generation *g);
 
+/* The generation with that pid, or NULL. */
+struct generation *gen_table_find(const struct gen_table *t, GPid pid);
+/* A live master with that pid (0: any), or NULL. */
+struct generation *gen_table_find_master(const struct gen_table *t, GPid pid);
+
 /* pidfile (NULL: none) names g, which serves now (a -Ds parent: never,
  * a master writes its own). */
 void gen_table_publish(struct gen_table *t, const char *pidfile,

@@ -188,13 +188,7 @@ static int sv_lost_exit_code(enum launch_mode mode, int status)
 
 static gboolean sv_master_running(struct supervisor *s)
 {
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		if (g->mode == LAUNCH_MW && !g->exited)
-			return TRUE;
-	}
-	return FALSE;
+	return gen_table_find_master(&s->gt, 0) != NULL;
 }
 
 /* ---- status ---- */
@@ -277,16 +271,6 @@ static void sv_watch_generation(struct supervisor *s, struct generation *g)
 	g->child_source = g_child_watch_add(g->pid, on_generation_exit, s);
 }
 
-static struct generation *find_generation(struct supervisor *s, GPid pid)
-{
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		if (g->pid == pid)
-			return g;
-	}
-	return NULL;
-}
 
 /* The generation being started ended before it was ready. */
 static void starting_generation_exited(struct supervisor *s,
@@ -526,7 +510,7 @@ static void current_generation_exited(struct supervisor *s,
 static void on_generation_exit(GPid pid, int status, gpointer data)
 {
 	struct supervisor *s = data;
-	struct generation *g = find_generation(s, pid);
+	struct generation *g = gen_table_find(&s->gt, pid);
 	g_autofree gchar *how = describe_wait_status(status);
 
 	g_spawn_close_pid(pid);
@@ -874,13 +858,7 @@ static struct generation *master_find(void *ctx, GPid pid)
 {
 	struct supervisor *s = ctx;
 
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		if (g->mode == LAUNCH_MW && !g->exited && g->pid == pid)
-			return g;
-	}
-	return NULL;
+	return pid ? gen_table_find_master(&s->gt, pid) : NULL;
 }
 
 static enum master_role master_role(void *ctx, const struct generation *g)
