@@ -147,7 +147,7 @@ check: deps
 
 # Dependencies run one way: base/ <- legacy/ <- migrate/ <- wrapper/.
 layers-check:
-	@mk/layers.sh && echo "layers-check: base <- legacy <- migrate <- wrapper, no include upwards"
+	@mk/layers.sh && echo "layers-check: base <- legacy <- migrate <- wrapper, no include upwards, struct supervisor private"
 
 # Under an 80+ character temp root, then the skipped cases and why
 # (t/run-suite), prove's summary last.

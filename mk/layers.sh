@@ -12,6 +12,10 @@
 # above, and never the tests' (t/). Every #include "..." line of the four
 # is read; each one that breaks the rule is named by file and line, and
 # the status is 1.
+#
+# Inside wrapper/, struct supervisor is supervisor.c's own: only its
+# public header (wrapper/supervisor.h) and main.c, which runs it, may
+# name it; every other module has its own struct and ops.
 
 dir=${1:-.}
 cd "$dir" || exit 2
@@ -39,6 +43,12 @@ BEGIN {
 		printf "%s:%d: %s/ must not include %s (layers, from the bottom: base, legacy, migrate, wrapper)\n", FILENAME, FNR, own, hdr
 		bad = 1
 	}
+}
+/struct[ \t]+supervisor([^_a-zA-Z0-9]|$)/ &&
+FILENAME != "wrapper/supervisor.c" && FILENAME != "wrapper/supervisor.h" &&
+FILENAME != "wrapper/main.c" {
+	printf "%s:%d: only wrapper/supervisor.c (its header, main.c) may name struct supervisor\n", FILENAME, FNR
+	bad = 1
 }
 END { exit bad }
 ' "$@"

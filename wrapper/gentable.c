@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "wrapper/gentable.h"
 
+#include "base/log.h"
+#include "legacy/pidfile.h"
+
 void gen_table_init(struct gen_table *t)
 {
 	*t = (struct gen_table){
@@ -44,4 +47,54 @@ void gen_table_forget(struct gen_table *t, struct generation *g)
 	if (t->starting == g)
 		t->starting = NULL;
 	g_ptr_array_remove(t->gens, g);
+}
+
+struct generation *gen_table_find(const struct gen_table *t, GPid pid)
+{
+	for (guint i = 0; i < t->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(t->gens, i);
+
+		if (g->pid == pid)
+			return g;
+	}
+	return NULL;
+}
+
+struct generation *gen_table_find_master(const struct gen_table *t, GPid pid)
+{
+	for (guint i = 0; i < t->gens->len; i++) {
+		struct generation *g = g_ptr_array_index(t->gens, i);
+
+		if (g->mode == LAUNCH_MW && !g->exited && (!pid || g->pid == pid))
+			return g;
+	}
+	return NULL;
+}
+
+/* ---- the pidfile, for scripts that read it (-db writes none) ---- */
+
+void gen_table_publish(struct gen_table *t, const char *pidfile,
+		       struct generation *g)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!pidfile || g->mode == LAUNCH_DS)
+		return;
+	/* A master writes its own pid there (-p), as upstream's unit has
+	 * it: ours to remove at exit all the same. */
+	if (g->mode == LAUNCH_MW) {
+		t->pidfile_pid = g->pid;
+		return;
+	}
+	if (!pidfile_write(pidfile, &g->pid, 1, &error)) {
+		log_warn("cannot write pidfile: %s", error->message);
+		return;
+	}
+	t->pidfile_pid = g->pid;
+}
+
+void gen_table_retract(struct gen_table *t, const char *pidfile)
+{
+	if (t->pidfile_pid)
+		pidfile_remove_if_ours(pidfile, t->pidfile_pid);
 }

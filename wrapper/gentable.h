@@ -3,7 +3,7 @@
  * The generation table: every haproxy generation of ours, which one
  * serves, which one loads, their numbering, the last one that failed and
  * what the pidfile says. Only these functions add, promote or forget a
- * generation; the supervisor reads the fields.
+ * generation, or write the pidfile; the supervisor reads the fields.
  */
 #pragma once
 
@@ -31,3 +31,15 @@ void gen_table_add_adopted(struct gen_table *t, struct generation *g);
 void gen_table_set_serving(struct gen_table *t, struct generation *g);
 /* g ended: out of the table, freed. */
 void gen_table_forget(struct gen_table *t, struct generation *g);
+
+/* The generation with that pid, or NULL. */
+struct generation *gen_table_find(const struct gen_table *t, GPid pid);
+/* A live master with that pid (0: any), or NULL. */
+struct generation *gen_table_find_master(const struct gen_table *t, GPid pid);
+
+/* pidfile (NULL: none) names g, which serves now (a -Ds parent: never,
+ * a master writes its own). */
+void gen_table_publish(struct gen_table *t, const char *pidfile,
+		       struct generation *g);
+/* At exit: removed if it still names what we wrote. */
+void gen_table_retract(struct gen_table *t, const char *pidfile);

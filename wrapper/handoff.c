@@ -10,27 +10,57 @@
  * Reloads asked for meanwhile wait, and run however it ends short of the
  * exec; a stop abandons it, and its client is told.
  */
-#include "wrapper/supervisor-int.h"
+#include "wrapper/handoff.h"
+
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "legacy/launch.h"
+#include "legacy/version.h"
+#include "wrapper/probe.h"
+#include "wrapper/reloader.h"
 
 #define HANDOFF_PROBE_MS 30000
 
 struct handoff {
-	struct supervisor *s;
+	const struct handoff_ops *ops;
+	void *ctx;
+	const struct wrapper_args *args;
+	gboolean active;		/* under way */
 	struct control_client *client;
 	gchar *path;
+	struct probe *probe;		/* -v, then -c */
 };
+
+struct handoff *handoff_new(const struct wrapper_args *args,
+			    const struct handoff_ops *ops, void *ctx)
+{
+	struct handoff *h = g_new0(struct handoff, 1);
+
+	*h = (struct handoff){ .ops = ops, .ctx = ctx, .args = args };
+	return h;
+}
+
+void handoff_free(struct handoff *h)
+{
+	if (!h)
+		return;
+	g_clear_pointer(&h->probe, probe_cancel);
+	g_free(h->path);
+	g_free(h);
+}
 
 /* However it ends (refused, failed, abandoned), the busy period ends
  * through the one path that runs what is pending. */
 static void handoff_end(struct handoff *h)
 {
-	struct supervisor *s = h->s;
-
-	s->handoff = NULL;
-	g_clear_pointer(&s->probe, probe_cancel);
-	g_free(h->path);
-	g_free(h);
-	sv_post(s, RE_HANDOFF_OVER, NULL);
+	h->active = FALSE;
+	h->client = NULL;
+	g_clear_pointer(&h->probe, probe_cancel);
+	g_clear_pointer(&h->path, g_free);
+	h->ops->over(h->ctx);
 }
 
 static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -50,11 +80,9 @@ static void refuse(struct handoff *h, const char *fmt, ...)
 	handoff_end(h);
 }
 
-void sv_handoff_abandon(struct supervisor *s)
+void handoff_abandon(struct handoff *h)
 {
-	struct handoff *h = s->handoff;
-
-	if (!h)
+	if (!h->active)
 		return;
 	log_notice("hand-off abandoned: stopping");
 	control_reply(h->client, "error: stopping; the hand-off did not "
@@ -63,42 +91,31 @@ void sv_handoff_abandon(struct supervisor *s)
 }
 
 /* "haproxy -c -q <its arguments>": would the master accept them? */
-static GStrv check_argv(struct supervisor *s, const char *path)
+static GStrv check_argv(struct handoff *h, const char *path)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 
 	g_strv_builder_add(b, path);
 	g_strv_builder_add(b, "-c");
 	g_strv_builder_add(b, "-q");
-	g_strv_builder_addv(b, (const char **)s->args->haproxy_args);
-	if (s->args->config_tail) {
+	g_strv_builder_addv(b, (const char **)h->args->haproxy_args);
+	if (h->args->config_tail) {
 		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)s->args->config_tail);
+		g_strv_builder_addv(b, (const char **)h->args->config_tail);
 	}
 	return g_strv_builder_end(b);
-}
-
-/* -Ws, -x from the serving generation, -sf every live generation. */
-static GStrv master_argv(struct supervisor *s, const char *path)
-{
-	const char *const take[] = { "-x", s->rt.expose_sock, NULL };
-	g_autoptr(GArray) pids = sv_generations_sf_pids(s);
-
-	return haproxy_argv_build(path, LAUNCH_MW, NULL, s->args,
-				  sv_can_take_listeners(s) ? take : NULL,
-				  (GPid *)pids->data, pids->len, 0, FALSE);
 }
 
 /* A reload asked for during the checks is what the exec does: haproxy
  * -Ws reads the configuration after the request. Its clients are told
  * so before the exec, which closes them; a failure is told after. */
-static void tell_waiters(struct supervisor *s)
+static void tell_waiters(struct handoff *h)
 {
 	g_autofree gchar *text = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws, started after this request; "
 		"it takes its reloads itself", getpid());
 
-	const GPtrArray *waiters = reloader_waiters(s->reloader);
+	const GPtrArray *waiters = h->ops->waiters(h->ctx);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -109,8 +126,7 @@ static void tell_waiters(struct supervisor *s)
 
 static void exec_haproxy(struct handoff *h)
 {
-	struct supervisor *s = h->s;
-	g_auto(GStrv) argv = master_argv(s, h->path);
+	g_auto(GStrv) argv = h->ops->master_argv(h->ctx, h->path);
 	g_auto(GStrv) envp = haproxy_environ_for_handoff();
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
@@ -123,7 +139,7 @@ static void exec_haproxy(struct handoff *h)
 	/* Sent, not closed: the client's end of file is the exec's success
 	 * (close-on-exec), and a failure is told after it, last. */
 	control_send_now(h->client, answer);
-	tell_waiters(s);
+	tell_waiters(h);
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */
@@ -143,7 +159,7 @@ static void on_checked(const char *output, int wait_status,
 	struct handoff *h = data;
 	g_autofree gchar *how = NULL;
 
-	h->s->probe = NULL;
+	h->probe = NULL;
 	if (error) {
 		refuse(h, "%s -c: %s", h->path, error->message);
 		return;
@@ -163,7 +179,7 @@ static void on_version(const char *output, int wait_status,
 	struct haproxy_version v;
 	g_auto(GStrv) argv = NULL;
 
-	h->s->probe = NULL;
+	h->probe = NULL;
 	if (error || !haproxy_version_parse(output, &v)) {
 		refuse(h, "%s -v gave no haproxy version", h->path);
 		return;
@@ -173,40 +189,23 @@ static void on_version(const char *output, int wait_status,
 		       ">= 1.8)", v.full);
 		return;
 	}
-	argv = check_argv(h->s, h->path);
-	h->s->probe = probe_start(argv, HANDOFF_PROBE_MS, on_checked, h);
+	argv = check_argv(h, h->path);
+	h->probe = probe_start(argv, HANDOFF_PROBE_MS, on_checked, h);
 }
 
-void sv_handoff(struct supervisor *s, struct control_client *client)
+void handoff_begin(struct handoff *h, struct control_client *client,
+		   const char *path, const GError *error)
 {
-	g_autoptr(GError) error = NULL;
-	struct handoff *h;
-
-	if (s->life.phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
-		control_reply(client, "error: a start, reload or stop is in "
-				      "progress; hand off once it is over");
-		return;
-	}
-	if (adopt_alive(s->adopt)) {
-		log_notice("hand-off refused: a haproxy adopted after a restart "
-			   "by hand runs; reload first");
-		control_reply(client, "error: a haproxy adopted after a restart "
-				      "by hand runs; reload first");
-		return;
-	}
-	h = g_new0(struct handoff, 1);
-	*h = (struct handoff){ .s = s, .client = client };
-	/* Reloads wait while we check: nothing may change under us. */
-	sv_post(s, RE_HANDOFF, NULL);
-	s->handoff = h;
-	h->path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
-	if (!h->path) {
+	h->active = TRUE;
+	h->client = client;
+	if (!path) {
 		refuse(h, "%s", error->message);
 		return;
 	}
+	h->path = g_strdup(path);
 	{
 		char *argv[] = { h->path, (char *)"-v", NULL };
 
-		s->probe = probe_start(argv, HANDOFF_PROBE_MS, on_version, h);
+		h->probe = probe_start(argv, HANDOFF_PROBE_MS, on_version, h);
 	}
 }

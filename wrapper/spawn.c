@@ -3,13 +3,116 @@
  * locate haproxy, know its version, choose the mode, spawn it with its
  * -sf list and -x, and hear its witness; or have the serving master
  * reload itself (wrapper/master.c). */
-#include "wrapper/supervisor-int.h"
+#include "wrapper/spawn.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "legacy/config.h"
+#include "legacy/launch.h"
+#include "legacy/mworker.h"
+#include "wrapper/notify.h"
+#include "wrapper/probe.h"
+#include "wrapper/signals.h"
 #include "wrapper/vcache.h"
+
+#define VERSION_PROBE_TIMEOUT_MS 10000
+/* While haproxy loads, systemd is told every EXTEND_EVERY_S that it is
+ * still alive, and given EXTEND_BY_US more. */
+#define EXTEND_EVERY_S 10
+#define EXTEND_BY_US (30 * G_USEC_PER_SEC)
+
+struct launcher {
+	const struct launcher_ops *ops;
+	void *ctx;
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
+	struct gen_table *gt;		/* the supervisor's */
+	const struct runtime *rt;	/* the supervisor's */
+	struct reloader *reloader;	/* the events it posts */
+	struct reuseport *reuseport;
+	const char *self_path;
+
+	struct probe *probe;		/* "haproxy -v" under way */
+	guint ready_timer;
+	guint extend_timer;
+	gchar *haproxy_path;		/* of the generation being started */
+	struct version_cache vcache;
+	gboolean told_migrate_req;
+	enum launch_mode told_mode;	/* the last mode a notice was about */
+	gboolean told_mode_valid;
+};
+
+struct launcher *launcher_new(const struct wrapper_args *args,
+			      const struct wrapper_options *opts,
+			      struct gen_table *gt, const struct runtime *rt,
+			      struct reloader *reloader,
+			      struct reuseport *reuseport,
+			      const char *self_path,
+			      const struct launcher_ops *ops, void *ctx)
+{
+	struct launcher *l = g_new0(struct launcher, 1);
+
+	*l = (struct launcher){
+		.ops = ops,
+		.ctx = ctx,
+		.args = args,
+		.opts = opts,
+		.gt = gt,
+		.rt = rt,
+		.reloader = reloader,
+		.reuseport = reuseport,
+		.self_path = self_path,
+	};
+	return l;
+}
+
+void launcher_cancel(struct launcher *l)
+{
+	g_clear_pointer(&l->probe, probe_cancel);
+}
+
+void launcher_end_attempt(struct launcher *l)
+{
+	g_clear_handle_id(&l->extend_timer, g_source_remove);
+	g_clear_handle_id(&l->ready_timer, g_source_remove);
+	g_clear_pointer(&l->haproxy_path, g_free);
+}
+
+void launcher_free(struct launcher *l)
+{
+	if (!l)
+		return;
+	launcher_cancel(l);
+	launcher_end_attempt(l);
+	g_free(l->vcache.path);
+	g_free(l);
+}
+
+static void launch_failed(struct launcher *l, int exit_code, const char *fmt,
+			  ...) G_GNUC_PRINTF(3, 4);
+
+/* RE_FAILED, with its message. */
+static void launch_failed(struct launcher *l, int exit_code, const char *fmt,
+			  ...)
+{
+	g_autofree gchar *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	reloader_post(l->reloader, RE_FAILED, &(struct reload_input){
+		.exit_code = exit_code, .message = msg });
+}
 
 static void on_witness(int signo, GPid sender, gpointer data)
 {
-	struct supervisor *s = data;
-	struct generation *g = s->gt.starting;
+	struct launcher *l = data;
+	struct generation *g = l->gt->starting;
 
 	if (!g || sender != g->pid) {
 		log_debug("witness: ignoring %s from pid %d", signal_name(signo),
@@ -19,7 +122,7 @@ static void on_witness(int signo, GPid sender, gpointer data)
 	switch (signo) {
 	case SIGUSR1:
 	case SIGTERM:
-		sv_generation_ready(s, g);
+		l->ops->ready(l->ctx, g);
 		break;
 	case SIGTTOU:
 		if (!g->warned_addr_in_use)
@@ -37,80 +140,75 @@ static void on_witness(int signo, GPid sender, gpointer data)
 
 static gboolean on_ready_timeout(gpointer data)
 {
-	struct supervisor *s = data;
+	struct launcher *l = data;
 
-	s->ready_timer = 0;
-	sv_post(s, RE_TIMEOUT, NULL);
+	l->ready_timer = 0;
+	reloader_post(l->reloader, RE_TIMEOUT, NULL);
 	return G_SOURCE_REMOVE;
 }
 
-void sv_kill_loading(void *ctx)
+void launcher_kill_loading(struct launcher *l)
 {
-	struct supervisor *s = ctx;
-
 	log_err("generation %u (pid %d) not ready after %us; killing it",
-		s->gt.starting->number, s->gt.starting->pid,
-		s->opts->ready_timeout_s);
-	generation_signal(s->gt.starting, SIGKILL, FALSE);
+		l->gt->starting->number, l->gt->starting->pid,
+		l->opts->ready_timeout_s);
+	generation_signal(l->gt->starting, SIGKILL, FALSE);
 }
 
-gchar *sv_master_timeout_text(void *ctx, gboolean settling)
+gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling)
 {
-	struct supervisor *s = ctx;
 	/* The master may have ended meanwhile (a restart by hand). */
-	GPid pid = s->gt.current ? s->gt.current->pid : 0;
+	GPid pid = l->gt->current ? l->gt->current->pid : 0;
 
 	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
 			       pid,
 			       settling ? "did not handle SIGUSR2"
 					: "gave no verdict",
-			       s->opts->ready_timeout_s);
+			       l->opts->ready_timeout_s);
 }
 
 /* Old pids for -sf: every live generation's, then the user's own -sf/-st
  * pids for the first generation only. */
-GArray *sv_generations_sf_pids(struct supervisor *s)
+static GArray *generations_sf_pids(struct launcher *l)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	for (guint i = 0; i < s->gt.gens->len; i++)
-		generation_sf_pids(g_ptr_array_index(s->gt.gens, i), pids);
+	for (guint i = 0; i < l->gt->gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(l->gt->gens, i), pids);
 	return pids;
 }
 
-static GArray *old_pids(struct supervisor *s, gboolean *hard)
+static GArray *old_pids(struct launcher *l, gboolean *hard)
 {
-	GArray *pids = sv_generations_sf_pids(s);
+	GArray *pids = generations_sf_pids(l);
 
 	*hard = FALSE;
-	if (s->gt.next_number == 1 && s->args->user_old_pids) {
-		g_array_append_vals(pids, s->args->user_old_pids->data,
-				    s->args->user_old_pids->len);
-		*hard = s->args->user_old_hard;
-	}
-	if (s->gt.next_number == 1 && s->takeover) {
-		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
-
-		g_array_append_vals(pids, foreign->data, foreign->len);
+	if (l->gt->next_number == 1 && l->args->user_old_pids) {
+		g_array_append_vals(pids, l->args->user_old_pids->data,
+				    l->args->user_old_pids->len);
+		*hard = l->args->user_old_hard;
 	}
 	{
-		g_autoptr(GArray) adopted = adopt_targets(s->adopt);
+		g_autoptr(GArray) foreign = l->ops->foreign_pids(
+			l->ctx, l->gt->next_number == 1);
 
-		g_array_append_vals(pids, adopted->data, adopted->len);
+		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
 	return pids;
 }
 
 /* The serving generation's listeners socket, if a new one can take its
  * sockets from there (-x fails hard on a missing socket: check first). */
-gboolean sv_can_take_listeners(struct supervisor *s)
+static gboolean can_take_listeners(struct launcher *l)
 {
-	return s->gt.current && s->gt.current->exposes && !s->gt.current->exited &&
-	       g_file_test(s->rt.expose_sock, G_FILE_TEST_EXISTS);
+	const struct generation *c = l->gt->current;
+
+	return c && c->exposes && !c->exited &&
+	       g_file_test(l->rt->expose_sock, G_FILE_TEST_EXISTS);
 }
 
 /* Our own additions to haproxy's arguments, for this generation. */
-static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
+static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 			gboolean *exposes)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
@@ -122,33 +220,34 @@ static GStrv extra_args(struct supervisor *s, const struct haproxy_version *v,
 	if (user_socket && *user_socket) {
 		/* The 1.x wrapper's never-released -x variable: the user
 		 * vouches that this socket exposes its listeners. */
-		if (s->gt.current && g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
+		if (l->gt->current &&
+		    g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
 			g_strv_builder_add(b, "-x");
 			g_strv_builder_add(b, user_socket);
 		}
 		return g_strv_builder_end(b);
 	}
-	if (!s->rt.expose_cfg)
+	if (!l->rt->expose_cfg)
 		return g_strv_builder_end(b);
 	g_strv_builder_add(b, "-f");
-	g_strv_builder_add(b, s->rt.expose_cfg);
+	g_strv_builder_add(b, l->rt->expose_cfg);
 	*exposes = TRUE;
-	if (sv_can_take_listeners(s)) {
+	if (can_take_listeners(l)) {
 		g_strv_builder_add(b, "-x");
-		g_strv_builder_add(b, s->rt.expose_sock);
+		g_strv_builder_add(b, l->rt->expose_sock);
 	}
 	return g_strv_builder_end(b);
 }
 
 /* Without -x (haproxy < 1.8) a closing listener drops its accept queue,
  * unless the kernel moves it to a sibling (Linux >= 5.14). */
-static void notice_migrate_req(struct supervisor *s)
+static void notice_migrate_req(struct launcher *l)
 {
 	g_autofree gchar *value = NULL;
 
-	if (s->told_migrate_req || reuseport_usable(s->reuseport))
+	if (l->told_migrate_req || reuseport_usable(l->reuseport))
 		return;
-	s->told_migrate_req = TRUE;
+	l->told_migrate_req = TRUE;
 	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,
 				NULL, NULL) && g_str_has_prefix(value, "1"))
 		return;
@@ -185,32 +284,32 @@ static int spawn_exit_code(const GError *error, int otherwise)
 }
 
 /* While haproxy loads: the ready timeout, and systemd's patience. */
-static void start_load_timers(struct supervisor *s)
+static void start_load_timers(struct launcher *l)
 {
-	if (s->opts->ready_timeout_s)
-		s->ready_timer = g_timeout_add_seconds(s->opts->ready_timeout_s,
-						       on_ready_timeout, s);
+	if (l->opts->ready_timeout_s)
+		l->ready_timer = g_timeout_add_seconds(l->opts->ready_timeout_s,
+						       on_ready_timeout, l);
 	/* Only under systemd: no wakeup for nobody. */
 	if (g_getenv("NOTIFY_SOCKET"))
-		s->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,
-							on_extend, s);
+		l->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,
+							on_extend, l);
 }
 
 /* A master tells its readiness on our notify socket; the others, through
  * the witness at the end of their -sf list. */
-static gboolean prepare_readiness(struct supervisor *s, struct generation *g,
+static gboolean prepare_readiness(struct launcher *l, struct generation *g,
 				  const char **notify_socket, GError **error)
 {
 	*notify_socket = NULL;
 	if (g->mode != LAUNCH_MW)
-		return witness_start(&g->witness, on_witness, s, error);
-	*notify_socket = sv_master_notify_socket(s, error);
+		return witness_start(&g->witness, on_witness, l, error);
+	*notify_socket = l->ops->notify_socket(l->ctx, error);
 	if (!*notify_socket)
 		g_prefix_error(error, "master-worker mode: ");
 	return *notify_socket != NULL;
 }
 
-static gboolean spawn_generation(struct supervisor *s,
+static gboolean spawn_generation(struct launcher *l,
 				 const struct haproxy_version *v,
 				 enum launch_mode mode)
 {
@@ -223,51 +322,51 @@ static gboolean spawn_generation(struct supervisor *s,
 	gboolean hard, exposes;
 
 	if (mode == LAUNCH_DS)
-		notice_migrate_req(s);
-	g = generation_new(s->gt.next_number, mode, v->full);
-	if (!prepare_readiness(s, g, &notify_socket, &error)) {
+		notice_migrate_req(l);
+	g = generation_new(l->gt->next_number, mode, v->full);
+	if (!prepare_readiness(l, g, &notify_socket, &error)) {
 		generation_free(g);
-		sv_launch_failed(s, EXIT_OS_ERROR, "%s", error->message);
+		launch_failed(l, EXIT_OS_ERROR, "%s", error->message);
 		return FALSE;
 	}
-	pids = old_pids(s, &hard);
-	g->sf_adopted = adopt_serving(s->adopt);
-	hard = hard || reloader_hard(s->reloader);
-	extra = extra_args(s, v, &exposes);
+	pids = old_pids(l, &hard);
+	g->sf_adopted = l->ops->adopted_serving(l->ctx);
+	hard = hard || reloader_hard(l->reloader);
+	extra = extra_args(l, v, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
-	argv = haproxy_argv_build(s->haproxy_path, mode, v, s->args,
+	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
 	if (!haproxy_spawn(argv, notify_socket, &g->pid, &error)) {
 		generation_free(g);
-		sv_launch_failed(s, spawn_exit_code(error,
+		launch_failed(l, spawn_exit_code(error,
 						    EXIT_HAPROXY_NOT_EXECUTABLE),
-				 "cannot run %s: %s", s->haproxy_path,
+				 "cannot run %s: %s", l->haproxy_path,
 				 error->message);
 		return FALSE;
 	}
-	gen_table_add_starting(&s->gt, g);
-	sv_watch_generation(s, g);
-	start_load_timers(s);
+	gen_table_add_starting(l->gt, g);
+	l->ops->watch(l->ctx, g);
+	start_load_timers(l);
 	return TRUE;
 }
 
 /* Say why the launch mode is not the obvious one, once per change. */
-static void tell_mode(struct supervisor *s, enum launch_mode mode,
+static void tell_mode(struct launcher *l, enum launch_mode mode,
 		      const char *why)
 {
-	if (s->told_mode_valid && s->told_mode == mode)
+	if (l->told_mode_valid && l->told_mode == mode)
 		return;
-	s->told_mode = mode;
-	s->told_mode_valid = TRUE;
+	l->told_mode = mode;
+	l->told_mode_valid = TRUE;
 	if (*why)
 		log_notice("%s: running haproxy with %s", why,
 			   launch_mode_flag(mode));
 }
 
-static enum launch_mode choose_mode(struct supervisor *s,
+static enum launch_mode choose_mode(struct launcher *l,
 				    const struct haproxy_version *v)
 {
 	g_autofree gchar *cwd = g_get_current_dir();
@@ -275,61 +374,65 @@ static enum launch_mode choose_mode(struct supervisor *s,
 	enum launch_mode mode;
 	const char *why;
 
-	config_hints_read(s->args, cwd, &hints);
-	mode = mw_choose_mode(v, s->opts->master_worker, &hints, &why);
-	tell_mode(s, mode, why);
+	config_hints_read(l->args, cwd, &hints);
+	mode = mw_choose_mode(v, l->opts->master_worker, &hints, &why);
+	tell_mode(l, mode, why);
 	return mode;
 }
 
 /* The search for a haproxy that replaced the one serving during this
  * reload runs: what it finds goes on the -sf list. */
-gboolean sv_launch_must_wait(void *ctx)
+gboolean launcher_must_wait(struct launcher *l)
 {
-	struct supervisor *s = ctx;
-
-	if (!adopt_searching(s->adopt))
+	if (!l->ops->searching(l->ctx))
 		return FALSE;
 	log_info("generation %u waits for the search for a haproxy "
-		 "that replaced the one serving", s->gt.next_number);
+		 "that replaced the one serving", l->gt->next_number);
 	return TRUE;
 }
 
 /* A serving master reloads itself; anything else means a new generation. */
-enum launch_kind sv_launch(void *ctx, const struct haproxy_version *v)
+enum launch_kind launcher_launch(struct launcher *l,
+				 const struct haproxy_version *v)
 {
-	struct supervisor *s = ctx;
-	struct generation *c = s->gt.current;
-	enum launch_mode mode = choose_mode(s, v);
+	struct generation *c = l->gt->current;
+	enum launch_mode mode = choose_mode(l, v);
 
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
-		start_load_timers(s);
-		master_link_reload(s->master, c, v->full,
-				   reloader_hard(s->reloader));
+		start_load_timers(l);
+		l->ops->reload_master(l->ctx, c, v->full);
 		return LAUNCH_MASTER;
 	}
-	return spawn_generation(s, v, mode) ? LAUNCH_GENERATION
+	return spawn_generation(l, v, mode) ? LAUNCH_GENERATION
 					    : LAUNCH_FAILED;
 }
 
 /* The version is known: refused for this command line, or on. */
-static void version_known(struct supervisor *s,
+static void version_known(struct launcher *l,
 			  const struct haproxy_version *v)
 {
-	const char *refusal = mw_version_refusal(v, s->args);
+	const char *refusal = mw_version_refusal(v, l->args);
 
 	if (refusal) {
-		sv_launch_failed(s, EXIT_USAGE, "%s: haproxy %s", refusal,
+		launch_failed(l, EXIT_USAGE, "%s: haproxy %s", refusal,
 				 v->full);
 		return;
 	}
-	sv_post(s, RE_PROBED, &(struct reload_input){ .version = v });
+	reloader_post(l->reloader, RE_PROBED,
+		      &(struct reload_input){ .version = v });
 }
 
-static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
+/* Our runtime directory, if the version cache may live there. */
+static const char *rundir_trusted(struct launcher *l)
 {
-	const struct stat *c = &s->vcache.st;
+	return l->rt->ours ? l->rt->dir : NULL;
+}
 
-	return s->vcache.path && g_str_equal(s->vcache.path, s->haproxy_path) &&
+static gboolean vcache_lookup(struct launcher *l, const struct stat *st)
+{
+	const struct stat *c = &l->vcache.st;
+
+	return l->vcache.path && g_str_equal(l->vcache.path, l->haproxy_path) &&
 	       c->st_dev == st->st_dev && c->st_ino == st->st_ino &&
 	       c->st_size == st->st_size &&
 	       c->st_mtim.tv_sec == st->st_mtim.tv_sec &&
@@ -339,66 +442,79 @@ static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
 static void on_version(const char *output, int wait_status,
 		       const GError *error, gpointer data)
 {
-	struct supervisor *s = data;
+	struct launcher *l = data;
 	struct haproxy_version v;
 	struct stat st;
 
-	s->probe = NULL;
+	l->probe = NULL;
 	if (error) {
-		sv_launch_failed(s, spawn_exit_code(error, EXIT_NO_VERSION),
-				 "%s -v: %s", s->haproxy_path, error->message);
+		launch_failed(l, spawn_exit_code(error, EXIT_NO_VERSION),
+				 "%s -v: %s", l->haproxy_path, error->message);
 		return;
 	}
 	if (!haproxy_version_parse(output, &v)) {
 		g_autofree gchar *how = describe_wait_status(wait_status);
 
-		sv_launch_failed(s, EXIT_NO_VERSION,
+		launch_failed(l, EXIT_NO_VERSION,
 			      "%s -v %s and printed no haproxy version",
-			      s->haproxy_path, how);
+			      l->haproxy_path, how);
 		return;
 	}
-	if (stat(s->haproxy_path, &st) == 0) {
-		g_free(s->vcache.path);
-		s->vcache.path = g_strdup(s->haproxy_path);
-		s->vcache.st = st;
-		s->vcache.version = v;
-		sv_vcache_store(s);
+	if (stat(l->haproxy_path, &st) == 0) {
+		g_free(l->vcache.path);
+		l->vcache.path = g_strdup(l->haproxy_path);
+		l->vcache.st = st;
+		l->vcache.version = v;
+		version_cache_store(&l->vcache, rundir_trusted(l));
 	}
-	version_known(s, &v);
+	version_known(l, &v);
 }
 
 /* Locate haproxy anew, as the 1.x wrapper did at every spawn, and know
  * its version. */
-void sv_probe(void *ctx)
+void launcher_probe(struct launcher *l)
 {
-	struct supervisor *s = ctx;
 	g_autoptr(GError) error = NULL;
 	struct stat st;
 
-	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
-	if (!s->haproxy_path) {
-		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
+	l->haproxy_path = haproxy_locate(l->opts->haproxy, l->self_path,
+					 &error);
+	if (!l->haproxy_path) {
+		launch_failed(l, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
 		return;
 	}
-	if (stat(s->haproxy_path, &st) < 0) {
-		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s: %s",
-			      s->haproxy_path, g_strerror(errno));
+	if (stat(l->haproxy_path, &st) < 0) {
+		launch_failed(l, EXIT_HAPROXY_NOT_FOUND, "%s: %s",
+			      l->haproxy_path, g_strerror(errno));
 		return;
 	}
-	if (access(s->haproxy_path, X_OK) < 0) {
-		sv_launch_failed(s, EXIT_HAPROXY_NOT_EXECUTABLE, "%s: %s",
-			      s->haproxy_path, g_strerror(errno));
+	if (access(l->haproxy_path, X_OK) < 0) {
+		launch_failed(l, EXIT_HAPROXY_NOT_EXECUTABLE, "%s: %s",
+			      l->haproxy_path, g_strerror(errno));
 		return;
 	}
-	if (vcache_lookup(s, &st) || sv_vcache_load(s, &st)) {
-		version_known(s, &s->vcache.version);
+	if (vcache_lookup(l, &st) ||
+	    version_cache_load(&l->vcache, rundir_trusted(l), l->haproxy_path,
+			       &st)) {
+		version_known(l, &l->vcache.version);
 		return;
 	}
 	{
-		char *argv[] = { s->haproxy_path, (char *)"-v", NULL };
+		char *argv[] = { l->haproxy_path, (char *)"-v", NULL };
 
-		s->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS,
-				       on_version, s);
+		l->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS,
+				       on_version, l);
 	}
 }
 
+
+/* -Ws, -x from the serving generation, -sf every live generation. */
+GStrv launcher_master_argv(struct launcher *l, const char *path)
+{
+	const char *const take[] = { "-x", l->rt->expose_sock, NULL };
+	g_autoptr(GArray) pids = generations_sf_pids(l);
+
+	return haproxy_argv_build(path, LAUNCH_MW, NULL, l->args,
+				  can_take_listeners(l) ? take : NULL,
+				  (GPid *)pids->data, pids->len, 0, FALSE);
+}

@@ -1,11 +1,119 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The supervisor: life cycle, signals, control requests, stop, and what
- * the end of each generation means. */
-#include "wrapper/supervisor-int.h"
+/* The supervisor: it composes the owners of the state (the generation
+ * table, the reload machine, the launcher, the master link, the runtime,
+ * the self-upgrade, the hand-off) and keeps the life cycle: signals,
+ * control requests, stop, what the end of each generation means, and
+ * the reload machine's effects. See doc/internals.md. */
+#include "wrapper/supervisor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/escape.h"
+#include "base/log.h"
+#include "base/proc.h"
+#include "legacy/launch.h"
+#include "legacy/pidfile.h"
+#include "migrate/takeover.h"
+#include "wrapper/adopt.h"
+#include "wrapper/child.h"
+#include "wrapper/control.h"
+#include "wrapper/drain.h"
+#include "wrapper/generation.h"
+#include "wrapper/gentable.h"
+#include "wrapper/handoff.h"
+#include "wrapper/master.h"
+#include "wrapper/notify.h"
+#include "wrapper/reloader.h"
+#include "wrapper/reuseport.h"
+#include "wrapper/rundir.h"
+#include "wrapper/runtime.h"
+#include "wrapper/selfupgrade.h"
+#include "wrapper/signals.h"
+#include "wrapper/spawn.h"
+#include "wrapper/state.h"
+#include "wrapper/status.h"
 
-void sv_set_exit_code(struct supervisor *s, int code)
+enum phase {
+	PHASE_STARTING,	/* the first generation is not ready yet */
+	PHASE_RUNNING,
+	PHASE_STOPPING,
+};
+
+/* The life cycle: starting, running, stopping, and how we exit. */
+struct lifecycle {
+	enum phase phase;
+	gboolean stop_hard;	/* the stop asked for is SIGTERM-now */
+	guint stop_timer;	/* --stop-timeout, then a hard stop */
+	gboolean done;		/* stopping, nothing left to wait for */
+	gboolean have_exit_code;
+	int exit_code;
+};
+
+struct supervisor {
+	GMainLoop *loop;
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
+
+	struct gen_table gt;		/* the generations (gentable.h) */
+	guint takeovers;	/* these three: for metrics, kept across
+				 * our own exec */
+	guint restarts_adopted;
+	guint adoptions;
+	struct lifecycle life;
+
+	/* Starts, reloads and the hand-off: which step, the requests
+	 * meanwhile, the clients waiting (wrapper/reloader.h). */
+	struct reloader *reloader;
+	guint pending_idle;		/* its RUN_PENDING, from the loop */
+	struct launcher *launcher;	/* probe and spawn (spawn.h) */
+	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
+	struct selfupgrade *up;		/* our own exec (selfupgrade.h) */
+
+	struct takeover *takeover;	/* foreign instances, first start */
+	/* A haproxy that replaced the one serving behind our back (a
+	 * restart by hand), and how ours ended, while we look for it. */
+	struct adopt *adopt;
+	struct {
+		gboolean valid;
+		guint number;
+		GPid pid;
+		int status;
+		enum launch_mode mode;
+	} replaced;
+	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
+	struct runtime rt;	/* rundir, control, listeners fragment */
+	guint watchdog_timer;
+	struct reuseport *reuseport;	/* per-group queue migration */
+
+	/* Master-worker mode: the notify socket, a master's reload. */
+	struct master_link *master;
+};
+
+static void sv_post(struct supervisor *s, enum reload_event ev,
+		    const struct reload_input *in);
+static struct log_event sv_event(struct supervisor *s,
+				 const char *message_id, guint number,
+				 GPid pid, const char *result);
+static void sv_begin_stop(struct supervisor *s, int sig);
+static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
+			      struct control_client *client);
+static void sv_retire_adopted(struct supervisor *s);
+static void sv_search_replacement(struct supervisor *s, gboolean quick);
+static void sv_handoff(struct supervisor *s, struct control_client *client);
+static const char *sv_master_notify_socket(struct supervisor *s,
+					   GError **error);
+static const struct reloader_ops sv_reload_ops;
+static const struct master_link_ops sv_master_ops;
+static const struct launcher_ops sv_launcher_ops;
+static const struct handoff_ops sv_handoff_ops;
+static const struct selfupgrade_ops sv_selfupgrade_ops;
+
+static void sv_set_exit_code(struct supervisor *s, int code)
 {
 	if (!s->life.have_exit_code) {
 		s->life.have_exit_code = TRUE;
@@ -13,7 +121,7 @@ void sv_set_exit_code(struct supervisor *s, int code)
 	}
 }
 
-void sv_set_running(struct supervisor *s)
+static void sv_set_running(struct supervisor *s)
 {
 	s->life.phase = PHASE_RUNNING;
 }
@@ -34,33 +142,7 @@ static void forget_generation(struct supervisor *s, struct generation *g)
 	quit_if_done(s);
 }
 
-/* ---- the pidfile, for scripts that read it (-db writes none) ---- */
-
-void sv_pidfile_publish(struct supervisor *s, struct generation *g)
-{
-	g_autoptr(GError) error = NULL;
-
-	if (!s->args->pidfile || g->mode == LAUNCH_DS)
-		return;
-	/* A master writes its own pid there (-p), as upstream's unit has
-	 * it: ours to remove at exit all the same. */
-	if (g->mode == LAUNCH_MW) {
-		s->gt.pidfile_pid = g->pid;
-		return;
-	}
-	if (!pidfile_write(s->args->pidfile, &g->pid, 1, &error)) {
-		log_warn("cannot write pidfile: %s", error->message);
-		return;
-	}
-	s->gt.pidfile_pid = g->pid;
-}
-
-/* Remove the pidfile at exit, only if it still is what we wrote. */
-static void pidfile_retract(struct supervisor *s)
-{
-	if (s->gt.pidfile_pid)
-		pidfile_remove_if_ours(s->args->pidfile, s->gt.pidfile_pid);
-}
+/* ---- the pidfile ---- */
 
 /* A pidfile naming live processes we did not start: say so, touch none. */
 static void pidfile_notice_strangers(struct supervisor *s)
@@ -95,7 +177,7 @@ static void pidfile_notice_strangers(struct supervisor *s)
 }
 
 /* The status a serving generation's unasked-for end gives the wrapper. */
-int sv_lost_exit_code(enum launch_mode mode, int status)
+static int sv_lost_exit_code(enum launch_mode mode, int status)
 {
 	int code = shell_status(status);
 
@@ -104,15 +186,9 @@ int sv_lost_exit_code(enum launch_mode mode, int status)
 	return mode == LAUNCH_DS && code == 0 ? 1 : code;
 }
 
-gboolean sv_master_running(struct supervisor *s)
+static gboolean sv_master_running(struct supervisor *s)
 {
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		if (g->mode == LAUNCH_MW && !g->exited)
-			return TRUE;
-	}
-	return FALSE;
+	return gen_table_find_master(&s->gt, 0) != NULL;
 }
 
 /* ---- status ---- */
@@ -179,7 +255,7 @@ static struct status_view status_view_of(struct supervisor *s)
 	};
 }
 
-gchar *sv_summary(struct supervisor *s)
+static gchar *sv_summary(struct supervisor *s)
 {
 	struct status_view v = status_view_of(s);
 
@@ -190,21 +266,11 @@ gchar *sv_summary(struct supervisor *s)
 
 static void on_generation_exit(GPid pid, int status, gpointer data);
 
-void sv_watch_generation(struct supervisor *s, struct generation *g)
+static void sv_watch_generation(struct supervisor *s, struct generation *g)
 {
 	g->child_source = g_child_watch_add(g->pid, on_generation_exit, s);
 }
 
-static struct generation *find_generation(struct supervisor *s, GPid pid)
-{
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		if (g->pid == pid)
-			return g;
-	}
-	return NULL;
-}
 
 /* The generation being started ended before it was ready. */
 static void starting_generation_exited(struct supervisor *s,
@@ -267,7 +333,7 @@ static void search_replacement(struct supervisor *s)
 	sv_search_replacement(s, FALSE);
 }
 
-void sv_search_replacement(struct supervisor *s, gboolean quick)
+static void sv_search_replacement(struct supervisor *s, gboolean quick)
 {
 	if (!s->adopt) {
 		g_auto(GStrv) argv = own_haproxy_argv(s);
@@ -444,7 +510,7 @@ static void current_generation_exited(struct supervisor *s,
 static void on_generation_exit(GPid pid, int status, gpointer data)
 {
 	struct supervisor *s = data;
-	struct generation *g = find_generation(s, pid);
+	struct generation *g = gen_table_find(&s->gt, pid);
 	g_autofree gchar *how = describe_wait_status(status);
 
 	g_spawn_close_pid(pid);
@@ -531,7 +597,7 @@ static void signal_all(struct supervisor *s, int sig)
 }
 
 /* SIGTERM/SIGINT: hard, bounded; SIGUSR1: graceful, haproxy's soft stop. */
-void sv_begin_stop(struct supervisor *s, int sig)
+static void sv_begin_stop(struct supervisor *s, int sig)
 {
 	gboolean hard = sig != SIGUSR1;
 
@@ -553,8 +619,8 @@ void sv_begin_stop(struct supervisor *s, int sig)
 	sv_post(s, RE_STOP, NULL);
 	if (s->takeover)
 		takeover_cancel(s->takeover);
-	if (s->probe)
-		g_clear_pointer(&s->probe, probe_cancel);
+	launcher_cancel(s->launcher);
+	selfupgrade_cancel(s->up);
 	signal_all(s, sig);
 	adopt_stop(s->adopt, sig);
 	if (hard && !s->life.stop_hard && s->opts->stop_timeout_s)
@@ -587,6 +653,554 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	}
 }
 
+/* ---- the reload machine's effects (wrapper/reloader.h) ---- */
+
+static void sv_post(struct supervisor *s, enum reload_event ev,
+	     const struct reload_input *in)
+{
+	reloader_post(s->reloader, ev, in);
+}
+
+static struct log_event sv_event(struct supervisor *s, const char *message_id,
+			  guint number, GPid pid, const char *result)
+{
+	return (struct log_event){
+		.message_id = message_id,
+		.generation = number,
+		.pid = pid,
+		.result = result,
+		.duration_us = g_get_monotonic_time() -
+			       reloader_started_us(s->reloader),
+	};
+}
+
+static void log_failure(void *ctx, enum reload_failure how, const char *msg)
+{
+	struct supervisor *s = ctx;
+	struct log_event ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+
+	switch (how) {
+	case FAILURE_FIRST_START:
+		wlog_event(&ev, LOG_ERR, "cannot start haproxy: %s", msg);
+		break;
+	case FAILURE_REPLACED:
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; looking for a "
+			   "haproxy that replaced generation %u", msg,
+			   s->replaced.number);
+		break;
+	case FAILURE_NONE_SERVING:
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; and no generation "
+			   "is serving: stopping", msg);
+		break;
+	case FAILURE_KEPT:
+		if (!s->gt.current) {
+			wlog_event(&ev, LOG_ERR, "reload failed: %s; the adopted "
+				   "haproxy keeps serving", msg);
+			break;
+		}
+		ev = sv_event(s, MSGID_RELOAD_FAILED, s->gt.current->number,
+			      s->gt.current->pid, "failed");
+		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
+			   "(pid %d) keeps serving", msg, s->gt.current->number,
+			   s->gt.current->pid);
+		break;
+	}
+}
+
+static void stop_service(void *ctx, int exit_code)
+{
+	struct supervisor *s = ctx;
+
+	sv_set_exit_code(s, exit_code);
+	sv_begin_stop(s, SIGTERM);
+}
+
+static gboolean searching(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return adopt_searching(s->adopt);
+}
+
+static gboolean adopted_serves(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return adopt_serving(s->adopt);
+}
+
+static void search(void *ctx, gboolean quick)
+{
+	sv_search_replacement(ctx, quick);
+}
+
+static void notify_reloading_now(void *ctx)
+{
+	g_autofree gchar *line = sv_summary(ctx);
+
+	notify_reloading(line);
+}
+
+static void notify_ready_now(void *ctx)
+{
+	g_autofree gchar *line = sv_summary(ctx);
+
+	notify_ready(line);
+}
+
+static void answer(void *ctx, struct control_client *c, const char *text)
+{
+	control_reply(c, text);
+}
+
+static void end_attempt(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	launcher_end_attempt(s->launcher);
+	master_link_abandon(s->master);
+}
+
+static gboolean run_pending_reload(gpointer data)
+{
+	struct supervisor *s = data;
+
+	s->pending_idle = 0;
+	sv_post(s, RE_RUN_PENDING, NULL);
+	return G_SOURCE_REMOVE;
+}
+
+static void schedule_pending(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	if (!s->pending_idle)
+		s->pending_idle = g_idle_add(run_pending_reload, s);
+}
+
+static void abandon_handoff(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	handoff_abandon(s->handoff);
+}
+
+static void sv_retire_adopted(struct supervisor *s)
+{
+	int sig = reloader_hard(s->reloader) ? SIGTERM : SIGUSR1;
+
+	if (!adopt_serving(s->adopt))
+		return;
+	log_notice("generation %u serves; the haproxy restarted by hand "
+		   "during its reload leaves (%s)", s->gt.current->number,
+		   signal_name(sig));
+	adopt_retire(s->adopt, sig);
+}
+
+static void sv_generation_ready(struct supervisor *s, struct generation *g)
+{
+	struct generation *old = s->gt.current;
+	struct log_event ev;
+
+	witness_stop(&g->witness);
+	g->state = GEN_CURRENT;
+	gen_table_set_serving(&s->gt, g);
+	/* Its predecessor ended during its start: from its -sf, or from a
+	 * restart by hand that it must not serve next to. */
+	sv_post(s, RE_SERVING, NULL);
+	/* Started with their pids after -sf: they leave now. */
+	if (g->sf_adopted)
+		adopt_superseded(s->adopt);
+	else
+		sv_retire_adopted(s);
+	if (old)
+		drain_begin(old, g, reloader_hard(s->reloader),
+			    s->opts->drain_timeout_s);
+	drain_bound(&s->gt, s->opts->max_old_workers);
+	gen_table_publish(&s->gt, s->args->pidfile, g);
+	failed_generation_clear(&s->gt.failed);
+	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
+	if (g->mode == LAUNCH_MW) {
+		g_autofree gchar *workers = pids_text(g->workers);
+
+		wlog_event(&ev, LOG_NOTICE, "generation %u ready: master pid "
+			   "%d, workers %s, haproxy %s", g->number, g->pid,
+			   workers, g->version);
+	} else {
+		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
+			   "haproxy %s", g->number, g->pid, g->version);
+	}
+	if (s->life.phase == PHASE_STARTING && s->takeover)
+		s->takeovers = takeover_instances(s->takeover)->len;
+	if (s->life.phase == PHASE_STARTING)
+		sv_set_running(s);
+	{
+		g_autofree gchar *msg = g_strdup_printf(
+			"generation %u (pid %d) serving%s", g->number, g->pid,
+			reloader_upgrade_postponed(s->reloader) ?
+			"; wrapper upgrade postponed (an adopted haproxy ran): "
+			"reload again" : "");
+
+		sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
+	}
+	reuseport_attach_generation(s->reuseport, g);
+}
+
+/* ---- a master reloads itself ---- */
+
+static const char *sv_master_notify_socket(struct supervisor *s, GError **error)
+{
+	return master_link_socket(s->master, s->rt.ours ? s->rt.dir : NULL,
+				  error);
+}
+
+static struct generation *master_find(void *ctx, GPid pid)
+{
+	struct supervisor *s = ctx;
+
+	return pid ? gen_table_find_master(&s->gt, pid) : NULL;
+}
+
+static enum master_role master_role(void *ctx, const struct generation *g)
+{
+	struct supervisor *s = ctx;
+
+	if (g == s->gt.starting)
+		return MASTER_STARTING;
+	if (g != s->gt.current)
+		return MASTER_OTHER;
+	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
+	return reloader_state(s->reloader) == RS_MASTER_VERDICT
+	       ? MASTER_RELOADING : MASTER_SERVING;
+}
+
+static void master_ready(void *ctx, struct generation *g)
+{
+	sv_generation_ready(ctx, g);
+}
+
+static void master_signalled(void *ctx)
+{
+	sv_post(ctx, RE_SIGNALLED, NULL);
+}
+
+static void master_loaded(void *ctx, struct generation *g,
+			  const GArray *fresh)
+{
+	struct supervisor *s = ctx;
+	g_autofree gchar *pids = pids_text(fresh);
+	g_autofree gchar *msg = NULL;
+	struct log_event ev;
+
+	drain_bound(&s->gt, s->opts->max_old_workers);
+	failed_generation_clear(&s->gt.failed);
+	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
+	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
+		   "workers %s, haproxy %s", g->number, g->pid, pids,
+		   g->version);
+	msg = g_strdup_printf("generation %u (master pid %d) serving with "
+			      "workers %s", g->number, g->pid, pids);
+	sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
+}
+
+static void master_failed(void *ctx, const char *msg)
+{
+	sv_post(ctx, RE_FAILED, &(struct reload_input){ .exit_code = 1,
+							.message = msg });
+}
+
+static void master_retired(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	drain_bound(&s->gt, s->opts->max_old_workers);
+}
+
+static const struct master_link_ops sv_master_ops = {
+	.find = master_find,
+	.role = master_role,
+	.ready = master_ready,
+	.signalled = master_signalled,
+	.loaded = master_loaded,
+	.failed = master_failed,
+	.retired = master_retired,
+};
+
+/* ---- starting a generation (wrapper/spawn.h) ---- */
+
+static void probe(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	launcher_probe(s->launcher);
+}
+
+static gboolean launch_must_wait(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return launcher_must_wait(s->launcher);
+}
+
+static enum launch_kind launch(void *ctx, const struct haproxy_version *v)
+{
+	struct supervisor *s = ctx;
+
+	return launcher_launch(s->launcher, v);
+}
+
+static void kill_loading(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	launcher_kill_loading(s->launcher);
+}
+
+static gchar *master_timeout_text(void *ctx, gboolean settling)
+{
+	struct supervisor *s = ctx;
+
+	return launcher_master_timeout_text(s->launcher, settling);
+}
+
+static void launcher_ready(void *ctx, struct generation *g)
+{
+	sv_generation_ready(ctx, g);
+}
+
+static void launcher_watch(void *ctx, struct generation *g)
+{
+	sv_watch_generation(ctx, g);
+}
+
+/* Taken over at the first start, and adopted: on the -sf list. */
+static GArray *launcher_foreign_pids(void *ctx, gboolean first)
+{
+	struct supervisor *s = ctx;
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	if (first && s->takeover) {
+		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
+
+		g_array_append_vals(pids, foreign->data, foreign->len);
+	}
+	{
+		g_autoptr(GArray) adopted = adopt_targets(s->adopt);
+
+		g_array_append_vals(pids, adopted->data, adopted->len);
+	}
+	return pids;
+}
+
+static const char *launcher_notify_socket(void *ctx, GError **error)
+{
+	return sv_master_notify_socket(ctx, error);
+}
+
+static void launcher_reload_master(void *ctx, struct generation *g,
+				   const char *version)
+{
+	struct supervisor *s = ctx;
+
+	master_link_reload(s->master, g, version, reloader_hard(s->reloader));
+}
+
+static const struct launcher_ops sv_launcher_ops = {
+	.ready = launcher_ready,
+	.watch = launcher_watch,
+	.foreign_pids = launcher_foreign_pids,
+	.adopted_serving = adopted_serves,
+	.searching = searching,
+	.notify_socket = launcher_notify_socket,
+	.reload_master = launcher_reload_master,
+};
+
+/* ---- the hand-off (wrapper/handoff.h) ---- */
+
+static GStrv handoff_master_argv(void *ctx, const char *path)
+{
+	struct supervisor *s = ctx;
+
+	return launcher_master_argv(s->launcher, path);
+}
+
+static const GPtrArray *handoff_waiters(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return reloader_waiters(s->reloader);
+}
+
+static void handoff_over(void *ctx)
+{
+	sv_post(ctx, RE_HANDOFF_OVER, NULL);
+}
+
+static const struct handoff_ops sv_handoff_ops = {
+	.master_argv = handoff_master_argv,
+	.waiters = handoff_waiters,
+	.over = handoff_over,
+};
+
+static void sv_handoff(struct supervisor *s, struct control_client *client)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
+
+	if (s->life.phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
+		control_reply(client, "error: a start, reload or stop is in "
+				      "progress; hand off once it is over");
+		return;
+	}
+	if (adopt_alive(s->adopt)) {
+		log_notice("hand-off refused: a haproxy adopted after a restart "
+			   "by hand runs; reload first");
+		control_reply(client, "error: a haproxy adopted after a restart "
+				      "by hand runs; reload first");
+		return;
+	}
+	/* Reloads wait while we check: nothing may change under us. */
+	sv_post(s, RE_HANDOFF, NULL);
+	path = haproxy_locate(s->opts->haproxy, selfupgrade_image_path(s->up),
+			      &error);
+	handoff_begin(s->handoff, client, path, error);
+}
+
+/* ---- the self-upgrade (wrapper/selfupgrade.h) ---- */
+
+static enum upgrade_choice upgrade_wanted(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return selfupgrade_wanted(s->up);
+}
+
+static void begin_upgrade(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	selfupgrade_begin(s->up);
+}
+
+static gboolean upgrade_masters(void *ctx)
+{
+	return sv_master_running(ctx);
+}
+
+static gboolean upgrade_adopted_running(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return adopt_alive(s->adopt);
+}
+
+static int upgrade_notify_fd(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
+}
+
+static void upgrade_notify_private(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	master_link_reclaim_fd(s->master);
+}
+
+static void upgrade_save_counters(void *ctx, struct upgrade_state *h)
+{
+	struct supervisor *s = ctx;
+
+	h->takeovers = s->takeovers;
+	h->restarts_adopted = s->restarts_adopted;
+	h->adoptions = s->adoptions;
+}
+
+static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
+{
+	struct supervisor *s = ctx;
+
+	s->takeovers = h->takeovers;
+	s->restarts_adopted = h->restarts_adopted;
+	s->adoptions = h->adoptions;
+}
+
+static void upgrade_adopted(void *ctx, struct generation *g)
+{
+	sv_watch_generation(ctx, g);
+}
+
+/* A master reports to the path in its NOTIFY_SOCKET: the socket bound
+ * there comes over with us, or is bound anew. */
+static void upgrade_adopt_notify(void *ctx, int fd)
+{
+	struct supervisor *s = ctx;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
+	gboolean masters = sv_master_running(s);
+
+	if (fd >= 0) {
+		path = rundir_notify_socket(s->rt.dir);
+		if (!masters || !master_link_adopt(s->master, fd, path))
+			close(fd);
+	}
+	if (masters && !sv_master_notify_socket(s, &error))
+		log_warn("%s", error->message);
+}
+
+static void upgrade_resumed(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	sv_set_running(s);
+	s->adoptions += s->gt.gens->len;
+}
+
+static const struct selfupgrade_ops sv_selfupgrade_ops = {
+	.masters = upgrade_masters,
+	.adopted_running = upgrade_adopted_running,
+	.notify_fd = upgrade_notify_fd,
+	.notify_private = upgrade_notify_private,
+	.save_counters = upgrade_save_counters,
+	.restore_counters = upgrade_restore_counters,
+	.adopted = upgrade_adopted,
+	.adopt_notify = upgrade_adopt_notify,
+	.resumed = upgrade_resumed,
+};
+
+/* ---- requests ---- */
+
+/* sig: the signal that asked, or 0 for the control socket. client: who
+ * waits for the verdict, if anyone. */
+static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
+		       struct control_client *client)
+{
+	sv_post(s, RE_REQUEST, &(struct reload_input){
+		.signal = sig, .hard = hard, .client = client });
+}
+
+static const struct reloader_ops sv_reload_ops = {
+	.searching = searching,
+	.adopted_serving = adopted_serves,
+	.upgrade_wanted = upgrade_wanted,
+	.notify_reloading = notify_reloading_now,
+	.begin_upgrade = begin_upgrade,
+	.probe = probe,
+	.launch_must_wait = launch_must_wait,
+	.launch = launch,
+	.kill_loading = kill_loading,
+	.master_timeout_text = master_timeout_text,
+	.search = search,
+	.log_failure = log_failure,
+	.stop_service = stop_service,
+	.notify_ready = notify_ready_now,
+	.answer = answer,
+	.end_attempt = end_attempt,
+	.schedule_pending = schedule_pending,
+	.abandon_handoff = abandon_handoff,
+};
+
 /* ---- life cycle ---- */
 
 struct supervisor *supervisor_new(const struct wrapper_args *args,
@@ -603,7 +1217,12 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	sv_self_upgrade_init(s, orig_argv);
+	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
+				s->reloader, &sv_selfupgrade_ops, s);
+	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
+				   s->reuseport, selfupgrade_image_path(s->up),
+				   &sv_launcher_ops, s);
+	s->handoff = handoff_new(args, &sv_handoff_ops, s);
 	return s;
 }
 
@@ -696,17 +1315,17 @@ int supervisor_run(struct supervisor *s)
 	if (s->life.exit_code)
 		return s->life.exit_code;
 	start_watchdog(s);
-	if (!sv_restore_upgrade_state(s)) {
+	if (!selfupgrade_restore(s->up)) {
 		sv_post(s, RE_START, NULL);
 		start_first(s);
 	}
 	if (!s->life.done)
 		g_main_loop_run(s->loop);
 	/* Witness and probes killed on the way out are ours to reap. */
-	if (s->probe)
-		g_clear_pointer(&s->probe, probe_cancel);
+	launcher_cancel(s->launcher);
+	selfupgrade_cancel(s->up);
 	child_reap_discarded(1000);
-	pidfile_retract(s);
+	gen_table_retract(&s->gt, s->args->pidfile);
 	teardown_runtime(s);
 	if (!s->life.have_exit_code)
 		s->life.exit_code = 0;
@@ -723,12 +1342,10 @@ int supervisor_run(struct supervisor *s)
 void supervisor_free(struct supervisor *s)
 {
 	g_clear_handle_id(&s->life.stop_timer, g_source_remove);
-	g_clear_handle_id(&s->ready_timer, g_source_remove);
 	g_clear_handle_id(&s->pending_idle, g_source_remove);
-	g_clear_handle_id(&s->extend_timer, g_source_remove);
 	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
-	if (s->probe)
-		probe_cancel(s->probe);
+	launcher_free(s->launcher);
+	handoff_free(s->handoff);
 	gen_table_clear(&s->gt);
 	reloader_free(s->reloader);
 	master_link_free(s->master);
@@ -737,9 +1354,7 @@ void supervisor_free(struct supervisor *s)
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
-	g_free(s->haproxy_path);
-	g_free(s->vcache.path);
-	sv_self_upgrade_clear(s);
+	selfupgrade_free(s->up);
 	g_main_loop_unref(s->loop);
 	g_free(s);
 }

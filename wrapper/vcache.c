@@ -3,11 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "wrapper/rundir.h"
-#include "wrapper/supervisor-int.h"
 
 #define VCACHE_MAGIC "haproxy-systemd-wrapper version cache 1"
 #define VCACHE_MAX 4096
@@ -93,44 +94,44 @@ gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
 }
 
 /* Our runtime directory, verified anew; -1 when there is none. */
-static int trusted_rundir(struct supervisor *s)
+static int trusted_rundir(const char *rundir)
 {
-	if (!s->rt.dir || !s->rt.ours)
+	if (!rundir)
 		return -1;
-	return rundir_open(s->rt.dir, RUNDIR_OWNER, NULL);
+	return rundir_open(rundir, RUNDIR_OWNER, NULL);
 }
 
-gboolean sv_vcache_load(struct supervisor *s, const struct stat *st)
+gboolean version_cache_load(struct version_cache *vc, const char *rundir,
+			    const char *path, const struct stat *st)
 {
 	struct haproxy_version v;
-	int dirfd = trusted_rundir(s);
+	int dirfd = trusted_rundir(rundir);
 	gboolean found;
 
 	if (dirfd < 0)
 		return FALSE;
-	found = vcache_read(dirfd, s->haproxy_path, st, &v);
+	found = vcache_read(dirfd, path, st, &v);
 	close(dirfd);
 	if (!found)
 		return FALSE;
-	log_debug("haproxy %s: version from %s/%s", v.full, s->rt.dir,
+	log_debug("haproxy %s: version from %s/%s", v.full, rundir,
 		  VCACHE_FILE);
-	g_free(s->vcache.path);
-	s->vcache.path = g_strdup(s->haproxy_path);
-	s->vcache.st = *st;
-	s->vcache.version = v;
+	g_free(vc->path);
+	vc->path = g_strdup(path);
+	vc->st = *st;
+	vc->version = v;
 	return TRUE;
 }
 
-void sv_vcache_store(struct supervisor *s)
+void version_cache_store(const struct version_cache *vc, const char *rundir)
 {
 	int dirfd;
 
-	if (!s->vcache.path)
+	if (!vc->path)
 		return;
-	dirfd = trusted_rundir(s);
+	dirfd = trusted_rundir(rundir);
 	if (dirfd < 0)
 		return;
-	vcache_write(dirfd, s->vcache.path, &s->vcache.st,
-		     &s->vcache.version);
+	vcache_write(dirfd, vc->path, &vc->st, &vc->version);
 	close(dirfd);
 }

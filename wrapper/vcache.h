@@ -27,9 +27,15 @@ gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
 gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
 		      const struct haproxy_version *v);
 
-struct supervisor;
+/* In memory: "haproxy -v" is asked again only when the binary changed. */
+struct version_cache {
+	gchar *path;
+	struct stat st;
+	struct haproxy_version version;
+};
 
-/* The supervisor's hooks: fill s->vcache from its runtime directory for
- * s->haproxy_path (st), or store what s->vcache holds there. */
-gboolean sv_vcache_load(struct supervisor *s, const struct stat *st);
-void sv_vcache_store(struct supervisor *s);
+/* Fill vc from the file in rundir (NULL: no trusted directory of ours)
+ * for path (st), or store what vc holds there. */
+gboolean version_cache_load(struct version_cache *vc, const char *rundir,
+			    const char *path, const struct stat *st);
+void version_cache_store(const struct version_cache *vc, const char *rundir);
