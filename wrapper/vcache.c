@@ -92,18 +92,32 @@ gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
 	       rundir_write_file(dirfd, VCACHE_FILE, text, NULL);
 }
 
-/* Our runtime directory, verified anew; -1 when there is none. */
-static int trusted_rundir(struct supervisor *s)
+/* Where the version is kept, verified anew (-1: nowhere): systemd's
+ * CacheDirectory= when the unit has one (the first of $CACHE_DIRECTORY),
+ * as RuntimeDirectory= is removed at every stop and /run at every boot;
+ * else our runtime directory. *dir: its path, for the log. */
+static int open_cache_dir(struct supervisor *s, gchar **dir)
 {
-	if (!s->rt.dir || !s->rt.ours)
+	const char *env = g_getenv("CACHE_DIRECTORY");
+
+	if (env && *env) {
+		g_autofree gchar *first = g_strndup(env, strcspn(env, ":"));
+
+		*dir = g_canonicalize_filename(first, "/");
+	} else if (s->rt.dir && s->rt.ours) {
+		*dir = g_strdup(s->rt.dir);
+	} else {
+		*dir = NULL;
 		return -1;
-	return rundir_open(s->rt.dir, RUNDIR_OWNER, NULL);
+	}
+	return rundir_open(*dir, RUNDIR_OWNER, NULL);
 }
 
 gboolean sv_vcache_load(struct supervisor *s, const struct stat *st)
 {
 	struct haproxy_version v;
-	int dirfd = trusted_rundir(s);
+	g_autofree gchar *dir = NULL;
+	int dirfd = open_cache_dir(s, &dir);
 	gboolean found;
 
 	if (dirfd < 0)
@@ -112,8 +126,7 @@ gboolean sv_vcache_load(struct supervisor *s, const struct stat *st)
 	close(dirfd);
 	if (!found)
 		return FALSE;
-	log_debug("haproxy %s: version from %s/%s", v.full, s->rt.dir,
-		  VCACHE_FILE);
+	log_debug("haproxy %s: version from %s/%s", v.full, dir, VCACHE_FILE);
 	g_free(s->vcache.path);
 	s->vcache.path = g_strdup(s->haproxy_path);
 	s->vcache.st = *st;
@@ -123,11 +136,12 @@ gboolean sv_vcache_load(struct supervisor *s, const struct stat *st)
 
 void sv_vcache_store(struct supervisor *s)
 {
+	g_autofree gchar *dir = NULL;
 	int dirfd;
 
 	if (!s->vcache.path)
 		return;
-	dirfd = trusted_rundir(s);
+	dirfd = open_cache_dir(s, &dir);
 	if (dirfd < 0)
 		return;
 	vcache_write(dirfd, s->vcache.path, &s->vcache.st,
