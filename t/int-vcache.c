@@ -248,6 +248,36 @@ static void assert_ignored(const char *how)
 	site_clear(&s);
 }
 
+/* A binary replaced while "haproxy -v" runs (here by the probe itself,
+ * a script that renames a copy of itself in): the version read is not
+ * kept for the new file, whose version it may not be. */
+static void test_replaced_during_probe(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *script = NULL, *cache = NULL, *first = NULL;
+	g_autofree gchar *second = NULL;
+
+	site_init(&s);
+	script = g_strdup_printf("#!/bin/sh\n"
+				 "if [ \"$1\" = -v ]; then\n"
+				 "    cp \"$0\" \"$0.new\" && mv \"$0.new\" \"$0\"\n"
+				 "fi\n"
+				 "exec %s \"$@\"\n", fake);
+	g_assert_true(g_file_set_contents(s.haproxy, script, -1, NULL));
+	g_assert_cmpint(chmod(s.haproxy, 0755), ==, 0);
+	cache = cache_path(&s);
+
+	first = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 1);
+	g_assert_false(g_file_test(cache, G_FILE_TEST_EXISTS));
+	second = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 2);
+	g_assert_true(runs_as(second, "-db"));
+	site_clear(&s);
+}
+
 /*
  * systemd's RuntimeDirectory= is removed at every stop (and /run at every
  * boot): with CacheDirectory= ($CACHE_DIRECTORY) the version is kept there
@@ -305,6 +335,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/vcache/group-writable-ignored", test_group_writable);
 	g_test_add_func("/vcache/symlink-ignored", test_symlink);
 	g_test_add_func("/vcache/corrupt-ignored", test_corrupt);
+	g_test_add_func("/vcache/replaced-during-probe-not-kept",
+			test_replaced_during_probe);
 	g_test_add_func("/vcache/cache-directory-survives-rundir-wipe",
 			test_cache_directory);
 	g_test_add_func("/vcache/cache-directory-untrusted-ignored",

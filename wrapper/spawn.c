@@ -325,80 +325,150 @@ static void version_known(struct supervisor *s,
 	sv_post(s, RE_PROBED, &(struct reload_input){ .version = v });
 }
 
+static gboolean same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 static gboolean vcache_lookup(struct supervisor *s, const struct stat *st)
 {
-	const struct stat *c = &s->vcache.st;
-
 	return s->vcache.path && g_str_equal(s->vcache.path, s->haproxy_path) &&
-	       c->st_dev == st->st_dev && c->st_ino == st->st_ino &&
-	       c->st_size == st->st_size &&
-	       c->st_mtim.tv_sec == st->st_mtim.tv_sec &&
-	       c->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+	       same_file(&s->vcache.st, st);
+}
+
+/* The binary a version probe runs, as it was when the probe started. */
+struct probed {
+	struct supervisor *s;
+	gchar *path;
+	struct stat st;
+};
+
+static void probed_free(gpointer data)
+{
+	struct probed *p = data;
+
+	g_free(p->path);
+	g_free(p);
+}
+
+/* Kept for the binary probed, unless it changed since: its outcome may
+ * wait for the end of the search for foreign instances. */
+static void vcache_keep(struct supervisor *s, const struct probed *p,
+			const struct haproxy_version *v)
+{
+	struct stat now;
+
+	if (stat(p->path, &now) < 0 || !same_file(&now, &p->st) ||
+	    now.st_ctim.tv_sec != p->st.st_ctim.tv_sec ||
+	    now.st_ctim.tv_nsec != p->st.st_ctim.tv_nsec)
+		return;
+	g_free(s->vcache.path);
+	s->vcache.path = g_strdup(p->path);
+	s->vcache.st = p->st;
+	s->vcache.version = *v;
+	sv_vcache_store(s);
 }
 
 static void on_version(const char *output, int wait_status,
 		       const GError *error, gpointer data)
 {
-	struct supervisor *s = data;
+	struct probed *p = data;
+	struct supervisor *s = p->s;
+	/* An early probe's outcome waits in the cache for sv_probe(); a
+	 * failure is met again there, and reported. */
+	gboolean wanted = reloader_state(s->reloader) == RS_PROBING;
 	struct haproxy_version v;
-	struct stat st;
 
 	s->probe = NULL;
 	if (error) {
-		sv_launch_failed(s, spawn_exit_code(error, EXIT_NO_VERSION),
-				 "%s -v: %s", s->haproxy_path, error->message);
+		if (wanted)
+			sv_launch_failed(s,
+					 spawn_exit_code(error, EXIT_NO_VERSION),
+					 "%s -v: %s", p->path, error->message);
 		return;
 	}
 	if (!haproxy_version_parse(output, &v)) {
 		g_autofree gchar *how = describe_wait_status(wait_status);
 
-		sv_launch_failed(s, EXIT_NO_VERSION,
-			      "%s -v %s and printed no haproxy version",
-			      s->haproxy_path, how);
+		if (wanted)
+			sv_launch_failed(s, EXIT_NO_VERSION,
+					 "%s -v %s and printed no haproxy "
+					 "version", p->path, how);
 		return;
 	}
-	if (stat(s->haproxy_path, &st) == 0) {
-		g_free(s->vcache.path);
-		s->vcache.path = g_strdup(s->haproxy_path);
-		s->vcache.st = st;
-		s->vcache.version = v;
-		sv_vcache_store(s);
-	}
-	version_known(s, &v);
+	vcache_keep(s, p, &v);
+	if (wanted)
+		version_known(s, &v);
 }
 
-/* Locate haproxy anew, as the 1.x wrapper did at every spawn, and know
- * its version. */
+static void start_version_probe(struct supervisor *s, const struct stat *st)
+{
+	char *argv[] = { s->haproxy_path, (char *)"-v", NULL };
+	struct probed *p = g_new0(struct probed, 1);
+
+	*p = (struct probed){ .s = s, .path = g_strdup(s->haproxy_path),
+			      .st = *st };
+	s->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS, on_version, p);
+	probe_own_data(s->probe, probed_free);
+}
+
+/* haproxy located anew, as the 1.x wrapper did at every spawn, and able
+ * to run; else, when report, the launch fails. */
+static gboolean locate(struct supervisor *s, struct stat *st, gboolean report)
+{
+	g_autoptr(GError) error = NULL;
+	int code = 0;
+
+	g_free(s->haproxy_path);
+	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
+	if (!s->haproxy_path)
+		code = EXIT_HAPROXY_NOT_FOUND;
+	else if (stat(s->haproxy_path, st) < 0)
+		code = EXIT_HAPROXY_NOT_FOUND;
+	else if (access(s->haproxy_path, X_OK) < 0)
+		code = EXIT_HAPROXY_NOT_EXECUTABLE;
+	if (!code)
+		return TRUE;
+	if (!report)
+		return FALSE;
+	if (error)
+		sv_launch_failed(s, code, "%s", error->message);
+	else
+		sv_launch_failed(s, code, "%s: %s", s->haproxy_path,
+				 g_strerror(errno));
+	return FALSE;
+}
+
+/* The version of haproxy, from the cache or by running haproxy -v. */
 void sv_probe(void *ctx)
 {
 	struct supervisor *s = ctx;
-	g_autoptr(GError) error = NULL;
 	struct stat st;
 
-	s->haproxy_path = haproxy_locate(s->opts->haproxy, s->up.image.path, &error);
-	if (!s->haproxy_path) {
-		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
+	/* The first start's early one goes on: on_version() sees us wait. */
+	if (s->probe && reloader_attempt(s->reloader) == 0)
 		return;
-	}
-	if (stat(s->haproxy_path, &st) < 0) {
-		sv_launch_failed(s, EXIT_HAPROXY_NOT_FOUND, "%s: %s",
-			      s->haproxy_path, g_strerror(errno));
+	if (!locate(s, &st, TRUE))
 		return;
-	}
-	if (access(s->haproxy_path, X_OK) < 0) {
-		sv_launch_failed(s, EXIT_HAPROXY_NOT_EXECUTABLE, "%s: %s",
-			      s->haproxy_path, g_strerror(errno));
-		return;
-	}
 	if (vcache_lookup(s, &st) || sv_vcache_load(s, &st)) {
 		version_known(s, &s->vcache.version);
 		return;
 	}
-	{
-		char *argv[] = { s->haproxy_path, (char *)"-v", NULL };
+	start_version_probe(s, &st);
+}
 
-		s->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS,
-				       on_version, s);
-	}
+/* At the first start, before the search for foreign instances (long on a
+ * busy host): haproxy -v runs meanwhile when the version is not cached. */
+void sv_probe_early(struct supervisor *s)
+{
+	struct stat st;
+
+	if (s->probe || !locate(s, &st, FALSE) || vcache_lookup(s, &st) ||
+	    sv_vcache_load(s, &st))
+		return;
+	start_version_probe(s, &st);
 }
 

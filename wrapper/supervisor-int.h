@@ -171,6 +171,7 @@ void sv_bound_draining(struct supervisor *s);
 
 /* spawn.c: the reload machine's PROBING and LOADING effects. */
 void sv_probe(void *ctx);
+void sv_probe_early(struct supervisor *s);
 gboolean sv_launch_must_wait(void *ctx);
 enum launch_kind sv_launch(void *ctx, const struct haproxy_version *v);
 void sv_kill_loading(void *ctx);
