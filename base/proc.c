@@ -367,6 +367,9 @@ gboolean proc_parse_stat(const char *text, gsize len, struct proc_stat *out)
 	/* The name may hold ")" itself: only the last one closes it. */
 	if (!close || !memchr(text, '(', (gsize)(close - text)))
 		return FALSE;
+	p = memchr(text, '(', (gsize)(close - text)) + 1;
+	n = MIN((gsize)(close - p), sizeof(st.comm) - 1);
+	memcpy(st.comm, p, n);
 	p = close + 1;
 	if (!next_token(&p, end, &tok, &n) || n != 1 || !g_ascii_isalpha(*tok))
 		return FALSE;

@@ -75,6 +75,9 @@ struct proc_stat {
 	GPid session;
 	/* Clock ticks after boot: with the pid, names one process for good. */
 	guint64 start_time;
+	/* The executed file's name as the kernel keeps it: at most 15
+	 * bytes (up to a NUL in it); a cheap filter before cmdline. */
+	char comm[16];
 };
 
 /* Longest cmdline read; the kernel's own limit on arguments is lower. */

@@ -596,14 +596,18 @@ static void pidfile_candidates(struct scan *s, const char *pidfile,
 			      FOREIGN_BY_PIDFILE);
 }
 
-/* Does argv[0] name haproxy? Asked of every process: read into the stack,
- * and only a process that passes has its command line kept. */
+/* Does argv[0] name haproxy? Asked of every process: the command name,
+ * already read with stat, first (a cmdline read costs as much again),
+ * then argv[0], read into the stack; only a process that passes both has
+ * its command line kept. */
 static gboolean named_haproxy(struct scan *s, struct node *n)
 {
 	const char *const *argv;
 	char buf[4096];
 	gssize len = -1;
 
+	if (!g_str_has_prefix(n->st.comm, "haproxy"))
+		return FALSE;
 	if (!n->argv_read && s->rootfd >= 0)
 		len = proc_read_head_at(s->rootfd, n->pid, "cmdline", buf,
 					sizeof(buf));

@@ -84,9 +84,10 @@ static void site_clear(struct site *s)
 	g_free(s->log);
 }
 
-/* The wrapper on the copy, as the given version, until generation 1 is
- * ready, then stopped: its "executing" line. */
-static gchar *run_once(struct site *s, const char *version)
+/* The wrapper on the copy, as the given version, with extra (an
+ * environment entry, or NULL), until generation 1 is ready, then stopped:
+ * its "executing" line. */
+static gchar *run_with(struct site *s, const char *version, const char *extra)
 {
 	g_autofree gchar *hap = g_strdup_printf("--haproxy=%s", s->haproxy);
 	g_autofree gchar *rt = g_strdup_printf("--runtime-dir=%s", s->rundir);
@@ -95,7 +96,7 @@ static gchar *run_once(struct site *s, const char *version)
 	g_autofree gchar *env_version = g_strdup_printf(
 		"FAKE_HAPROXY_VERSION=%s", version);
 	const char *args[] = { hap, rt, "-f", s->cfg, "-p", s->pidfile, NULL };
-	const char *env[] = { env_log, env_version, NULL };
+	const char *env[] = { env_log, env_version, extra, NULL };
 	gchar *executing;
 
 	guarded = wrapper_start(args, env);
@@ -106,6 +107,11 @@ static gchar *run_once(struct site *s, const char *version)
 	g_assert_cmpint(wrapper_wait_exit(guarded, T_WAIT), ==, 0);
 	g_clear_pointer(&guarded, wrapper_free);
 	return executing;
+}
+
+static gchar *run_once(struct site *s, const char *version)
+{
+	return run_with(s, version, NULL);
 }
 
 /* How many times the fake was run as "haproxy -v". */
@@ -242,6 +248,75 @@ static void assert_ignored(const char *how)
 	site_clear(&s);
 }
 
+/* A binary replaced while "haproxy -v" runs (here by the probe itself,
+ * a script that renames a copy of itself in): the version read is not
+ * kept for the new file, whose version it may not be. */
+static void test_replaced_during_probe(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *script = NULL, *cache = NULL, *first = NULL;
+	g_autofree gchar *second = NULL;
+
+	site_init(&s);
+	script = g_strdup_printf("#!/bin/sh\n"
+				 "if [ \"$1\" = -v ]; then\n"
+				 "    cp \"$0\" \"$0.new\" && mv \"$0.new\" \"$0\"\n"
+				 "fi\n"
+				 "exec %s \"$@\"\n", fake);
+	g_assert_true(g_file_set_contents(s.haproxy, script, -1, NULL));
+	g_assert_cmpint(chmod(s.haproxy, 0755), ==, 0);
+	cache = cache_path(&s);
+
+	first = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 1);
+	g_assert_false(g_file_test(cache, G_FILE_TEST_EXISTS));
+	second = run_once(&s, "2.6.12");
+	g_assert_cmpuint(probes(&s), ==, 2);
+	g_assert_true(runs_as(second, "-db"));
+	site_clear(&s);
+}
+
+/*
+ * systemd's RuntimeDirectory= is removed at every stop (and /run at every
+ * boot): with CacheDirectory= ($CACHE_DIRECTORY) the version is kept there
+ * instead, so a start after the wipe does not probe. A cache directory that
+ * others may write is not used (nor written): each start probes.
+ */
+static void assert_cache_directory(gboolean trusted)
+{
+	struct site s = { 0 };
+	g_autofree gchar *cache = NULL, *env = NULL, *in_cache = NULL;
+	g_autofree gchar *in_rundir = NULL, *first = NULL, *second = NULL;
+
+	site_init(&s);
+	cache = g_build_filename(s.dir, "cache", NULL);
+	g_assert_cmpint(g_mkdir(cache, trusted ? 0755 : 0700), ==, 0);
+	if (!trusted)
+		g_assert_cmpint(chmod(cache, 0777), ==, 0);
+	/* systemd lists one directory per CacheDirectory= entry. */
+	env = g_strdup_printf("CACHE_DIRECTORY=%s:%s/other", cache, s.dir);
+	in_cache = g_build_filename(cache, CACHE, NULL);
+	in_rundir = cache_path(&s);
+
+	first = run_with(&s, "1.7.0", env);
+	g_assert_cmpuint(probes(&s), ==, 1);
+	g_assert_cmpint(g_file_test(in_cache, G_FILE_TEST_EXISTS), ==, trusted);
+	g_assert_false(g_file_test(in_rundir, G_FILE_TEST_EXISTS));
+	t_rmtree(s.rundir);
+	second = run_with(&s, "1.7.0", env);
+	g_assert_cmpuint(probes(&s), ==, trusted ? 1 : 2);
+	g_assert_true(runs_as(second, "-Ds"));
+	site_clear(&s);
+}
+
+static void test_cache_directory(void) { assert_cache_directory(TRUE); }
+static void test_cache_directory_untrusted(void)
+{
+	assert_cache_directory(FALSE);
+}
+
 static void test_trusted(void) { assert_ignored("trusted"); }
 static void test_other_user(void) { assert_ignored("other-user"); }
 static void test_group_writable(void) { assert_ignored("group-writable"); }
@@ -260,5 +335,11 @@ int main(int argc, char **argv)
 	g_test_add_func("/vcache/group-writable-ignored", test_group_writable);
 	g_test_add_func("/vcache/symlink-ignored", test_symlink);
 	g_test_add_func("/vcache/corrupt-ignored", test_corrupt);
+	g_test_add_func("/vcache/replaced-during-probe-not-kept",
+			test_replaced_during_probe);
+	g_test_add_func("/vcache/cache-directory-survives-rundir-wipe",
+			test_cache_directory);
+	g_test_add_func("/vcache/cache-directory-untrusted-ignored",
+			test_cache_directory_untrusted);
 	return g_test_run();
 }

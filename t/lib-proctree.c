@@ -238,8 +238,12 @@ void fake(struct tree *t, const struct fake *f)
 						    f->gid ? f->gid : getegid(),
 						    0, 0);
 
-	g_autofree gchar *comm = g_path_get_basename(f->exe ? : "kthread");
+	g_autofree gchar *comm = g_path_get_basename(f->comm ? : f->exe ? :
+						     "kthread");
 
+	/* The kernel keeps 15 bytes of the executed file's name. */
+	if (strlen(comm) > 15)
+		comm[15] = '\0';
 	put_stat(t, f->pid, comm, f->state ? f->state : 'S', f->ppid, f->sid,
 		 f->start ? f->start : 1000 + (guint64)f->pid);
 	if (f->argv)

@@ -26,6 +26,7 @@ struct fake {
 	GPid pid, ppid, sid;
 	guint64 start;
 	const char *exe;	/* NULL: no exe link */
+	const char *comm;	/* NULL: exe's base name (as executed) */
 	const char *cwd;	/* NULL: no cwd link */
 	const char *argv;	/* "a|b|c"; NULL: empty cmdline */
 	char state;		/* 0: 'S' */

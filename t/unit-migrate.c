@@ -126,6 +126,39 @@ static void test_symlinked_config(struct tree *t, gconstpointer data)
 	g_assert_cmpuint(find(t, NULL, link, 9999), ==, 2);
 }
 
+/*
+ * Only a process whose command name (stat's comm: the executed file's
+ * name) says haproxy has its command line read in the search by
+ * configuration: one run through a link of another name is found by its
+ * pidfile only. A wrapper (comm cut to "haproxy-systemd") is looked at.
+ */
+static void test_config_needs_comm(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf("haproxy|-D|-f|%s", cfg);
+	g_autofree gchar *wrapper = g_strdup_printf(
+		"/usr/sbin/haproxy-systemd-wrapper|-f|%s", cfg);
+	g_autofree gchar *pidfile = write_pidfile(t, "580\n");
+
+	fake_system(t);
+	FAKE(t, .pid = 580, .ppid = 1, .sid = 580, .exe = HAPROXY,
+				.comm = "lb", .cwd = "/", .argv = argv);
+	FAKE(t, .pid = 590, .ppid = 1, .sid = 590, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+	FAKE(t, .pid = 600, .ppid = 1, .sid = 600,
+				.exe = "/usr/sbin/haproxy-systemd-wrapper",
+				.cwd = "/", .argv = wrapper);
+
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 590);
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 600);
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 2);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 580);
+	g_assert_cmpuint(instance(t, 0)->found_by, ==, FOREIGN_BY_PIDFILE);
+}
+
 /* The 1.7 -Ds parent, under the historic wrapper. */
 static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 {
@@ -342,10 +375,10 @@ static void test_stale_pidfile(struct tree *t, gconstpointer data)
 	FAKE(t, .pid = 900, .ppid = 40, .sid = 40,
 				.exe = "/usr/bin/sleep", .cwd = "/",
 				.argv = "sleep|1000");
-	/* Named haproxy, runs something else. */
+	/* Named haproxy, runs something else: a script called haproxy. */
 	FAKE(t, .pid = 901, .ppid = 40, .sid = 40,
-				.exe = "/usr/bin/python3", .cwd = "/",
-				.argv = named);
+				.exe = "/usr/bin/python3", .comm = "haproxy",
+				.cwd = "/", .argv = named);
 	/* Runs haproxy, calls itself something else. */
 	FAKE(t, .pid = 902, .ppid = 40, .sid = 40, .exe = HAPROXY,
 				.cwd = "/", .argv = "nginx|-g|daemon off;");
@@ -405,6 +438,7 @@ int main(int argc, char **argv)
 		      test_daemon_by_config_relative);
 	add_tree_test("/find/basedir", test_basedir);
 	add_tree_test("/find/symlinked-config", test_symlinked_config);
+	add_tree_test("/find/config-needs-comm", test_config_needs_comm);
 	add_tree_test("/find/ds-parent-renamed", test_ds_parent_renamed);
 	add_tree_test("/find/ds-parent-15", test_ds_parent_15);
 	add_tree_test("/find/mw-master", test_mw_master);

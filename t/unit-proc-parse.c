@@ -24,12 +24,15 @@ static void test_parse_stat(void)
 		"999 0\n";
 	static const char with_nul[] = "5 (x\0y) S 9 1 1 0 -1 0 0 0 0 0 0 0 0 0 "
 				       "20 0 1 0 42 0";
+	static const char long_name[] = "5 (haproxy-systemd-wrapper) S 9 1 1 0 "
+					"-1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0";
 
 	g_assert_true(proc_parse_stat(real, sizeof(real) - 1, &st));
 	g_assert_cmpint(st.state, ==, 'S');
 	g_assert_cmpint(st.ppid, ==, 1);
 	g_assert_cmpint(st.session, ==, 6887);
 	g_assert_cmpuint(st.start_time, ==, 152462);
+	g_assert_cmpstr(st.comm, ==, "haproxy");
 
 	/* Only the last ")" ends the name. */
 	g_assert_true(proc_parse_stat(tricky, sizeof(tricky) - 1, &st));
@@ -37,10 +40,15 @@ static void test_parse_stat(void)
 	g_assert_cmpint(st.ppid, ==, 77);
 	g_assert_cmpint(st.session, ==, 88);
 	g_assert_cmpuint(st.start_time, ==, 999);
+	g_assert_cmpstr(st.comm, ==, "a) R 3 4 5 (b) ");
 
 	g_assert_true(proc_parse_stat(with_nul, sizeof(with_nul) - 1, &st));
 	g_assert_cmpint(st.ppid, ==, 9);
 	g_assert_cmpuint(st.start_time, ==, 42);
+	/* Up to its first NUL; never longer than the kernel's 15 bytes. */
+	g_assert_cmpstr(st.comm, ==, "x");
+	g_assert_true(proc_parse_stat(long_name, sizeof(long_name) - 1, &st));
+	g_assert_cmpstr(st.comm, ==, "haproxy-systemd");
 
 	/* Cut anywhere before the start time, it is no stat line. */
 	start = (gsize)(strstr(real, "152462") - real);

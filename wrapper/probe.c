@@ -26,6 +26,7 @@ struct probe {
 	GError *spawn_error;
 	probe_fn done;
 	gpointer data;
+	GDestroyNotify data_free;
 };
 
 static void child_setup(gpointer unused)
@@ -46,6 +47,8 @@ static void probe_free(struct probe *p)
 		close(p->fd);
 	g_clear_error(&p->spawn_error);
 	g_string_free(p->out, TRUE);
+	if (p->data_free)
+		p->data_free(p->data);
 	g_free(p);
 }
 
@@ -169,6 +172,11 @@ struct probe *probe_start_env(char *const *argv, char *const *envp,
 	p->child_source = g_child_watch_add(p->pid, on_probe_exit, p);
 	p->timer = g_timeout_add(probe_timeout(timeout_ms), on_timeout, p);
 	return p;
+}
+
+void probe_own_data(struct probe *p, GDestroyNotify data_free)
+{
+	p->data_free = data_free;
 }
 
 void probe_cancel(struct probe *p)

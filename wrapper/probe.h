@@ -24,5 +24,8 @@ struct probe *probe_start(char *const *argv, guint timeout_ms, probe_fn done,
 struct probe *probe_start_env(char *const *argv, char *const *envp,
 			      guint timeout_ms, probe_fn done, gpointer data);
 
+/* data is freed with data_free once done has returned, or at a cancel. */
+void probe_own_data(struct probe *p, GDestroyNotify data_free);
+
 /* Kill the command and forget the callback. */
 void probe_cancel(struct probe *p);

@@ -428,85 +428,157 @@ static const char *rundir_trusted(struct launcher *l)
 	return l->rt->ours ? l->rt->dir : NULL;
 }
 
+static gboolean same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 static gboolean vcache_lookup(struct launcher *l, const struct stat *st)
 {
-	const struct stat *c = &l->vcache.st;
-
 	return l->vcache.path && g_str_equal(l->vcache.path, l->haproxy_path) &&
-	       c->st_dev == st->st_dev && c->st_ino == st->st_ino &&
-	       c->st_size == st->st_size &&
-	       c->st_mtim.tv_sec == st->st_mtim.tv_sec &&
-	       c->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+	       same_file(&l->vcache.st, st);
+}
+
+static gboolean vcache_load(struct launcher *l, const struct stat *st)
+{
+	return version_cache_load(&l->vcache, rundir_trusted(l),
+				  l->haproxy_path, st);
+}
+
+/* The binary a version probe runs, as it was when the probe started. */
+struct probed {
+	struct launcher *l;
+	gchar *path;
+	struct stat st;
+};
+
+static void probed_free(gpointer data)
+{
+	struct probed *p = data;
+
+	g_free(p->path);
+	g_free(p);
+}
+
+/* Kept for the binary probed, unless it changed since: its outcome may
+ * wait for the end of the search for foreign instances. */
+static void vcache_keep(struct launcher *l, const struct probed *p,
+			const struct haproxy_version *v)
+{
+	struct stat now;
+
+	if (stat(p->path, &now) < 0 || !same_file(&now, &p->st) ||
+	    now.st_ctim.tv_sec != p->st.st_ctim.tv_sec ||
+	    now.st_ctim.tv_nsec != p->st.st_ctim.tv_nsec)
+		return;
+	g_free(l->vcache.path);
+	l->vcache.path = g_strdup(p->path);
+	l->vcache.st = p->st;
+	l->vcache.version = *v;
+	version_cache_store(&l->vcache, rundir_trusted(l));
 }
 
 static void on_version(const char *output, int wait_status,
 		       const GError *error, gpointer data)
 {
-	struct launcher *l = data;
+	struct probed *p = data;
+	struct launcher *l = p->l;
+	/* An early probe's outcome waits in the cache for launcher_probe();
+	 * a failure is met again there, and reported. */
+	gboolean wanted = reloader_state(l->reloader) == RS_PROBING;
 	struct haproxy_version v;
-	struct stat st;
 
 	l->probe = NULL;
 	if (error) {
-		launch_failed(l, spawn_exit_code(error, EXIT_NO_VERSION),
-				 "%s -v: %s", l->haproxy_path, error->message);
+		if (wanted)
+			launch_failed(l, spawn_exit_code(error, EXIT_NO_VERSION),
+				      "%s -v: %s", p->path, error->message);
 		return;
 	}
 	if (!haproxy_version_parse(output, &v)) {
 		g_autofree gchar *how = describe_wait_status(wait_status);
 
-		launch_failed(l, EXIT_NO_VERSION,
-			      "%s -v %s and printed no haproxy version",
-			      l->haproxy_path, how);
+		if (wanted)
+			launch_failed(l, EXIT_NO_VERSION,
+				      "%s -v %s and printed no haproxy version",
+				      p->path, how);
 		return;
 	}
-	if (stat(l->haproxy_path, &st) == 0) {
-		g_free(l->vcache.path);
-		l->vcache.path = g_strdup(l->haproxy_path);
-		l->vcache.st = st;
-		l->vcache.version = v;
-		version_cache_store(&l->vcache, rundir_trusted(l));
-	}
-	version_known(l, &v);
+	vcache_keep(l, p, &v);
+	if (wanted)
+		version_known(l, &v);
 }
 
-/* Locate haproxy anew, as the 1.x wrapper did at every spawn, and know
- * its version. */
-void launcher_probe(struct launcher *l)
+static void start_version_probe(struct launcher *l, const struct stat *st)
+{
+	char *argv[] = { l->haproxy_path, (char *)"-v", NULL };
+	struct probed *p = g_new0(struct probed, 1);
+
+	*p = (struct probed){ .l = l, .path = g_strdup(l->haproxy_path),
+			      .st = *st };
+	l->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS, on_version, p);
+	probe_own_data(l->probe, probed_free);
+}
+
+/* haproxy located anew, as the 1.x wrapper did at every spawn, and able
+ * to run; else, when report, the launch fails. */
+static gboolean locate(struct launcher *l, struct stat *st, gboolean report)
 {
 	g_autoptr(GError) error = NULL;
-	struct stat st;
+	int code = 0;
 
+	g_free(l->haproxy_path);
 	l->haproxy_path = haproxy_locate(l->opts->haproxy, l->self_path,
 					 &error);
-	if (!l->haproxy_path) {
-		launch_failed(l, EXIT_HAPROXY_NOT_FOUND, "%s", error->message);
+	if (!l->haproxy_path)
+		code = EXIT_HAPROXY_NOT_FOUND;
+	else if (stat(l->haproxy_path, st) < 0)
+		code = EXIT_HAPROXY_NOT_FOUND;
+	else if (access(l->haproxy_path, X_OK) < 0)
+		code = EXIT_HAPROXY_NOT_EXECUTABLE;
+	if (!code)
+		return TRUE;
+	if (!report)
+		return FALSE;
+	if (error)
+		launch_failed(l, code, "%s", error->message);
+	else
+		launch_failed(l, code, "%s: %s", l->haproxy_path,
+			      g_strerror(errno));
+	return FALSE;
+}
+
+/* The version of haproxy, from the cache or by running haproxy -v. */
+void launcher_probe(struct launcher *l)
+{
+	struct stat st;
+
+	/* The first start's early one goes on: on_version() sees us wait. */
+	if (l->probe && reloader_attempt(l->reloader) == 0)
 		return;
-	}
-	if (stat(l->haproxy_path, &st) < 0) {
-		launch_failed(l, EXIT_HAPROXY_NOT_FOUND, "%s: %s",
-			      l->haproxy_path, g_strerror(errno));
+	if (!locate(l, &st, TRUE))
 		return;
-	}
-	if (access(l->haproxy_path, X_OK) < 0) {
-		launch_failed(l, EXIT_HAPROXY_NOT_EXECUTABLE, "%s: %s",
-			      l->haproxy_path, g_strerror(errno));
-		return;
-	}
-	if (vcache_lookup(l, &st) ||
-	    version_cache_load(&l->vcache, rundir_trusted(l), l->haproxy_path,
-			       &st)) {
+	if (vcache_lookup(l, &st) || vcache_load(l, &st)) {
 		version_known(l, &l->vcache.version);
 		return;
 	}
-	{
-		char *argv[] = { l->haproxy_path, (char *)"-v", NULL };
-
-		l->probe = probe_start(argv, VERSION_PROBE_TIMEOUT_MS,
-				       on_version, l);
-	}
+	start_version_probe(l, &st);
 }
 
+/* At the first start, before the search for foreign instances (long on a
+ * busy host): haproxy -v runs meanwhile when the version is not cached. */
+void launcher_probe_early(struct launcher *l)
+{
+	struct stat st;
+
+	if (l->probe || !locate(l, &st, FALSE) || vcache_lookup(l, &st) ||
+	    vcache_load(l, &st))
+		return;
+	start_version_probe(l, &st);
+}
 
 /* -Ws, -x from the serving generation, -sf every live generation. */
 GStrv launcher_master_argv(struct launcher *l, const char *path)

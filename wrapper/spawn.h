@@ -53,6 +53,10 @@ void launcher_free(struct launcher *l);
 
 /* The reload machine's effects (wrapper/reloader.h). */
 void launcher_probe(struct launcher *l);
+/* At the first start, before the search for foreign instances (long on a
+ * busy host): haproxy -v runs meanwhile when the version is not cached;
+ * launcher_probe() then waits for it. */
+void launcher_probe_early(struct launcher *l);
 gboolean launcher_must_wait(struct launcher *l);
 enum launch_kind launcher_launch(struct launcher *l,
 				 const struct haproxy_version *v);

@@ -1288,6 +1288,8 @@ static void start_first(struct supervisor *s)
 		sv_post(s, RE_SETTLED, NULL);
 		return;
 	}
+	/* On a busy host the search takes long: haproxy -v runs meanwhile. */
+	launcher_probe_early(s->launcher);
 	argv = own_haproxy_argv(s);
 	cwd = g_get_current_dir();
 	s->takeover = takeover_begin(s->args->pidfile,

@@ -93,19 +93,34 @@ gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
 	       rundir_write_file(dirfd, VCACHE_FILE, text, NULL);
 }
 
-/* Our runtime directory, verified anew; -1 when there is none. */
-static int trusted_rundir(const char *rundir)
+/* Where the version is kept, verified anew (-1: nowhere): systemd's
+ * CacheDirectory= when the unit has one (the first of $CACHE_DIRECTORY),
+ * as RuntimeDirectory= is removed at every stop and /run at every boot;
+ * else our runtime directory (NULL when it is not ours). *dir: its path,
+ * for the log. */
+static int open_cache_dir(const char *rundir, gchar **dir)
 {
-	if (!rundir)
+	const char *env = g_getenv("CACHE_DIRECTORY");
+
+	if (env && *env) {
+		g_autofree gchar *first = g_strndup(env, strcspn(env, ":"));
+
+		*dir = g_canonicalize_filename(first, "/");
+	} else if (rundir) {
+		*dir = g_strdup(rundir);
+	} else {
+		*dir = NULL;
 		return -1;
-	return rundir_open(rundir, RUNDIR_OWNER, NULL);
+	}
+	return rundir_open(*dir, RUNDIR_OWNER, NULL);
 }
 
 gboolean version_cache_load(struct version_cache *vc, const char *rundir,
 			    const char *path, const struct stat *st)
 {
 	struct haproxy_version v;
-	int dirfd = trusted_rundir(rundir);
+	g_autofree gchar *dir = NULL;
+	int dirfd = open_cache_dir(rundir, &dir);
 	gboolean found;
 
 	if (dirfd < 0)
@@ -114,8 +129,7 @@ gboolean version_cache_load(struct version_cache *vc, const char *rundir,
 	close(dirfd);
 	if (!found)
 		return FALSE;
-	log_debug("haproxy %s: version from %s/%s", v.full, rundir,
-		  VCACHE_FILE);
+	log_debug("haproxy %s: version from %s/%s", v.full, dir, VCACHE_FILE);
 	g_free(vc->path);
 	vc->path = g_strdup(path);
 	vc->st = *st;
@@ -125,11 +139,12 @@ gboolean version_cache_load(struct version_cache *vc, const char *rundir,
 
 void version_cache_store(const struct version_cache *vc, const char *rundir)
 {
+	g_autofree gchar *dir = NULL;
 	int dirfd;
 
 	if (!vc->path)
 		return;
-	dirfd = trusted_rundir(rundir);
+	dirfd = open_cache_dir(rundir, &dir);
 	if (dirfd < 0)
 		return;
 	vcache_write(dirfd, vc->path, &vc->st, &vc->version);

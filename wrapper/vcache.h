@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * haproxy's version kept in the runtime directory, so that a restart of
+ * haproxy's version kept in systemd's CacheDirectory= ($CACHE_DIRECTORY)
+ * when set, else in the runtime directory, so that a restart of
  * the wrapper does not run "haproxy -v" again for the same binary (tens of
  * ms of CPU: haproxy links and initialises most of itself to print it).
  * The key is the binary's identity: its path, device, inode, size, mtime
  * and ctime, so any change of the file (a package upgrade renames a new
  * one in: new inode; an edit in place: new mtime and ctime) means a new
  * probe. The file is believed only when it is a regular file of the
- * effective user, not writable by group or others, in a runtime directory
- * that is ours and trusted (rundir_open()); anything else is ignored.
+ * effective user, not writable by group or others, in a directory that
+ * is ours and trusted (rundir_open()); anything else is ignored.
  */
 #pragma once
 
