@@ -15,3 +15,6 @@
 #define LOG_RELOAD_FAILED	"reload failed: "
 /* "adopting standalone pid P ..." (a restart by hand adopted). */
 #define LOG_ADOPTING		"adopting standalone pid "
+
+/* gaps: a -D launcher found still loading is awaited, not adopted. */
+#define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
