@@ -73,18 +73,22 @@ static void test_adopted_gone_before_ready(void)
 	daemon_site_clear(&s);
 }
 
-/* The wrapper's configuration from now on keeps haproxy loading for two
- * seconds (a Lua busy loop); a copy that loads at once, for a restart by
- * hand during that time. */
-static gchar *slow_config(struct t_site *s)
+/* The wrapper's configuration from now on keeps haproxy loading until
+ * open_load_gate() (held_config_text, "load"); a copy that loads at once,
+ * for a restart by hand meanwhile. */
+static gchar *held_config(struct t_site *s, const char *more)
 {
-	g_autofree gchar *lua = NULL, *extra = NULL, *cfg = NULL;
+	g_autofree gchar *extra = held_config_text(s->dir, "load");
+	g_autofree gchar *text = g_strconcat(extra, more, NULL);
 
-	lua = t_write_file(s->dir, "slow.lua", "local t = os.clock()\n"
-			   "while os.clock() - t < 2 do end\n");
-	extra = g_strdup_printf("global\n    lua-load %s\n", lua);
-	cfg = t_write_config(s->dir, "haproxy.cfg", s->port, extra);
+	g_free(t_write_config(s->dir, "haproxy.cfg", s->port, text));
 	return t_write_config(s->dir, "hand.cfg", s->port, NULL);
+}
+
+/* The generation held loading goes on: after this, not before. */
+static void open_load_gate(struct t_site *s)
+{
+	g_free(t_write_file(s->dir, "load.gate", ""));
 }
 
 /*
@@ -106,12 +110,15 @@ static void check_during_reload_start(const char *option)
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, option, &w);
-	hand_cfg = slow_config(&s);
+	hand_cfg = held_config(&s, "");
 	wrapper_signal(w, SIGUSR2);
 	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
+	/* Generation 2 loads on only now, generation 1 gone: a -x has
+	 * nothing to take. */
+	open_load_gate(&s);
 	/* Requests from the restart by hand on, across its leaving. */
 	t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, pid, 20));
@@ -168,23 +175,20 @@ static void test_adopt_failed_reload(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL, *hand_cfg = NULL, *lua = NULL;
-	g_autofree gchar *extra = NULL;
+	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
 	GPid gen1, pid, gen3;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, "--seamless-reload=off", &w);
-	hand_cfg = slow_config(&s);
-	lua = g_build_filename(s.dir, "slow.lua", NULL);
-	extra = g_strdup_printf("global\n    lua-load %s\n"
-				"    no-such-keyword here\n", lua);
-	g_free(t_write_config(s.dir, "haproxy.cfg", s.port, extra));
+	hand_cfg = held_config(&s, "    no-such-keyword here\n");
 	wrapper_signal(w, SIGUSR2);
 	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_null(wrapper_find_log(w, "reload failed"));
+	open_load_gate(&s);
 	g_assert_nonnull(wrapper_wait_log(w, "reload failed", T_WAIT));
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wait_log_anywhere(w, adopting));

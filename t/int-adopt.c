@@ -224,7 +224,7 @@ static void test_adopt_launcher_loading(void)
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *hand_cfg = NULL, *gate = NULL, *held = NULL;
-	g_autofree gchar *lua = NULL, *lua_text = NULL, *hold_text = NULL;
+	g_autofree gchar *hold_text = NULL;
 	g_autofree gchar *hold = NULL, *h2pid = NULL, *exec2 = NULL;
 	g_autofree gchar *adopting = NULL, *adopting_launcher = NULL;
 	g_autofree gchar *adopting_second = NULL, *held_line = NULL;
@@ -237,17 +237,9 @@ static void test_adopt_launcher_loading(void)
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
 	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	gate = g_build_filename(s.dir, "launch-gate", NULL);
-	held = g_build_filename(s.dir, "held", NULL);
-	/* Bounded: a minute at most, should the test die first. */
-	lua_text = g_strdup_printf(
-		"local h = io.open(\"%s\", \"w\") h:write(\"held\\n\") h:close()\n"
-		"local deadline = os.time() + 60\n"
-		"while os.time() < deadline do\n"
-		"  local f = io.open(\"%s\") if f then f:close() break end\n"
-		"  os.execute(\"sleep 0.02\")\nend\n", held, gate);
-	lua = t_write_file(s.dir, "hold.lua", lua_text);
-	hold_text = g_strdup_printf("global\n    lua-load %s\n", lua);
+	gate = g_build_filename(s.dir, "launch.gate", NULL);
+	held = g_build_filename(s.dir, "launch.held", NULL);
+	hold_text = held_config_text(s.dir, "launch");
 	hold = t_write_file(s.dir, "hold.cfg", hold_text);
 	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
 	{
