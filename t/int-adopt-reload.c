@@ -225,35 +225,22 @@ static gchar *gated_haproxy(const char *dir, const char *variant)
 	return path;
 }
 
-/* Until pid runs exe (it has exec'd); bounded. */
-static gboolean wait_exe(GPid pid, const char *exe)
-{
-	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	do {
-		g_autofree gchar *now = proc_exe(pid);
-
-		if (!g_strcmp0(now, exe))
-			return TRUE;
-		g_usleep(2 * 1000);
-	} while (g_get_monotonic_time() < deadline);
-	return FALSE;
-}
-
 /*
  * A restart by hand while our reload's "haproxy -v" runs: the generation
  * waits for the search, and the instance it adopts is on its -sf list.
  * What keeps the search going once generation 1 has gone: a second
- * haproxy for the same configuration still loading (its own pidfile).
+ * haproxy for the same configuration held loading (its own pidfile)
+ * until the generation is seen waiting.
  */
 static void test_adopt_during_probe(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *haproxy = NULL, *option = NULL, *gate = NULL;
-	g_autofree gchar *probe_log = NULL, *probing = NULL, *lua = NULL;
+	g_autofree gchar *probe_log = NULL, *probing = NULL, *held = NULL;
 	g_autofree gchar *slow = NULL, *h2pid = NULL, *hand_cfg = NULL;
 	g_autofree gchar *exec2 = NULL, *adopting = NULL, *slow_text = NULL;
+	g_autofree gchar *second_gate = NULL, *second_held = NULL;
 	g_autoptr(GArray) sf = NULL;
 	g_autoptr(GError) error = NULL;
 	GPid gen1, pid, launcher, second, gen2;
@@ -268,10 +255,10 @@ static void test_adopt_during_probe(void)
 	option = g_strdup_printf("--haproxy=%s", haproxy);
 	gen1 = start_serving(&s, option, &w);
 	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	lua = t_write_file(s.dir, "slow.lua", "local t = os.clock()\n"
-			   "while os.clock() - t < 0.5 do end\n");
-	slow_text = g_strdup_printf("global\n    lua-load %s\n", lua);
+	slow_text = held_config_text(s.dir, "second");
 	slow = t_write_file(s.dir, "slow.cfg", slow_text);
+	second_gate = g_build_filename(s.dir, "second.gate", NULL);
+	second_held = g_build_filename(s.dir, "second.held", NULL);
 
 	/* A new script (no cached version), its -v closed. */
 	g_assert_cmpint(unlink(gate), ==, 0);
@@ -292,14 +279,17 @@ static void test_adopt_during_probe(void)
 			      &launcher, &error);
 		g_assert_no_error(error);
 	}
-	/* Exec'd and loading: a launcher the search must wait for, not one
-	 * it may miss by looking before the exec. */
-	g_assert_true(wait_exe(launcher, HAPROXY));
+	/* Loading: a launcher the search must wait for, not one it may
+	 * miss by looking before the exec. */
+	held = t_wait_file_line(second_held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(held);
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, "looking for a haproxy that "
 					  "replaced it", T_WAIT));
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_nonnull(wrapper_wait_log(w, "waits for the search", T_WAIT));
+	g_assert_true(g_file_set_contents(second_gate, "", 0, NULL));
 
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wait_log_anywhere(w, adopting));
@@ -307,7 +297,6 @@ static void test_adopt_during_probe(void)
 	second = t_wait_pidfile(h2pid);
 	g_assert_cmpint(second, >, 0);
 	t_remember(second, HAPROXY);
-	g_assert_nonnull(wrapper_find_log(w, "waits for the search"));
 	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
 	sf = sf_pid_list(exec2);
 	g_assert_true(proc_pids_contain(sf, pid));
