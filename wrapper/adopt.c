@@ -343,9 +343,34 @@ const GPtrArray *adopt_instances(const struct adopt *a)
 	return a->instances;
 }
 
+/*
+ * An awaited launcher that now leads its own session was a daemon caught
+ * between its fork and its setsid() when the search gave up: an instance.
+ */
+static void promote_daemons(struct adopt *a)
+{
+	struct proc_stat st;
+
+	for (guint i = 0; a && i < a->adopted->len; i++) {
+		struct adopted *d = g_ptr_array_index(a->adopted, i);
+		g_autofree gchar *what = NULL;
+
+		if (!d->launcher ||
+		    !proc_stat_at(PROC_ROOT, d->f->pid, &st, NULL) ||
+		    st.session != d->f->pid)
+			continue;
+		what = foreign_describe(d->f);
+		log_notice("adopting %s", what);
+		d->launcher = FALSE;
+		g_ptr_array_add(a->instances, d->f);
+	}
+}
+
 GArray *adopt_targets(struct adopt *a)
 {
 	g_autoptr(GPtrArray) serving = g_ptr_array_new();
+
+	promote_daemons(a);
 
 	for (guint i = 0; adopt_serving(a) && i < a->adopted->len; i++) {
 		struct adopted *d = g_ptr_array_index(a->adopted, i);
@@ -361,6 +386,7 @@ void adopt_superseded(struct adopt *a)
 {
 	if (!a)
 		return;
+	promote_daemons(a);
 	for (guint i = 0; i < a->adopted->len; i++) {
 		struct adopted *d = g_ptr_array_index(a->adopted, i);
 
@@ -414,6 +440,7 @@ void adopt_retire(struct adopt *a, int sig)
 {
 	if (!adopt_serving(a))
 		return;
+	promote_daemons(a);
 	a->serving = FALSE;
 	signal_adopted(a, sig, TRUE);
 }
