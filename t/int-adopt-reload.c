@@ -116,12 +116,12 @@ static void check_during_reload_start(const char *option)
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
-	/* Generation 2 loads on only now, generation 1 gone: a -x has
-	 * nothing to take. */
-	open_load_gate(&s);
 	/* Requests from the restart by hand on, across its leaving. */
 	t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, pid, 20));
+	/* Generation 2 loads on only now, generation 1 gone: a -x has
+	 * nothing to take. */
+	open_load_gate(&s);
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	if (seamless) {
 		/* Generation 2 was to take generation 1's listeners (-x):
