@@ -20,6 +20,9 @@
  *   tmp-open-eacces	openat() of a ".NAME.tmp" file: EACCES
  *   tmp-open-erofs	the same: EROFS
  *   control-bind	bind() of a socket named control.sock: EROFS
+ *   short-10s-timer	not a failure: g_timeout_add() of 10 s (the version
+ *			probe's time limit) made 1.5 s, so that a test sees
+ *			a probe that never answers time out sooner
  * FAILSHIM_LOG		a file to which "<pid> <token>" is appended for each
  *			failure injected, so that a test knows it happened.
  *
@@ -59,6 +62,9 @@ static int (*real_execv)(const char *, char *const[]);
 static int (*real_openat)(int, const char *, int, ...);
 static ssize_t (*real_write)(int, const void *, size_t);
 static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+/* GLib's; NULL in a process without it. */
+static unsigned int (*real_g_timeout_add)(unsigned int, int (*)(void *),
+					  void *);
 
 static void resolve(void)
 {
@@ -71,6 +77,7 @@ static void resolve(void)
 	real_openat = dlsym(RTLD_NEXT, "openat");
 	real_write = dlsym(RTLD_NEXT, "write");
 	real_bind = dlsym(RTLD_NEXT, "bind");
+	real_g_timeout_add = dlsym(RTLD_NEXT, "g_timeout_add");
 }
 
 static void __attribute__((constructor)) failshim_init(void)
@@ -323,4 +330,19 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	    is_control_sock(un->sun_path) && inject("control-bind", EROFS))
 		return -1;
 	return real_bind(fd, addr, len);
+}
+
+#define TEN_S_MS 10000
+#define SHORT_MS 1500
+
+unsigned int g_timeout_add(unsigned int interval, int (*fn)(void *),
+			   void *data);
+unsigned int g_timeout_add(unsigned int interval, int (*fn)(void *),
+			   void *data)
+{
+	if (interval == TEN_S_MS && listed("short-10s-timer")) {
+		note("short-10s-timer");
+		interval = SHORT_MS;
+	}
+	return real_g_timeout_add(interval, fn, data);
 }

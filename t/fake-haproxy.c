@@ -19,7 +19,9 @@
  * (a soft stop closes the listeners only this late),
  * fake-expose-listeners (then "stats socket PATH ... expose-fd listeners"
  * hands the listeners to a successor's -x PATH, by SCM_RIGHTS, not by
- * haproxy's protocol; without it the fake binds anew, SIGTTOU and all);
+ * haproxy's protocol; without it the fake binds anew, SIGTTOU and all),
+ * fake-setsid-gate PATH (a -D daemon waits, a minute at most, for PATH to
+ * exist before its setsid(): forked, not yet in a session of its own);
  * anything else is ignored.
  *
  * -W/-Ws (>= 1.8): a master that forks the workers, reloads on SIGUSR2 or
@@ -112,6 +114,7 @@ static struct {
 	bool lose_first_term;
 	long slow_release_ms;
 	bool expose_listeners;
+	char *setsid_gate;
 	char *expose_path;
 	int expose_fd;
 } g = {
@@ -536,6 +539,10 @@ static void parse_line(char *line, const char *where)
 		g.lose_first_term = true;
 	} else if (!strcmp(kw, "fake-expose-listeners")) {
 		g.expose_listeners = true;
+	} else if (!strcmp(kw, "fake-setsid-gate")) {
+		if (!arg)
+			alert("%s: fake-setsid-gate needs a path", where);
+		g.setsid_gate = strdup(arg);
 	} else if (!strcmp(kw, "fake-slow-release-ms")) {
 		g.slow_release_ms = parse_num(arg, where);
 	} else if (!strcmp(kw, "stats") && arg && !strcmp(arg, "socket")) {
@@ -1118,6 +1125,15 @@ static void __attribute__((noreturn)) serve(void)
 
 /* --------------------------------------------------------------- modes */
 
+static void wait_setsid_gate(void)
+{
+	if (!g.setsid_gate)
+		return;
+	log_event("daemon waits to setsid");
+	for (int i = 0; i < 6000 && access(g.setsid_gate, F_OK); i++)
+		sleep_ms(10);
+}
+
 static void __attribute__((noreturn)) daemon_mode(int pidfd)
 {
 	int i, null;
@@ -1131,6 +1147,7 @@ static void __attribute__((noreturn)) daemon_mode(int pidfd)
 		if (pid == 0) {
 			if (pidfd >= 0)
 				close(pidfd);
+			wait_setsid_gate();
 			setsid();
 			null = open("/dev/null", O_RDWR);
 			if (null >= 0) {

@@ -211,6 +211,180 @@ static void test_adopt_takeover_off(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * A second "haproxy -D" for the same configuration still loads (held by
+ * a Lua file until the test opens a gate) when a restart by hand replaces
+ * generation 1: the search waits for it, then gives up and adopts what
+ * serves. The launcher is not taken for an instance: once it has forked
+ * its daemon and exited, the daemon is adopted too, and the next reload
+ * takes both over.
+ */
+static void test_adopt_launcher_loading(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *hand_cfg = NULL, *gate = NULL, *held = NULL;
+	g_autofree gchar *hold_text = NULL;
+	g_autofree gchar *hold = NULL, *h2pid = NULL, *exec2 = NULL;
+	g_autofree gchar *adopting = NULL, *adopting_launcher = NULL;
+	g_autofree gchar *adopting_second = NULL, *held_line = NULL;
+	g_autofree gchar *launcher_end = NULL;
+	g_autoptr(GArray) sf = NULL;
+	g_autoptr(GError) error = NULL;
+	GPid gen1, pid, launcher, second, gen2;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	gen1 = start_serving(&s, NULL, &w);
+	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
+	gate = g_build_filename(s.dir, "launch.gate", NULL);
+	held = g_build_filename(s.dir, "launch.held", NULL);
+	hold_text = held_config_text(s.dir, "launch");
+	hold = t_write_file(s.dir, "hold.cfg", hold_text);
+	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
+	{
+		const char *argv[] = { HAPROXY, "-D", "-p", h2pid, "-f", s.cfg,
+				       "-f", hold, NULL };
+
+		g_spawn_async(s.dir, (char **)argv, NULL,
+			      G_SPAWN_DO_NOT_REAP_CHILD |
+			      G_SPAWN_STDOUT_TO_DEV_NULL |
+			      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+			      &launcher, &error);
+		g_assert_no_error(error);
+	}
+	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(held_line);
+
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	adopting_launcher = g_strdup_printf(LOG_ADOPTING "%d", launcher);
+	g_assert_null(wrapper_find_log(w, adopting_launcher));
+	g_assert_nonnull(wrapper_find_log(w, LOG_LAUNCHER_AWAITED));
+
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	second = t_wait_pidfile(h2pid);
+	g_assert_cmpint(second, >, 0);
+	t_remember(second, HAPROXY);
+	adopting_second = g_strdup_printf(LOG_ADOPTING "%d", second);
+	g_assert_nonnull(wrapper_wait_log(w, adopting_second, T_WAIT));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
+	sf = sf_pid_list(exec2);
+	g_assert_true(proc_pids_contain(sf, pid));
+	g_assert_true(proc_pids_contain(sf, second));
+	g_assert_false(proc_pids_contain(sf, launcher));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_true(t_wait_gone(second, T_WAIT));
+	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
+	/* The launcher's exit was not an adopted instance's end. */
+	launcher_end = g_strdup_printf("adopted haproxy pid %d ", launcher);
+	g_assert_null(wrapper_find_log(w, launcher_end));
+	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+/* Until pid leads a session (its setsid() done); bounded. */
+static gboolean wait_own_session(GPid pid)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+	struct proc_stat st;
+
+	while (proc_stat_at("/proc", pid, &st, NULL) && st.session != pid) {
+		if (g_get_monotonic_time() >= deadline)
+			return FALSE;
+		g_usleep(2 * 1000);
+	}
+	return st.session == pid;
+}
+
+/*
+ * The search gives up while a -D daemon has been forked but has not yet
+ * called setsid() (the fake holds it there; its launcher has exited): it
+ * looks like a launcher, and is awaited as one. Once in its own session it
+ * is a daemon: the next reload lists it after -sf and it leaves.
+ */
+static void test_adopt_daemon_before_setsid(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
+	g_autofree gchar *log = NULL, *gate = NULL, *cfg_text = NULL;
+	g_autofree gchar *h2pid = NULL, *hand_cfg = NULL, *exec2 = NULL;
+	g_autofree gchar *adopting = NULL, *waiting = NULL, *awaited = NULL;
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_auto(GStrv) env = NULL;
+	g_autoptr(GArray) sf = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, "-f", NULL,
+			       NULL };
+	struct proc_stat st;
+	GPid launcher, daemon, pid, gen2;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, NULL, &w);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	haproxy = copy_program(bin, fake, "haproxy");
+	gate = g_build_filename(s.dir, "setsid.gate", NULL);
+	cfg_text = g_strdup_printf("fake-setsid-gate %s\n", gate);
+	fake_cfg = t_write_file(s.dir, "fake.cfg", cfg_text);
+	log = g_build_filename(s.dir, "fake.log", NULL);
+	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
+	argv[0] = haproxy;
+	argv[3] = h2pid;
+	argv[5] = s.cfg;
+	argv[7] = fake_cfg;
+	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &launcher, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	daemon = t_wait_pidfile(h2pid);
+	g_assert_cmpint(daemon, >, 0);
+	t_remember(daemon, "/haproxy");
+	waiting = t_wait_file_line(log, "daemon waits to setsid", NULL, 1,
+				   T_WAIT);
+	g_assert_nonnull(waiting);
+	g_assert_true(proc_stat_at("/proc", daemon, &st, NULL));
+	g_assert_cmpint(st.session, !=, daemon);
+
+	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	awaited = g_strdup_printf("haproxy pid %d " LOG_LAUNCHER_AWAITED,
+				  daemon);
+	g_assert_nonnull(wait_log_anywhere(w, awaited));
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_true(wait_own_session(daemon));
+
+	wrapper_signal(w, SIGUSR2);
+	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
+	sf = sf_pid_list(exec2);
+	g_assert_true(proc_pids_contain(sf, pid));
+	g_assert_true(proc_pids_contain(sf, daemon));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -226,5 +400,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/killed", test_adopted_killed);
 	g_test_add_func("/adopt/stopped", test_adopted_stopped);
 	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
+	g_test_add_func("/adopt/launcher-loading",
+			test_adopt_launcher_loading);
+	g_test_add_func("/adopt/daemon-before-setsid",
+			test_adopt_daemon_before_setsid);
 	return g_test_run();
 }

@@ -19,6 +19,7 @@
 
 #include "base/proc.h"
 #include "t/lib-fake.h"
+#include "t/lib-faults.h"
 
 static const char *const leaked_env[] = {
 	"HAPROXY_MWORKER_REEXEC=1",
@@ -142,12 +143,38 @@ static guint line_index(Wrapper *w, const char *needle)
 	g_error("no line with '%s'", needle);
 }
 
+/* Process-directed signals of pid not yet taken (its signalfd). */
+static guint64 shared_pending(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/status", pid);
+	g_autofree gchar *text = NULL;
+	const char *line;
+
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	line = strstr(text, "\nShdPnd:");
+	g_assert_nonnull(line);
+	return g_ascii_strtoull(line + strlen("\nShdPnd:"), NULL, 16);
+}
+
+/* Until pid has read every sig sent to it; bounded. */
+static gboolean wait_taken(GPid pid, int sig)
+{
+	gint64 deadline = g_get_monotonic_time() + T_WAIT * 1000LL;
+
+	while (shared_pending(pid) & (G_GUINT64_CONSTANT(1) << (sig - 1))) {
+		if (g_get_monotonic_time() >= deadline)
+			return FALSE;
+		g_usleep(2 * 1000);
+	}
+	return TRUE;
+}
+
 static void test_reloads_while_loading(void)
 {
-	g_autofree gchar *start2 = NULL;
+	g_autofree gchar *soft2 = NULL, *stopped = NULL;
 	struct t_site f;
 	Wrapper *w;
-	GPid gen3;
+	GPid gen2, gen3;
 
 	t_site_init_fake(&f, NULL);
 	w = fx_start(&f, NULL, NULL);
@@ -155,16 +182,25 @@ static void test_reloads_while_loading(void)
 
 	t_site_config(&f, "fake-load-delay-ms 2000\n");
 	wrapper_signal(w, SIGUSR2);
-	start2 = t_wait_file_line(f.fake_log, " start ", " -db ", 2, T_WAIT);
-	g_assert_nonnull(start2);
+	/* Held loading until the wrapper has read them all: they arrive
+	 * while generation 2 loads, however slow the wrapper is. */
+	gen2 = fake_freeze_loading(&f, 2);
 	for (int i = 0; i < 10; i++)
 		wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "generation 2 ready: ", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "a reload is in progress",
+					  T_WAIT));
+	g_assert_true(wait_taken(w->pid, SIGUSR2));
+	g_assert_cmpint(kill(gen2, SIGCONT), ==, 0);
+	g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), ==, gen2);
 	gen3 = wrapper_wait_ready(w, 3, T_WAIT);
 	g_assert_cmpint(gen3, >, 0);
-	/* They arrived while generation 2 was loading. */
 	g_assert_cmpuint(line_index(w, "a reload is in progress"), <,
 			 line_index(w, "generation 2 ready: "));
+	/* Generation 2 closes its listeners on generation 3's -sf, maybe
+	 * after the wrapper said generation 3 was ready. */
+	soft2 = g_strdup_printf("pid=%d soft-stop", gen2);
+	stopped = fake_wait_nth(&f, soft2, NULL, 1);
+	g_assert_nonnull(stopped);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen3);
 
 	/* A fourth reload would start before the stop is even read. */

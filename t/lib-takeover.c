@@ -465,3 +465,20 @@ GPid restart_adopted(struct t_site *s, Wrapper *w)
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	return pid;
 }
+
+gchar *held_config_text(const char *dir, const char *name)
+{
+	g_autofree gchar *gate = g_strdup_printf("%s/%s.gate", dir, name);
+	g_autofree gchar *held = g_strdup_printf("%s/%s.held", dir, name);
+	g_autofree gchar *lua_name = g_strdup_printf("%s.lua", name);
+	g_autofree gchar *lua = NULL, *text = NULL;
+
+	text = g_strdup_printf(
+		"local h = io.open(\"%s\", \"w\") h:write(\"held\\n\") h:close()\n"
+		"local deadline = os.time() + 60\n"
+		"while os.time() < deadline do\n"
+		"  local f = io.open(\"%s\") if f then f:close() break end\n"
+		"  os.execute(\"sleep 0.02\")\nend\n", held, gate);
+	lua = t_write_file(dir, lua_name, text);
+	return g_strdup_printf("global\n    lua-load %s\n", lua);
+}

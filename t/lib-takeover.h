@@ -63,3 +63,7 @@ GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);
 /* A restart by hand (-sf) while w serves the site, which w adopts: the
  * new haproxy's pid. */
 GPid restart_adopted(struct t_site *s, Wrapper *w);
+/* "global / lua-load" configuration text whose Lua holds the haproxy
+ * loading it until dir/NAME.gate exists (a minute at most), after
+ * writing "held" to dir/NAME.held. */
+gchar *held_config_text(const char *dir, const char *name);

@@ -86,3 +86,6 @@
  * (printf: N, P), then "; last reload FAILED (...)" after a failure. */
 #define STATUS_SERVING_FMT	"generation %u (pid %d, haproxy "
 #define STATUS_LAST_FAILED	"; last reload FAILED ("
+
+/* gaps: a -D launcher found still loading is awaited, not adopted. */
+#define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"

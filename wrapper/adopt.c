@@ -28,6 +28,11 @@ struct adopted {
 	struct foreign *f;
 	int pidfd;		/* f->pid, verified after opening */
 	guint source;
+	/* A -D launcher still loading when the search gave up: no instance
+	 * (off status and -sf lists); its exit brings its daemon. */
+	gboolean launcher;
+	gboolean on_sf;		/* on the -sf list of a generation of ours */
+	gboolean leaving;	/* superseded by that -sf, or retired */
 };
 
 struct adopt {
@@ -41,6 +46,7 @@ struct adopt {
 	gboolean serving;	/* the adopted ones are the service */
 	gboolean stopping;
 	gboolean quick;		/* this search ends when nothing is there */
+	guint found;		/* adopted by this search */
 
 	guint timer;		/* searching */
 	gint64 deadline;
@@ -82,12 +88,27 @@ static void forget(struct adopt *a, struct adopted *d)
 	g_ptr_array_remove(a->adopted, d);
 }
 
+static void search_start(struct adopt *a, gboolean quick);
+
+/* Its daemon takes its place: looked for like a replacement. */
+static void launcher_exited(struct adopt *a, struct adopted *d)
+{
+	log_notice("haproxy launcher pid %d has exited; looking for its "
+		   "daemon", d->f->pid);
+	forget(a, d);
+	search_start(a, FALSE);
+}
+
 static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 {
 	struct adopted *d = data;
 	struct adopt *a = d->a;
 
 	d->source = 0;
+	if (d->launcher && !a->stopping) {
+		launcher_exited(a, d);
+		return G_SOURCE_REMOVE;
+	}
 	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
 		   foreign_kind_name(d->f->kind),
 		   a->serving && a->adopted->len == 1 && !a->stopping ?
@@ -105,6 +126,20 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+static gboolean is_launcher(const struct foreign *f);
+
+static gboolean already_adopted(const struct adopt *a,
+				const struct foreign *f)
+{
+	for (guint i = 0; i < a->adopted->len; i++) {
+		const struct adopted *d = g_ptr_array_index(a->adopted, i);
+
+		if (d->f->pid == f->pid && d->f->start_time == f->start_time)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* Adopt f: a pidfd that names it for good, or nothing. */
 static gboolean adopt_one(struct adopt *a, struct foreign *f)
 {
@@ -118,10 +153,17 @@ static gboolean adopt_one(struct adopt *a, struct foreign *f)
 		adopted_free(d);
 		return FALSE;
 	}
-	log_notice("adopting %s", what);
+	d->launcher = is_launcher(f);
+	if (d->launcher)
+		log_notice("haproxy pid %d is a launcher still loading; its "
+			   "daemon is adopted once it forks", f->pid);
+	else
+		log_notice("adopting %s", what);
 	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
 	g_ptr_array_add(a->adopted, d);
-	g_ptr_array_add(a->instances, f);
+	if (!d->launcher)
+		g_ptr_array_add(a->instances, f);
+	a->found++;
 	return TRUE;
 }
 
@@ -175,6 +217,18 @@ static void search_end(struct adopt *a)
 	a->inotify_fd = -1;
 }
 
+/* Adopted and not told to leave: serving, or (a launcher) about to. */
+static gboolean any_staying(const struct adopt *a)
+{
+	for (guint i = 0; i < a->adopted->len; i++) {
+		const struct adopted *d = g_ptr_array_index(a->adopted, i);
+
+		if (!d->leaving)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 static void search_step(struct adopt *a)
 {
 	gboolean late = g_get_monotonic_time() >= a->deadline, none;
@@ -183,13 +237,19 @@ static void search_step(struct adopt *a)
 	if (found) {
 		/* Ours now: the array no longer frees them. */
 		g_ptr_array_set_free_func(found, NULL);
-		for (guint i = 0; i < found->len; i++)
-			adopt_one(a, g_ptr_array_index(found, i));
+		for (guint i = 0; i < found->len; i++) {
+			struct foreign *f = g_ptr_array_index(found, i);
+
+			if (already_adopted(a, f))
+				foreign_free(f);
+			else
+				adopt_one(a, f);
+		}
 	}
-	if (!a->adopted->len && !late && !(a->quick && none))
+	if (!a->found && !late && !(a->quick && none))
 		return;
 	search_end(a);
-	a->serving = a->adopted->len > 0;
+	a->serving = any_staying(a);
 	a->fn(a->serving ? ADOPT_FOUND : ADOPT_NONE, a->data);
 }
 
@@ -240,6 +300,7 @@ static void search_start(struct adopt *a, gboolean quick)
 	if (a->timer || a->stopping)
 		return;
 	a->quick = quick;
+	a->found = 0;
 	a->deadline = g_get_monotonic_time() + SEARCH_LIMIT_MS * 1000LL;
 	watch_pidfile(a);
 	if (!quick) {
@@ -282,17 +343,57 @@ const GPtrArray *adopt_instances(const struct adopt *a)
 	return a->instances;
 }
 
-GArray *adopt_targets(const struct adopt *a)
+/*
+ * An awaited launcher that now leads its own session was a daemon caught
+ * between its fork and its setsid() when the search gave up: an instance.
+ */
+static void promote_daemons(struct adopt *a)
 {
-	if (!adopt_serving(a))
-		return g_array_new(FALSE, FALSE, sizeof(GPid));
-	return foreign_sf_targets(a->instances);
+	struct proc_stat st;
+
+	for (guint i = 0; a && i < a->adopted->len; i++) {
+		struct adopted *d = g_ptr_array_index(a->adopted, i);
+		g_autofree gchar *what = NULL;
+
+		if (!d->launcher ||
+		    !proc_stat_at(PROC_ROOT, d->f->pid, &st, NULL) ||
+		    st.session != d->f->pid)
+			continue;
+		what = foreign_describe(d->f);
+		log_notice("adopting %s", what);
+		d->launcher = FALSE;
+		g_ptr_array_add(a->instances, d->f);
+	}
+}
+
+GArray *adopt_targets(struct adopt *a)
+{
+	g_autoptr(GPtrArray) serving = g_ptr_array_new();
+
+	promote_daemons(a);
+
+	for (guint i = 0; adopt_serving(a) && i < a->adopted->len; i++) {
+		struct adopted *d = g_ptr_array_index(a->adopted, i);
+
+		d->on_sf = !d->leaving && !d->launcher;
+		if (d->on_sf)
+			g_ptr_array_add(serving, d->f);
+	}
+	return foreign_sf_targets(serving);
 }
 
 void adopt_superseded(struct adopt *a)
 {
-	if (a)
-		a->serving = FALSE;
+	if (!a)
+		return;
+	promote_daemons(a);
+	for (guint i = 0; i < a->adopted->len; i++) {
+		struct adopted *d = g_ptr_array_index(a->adopted, i);
+
+		d->leaving = d->leaving || d->on_sf;
+	}
+	/* Any found since that generation started stays to be retired. */
+	a->serving = any_staying(a);
 }
 
 /* A -Ds parent's workers take the signals; each is checked to be the
@@ -315,10 +416,15 @@ static void signal_workers(const struct foreign *f, int sig)
 	}
 }
 
-static void signal_adopted(struct adopt *a, int sig)
+static void signal_adopted(struct adopt *a, int sig, gboolean retiring)
 {
 	for (guint i = 0; i < a->adopted->len; i++) {
 		struct adopted *d = g_ptr_array_index(a->adopted, i);
+
+		/* A launcher's daemon is retired once found. */
+		if (retiring && (d->leaving || d->launcher))
+			continue;
+		d->leaving = d->leaving || retiring;
 
 		if (d->f->kind == FOREIGN_DS_PARENT)
 			signal_workers(d->f, sig);
@@ -334,8 +440,9 @@ void adopt_retire(struct adopt *a, int sig)
 {
 	if (!adopt_serving(a))
 		return;
+	promote_daemons(a);
 	a->serving = FALSE;
-	signal_adopted(a, sig);
+	signal_adopted(a, sig, TRUE);
 }
 
 void adopt_stop(struct adopt *a, int sig)
@@ -344,7 +451,7 @@ void adopt_stop(struct adopt *a, int sig)
 		return;
 	a->stopping = TRUE;
 	search_end(a);
-	signal_adopted(a, sig);
+	signal_adopted(a, sig, FALSE);
 }
 
 void adopt_free(struct adopt *a)

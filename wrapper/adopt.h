@@ -47,11 +47,13 @@ gboolean adopt_alive(const struct adopt *a);
 /* The adopted instances alive (struct foreign *), for status. */
 const GPtrArray *adopt_instances(const struct adopt *a);
 
-/* The -sf pids of the instances serving, checked again. */
-GArray *adopt_targets(const struct adopt *a);
+/* The -sf pids of the instances serving, checked again; remembered as
+ * on the -sf list of the generation about to start. */
+GArray *adopt_targets(struct adopt *a);
 
-/* A generation of ours took over (-sf): they drain and leave; their end
- * is no longer the service's. */
+/* A generation of ours took over (-sf): the instances on its -sf list
+ * drain and leave; their end is no longer the service's. Any adopted
+ * since (a launcher's daemon) still serves: adopt_retire() it. */
 void adopt_superseded(struct adopt *a);
 
 /* A generation of ours serves that did not have them on its -sf list

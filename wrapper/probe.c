@@ -128,22 +128,6 @@ struct probe *probe_start(char *const *argv, guint timeout_ms, probe_fn done,
 	return probe_start_env(argv, envp, timeout_ms, done, data);
 }
 
-/*
- * A test hook, not an option: HAPROXY_SYSTEMD_WRAPPER_TEST_PROBE_MS, when
- * set, replaces every probe's time limit, so that t/int-failpaths can see
- * a probe that never answers time out without waiting 10 s or more.
- */
-static guint probe_timeout(guint timeout_ms)
-{
-	const char *hook = g_getenv("HAPROXY_SYSTEMD_WRAPPER_TEST_PROBE_MS");
-	guint64 ms;
-
-	if (hook && g_ascii_string_to_unsigned(hook, 10, 1, G_MAXUINT, &ms,
-					       NULL))
-		return ms;
-	return timeout_ms;
-}
-
 struct probe *probe_start_env(char *const *argv, char *const *envp,
 			      guint timeout_ms, probe_fn done, gpointer data)
 {
@@ -170,7 +154,7 @@ struct probe *probe_start_env(char *const *argv, char *const *envp,
 	g_unix_set_fd_nonblocking(p->fd, TRUE, NULL);
 	p->fd_source = g_unix_fd_add(p->fd, G_IO_IN | G_IO_HUP, on_output, p);
 	p->child_source = g_child_watch_add(p->pid, on_probe_exit, p);
-	p->timer = g_timeout_add(probe_timeout(timeout_ms), on_timeout, p);
+	p->timer = g_timeout_add(timeout_ms, on_timeout, p);
 	return p;
 }
 

@@ -808,11 +808,11 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	/* Its predecessor ended during its start: from its -sf, or from a
 	 * restart by hand that it must not serve next to. */
 	sv_post(s, RE_SERVING, NULL);
-	/* Started with their pids after -sf: they leave now. */
+	/* Started with their pids after -sf: they leave now; any found
+	 * since (a launcher's daemon) is told to. */
 	if (g->sf_adopted)
 		adopt_superseded(s->adopt);
-	else
-		sv_retire_adopted(s);
+	sv_retire_adopted(s);
 	if (old)
 		drain_begin(old, g, reloader_hard(s->reloader),
 			    s->opts->drain_timeout_s);
