@@ -247,7 +247,7 @@ run_extra() {
 	if (( BENCH_IDLE_PROCS > 0 )); then
 		echo "bench: start-up: forking $BENCH_IDLE_PROCS idle processes" >&2
 		idle_procs_start "$BENCH_IDLE_PROCS" || die "could not start $BENCH_IDLE_PROCS idle processes (ulimit -u $(ulimit -u), pid_max $(cat /proc/sys/kernel/pid_max))"
-		echo "bench: start-up: the same with $(ls -d /proc/[0-9]* | wc -l) processes on the host" >&2
+		echo "bench: start-up: the same with $(ls -d /proc/[0-9]* 2>/dev/null | wc -l) processes on the host" >&2
 		startup_case busy || die "start-up case (busy) could not run"
 		idle_procs_stop
 	fi
