@@ -508,6 +508,9 @@ static void test_units_verify(struct fixture *f, gconstpointer data)
 }
 
 
+/* The version cache of the packaged unit (CacheDirectory=). */
+#define VERSION_CACHE "/var/cache/" PROG "/haproxy-version"
+
 /* The .deb, installed by dpkg in the container, through its own unit. */
 static void test_deb(struct fixture *f, gconstpointer data)
 {
@@ -553,10 +556,14 @@ static void test_deb(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(s.stale, ==, 0);
 	check_stop(f->c, &s);
 	svc_clear(&s);
+	/* haproxy's version outlives RuntimeDirectory=, in CacheDirectory=. */
+	g_assert_true(exists_in(f->c, VERSION_CACHE));
 	g_assert_cmpint(cexec(f->c, NULL, "dpkg", "--purge", PROG, NULL), ==,
 			0);
 	for (const char *const *p = gone; *p; p++)
 		g_assert_false(exists_in(f->c, *p));
+	/* The purge leaves nothing of ours behind, the cache included. */
+	g_assert_false(exists_in(f->c, "/var/cache/" PROG));
 }
 
 static const struct boot plain = { .tag = "u" };
