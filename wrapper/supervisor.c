@@ -29,6 +29,7 @@
 #include "wrapper/master.h"
 #include "wrapper/notify.h"
 #include "wrapper/reloader.h"
+#include "wrapper/replacement.h"
 #include "wrapper/reuseport.h"
 #include "wrapper/rundir.h"
 #include "wrapper/runtime.h"
@@ -75,16 +76,8 @@ struct supervisor {
 	struct selfupgrade *up;		/* our own exec (selfupgrade.h) */
 
 	struct takeover *takeover;	/* foreign instances, first start */
-	/* A haproxy that replaced the one serving behind our back (a
-	 * restart by hand), and how ours ended, while we look for it. */
-	struct adopt *adopt;
-	struct {
-		gboolean valid;
-		guint number;
-		GPid pid;
-		int status;
-		enum launch_mode mode;
-	} replaced;
+	/* A haproxy started by hand replaced ours (replacement.h). */
+	struct replacement *replacement;
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
@@ -102,8 +95,6 @@ static struct log_event sv_event(struct supervisor *s,
 static void sv_begin_stop(struct supervisor *s, int sig);
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client);
-static void sv_retire_adopted(struct supervisor *s);
-static void sv_search_replacement(struct supervisor *s, gboolean quick);
 static void sv_handoff(struct supervisor *s, struct control_client *client);
 static const char *sv_master_notify_socket(struct supervisor *s,
 					   GError **error);
@@ -112,6 +103,13 @@ static const struct master_link_ops sv_master_ops;
 static const struct launcher_ops sv_launcher_ops;
 static const struct handoff_ops sv_handoff_ops;
 static const struct selfupgrade_ops sv_selfupgrade_ops;
+static const struct replacement_ops sv_replacement_ops;
+
+/* The adopted instances (NULL before the first search). */
+static struct adopt *sv_adopt(struct supervisor *s)
+{
+	return replacement_adopt(s->replacement);
+}
 
 static void sv_set_exit_code(struct supervisor *s, int code)
 {
@@ -129,7 +127,7 @@ static void sv_set_running(struct supervisor *s)
 static void quit_if_done(struct supervisor *s)
 {
 	if (s->life.phase == PHASE_STOPPING && s->gt.gens->len == 0 &&
-	    !adopt_alive(s->adopt)) {
+	    !adopt_alive(sv_adopt(s))) {
 		/* May happen before the loop runs: "done" covers that. */
 		s->life.done = TRUE;
 		g_main_loop_quit(s->loop);
@@ -176,16 +174,6 @@ static void pidfile_notice_strangers(struct supervisor *s)
 	}
 }
 
-/* The status a serving generation's unasked-for end gives the wrapper. */
-static int sv_lost_exit_code(enum launch_mode mode, int status)
-{
-	int code = shell_status(status);
-
-	/* A -Ds parent exits 0 whenever its workers are gone, crashed or
-	 * killed: its 0 says nothing, and must not read as success. */
-	return mode == LAUNCH_DS && code == 0 ? 1 : code;
-}
-
 static gboolean sv_master_running(struct supervisor *s)
 {
 	return gen_table_find_master(&s->gt, 0) != NULL;
@@ -211,7 +199,7 @@ static const GPtrArray *foreign_view(struct supervisor *s)
 {
 	const GPtrArray *parts[] = {
 		s->takeover ? takeover_instances(s->takeover) : NULL,
-		s->adopt ? adopt_instances(s->adopt) : NULL,
+		sv_adopt(s) ? adopt_instances(sv_adopt(s)) : NULL,
 	};
 
 	g_ptr_array_set_size(s->foreign_view, 0);
@@ -227,9 +215,9 @@ static const struct foreign *adopted_serving(struct supervisor *s)
 {
 	const GPtrArray *in;
 
-	if (!adopt_serving(s->adopt))
+	if (!adopt_serving(sv_adopt(s)))
 		return NULL;
-	in = adopt_instances(s->adopt);
+	in = adopt_instances(sv_adopt(s));
 	return in->len ? g_ptr_array_index((GPtrArray *)in, 0) : NULL;
 }
 
@@ -314,107 +302,6 @@ static void starting_generation_exited(struct supervisor *s,
 		.exit_code = code ? code : 1, .message = msg });
 }
 
-/* ---- a haproxy started by hand replaced the one serving ---- */
-
-/* A replaced haproxy soft-stops (exit 0; a -Ds parent, a master too) or
- * dies of the SIGTERM of -st. Anything else is a crash. */
-static gboolean ended_as_replaced(int status)
-{
-	return (WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
-	       (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-}
-
-static GStrv own_haproxy_argv(struct supervisor *s);
-
-static void on_adopt(enum adopt_event event, gpointer data);
-
-static void search_replacement(struct supervisor *s)
-{
-	sv_search_replacement(s, FALSE);
-}
-
-static void sv_search_replacement(struct supervisor *s, gboolean quick)
-{
-	if (!s->adopt) {
-		g_auto(GStrv) argv = own_haproxy_argv(s);
-		g_autofree gchar *cwd = g_get_current_dir();
-
-		s->adopt = adopt_new(s->args->pidfile,
-				     (const char *const *)argv, cwd, on_adopt,
-				     s);
-	}
-	if (quick)
-		adopt_look(s->adopt);
-	else
-		adopt_search(s->adopt);
-}
-
-static void remember_replaced(struct supervisor *s, struct generation *g,
-			      int status)
-{
-	s->replaced.valid = TRUE;
-	s->replaced.number = g->number;
-	s->replaced.pid = g->pid;
-	s->replaced.status = status;
-	s->replaced.mode = g->mode;
-}
-
-static void look_for_replacement(struct supervisor *s, struct generation *g,
-				 int status)
-{
-	g_autofree gchar *how = describe_wait_status(status);
-
-	log_info("generation %u (pid %d), the one serving, %s on its own; "
-		 "looking for a haproxy that replaced it", g->number, g->pid,
-		 how);
-	remember_replaced(s, g, status);
-	search_replacement(s);
-}
-
-/* Nothing replaced the one serving: the service is down, as before. */
-static void replacement_not_found(struct supervisor *s)
-{
-	if (s->replaced.valid) {
-		g_autofree gchar *how = describe_wait_status(
-			s->replaced.status);
-
-		log_err("generation %u (pid %d), the one serving, %s on its "
-			"own; stopping", s->replaced.number, s->replaced.pid,
-			how);
-		sv_set_exit_code(s, sv_lost_exit_code(s->replaced.mode,
-						      s->replaced.status));
-	} else {
-		/* Not our child: how it ended is unknown, and no success. */
-		log_err("the adopted haproxy, the one serving, has exited on "
-			"its own; stopping");
-		sv_set_exit_code(s, 1);
-	}
-	s->replaced.valid = FALSE;
-	sv_begin_stop(s, SIGTERM);
-}
-
-/* The adopted instances ended while they served. */
-static void adopted_lost(struct supervisor *s)
-{
-	/* Most likely the soft stop from a successor of ours, seen before
-	 * its witness: the successor decides, as for our own. Their status
-	 * is unknown (not our children), and no success. */
-	if (s->gt.starting) {
-		log_info("the adopted haproxy ended while generation %u "
-			 "starts", s->gt.starting->number);
-		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
-			.exit_code = sv_lost_exit_code(LAUNCH_DB,
-						       W_EXITCODE(1, 0)) });
-		/* Not told by it: maybe replaced by hand again. */
-		if (!s->gt.starting->sf_adopted)
-			search_replacement(s);
-		return;
-	}
-	log_info("looking for a haproxy that replaced the adopted one");
-	s->replaced.valid = FALSE;
-	adopt_search(s->adopt);
-}
-
 /* STATUS= for systemd, outside a reload or a stop that say it anyway. */
 static void tell_status(struct supervisor *s)
 {
@@ -426,47 +313,41 @@ static void tell_status(struct supervisor *s)
 	notify_status(line);
 }
 
-static void on_adopt(enum adopt_event event, gpointer data)
-{
-	struct supervisor *s = data;
+/* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
 
-	switch (event) {
-	case ADOPT_FOUND:
-		s->replaced.valid = FALSE;
-		s->restarts_adopted++;
-		reuseport_attach_foreign(s->reuseport, adopt_instances(s->adopt));
-		if (s->gt.current)
-			/* Found after our reload's generation was ready. */
-			sv_retire_adopted(s);
-		else if (s->gt.starting)
-			log_notice("an adopted haproxy serves; generation %u "
-				   "replaces it once ready",
-				   s->gt.starting->number);
-		else
-			log_notice("an adopted haproxy serves; the next reload "
-				   "brings it back under the wrapper");
-		/* It serves now, whatever becomes of a starting one; a
-		 * launch that waited for it goes on. */
-		sv_post(s, RE_REPLACED, NULL);
-		tell_status(s);
-		break;
-	case ADOPT_NONE:
-		if (s->life.phase == PHASE_STOPPING)
-			break;
-		/* During a reload its generation decides (current_lost). */
-		if (!s->gt.current && !s->gt.starting)
-			replacement_not_found(s);
-		else
-			sv_post(s, RE_SEARCH_OVER, NULL);
-		break;
-	case ADOPT_LOST:
-		adopted_lost(s);
-		break;
-	case ADOPT_GONE:
-		quit_if_done(s);
-		break;
-	}
+static gboolean replacement_stopping(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return s->life.phase == PHASE_STOPPING;
 }
+
+static void replacement_found(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	s->restarts_adopted++;
+}
+
+static void replacement_tell_status(void *ctx)
+{
+	tell_status(ctx);
+}
+
+static void stop_service(void *ctx, int exit_code);
+
+static void replacement_gone(void *ctx)
+{
+	quit_if_done(ctx);
+}
+
+static const struct replacement_ops sv_replacement_ops = {
+	.stopping = replacement_stopping,
+	.found = replacement_found,
+	.tell_status = replacement_tell_status,
+	.stop_service = stop_service,
+	.gone = replacement_gone,
+};
 
 /* The serving generation ended without being asked to: the service is
  * down, so stop the rest and exit with its status for Restart=. */
@@ -486,23 +367,23 @@ static void current_generation_exited(struct supervisor *s,
 				    ended_as_replaced(status);
 
 		if (replaced)
-			remember_replaced(s, g, status);
+			replacement_remember(s->replacement, g, status);
 		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
-			.exit_code = sv_lost_exit_code(g->mode, status),
+			.exit_code = lost_exit_code(g->mode, status),
 			.replaced = replaced });
 		forget_generation(s, g);
 		return;
 	}
 	/* --takeover=off: instances we did not start are not ours. */
 	if (s->opts->takeover && ended_as_replaced(status)) {
-		look_for_replacement(s, g, status);
+		replacement_look_for(s->replacement, g, status);
 		forget_generation(s, g);
 		return;
 	}
 	ev = sv_event(s, MSGID_GENERATION_LOST, g->number, g->pid, NULL);
 	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
 		   "on its own; stopping", g->number, g->pid, how);
-	sv_set_exit_code(s, sv_lost_exit_code(g->mode, status));
+	sv_set_exit_code(s, lost_exit_code(g->mode, status));
 	forget_generation(s, g);
 	sv_begin_stop(s, SIGTERM);
 }
@@ -577,10 +458,10 @@ static gboolean on_stop_timeout(gpointer data)
 			 s->opts->stop_timeout_s);
 		generation_signal(g, SIGKILL, FALSE);
 	}
-	if (adopt_alive(s->adopt)) {
+	if (adopt_alive(sv_adopt(s))) {
 		log_warn("the adopted haproxy still runs %us after the stop; "
 			 "SIGKILL", s->opts->stop_timeout_s);
-		adopt_stop(s->adopt, SIGKILL);
+		adopt_stop(sv_adopt(s), SIGKILL);
 	}
 	return G_SOURCE_REMOVE;
 }
@@ -622,7 +503,7 @@ static void sv_begin_stop(struct supervisor *s, int sig)
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 	signal_all(s, sig);
-	adopt_stop(s->adopt, sig);
+	adopt_stop(sv_adopt(s), sig);
 	if (hard && !s->life.stop_hard && s->opts->stop_timeout_s)
 		s->life.stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
 						      on_stop_timeout, s);
@@ -686,7 +567,7 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 	case FAILURE_REPLACED:
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; looking for a "
 			   "haproxy that replaced generation %u", msg,
-			   s->replaced.number);
+			   replacement_number(s->replacement));
 		break;
 	case FAILURE_NONE_SERVING:
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; and no generation "
@@ -719,19 +600,21 @@ static gboolean searching(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_searching(s->adopt);
+	return adopt_searching(sv_adopt(s));
 }
 
 static gboolean adopted_serves(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_serving(s->adopt);
+	return adopt_serving(sv_adopt(s));
 }
 
 static void search(void *ctx, gboolean quick)
 {
-	sv_search_replacement(ctx, quick);
+	struct supervisor *s = ctx;
+
+	replacement_search(s->replacement, quick);
 }
 
 static void notify_reloading_now(void *ctx)
@@ -785,18 +668,6 @@ static void abandon_handoff(void *ctx)
 	handoff_abandon(s->handoff);
 }
 
-static void sv_retire_adopted(struct supervisor *s)
-{
-	int sig = reloader_hard(s->reloader) ? SIGTERM : SIGUSR1;
-
-	if (!adopt_serving(s->adopt))
-		return;
-	log_notice("generation %u serves; the haproxy restarted by hand "
-		   "during its reload leaves (%s)", s->gt.current->number,
-		   signal_name(sig));
-	adopt_retire(s->adopt, sig);
-}
-
 static void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->gt.current;
@@ -810,9 +681,9 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	sv_post(s, RE_SERVING, NULL);
 	/* Started with their pids after -sf: they leave now. */
 	if (g->sf_adopted)
-		adopt_superseded(s->adopt);
+		adopt_superseded(sv_adopt(s));
 	else
-		sv_retire_adopted(s);
+		replacement_retire_adopted(s->replacement);
 	if (old)
 		drain_begin(old, g, reloader_hard(s->reloader),
 			    s->opts->drain_timeout_s);
@@ -985,7 +856,7 @@ static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
 	{
-		g_autoptr(GArray) adopted = adopt_targets(s->adopt);
+		g_autoptr(GArray) adopted = adopt_targets(sv_adopt(s));
 
 		g_array_append_vals(pids, adopted->data, adopted->len);
 	}
@@ -1052,7 +923,7 @@ static void sv_handoff(struct supervisor *s, struct control_client *client)
 				      "progress; hand off once it is over");
 		return;
 	}
-	if (adopt_alive(s->adopt)) {
+	if (adopt_alive(sv_adopt(s))) {
 		log_notice("hand-off refused: a haproxy adopted after a restart "
 			   "by hand runs; reload first");
 		control_reply(client, "error: a haproxy adopted after a restart "
@@ -1091,7 +962,7 @@ static gboolean upgrade_adopted_running(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_alive(s->adopt);
+	return adopt_alive(sv_adopt(s));
 }
 
 static int upgrade_notify_fd(void *ctx)
@@ -1223,6 +1094,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, &sv_handoff_ops, s);
+	s->replacement = replacement_new(args, &s->gt, s->reloader,
+					 s->reuseport, &sv_replacement_ops, s);
 	return s;
 }
 
@@ -1239,7 +1112,8 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if ((s->gt.current && !s->gt.current->exited) || adopt_serving(s->adopt))
+	if ((s->gt.current && !s->gt.current->exited) ||
+	    adopt_serving(sv_adopt(s)))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -1262,21 +1136,6 @@ static void on_takeover_settled(gpointer data)
 	sv_post(s, RE_SETTLED, NULL);
 }
 
-/* haproxy's own argv, as a running haproxy would show it, to match the
- * configuration files of instances we did not start. */
-static GStrv own_haproxy_argv(struct supervisor *s)
-{
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-
-	g_strv_builder_add(b, "haproxy");
-	g_strv_builder_addv(b, (const char **)s->args->haproxy_args);
-	if (s->args->config_tail) {
-		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)s->args->config_tail);
-	}
-	return g_strv_builder_end(b);
-}
-
 /* The first generation: after a takeover of what already runs, if any. */
 static void start_first(struct supervisor *s)
 {
@@ -1288,7 +1147,7 @@ static void start_first(struct supervisor *s)
 		sv_post(s, RE_SETTLED, NULL);
 		return;
 	}
-	argv = own_haproxy_argv(s);
+	argv = own_haproxy_argv(s->args);
 	cwd = g_get_current_dir();
 	s->takeover = takeover_begin(s->args->pidfile,
 				     (const char *const *)argv, cwd,
@@ -1350,7 +1209,7 @@ void supervisor_free(struct supervisor *s)
 	reloader_free(s->reloader);
 	master_link_free(s->master);
 	takeover_free(s->takeover);
-	adopt_free(s->adopt);
+	replacement_free(s->replacement);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
