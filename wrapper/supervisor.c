@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The supervisor: it composes the owners of the state (the generation
  * table, the reload machine, the launcher, the master link, the runtime,
- * the self-upgrade, the hand-off) and keeps the life cycle: signals,
- * control requests, stop, what the end of each generation means, and
- * the reload machine's effects. See doc/internals.md. */
+ * the self-upgrade, the hand-off, the replacement, the life cycle) and
+ * handles signals, control requests, what the end of each generation
+ * means, and the reload machine's effects. See doc/internals.md. */
 #include "wrapper/supervisor.h"
 
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include "wrapper/generation.h"
 #include "wrapper/gentable.h"
 #include "wrapper/handoff.h"
+#include "wrapper/lifecycle.h"
 #include "wrapper/master.h"
 #include "wrapper/notify.h"
 #include "wrapper/reloader.h"
@@ -38,22 +39,6 @@
 #include "wrapper/spawn.h"
 #include "wrapper/state.h"
 #include "wrapper/status.h"
-
-enum phase {
-	PHASE_STARTING,	/* the first generation is not ready yet */
-	PHASE_RUNNING,
-	PHASE_STOPPING,
-};
-
-/* The life cycle: starting, running, stopping, and how we exit. */
-struct lifecycle {
-	enum phase phase;
-	gboolean stop_hard;	/* the stop asked for is SIGTERM-now */
-	guint stop_timer;	/* --stop-timeout, then a hard stop */
-	gboolean done;		/* stopping, nothing left to wait for */
-	gboolean have_exit_code;
-	int exit_code;
-};
 
 struct supervisor {
 	GMainLoop *loop;
@@ -92,7 +77,6 @@ static void sv_post(struct supervisor *s, enum reload_event ev,
 static struct log_event sv_event(struct supervisor *s,
 				 const char *message_id, guint number,
 				 GPid pid, const char *result);
-static void sv_begin_stop(struct supervisor *s, int sig);
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client);
 static void sv_handoff(struct supervisor *s, struct control_client *client);
@@ -104,6 +88,7 @@ static const struct launcher_ops sv_launcher_ops;
 static const struct handoff_ops sv_handoff_ops;
 static const struct selfupgrade_ops sv_selfupgrade_ops;
 static const struct replacement_ops sv_replacement_ops;
+static const struct lifecycle_ops sv_lifecycle_ops;
 
 /* The adopted instances (NULL before the first search). */
 static struct adopt *sv_adopt(struct supervisor *s)
@@ -111,33 +96,10 @@ static struct adopt *sv_adopt(struct supervisor *s)
 	return replacement_adopt(s->replacement);
 }
 
-static void sv_set_exit_code(struct supervisor *s, int code)
-{
-	if (!s->life.have_exit_code) {
-		s->life.have_exit_code = TRUE;
-		s->life.exit_code = code;
-	}
-}
-
-static void sv_set_running(struct supervisor *s)
-{
-	s->life.phase = PHASE_RUNNING;
-}
-
-static void quit_if_done(struct supervisor *s)
-{
-	if (s->life.phase == PHASE_STOPPING && s->gt.gens->len == 0 &&
-	    !adopt_alive(sv_adopt(s))) {
-		/* May happen before the loop runs: "done" covers that. */
-		s->life.done = TRUE;
-		g_main_loop_quit(s->loop);
-	}
-}
-
 static void forget_generation(struct supervisor *s, struct generation *g)
 {
 	gen_table_forget(&s->gt, g);
-	quit_if_done(s);
+	lifecycle_quit_if_done(&s->life);
 }
 
 /* ---- the pidfile ---- */
@@ -180,19 +142,6 @@ static gboolean sv_master_running(struct supervisor *s)
 }
 
 /* ---- status ---- */
-
-static const char *phase_name(enum phase phase)
-{
-	switch (phase) {
-	case PHASE_STARTING:
-		return "starting";
-	case PHASE_RUNNING:
-		return "running";
-	case PHASE_STOPPING:
-		return "stopping";
-	}
-	return "unknown";
-}
 
 /* The instances we did not start: taken over at start, or adopted. */
 static const GPtrArray *foreign_view(struct supervisor *s)
@@ -338,7 +287,9 @@ static void stop_service(void *ctx, int exit_code);
 
 static void replacement_gone(void *ctx)
 {
-	quit_if_done(ctx);
+	struct supervisor *s = ctx;
+
+	lifecycle_quit_if_done(&s->life);
 }
 
 static const struct replacement_ops sv_replacement_ops = {
@@ -383,9 +334,9 @@ static void current_generation_exited(struct supervisor *s,
 	ev = sv_event(s, MSGID_GENERATION_LOST, g->number, g->pid, NULL);
 	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
 		   "on its own; stopping", g->number, g->pid, how);
-	sv_set_exit_code(s, lost_exit_code(g->mode, status));
+	lifecycle_set_exit_code(&s->life, lost_exit_code(g->mode, status));
 	forget_generation(s, g);
-	sv_begin_stop(s, SIGTERM);
+	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
 static void on_generation_exit(GPid pid, int status, gpointer data)
@@ -443,73 +394,28 @@ static void on_control(struct control_client *c,
 	}
 }
 
-/* ---- stop ---- */
+/* ---- stop (wrapper/lifecycle.h) ---- */
 
-static gboolean on_stop_timeout(gpointer data)
+static gchar *lifecycle_summary(void *ctx)
 {
-	struct supervisor *s = data;
-
-	s->life.stop_timer = 0;
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		log_warn("generation %u (pid %d) still running %us after the "
-			 "stop; SIGKILL", g->number, g->pid,
-			 s->opts->stop_timeout_s);
-		generation_signal(g, SIGKILL, FALSE);
-	}
-	if (adopt_alive(sv_adopt(s))) {
-		log_warn("the adopted haproxy still runs %us after the stop; "
-			 "SIGKILL", s->opts->stop_timeout_s);
-		adopt_stop(sv_adopt(s), SIGKILL);
-	}
-	return G_SOURCE_REMOVE;
+	return sv_summary(ctx);
 }
 
-static void signal_all(struct supervisor *s, int sig)
+static void lifecycle_stopping(void *ctx)
 {
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
+	struct supervisor *s = ctx;
 
-		/* A haproxy still loading has nothing to drain. */
-		generation_signal(g, g->state == GEN_STARTING ? SIGTERM : sig,
-				  TRUE);
-	}
-}
-
-/* SIGTERM/SIGINT: hard, bounded; SIGUSR1: graceful, haproxy's soft stop. */
-static void sv_begin_stop(struct supervisor *s, int sig)
-{
-	gboolean hard = sig != SIGUSR1;
-
-	if (s->life.phase == PHASE_STOPPING) {
-		if (!hard || s->life.stop_hard)
-			return;
-		log_notice("%s while stopping gracefully: stopping now",
-			   signal_name(sig));
-	}
-	if (s->life.phase != PHASE_STOPPING) {
-		g_autofree gchar *line = NULL;
-
-		s->life.phase = PHASE_STOPPING;
-		line = sv_summary(s);
-		notify_stopping(line);
-	}
-	/* Waiting clients told, a hand-off abandoned, the attempt under
-	 * way ended unless a generation loads (its end ends it). */
 	sv_post(s, RE_STOP, NULL);
 	if (s->takeover)
 		takeover_cancel(s->takeover);
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
-	signal_all(s, sig);
-	adopt_stop(sv_adopt(s), sig);
-	if (hard && !s->life.stop_hard && s->opts->stop_timeout_s)
-		s->life.stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
-						      on_stop_timeout, s);
-	s->life.stop_hard = hard;
-	quit_if_done(s);
 }
+
+static const struct lifecycle_ops sv_lifecycle_ops = {
+	.summary = lifecycle_summary,
+	.stopping = lifecycle_stopping,
+};
 
 static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 {
@@ -526,7 +432,7 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	case SIGUSR1:
 		log_notice("%s from pid %u: %s", signal_name(sig), si->ssi_pid,
 			   sig == SIGUSR1 ? "stopping gracefully" : "stopping");
-		sv_begin_stop(s, sig);
+		lifecycle_begin_stop(&s->life, sig);
 		break;
 	default:
 		log_info("ignoring %s from pid %u", signal_name(sig), si->ssi_pid);
@@ -592,8 +498,8 @@ static void stop_service(void *ctx, int exit_code)
 {
 	struct supervisor *s = ctx;
 
-	sv_set_exit_code(s, exit_code);
-	sv_begin_stop(s, SIGTERM);
+	lifecycle_set_exit_code(&s->life, exit_code);
+	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
 static gboolean searching(void *ctx)
@@ -704,7 +610,7 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	if (s->life.phase == PHASE_STARTING && s->takeover)
 		s->takeovers = takeover_instances(s->takeover)->len;
 	if (s->life.phase == PHASE_STARTING)
-		sv_set_running(s);
+		lifecycle_set_running(&s->life);
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,
@@ -1024,7 +930,7 @@ static void upgrade_resumed(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	sv_set_running(s);
+	lifecycle_set_running(&s->life);
 	s->adoptions += s->gt.gens->len;
 }
 
@@ -1096,6 +1002,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->handoff = handoff_new(args, &sv_handoff_ops, s);
 	s->replacement = replacement_new(args, &s->gt, s->reloader,
 					 s->reuseport, &sv_replacement_ops, s);
+	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
+		       &sv_lifecycle_ops, s);
 	return s;
 }
 
@@ -1200,7 +1108,7 @@ int supervisor_run(struct supervisor *s)
 
 void supervisor_free(struct supervisor *s)
 {
-	g_clear_handle_id(&s->life.stop_timer, g_source_remove);
+	lifecycle_clear(&s->life);
 	g_clear_handle_id(&s->pending_idle, g_source_remove);
 	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
 	launcher_free(s->launcher);
