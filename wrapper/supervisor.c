@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The supervisor: it composes the owners of the state (the generation
  * table, the reload machine, the launcher, the master link, the runtime,
- * the self-upgrade, the hand-off, the replacement, the life cycle) and
- * handles signals, control requests, what the end of each generation
- * means, and the reload machine's effects. See doc/internals.md. */
+ * the self-upgrade, the hand-off, the replacement, the life cycle, the
+ * ends of generations) and handles signals and control requests, and
+ * the reload machine's effects. See doc/internals.md. */
 #include "wrapper/supervisor.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/escape.h"
@@ -24,6 +23,7 @@
 #include "wrapper/control.h"
 #include "wrapper/drain.h"
 #include "wrapper/generation.h"
+#include "wrapper/genexit.h"
 #include "wrapper/gentable.h"
 #include "wrapper/handoff.h"
 #include "wrapper/lifecycle.h"
@@ -63,6 +63,7 @@ struct supervisor {
 	struct takeover *takeover;	/* foreign instances, first start */
 	/* A haproxy started by hand replaced ours (replacement.h). */
 	struct replacement *replacement;
+	struct gen_exits *exits;	/* what each end means (genexit.h) */
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
@@ -89,17 +90,12 @@ static const struct handoff_ops sv_handoff_ops;
 static const struct selfupgrade_ops sv_selfupgrade_ops;
 static const struct replacement_ops sv_replacement_ops;
 static const struct lifecycle_ops sv_lifecycle_ops;
+static const struct gen_exits_ops sv_gen_exits_ops;
 
 /* The adopted instances (NULL before the first search). */
 static struct adopt *sv_adopt(struct supervisor *s)
 {
 	return replacement_adopt(s->replacement);
-}
-
-static void forget_generation(struct supervisor *s, struct generation *g)
-{
-	gen_table_forget(&s->gt, g);
-	lifecycle_quit_if_done(&s->life);
 }
 
 /* ---- the pidfile ---- */
@@ -199,58 +195,6 @@ static gchar *sv_summary(struct supervisor *s)
 	return status_summary(&v);
 }
 
-/* ---- the end of a generation, and what it means ---- */
-
-static void on_generation_exit(GPid pid, int status, gpointer data);
-
-static void sv_watch_generation(struct supervisor *s, struct generation *g)
-{
-	g->child_source = g_child_watch_add(g->pid, on_generation_exit, s);
-}
-
-
-/* The generation being started ended before it was ready. */
-static void starting_generation_exited(struct supervisor *s,
-				       struct generation *g, int status)
-{
-	g_autofree gchar *how = describe_wait_status(status);
-	g_autofree gchar *msg = NULL;
-	guint number = g->number;
-	GPid pid = g->pid;
-	int code = shell_status(status);
-	gboolean addr_in_use = g->warned_addr_in_use;
-
-	/* It was to take its listeners (-x) from the one serving, which
-	 * ended meanwhile (a restart by hand): again, without -x. */
-	if (g->took_listeners && !s->gt.current && s->life.phase == PHASE_RUNNING) {
-		log_notice("generation %u (pid %d) %s: the one serving, whose "
-			   "listeners it was to take, ended while it loaded; "
-			   "starting it again", number, pid, how);
-		forget_generation(s, g);
-		sv_post(s, RE_RETRY, NULL);
-		return;
-	}
-	failed_generation_clear(&s->gt.failed);
-	s->gt.failed = (struct failed_generation){
-		.valid = TRUE,
-		.number = number,
-		.pid = pid,
-		.started_us = g->started_us,
-		.how = g_strdup(how),
-	};
-	g_strlcpy(s->gt.failed.version, g->version, sizeof(s->gt.failed.version));
-	forget_generation(s, g);
-	if (s->life.phase == PHASE_STOPPING)
-		log_info("generation %u (pid %d) %s while starting", number,
-			 pid, how);
-	/* Ending before it was ready is a failure, whatever the status. */
-	msg = g_strdup_printf("generation %u (pid %d) %s%s before it was ready",
-			      number, pid, addr_in_use ?
-			      "could not bind its addresses and " : "", how);
-	sv_post(s, RE_CHILD_EXIT, &(struct reload_input){
-		.exit_code = code ? code : 1, .message = msg });
-}
-
 /* STATUS= for systemd, outside a reload or a stop that say it anyway. */
 static void tell_status(struct supervisor *s)
 {
@@ -299,71 +243,6 @@ static const struct replacement_ops sv_replacement_ops = {
 	.stop_service = stop_service,
 	.gone = replacement_gone,
 };
-
-/* The serving generation ended without being asked to: the service is
- * down, so stop the rest and exit with its status for Restart=. */
-static void current_generation_exited(struct supervisor *s,
-				      struct generation *g, int status)
-{
-	g_autofree gchar *how = describe_wait_status(status);
-	struct log_event ev;
-
-	if (s->gt.starting) {
-		log_info("generation %u (pid %d) %s while generation %u "
-			 "starts", g->number, g->pid, how, s->gt.starting->number);
-		/* Most likely the starting one's own -sf, seen before its
-		 * witness; or a restart by hand, whose instance is not on
-		 * its -sf list: looked for once the reload decides. */
-		gboolean replaced = s->opts->takeover &&
-				    ended_as_replaced(status);
-
-		if (replaced)
-			replacement_remember(s->replacement, g, status);
-		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
-			.exit_code = lost_exit_code(g->mode, status),
-			.replaced = replaced });
-		forget_generation(s, g);
-		return;
-	}
-	/* --takeover=off: instances we did not start are not ours. */
-	if (s->opts->takeover && ended_as_replaced(status)) {
-		replacement_look_for(s->replacement, g, status);
-		forget_generation(s, g);
-		return;
-	}
-	ev = sv_event(s, MSGID_GENERATION_LOST, g->number, g->pid, NULL);
-	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
-		   "on its own; stopping", g->number, g->pid, how);
-	lifecycle_set_exit_code(&s->life, lost_exit_code(g->mode, status));
-	forget_generation(s, g);
-	lifecycle_begin_stop(&s->life, SIGTERM);
-}
-
-static void on_generation_exit(GPid pid, int status, gpointer data)
-{
-	struct supervisor *s = data;
-	struct generation *g = gen_table_find(&s->gt, pid);
-	g_autofree gchar *how = describe_wait_status(status);
-
-	g_spawn_close_pid(pid);
-	if (!g)
-		return;
-	g->child_source = 0;
-	g->exited = TRUE;
-	/* Its exit may be seen before the witness's last reports: read
-	 * them first (a "ready" makes it the serving generation). */
-	if (g == s->gt.starting)
-		witness_flush(&g->witness);
-	if (g == s->gt.starting) {
-		starting_generation_exited(s, g, status);
-	} else if (g == s->gt.current && s->life.phase != PHASE_STOPPING) {
-		current_generation_exited(s, g, status);
-	} else {
-		log_info("generation %u (pid %d) finished: %s", g->number,
-			 g->pid, how);
-		forget_generation(s, g);
-	}
-}
 
 static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
@@ -460,6 +339,16 @@ static struct log_event sv_event(struct supervisor *s, const char *message_id,
 			       reloader_started_us(s->reloader),
 	};
 }
+
+static struct log_event exits_event(void *ctx, const char *message_id,
+				    guint number, GPid pid, const char *result)
+{
+	return sv_event(ctx, message_id, number, pid, result);
+}
+
+static const struct gen_exits_ops sv_gen_exits_ops = {
+	.event = exits_event,
+};
 
 static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 {
@@ -747,7 +636,9 @@ static void launcher_ready(void *ctx, struct generation *g)
 
 static void launcher_watch(void *ctx, struct generation *g)
 {
-	sv_watch_generation(ctx, g);
+	struct supervisor *s = ctx;
+
+	gen_exits_watch(s->exits, g);
 }
 
 /* Taken over at the first start, and adopted: on the -sf list. */
@@ -905,7 +796,9 @@ static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
 
 static void upgrade_adopted(void *ctx, struct generation *g)
 {
-	sv_watch_generation(ctx, g);
+	struct supervisor *s = ctx;
+
+	gen_exits_watch(s->exits, g);
 }
 
 /* A master reports to the path in its NOTIFY_SOCKET: the socket bound
@@ -1004,6 +897,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 					 s->reuseport, &sv_replacement_ops, s);
 	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
 		       &sv_lifecycle_ops, s);
+	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
+				 opts, &sv_gen_exits_ops, s);
 	return s;
 }
 
@@ -1118,6 +1013,7 @@ void supervisor_free(struct supervisor *s)
 	master_link_free(s->master);
 	takeover_free(s->takeover);
 	replacement_free(s->replacement);
+	gen_exits_free(s->exits);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
