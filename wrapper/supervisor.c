@@ -6,22 +6,19 @@
  * the reload machine's effects. See doc/internals.md. */
 #include "wrapper/supervisor.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/escape.h"
 #include "base/log.h"
-#include "base/proc.h"
 #include "legacy/launch.h"
-#include "legacy/pidfile.h"
 #include "migrate/takeover.h"
 #include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/drain.h"
+#include "wrapper/firststart.h"
 #include "wrapper/generation.h"
 #include "wrapper/genexit.h"
 #include "wrapper/gentable.h"
@@ -60,7 +57,7 @@ struct supervisor {
 	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
 	struct selfupgrade *up;		/* our own exec (selfupgrade.h) */
 
-	struct takeover *takeover;	/* foreign instances, first start */
+	struct first_start *first;	/* a takeover, first (firststart.h) */
 	/* A haproxy started by hand replaced ours (replacement.h). */
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
@@ -92,44 +89,16 @@ static const struct replacement_ops sv_replacement_ops;
 static const struct lifecycle_ops sv_lifecycle_ops;
 static const struct gen_exits_ops sv_gen_exits_ops;
 
+/* The takeover at the first start (NULL: none). */
+static struct takeover *sv_takeover(struct supervisor *s)
+{
+	return first_start_takeover(s->first);
+}
+
 /* The adopted instances (NULL before the first search). */
 static struct adopt *sv_adopt(struct supervisor *s)
 {
 	return replacement_adopt(s->replacement);
-}
-
-/* ---- the pidfile ---- */
-
-/* A pidfile naming live processes we did not start: say so, touch none. */
-static void pidfile_notice_strangers(struct supervisor *s)
-{
-	g_autoptr(GArray) pids = NULL;
-	g_autoptr(GError) error = NULL;
-	guint invalid = 0;
-
-	if (!s->args->pidfile)
-		return;
-	if (!pidfile_read(s->args->pidfile, &pids, &invalid, &error)) {
-		log_warn("ignoring pidfile: %s", error->message);
-		return;
-	}
-	if (invalid)
-		log_notice("pidfile %s holds %u token(s) that are not pids",
-			   s->args->pidfile, invalid);
-	for (guint i = 0; i < pids->len; i++) {
-		GPid pid = g_array_index(pids, GPid, i);
-		g_autofree gchar *exe = proc_exe(pid);
-		g_autofree gchar *shown = NULL;
-
-		if (!exe && kill(pid, 0) < 0 && errno == ESRCH)
-			continue;
-		/* Another user may have named that executable. */
-		shown = exe ? escape_untrusted(exe, 0)
-			    : g_strdup("unknown program");
-		log_notice("pidfile %s names pid %d (%s), which this wrapper "
-			   "did not start; it gets no signal from us",
-			   s->args->pidfile, pid, shown);
-	}
 }
 
 static gboolean sv_master_running(struct supervisor *s)
@@ -143,7 +112,7 @@ static gboolean sv_master_running(struct supervisor *s)
 static const GPtrArray *foreign_view(struct supervisor *s)
 {
 	const GPtrArray *parts[] = {
-		s->takeover ? takeover_instances(s->takeover) : NULL,
+		sv_takeover(s) ? takeover_instances(sv_takeover(s)) : NULL,
 		sv_adopt(s) ? adopt_instances(sv_adopt(s)) : NULL,
 	};
 
@@ -285,8 +254,8 @@ static void lifecycle_stopping(void *ctx)
 	struct supervisor *s = ctx;
 
 	sv_post(s, RE_STOP, NULL);
-	if (s->takeover)
-		takeover_cancel(s->takeover);
+	if (sv_takeover(s))
+		takeover_cancel(sv_takeover(s));
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 }
@@ -496,8 +465,8 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
-	if (s->life.phase == PHASE_STARTING && s->takeover)
-		s->takeovers = takeover_instances(s->takeover)->len;
+	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
+		s->takeovers = takeover_instances(sv_takeover(s))->len;
 	if (s->life.phase == PHASE_STARTING)
 		lifecycle_set_running(&s->life);
 	{
@@ -647,8 +616,8 @@ static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 	struct supervisor *s = ctx;
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	if (first && s->takeover) {
-		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
+	if (first && sv_takeover(s)) {
+		g_autoptr(GArray) foreign = takeover_targets(sv_takeover(s));
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
@@ -893,6 +862,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, &sv_handoff_ops, s);
+	s->first = first_start_new(args, opts, s->reloader, s->reuseport);
 	s->replacement = replacement_new(args, &s->gt, s->reloader,
 					 s->reuseport, &sv_replacement_ops, s);
 	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
@@ -930,33 +900,6 @@ static void start_watchdog(struct supervisor *s)
 						  on_watchdog, s);
 }
 
-static void on_takeover_settled(gpointer data)
-{
-	struct supervisor *s = data;
-
-	/* Before our generation's -sf makes them close their listeners. */
-	reuseport_attach_foreign(s->reuseport, takeover_instances(s->takeover));
-	sv_post(s, RE_SETTLED, NULL);
-}
-
-/* The first generation: after a takeover of what already runs, if any. */
-static void start_first(struct supervisor *s)
-{
-	g_auto(GStrv) argv = NULL;
-	g_autofree gchar *cwd = NULL;
-
-	if (!s->opts->takeover) {
-		pidfile_notice_strangers(s);
-		sv_post(s, RE_SETTLED, NULL);
-		return;
-	}
-	argv = own_haproxy_argv(s->args);
-	cwd = g_get_current_dir();
-	s->takeover = takeover_begin(s->args->pidfile,
-				     (const char *const *)argv, cwd,
-				     on_takeover_settled, s);
-}
-
 int supervisor_run(struct supervisor *s)
 {
 	g_autoptr(GError) error = NULL;
@@ -979,7 +922,7 @@ int supervisor_run(struct supervisor *s)
 	start_watchdog(s);
 	if (!selfupgrade_restore(s->up)) {
 		sv_post(s, RE_START, NULL);
-		start_first(s);
+		first_start_begin(s->first);
 	}
 	if (!s->life.done)
 		g_main_loop_run(s->loop);
@@ -1011,7 +954,7 @@ void supervisor_free(struct supervisor *s)
 	gen_table_clear(&s->gt);
 	reloader_free(s->reloader);
 	master_link_free(s->master);
-	takeover_free(s->takeover);
+	first_start_free(s->first);
 	replacement_free(s->replacement);
 	gen_exits_free(s->exits);
 	g_ptr_array_unref(s->foreign_view);
