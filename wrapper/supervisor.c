@@ -1,34 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The supervisor: it composes the owners of the state (the generation
  * table, the reload machine, the launcher, the master link, the runtime,
- * the self-upgrade, the hand-off) and keeps the life cycle: signals,
- * control requests, stop, what the end of each generation means, and
+ * the self-upgrade, the hand-off, the replacement, the life cycle, the
+ * ends of generations) and handles signals and control requests, and
  * the reload machine's effects. See doc/internals.md. */
 #include "wrapper/supervisor.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/escape.h"
 #include "base/log.h"
-#include "base/proc.h"
 #include "legacy/launch.h"
-#include "legacy/pidfile.h"
 #include "migrate/takeover.h"
 #include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/drain.h"
+#include "wrapper/firststart.h"
 #include "wrapper/generation.h"
+#include "wrapper/genexit.h"
 #include "wrapper/gentable.h"
 #include "wrapper/handoff.h"
+#include "wrapper/lifecycle.h"
 #include "wrapper/master.h"
 #include "wrapper/notify.h"
 #include "wrapper/reloader.h"
+#include "wrapper/replacement.h"
 #include "wrapper/reuseport.h"
 #include "wrapper/rundir.h"
 #include "wrapper/runtime.h"
@@ -37,22 +36,6 @@
 #include "wrapper/spawn.h"
 #include "wrapper/state.h"
 #include "wrapper/status.h"
-
-enum phase {
-	PHASE_STARTING,	/* the first generation is not ready yet */
-	PHASE_RUNNING,
-	PHASE_STOPPING,
-};
-
-/* The life cycle: starting, running, stopping, and how we exit. */
-struct lifecycle {
-	enum phase phase;
-	gboolean stop_hard;	/* the stop asked for is SIGTERM-now */
-	guint stop_timer;	/* --stop-timeout, then a hard stop */
-	gboolean done;		/* stopping, nothing left to wait for */
-	gboolean have_exit_code;
-	int exit_code;
-};
 
 struct supervisor {
 	GMainLoop *loop;
@@ -74,17 +57,10 @@ struct supervisor {
 	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
 	struct selfupgrade *up;		/* our own exec (selfupgrade.h) */
 
-	struct takeover *takeover;	/* foreign instances, first start */
-	/* A haproxy that replaced the one serving behind our back (a
-	 * restart by hand), and how ours ended, while we look for it. */
-	struct adopt *adopt;
-	struct {
-		gboolean valid;
-		guint number;
-		GPid pid;
-		int status;
-		enum launch_mode mode;
-	} replaced;
+	struct first_start *first;	/* a takeover, first (firststart.h) */
+	/* A haproxy started by hand replaced ours (replacement.h). */
+	struct replacement *replacement;
+	struct gen_exits *exits;	/* what each end means (genexit.h) */
 	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
@@ -99,11 +75,8 @@ static void sv_post(struct supervisor *s, enum reload_event ev,
 static struct log_event sv_event(struct supervisor *s,
 				 const char *message_id, guint number,
 				 GPid pid, const char *result);
-static void sv_begin_stop(struct supervisor *s, int sig);
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client);
-static void sv_retire_adopted(struct supervisor *s);
-static void sv_search_replacement(struct supervisor *s, gboolean quick);
 static void sv_handoff(struct supervisor *s, struct control_client *client);
 static const char *sv_master_notify_socket(struct supervisor *s,
 					   GError **error);
@@ -112,78 +85,20 @@ static const struct master_link_ops sv_master_ops;
 static const struct launcher_ops sv_launcher_ops;
 static const struct handoff_ops sv_handoff_ops;
 static const struct selfupgrade_ops sv_selfupgrade_ops;
+static const struct replacement_ops sv_replacement_ops;
+static const struct lifecycle_ops sv_lifecycle_ops;
+static const struct gen_exits_ops sv_gen_exits_ops;
 
-static void sv_set_exit_code(struct supervisor *s, int code)
+/* The takeover at the first start (NULL: none). */
+static struct takeover *sv_takeover(struct supervisor *s)
 {
-	if (!s->life.have_exit_code) {
-		s->life.have_exit_code = TRUE;
-		s->life.exit_code = code;
-	}
+	return first_start_takeover(s->first);
 }
 
-static void sv_set_running(struct supervisor *s)
+/* The adopted instances (NULL before the first search). */
+static struct adopt *sv_adopt(struct supervisor *s)
 {
-	s->life.phase = PHASE_RUNNING;
-}
-
-static void quit_if_done(struct supervisor *s)
-{
-	if (s->life.phase == PHASE_STOPPING && s->gt.gens->len == 0 &&
-	    !adopt_alive(s->adopt)) {
-		/* May happen before the loop runs: "done" covers that. */
-		s->life.done = TRUE;
-		g_main_loop_quit(s->loop);
-	}
-}
-
-static void forget_generation(struct supervisor *s, struct generation *g)
-{
-	gen_table_forget(&s->gt, g);
-	quit_if_done(s);
-}
-
-/* ---- the pidfile ---- */
-
-/* A pidfile naming live processes we did not start: say so, touch none. */
-static void pidfile_notice_strangers(struct supervisor *s)
-{
-	g_autoptr(GArray) pids = NULL;
-	g_autoptr(GError) error = NULL;
-	guint invalid = 0;
-
-	if (!s->args->pidfile)
-		return;
-	if (!pidfile_read(s->args->pidfile, &pids, &invalid, &error)) {
-		log_warn("ignoring pidfile: %s", error->message);
-		return;
-	}
-	if (invalid)
-		log_notice("pidfile %s holds %u token(s) that are not pids",
-			   s->args->pidfile, invalid);
-	for (guint i = 0; i < pids->len; i++) {
-		GPid pid = g_array_index(pids, GPid, i);
-		g_autofree gchar *exe = proc_exe(pid);
-		g_autofree gchar *shown = NULL;
-
-		if (!exe && kill(pid, 0) < 0 && errno == ESRCH)
-			continue;
-		/* Another user may have named that executable. */
-		shown = exe ? escape_untrusted(exe, 0)
-			    : g_strdup("unknown program");
-		log_notice("pidfile %s names pid %d (%s), which this wrapper "
-			   "did not start; it gets no signal from us",
-			   s->args->pidfile, pid, shown);
-	}
-}
-
-/* The status a serving generation's unasked-for end gives the wrapper. */
-static int sv_lost_exit_code(enum launch_mode mode, int status)
-{
-	int code = shell_status(status);
-
-	/* A -Ds parent exits 0 whenever its workers are gone, crashed or
-	 * killed: its 0 says nothing, and must not read as success. */
-	return mode == LAUNCH_DS && code == 0 ? 1 : code;
+	return replacement_adopt(s->replacement);
 }
 
 static gboolean sv_master_running(struct supervisor *s)
@@ -193,25 +108,12 @@ static gboolean sv_master_running(struct supervisor *s)
 
 /* ---- status ---- */
 
-static const char *phase_name(enum phase phase)
-{
-	switch (phase) {
-	case PHASE_STARTING:
-		return "starting";
-	case PHASE_RUNNING:
-		return "running";
-	case PHASE_STOPPING:
-		return "stopping";
-	}
-	return "unknown";
-}
-
 /* The instances we did not start: taken over at start, or adopted. */
 static const GPtrArray *foreign_view(struct supervisor *s)
 {
 	const GPtrArray *parts[] = {
-		s->takeover ? takeover_instances(s->takeover) : NULL,
-		s->adopt ? adopt_instances(s->adopt) : NULL,
+		sv_takeover(s) ? takeover_instances(sv_takeover(s)) : NULL,
+		sv_adopt(s) ? adopt_instances(sv_adopt(s)) : NULL,
 	};
 
 	g_ptr_array_set_size(s->foreign_view, 0);
@@ -227,9 +129,9 @@ static const struct foreign *adopted_serving(struct supervisor *s)
 {
 	const GPtrArray *in;
 
-	if (!adopt_serving(s->adopt))
+	if (!adopt_serving(sv_adopt(s)))
 		return NULL;
-	in = adopt_instances(s->adopt);
+	in = adopt_instances(sv_adopt(s));
 	return in->len ? g_ptr_array_index((GPtrArray *)in, 0) : NULL;
 }
 
@@ -262,159 +164,6 @@ static gchar *sv_summary(struct supervisor *s)
 	return status_summary(&v);
 }
 
-/* ---- the end of a generation, and what it means ---- */
-
-static void on_generation_exit(GPid pid, int status, gpointer data);
-
-static void sv_watch_generation(struct supervisor *s, struct generation *g)
-{
-	g->child_source = g_child_watch_add(g->pid, on_generation_exit, s);
-}
-
-
-/* The generation being started ended before it was ready. */
-static void starting_generation_exited(struct supervisor *s,
-				       struct generation *g, int status)
-{
-	g_autofree gchar *how = describe_wait_status(status);
-	g_autofree gchar *msg = NULL;
-	guint number = g->number;
-	GPid pid = g->pid;
-	int code = shell_status(status);
-	gboolean addr_in_use = g->warned_addr_in_use;
-
-	/* It was to take its listeners (-x) from the one serving, which
-	 * ended meanwhile (a restart by hand): again, without -x. */
-	if (g->took_listeners && !s->gt.current && s->life.phase == PHASE_RUNNING) {
-		log_notice("generation %u (pid %d) %s: the one serving, whose "
-			   "listeners it was to take, ended while it loaded; "
-			   "starting it again", number, pid, how);
-		forget_generation(s, g);
-		sv_post(s, RE_RETRY, NULL);
-		return;
-	}
-	failed_generation_clear(&s->gt.failed);
-	s->gt.failed = (struct failed_generation){
-		.valid = TRUE,
-		.number = number,
-		.pid = pid,
-		.started_us = g->started_us,
-		.how = g_strdup(how),
-	};
-	g_strlcpy(s->gt.failed.version, g->version, sizeof(s->gt.failed.version));
-	forget_generation(s, g);
-	if (s->life.phase == PHASE_STOPPING)
-		log_info("generation %u (pid %d) %s while starting", number,
-			 pid, how);
-	/* Ending before it was ready is a failure, whatever the status. */
-	msg = g_strdup_printf("generation %u (pid %d) %s%s before it was ready",
-			      number, pid, addr_in_use ?
-			      "could not bind its addresses and " : "", how);
-	sv_post(s, RE_CHILD_EXIT, &(struct reload_input){
-		.exit_code = code ? code : 1, .message = msg });
-}
-
-/* ---- a haproxy started by hand replaced the one serving ---- */
-
-/* A replaced haproxy soft-stops (exit 0; a -Ds parent, a master too) or
- * dies of the SIGTERM of -st. Anything else is a crash. */
-static gboolean ended_as_replaced(int status)
-{
-	return (WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
-	       (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-}
-
-static GStrv own_haproxy_argv(struct supervisor *s);
-
-static void on_adopt(enum adopt_event event, gpointer data);
-
-static void search_replacement(struct supervisor *s)
-{
-	sv_search_replacement(s, FALSE);
-}
-
-static void sv_search_replacement(struct supervisor *s, gboolean quick)
-{
-	if (!s->adopt) {
-		g_auto(GStrv) argv = own_haproxy_argv(s);
-		g_autofree gchar *cwd = g_get_current_dir();
-
-		s->adopt = adopt_new(s->args->pidfile,
-				     (const char *const *)argv, cwd, on_adopt,
-				     s);
-	}
-	if (quick)
-		adopt_look(s->adopt);
-	else
-		adopt_search(s->adopt);
-}
-
-static void remember_replaced(struct supervisor *s, struct generation *g,
-			      int status)
-{
-	s->replaced.valid = TRUE;
-	s->replaced.number = g->number;
-	s->replaced.pid = g->pid;
-	s->replaced.status = status;
-	s->replaced.mode = g->mode;
-}
-
-static void look_for_replacement(struct supervisor *s, struct generation *g,
-				 int status)
-{
-	g_autofree gchar *how = describe_wait_status(status);
-
-	log_info("generation %u (pid %d), the one serving, %s on its own; "
-		 "looking for a haproxy that replaced it", g->number, g->pid,
-		 how);
-	remember_replaced(s, g, status);
-	search_replacement(s);
-}
-
-/* Nothing replaced the one serving: the service is down, as before. */
-static void replacement_not_found(struct supervisor *s)
-{
-	if (s->replaced.valid) {
-		g_autofree gchar *how = describe_wait_status(
-			s->replaced.status);
-
-		log_err("generation %u (pid %d), the one serving, %s on its "
-			"own; stopping", s->replaced.number, s->replaced.pid,
-			how);
-		sv_set_exit_code(s, sv_lost_exit_code(s->replaced.mode,
-						      s->replaced.status));
-	} else {
-		/* Not our child: how it ended is unknown, and no success. */
-		log_err("the adopted haproxy, the one serving, has exited on "
-			"its own; stopping");
-		sv_set_exit_code(s, 1);
-	}
-	s->replaced.valid = FALSE;
-	sv_begin_stop(s, SIGTERM);
-}
-
-/* The adopted instances ended while they served. */
-static void adopted_lost(struct supervisor *s)
-{
-	/* Most likely the soft stop from a successor of ours, seen before
-	 * its witness: the successor decides, as for our own. Their status
-	 * is unknown (not our children), and no success. */
-	if (s->gt.starting) {
-		log_info("the adopted haproxy ended while generation %u "
-			 "starts", s->gt.starting->number);
-		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
-			.exit_code = sv_lost_exit_code(LAUNCH_DB,
-						       W_EXITCODE(1, 0)) });
-		/* Not told by it: maybe replaced by hand again. */
-		if (!s->gt.starting->sf_adopted)
-			search_replacement(s);
-		return;
-	}
-	log_info("looking for a haproxy that replaced the adopted one");
-	s->replaced.valid = FALSE;
-	adopt_search(s->adopt);
-}
-
 /* STATUS= for systemd, outside a reload or a stop that say it anyway. */
 static void tell_status(struct supervisor *s)
 {
@@ -426,112 +175,43 @@ static void tell_status(struct supervisor *s)
 	notify_status(line);
 }
 
-static void on_adopt(enum adopt_event event, gpointer data)
-{
-	struct supervisor *s = data;
+/* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
 
-	switch (event) {
-	case ADOPT_FOUND:
-		s->replaced.valid = FALSE;
-		s->restarts_adopted++;
-		reuseport_attach_foreign(s->reuseport, adopt_instances(s->adopt));
-		if (s->gt.current)
-			/* Found after our reload's generation was ready. */
-			sv_retire_adopted(s);
-		else if (s->gt.starting)
-			log_notice("an adopted haproxy serves; generation %u "
-				   "replaces it once ready",
-				   s->gt.starting->number);
-		else
-			log_notice("an adopted haproxy serves; the next reload "
-				   "brings it back under the wrapper");
-		/* It serves now, whatever becomes of a starting one; a
-		 * launch that waited for it goes on. */
-		sv_post(s, RE_REPLACED, NULL);
-		tell_status(s);
-		break;
-	case ADOPT_NONE:
-		if (s->life.phase == PHASE_STOPPING)
-			break;
-		/* During a reload its generation decides (current_lost). */
-		if (!s->gt.current && !s->gt.starting)
-			replacement_not_found(s);
-		else
-			sv_post(s, RE_SEARCH_OVER, NULL);
-		break;
-	case ADOPT_LOST:
-		adopted_lost(s);
-		break;
-	case ADOPT_GONE:
-		quit_if_done(s);
-		break;
-	}
+static gboolean replacement_stopping(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return s->life.phase == PHASE_STOPPING;
 }
 
-/* The serving generation ended without being asked to: the service is
- * down, so stop the rest and exit with its status for Restart=. */
-static void current_generation_exited(struct supervisor *s,
-				      struct generation *g, int status)
+static void replacement_found(void *ctx)
 {
-	g_autofree gchar *how = describe_wait_status(status);
-	struct log_event ev;
+	struct supervisor *s = ctx;
 
-	if (s->gt.starting) {
-		log_info("generation %u (pid %d) %s while generation %u "
-			 "starts", g->number, g->pid, how, s->gt.starting->number);
-		/* Most likely the starting one's own -sf, seen before its
-		 * witness; or a restart by hand, whose instance is not on
-		 * its -sf list: looked for once the reload decides. */
-		gboolean replaced = s->opts->takeover &&
-				    ended_as_replaced(status);
-
-		if (replaced)
-			remember_replaced(s, g, status);
-		sv_post(s, RE_SERVING_LOST, &(struct reload_input){
-			.exit_code = sv_lost_exit_code(g->mode, status),
-			.replaced = replaced });
-		forget_generation(s, g);
-		return;
-	}
-	/* --takeover=off: instances we did not start are not ours. */
-	if (s->opts->takeover && ended_as_replaced(status)) {
-		look_for_replacement(s, g, status);
-		forget_generation(s, g);
-		return;
-	}
-	ev = sv_event(s, MSGID_GENERATION_LOST, g->number, g->pid, NULL);
-	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
-		   "on its own; stopping", g->number, g->pid, how);
-	sv_set_exit_code(s, sv_lost_exit_code(g->mode, status));
-	forget_generation(s, g);
-	sv_begin_stop(s, SIGTERM);
+	s->restarts_adopted++;
 }
 
-static void on_generation_exit(GPid pid, int status, gpointer data)
+static void replacement_tell_status(void *ctx)
 {
-	struct supervisor *s = data;
-	struct generation *g = gen_table_find(&s->gt, pid);
-	g_autofree gchar *how = describe_wait_status(status);
-
-	g_spawn_close_pid(pid);
-	if (!g)
-		return;
-	g->child_source = 0;
-	g->exited = TRUE;
-	/* Its exit may be seen before the witness's last reports: read
-	 * them first (a "ready" makes it the serving generation). */
-	if (g == s->gt.starting)
-		witness_flush(&g->witness);
-	if (g == s->gt.starting) {
-		starting_generation_exited(s, g, status);
-	} else if (g == s->gt.current && s->life.phase != PHASE_STOPPING) {
-		current_generation_exited(s, g, status);
-	} else {
-		log_info("generation %u (pid %d) finished: %s", g->number,
-			 g->pid, how);
-		forget_generation(s, g);
-	}
+	tell_status(ctx);
 }
+
+static void stop_service(void *ctx, int exit_code);
+
+static void replacement_gone(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	lifecycle_quit_if_done(&s->life);
+}
+
+static const struct replacement_ops sv_replacement_ops = {
+	.stopping = replacement_stopping,
+	.found = replacement_found,
+	.tell_status = replacement_tell_status,
+	.stop_service = stop_service,
+	.gone = replacement_gone,
+};
 
 static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
@@ -562,73 +242,28 @@ static void on_control(struct control_client *c,
 	}
 }
 
-/* ---- stop ---- */
+/* ---- stop (wrapper/lifecycle.h) ---- */
 
-static gboolean on_stop_timeout(gpointer data)
+static gchar *lifecycle_summary(void *ctx)
 {
-	struct supervisor *s = data;
-
-	s->life.stop_timer = 0;
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
-
-		log_warn("generation %u (pid %d) still running %us after the "
-			 "stop; SIGKILL", g->number, g->pid,
-			 s->opts->stop_timeout_s);
-		generation_signal(g, SIGKILL, FALSE);
-	}
-	if (adopt_alive(s->adopt)) {
-		log_warn("the adopted haproxy still runs %us after the stop; "
-			 "SIGKILL", s->opts->stop_timeout_s);
-		adopt_stop(s->adopt, SIGKILL);
-	}
-	return G_SOURCE_REMOVE;
+	return sv_summary(ctx);
 }
 
-static void signal_all(struct supervisor *s, int sig)
+static void lifecycle_stopping(void *ctx)
 {
-	for (guint i = 0; i < s->gt.gens->len; i++) {
-		struct generation *g = g_ptr_array_index(s->gt.gens, i);
+	struct supervisor *s = ctx;
 
-		/* A haproxy still loading has nothing to drain. */
-		generation_signal(g, g->state == GEN_STARTING ? SIGTERM : sig,
-				  TRUE);
-	}
-}
-
-/* SIGTERM/SIGINT: hard, bounded; SIGUSR1: graceful, haproxy's soft stop. */
-static void sv_begin_stop(struct supervisor *s, int sig)
-{
-	gboolean hard = sig != SIGUSR1;
-
-	if (s->life.phase == PHASE_STOPPING) {
-		if (!hard || s->life.stop_hard)
-			return;
-		log_notice("%s while stopping gracefully: stopping now",
-			   signal_name(sig));
-	}
-	if (s->life.phase != PHASE_STOPPING) {
-		g_autofree gchar *line = NULL;
-
-		s->life.phase = PHASE_STOPPING;
-		line = sv_summary(s);
-		notify_stopping(line);
-	}
-	/* Waiting clients told, a hand-off abandoned, the attempt under
-	 * way ended unless a generation loads (its end ends it). */
 	sv_post(s, RE_STOP, NULL);
-	if (s->takeover)
-		takeover_cancel(s->takeover);
+	if (sv_takeover(s))
+		takeover_cancel(sv_takeover(s));
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
-	signal_all(s, sig);
-	adopt_stop(s->adopt, sig);
-	if (hard && !s->life.stop_hard && s->opts->stop_timeout_s)
-		s->life.stop_timer = g_timeout_add_seconds(s->opts->stop_timeout_s,
-						      on_stop_timeout, s);
-	s->life.stop_hard = hard;
-	quit_if_done(s);
 }
+
+static const struct lifecycle_ops sv_lifecycle_ops = {
+	.summary = lifecycle_summary,
+	.stopping = lifecycle_stopping,
+};
 
 static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 {
@@ -645,7 +280,7 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	case SIGUSR1:
 		log_notice("%s from pid %u: %s", signal_name(sig), si->ssi_pid,
 			   sig == SIGUSR1 ? "stopping gracefully" : "stopping");
-		sv_begin_stop(s, sig);
+		lifecycle_begin_stop(&s->life, sig);
 		break;
 	default:
 		log_info("ignoring %s from pid %u", signal_name(sig), si->ssi_pid);
@@ -674,6 +309,16 @@ static struct log_event sv_event(struct supervisor *s, const char *message_id,
 	};
 }
 
+static struct log_event exits_event(void *ctx, const char *message_id,
+				    guint number, GPid pid, const char *result)
+{
+	return sv_event(ctx, message_id, number, pid, result);
+}
+
+static const struct gen_exits_ops sv_gen_exits_ops = {
+	.event = exits_event,
+};
+
 static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 {
 	struct supervisor *s = ctx;
@@ -686,7 +331,7 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 	case FAILURE_REPLACED:
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; looking for a "
 			   "haproxy that replaced generation %u", msg,
-			   s->replaced.number);
+			   replacement_number(s->replacement));
 		break;
 	case FAILURE_NONE_SERVING:
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; and no generation "
@@ -711,27 +356,29 @@ static void stop_service(void *ctx, int exit_code)
 {
 	struct supervisor *s = ctx;
 
-	sv_set_exit_code(s, exit_code);
-	sv_begin_stop(s, SIGTERM);
+	lifecycle_set_exit_code(&s->life, exit_code);
+	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
 static gboolean searching(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_searching(s->adopt);
+	return adopt_searching(sv_adopt(s));
 }
 
 static gboolean adopted_serves(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_serving(s->adopt);
+	return adopt_serving(sv_adopt(s));
 }
 
 static void search(void *ctx, gboolean quick)
 {
-	sv_search_replacement(ctx, quick);
+	struct supervisor *s = ctx;
+
+	replacement_search(s->replacement, quick);
 }
 
 static void notify_reloading_now(void *ctx)
@@ -785,18 +432,6 @@ static void abandon_handoff(void *ctx)
 	handoff_abandon(s->handoff);
 }
 
-static void sv_retire_adopted(struct supervisor *s)
-{
-	int sig = reloader_hard(s->reloader) ? SIGTERM : SIGUSR1;
-
-	if (!adopt_serving(s->adopt))
-		return;
-	log_notice("generation %u serves; the haproxy restarted by hand "
-		   "during its reload leaves (%s)", s->gt.current->number,
-		   signal_name(sig));
-	adopt_retire(s->adopt, sig);
-}
-
 static void sv_generation_ready(struct supervisor *s, struct generation *g)
 {
 	struct generation *old = s->gt.current;
@@ -811,8 +446,8 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	/* Started with their pids after -sf: they leave now; any found
 	 * since (a launcher's daemon) is told to. */
 	if (g->sf_adopted)
-		adopt_superseded(s->adopt);
-	sv_retire_adopted(s);
+		adopt_superseded(sv_adopt(s));
+	replacement_retire_adopted(s->replacement);
 	if (old)
 		drain_begin(old, g, reloader_hard(s->reloader),
 			    s->opts->drain_timeout_s);
@@ -830,10 +465,10 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
-	if (s->life.phase == PHASE_STARTING && s->takeover)
-		s->takeovers = takeover_instances(s->takeover)->len;
+	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
+		s->takeovers = takeover_instances(sv_takeover(s))->len;
 	if (s->life.phase == PHASE_STARTING)
-		sv_set_running(s);
+		lifecycle_set_running(&s->life);
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,
@@ -970,7 +605,9 @@ static void launcher_ready(void *ctx, struct generation *g)
 
 static void launcher_watch(void *ctx, struct generation *g)
 {
-	sv_watch_generation(ctx, g);
+	struct supervisor *s = ctx;
+
+	gen_exits_watch(s->exits, g);
 }
 
 /* Taken over at the first start, and adopted: on the -sf list. */
@@ -979,13 +616,13 @@ static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 	struct supervisor *s = ctx;
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	if (first && s->takeover) {
-		g_autoptr(GArray) foreign = takeover_targets(s->takeover);
+	if (first && sv_takeover(s)) {
+		g_autoptr(GArray) foreign = takeover_targets(sv_takeover(s));
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
 	{
-		g_autoptr(GArray) adopted = adopt_targets(s->adopt);
+		g_autoptr(GArray) adopted = adopt_targets(sv_adopt(s));
 
 		g_array_append_vals(pids, adopted->data, adopted->len);
 	}
@@ -1052,7 +689,7 @@ static void sv_handoff(struct supervisor *s, struct control_client *client)
 				      "progress; hand off once it is over");
 		return;
 	}
-	if (adopt_alive(s->adopt)) {
+	if (adopt_alive(sv_adopt(s))) {
 		log_notice("hand-off refused: a haproxy adopted after a restart "
 			   "by hand runs; reload first");
 		control_reply(client, "error: a haproxy adopted after a restart "
@@ -1091,7 +728,7 @@ static gboolean upgrade_adopted_running(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_alive(s->adopt);
+	return adopt_alive(sv_adopt(s));
 }
 
 static int upgrade_notify_fd(void *ctx)
@@ -1128,7 +765,9 @@ static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
 
 static void upgrade_adopted(void *ctx, struct generation *g)
 {
-	sv_watch_generation(ctx, g);
+	struct supervisor *s = ctx;
+
+	gen_exits_watch(s->exits, g);
 }
 
 /* A master reports to the path in its NOTIFY_SOCKET: the socket bound
@@ -1153,7 +792,7 @@ static void upgrade_resumed(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	sv_set_running(s);
+	lifecycle_set_running(&s->life);
 	s->adoptions += s->gt.gens->len;
 }
 
@@ -1223,6 +862,14 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, &sv_handoff_ops, s);
+	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
+				   s->launcher);
+	s->replacement = replacement_new(args, &s->gt, s->reloader,
+					 s->reuseport, &sv_replacement_ops, s);
+	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
+		       &sv_lifecycle_ops, s);
+	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
+				 opts, &sv_gen_exits_ops, s);
 	return s;
 }
 
@@ -1239,7 +886,8 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if ((s->gt.current && !s->gt.current->exited) || adopt_serving(s->adopt))
+	if ((s->gt.current && !s->gt.current->exited) ||
+	    adopt_serving(sv_adopt(s)))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -1251,50 +899,6 @@ static void start_watchdog(struct supervisor *s)
 	if (usec)
 		s->watchdog_timer = g_timeout_add(MAX(usec / 2000, 1),
 						  on_watchdog, s);
-}
-
-static void on_takeover_settled(gpointer data)
-{
-	struct supervisor *s = data;
-
-	/* Before our generation's -sf makes them close their listeners. */
-	reuseport_attach_foreign(s->reuseport, takeover_instances(s->takeover));
-	sv_post(s, RE_SETTLED, NULL);
-}
-
-/* haproxy's own argv, as a running haproxy would show it, to match the
- * configuration files of instances we did not start. */
-static GStrv own_haproxy_argv(struct supervisor *s)
-{
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-
-	g_strv_builder_add(b, "haproxy");
-	g_strv_builder_addv(b, (const char **)s->args->haproxy_args);
-	if (s->args->config_tail) {
-		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)s->args->config_tail);
-	}
-	return g_strv_builder_end(b);
-}
-
-/* The first generation: after a takeover of what already runs, if any. */
-static void start_first(struct supervisor *s)
-{
-	g_auto(GStrv) argv = NULL;
-	g_autofree gchar *cwd = NULL;
-
-	if (!s->opts->takeover) {
-		pidfile_notice_strangers(s);
-		sv_post(s, RE_SETTLED, NULL);
-		return;
-	}
-	/* On a busy host the search takes long: haproxy -v runs meanwhile. */
-	launcher_probe_early(s->launcher);
-	argv = own_haproxy_argv(s);
-	cwd = g_get_current_dir();
-	s->takeover = takeover_begin(s->args->pidfile,
-				     (const char *const *)argv, cwd,
-				     on_takeover_settled, s);
 }
 
 int supervisor_run(struct supervisor *s)
@@ -1319,7 +923,7 @@ int supervisor_run(struct supervisor *s)
 	start_watchdog(s);
 	if (!selfupgrade_restore(s->up)) {
 		sv_post(s, RE_START, NULL);
-		start_first(s);
+		first_start_begin(s->first);
 	}
 	if (!s->life.done)
 		g_main_loop_run(s->loop);
@@ -1343,7 +947,7 @@ int supervisor_run(struct supervisor *s)
 
 void supervisor_free(struct supervisor *s)
 {
-	g_clear_handle_id(&s->life.stop_timer, g_source_remove);
+	lifecycle_clear(&s->life);
 	g_clear_handle_id(&s->pending_idle, g_source_remove);
 	g_clear_handle_id(&s->watchdog_timer, g_source_remove);
 	launcher_free(s->launcher);
@@ -1351,8 +955,9 @@ void supervisor_free(struct supervisor *s)
 	gen_table_clear(&s->gt);
 	reloader_free(s->reloader);
 	master_link_free(s->master);
-	takeover_free(s->takeover);
-	adopt_free(s->adopt);
+	first_start_free(s->first);
+	replacement_free(s->replacement);
+	gen_exits_free(s->exits);
 	g_ptr_array_unref(s->foreign_view);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The end of a generation, and what it means: the one loading failed
+ * (or is started again without -x), the one serving ended on its own (a
+ * crash: the wrapper stops with its status; or replaced by hand: a
+ * search, wrapper/replacement.h), an old one finished draining. It
+ * posts the reload machine's events (RETRY, CHILD_EXIT, SERVING_LOST)
+ * and ends the life cycle; what else it needs of the supervisor comes
+ * through struct gen_exits_ops.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "base/log.h"
+#include "wrapper/gentable.h"
+#include "wrapper/lifecycle.h"
+#include "wrapper/reloader.h"
+#include "wrapper/replacement.h"
+#include "wrapper/supervisor.h"
+
+struct gen_exits;
+
+struct gen_exits_ops {
+	/* A log event timed from the start of the reload attempt. */
+	struct log_event (*event)(void *ctx, const char *message_id,
+				  guint number, GPid pid, const char *result);
+};
+
+/* The pointers are the owners', and outlive it. */
+struct gen_exits *gen_exits_new(struct gen_table *gt, struct lifecycle *life,
+				struct reloader *reloader,
+				struct replacement *replacement,
+				const struct wrapper_options *opts,
+				const struct gen_exits_ops *ops, void *ctx);
+void gen_exits_free(struct gen_exits *e);
+
+/* g was spawned, or adopted across our exec: its end is watched. */
+void gen_exits_watch(struct gen_exits *e, struct generation *g);

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A haproxy started by hand replaced the one serving: what ended (our
+ * generation, or the adopted ones), the search for its replacement
+ * (wrapper/adopt.h) and what its outcome means. It posts the reload
+ * machine's events (SERVING_LOST, REPLACED, SEARCH_OVER) itself; what
+ * else it needs of the supervisor comes through struct replacement_ops.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "legacy/args.h"
+#include "wrapper/adopt.h"
+#include "wrapper/gentable.h"
+#include "wrapper/reloader.h"
+#include "wrapper/reuseport.h"
+
+struct replacement;
+
+struct replacement_ops {
+	/* Is the wrapper stopping (a search's end no longer matters)? */
+	gboolean (*stopping)(void *ctx);
+	/* An adopted haproxy serves after a restart by hand (metrics). */
+	void (*found)(void *ctx);
+	/* STATUS= for systemd, what serves having changed. */
+	void (*tell_status)(void *ctx);
+	/* Nothing replaced the one serving: the wrapper stops, exit_code. */
+	void (*stop_service)(void *ctx, int exit_code);
+	/* The last adopted instance not serving has exited. */
+	void (*gone)(void *ctx);
+};
+
+/* The pointers are the owners', and outlive the replacement. */
+struct replacement *replacement_new(const struct wrapper_args *args,
+				    struct gen_table *gt,
+				    struct reloader *reloader,
+				    struct reuseport *reuseport,
+				    const struct replacement_ops *ops,
+				    void *ctx);
+void replacement_free(struct replacement *r);
+
+/* The adopted instances and the search (NULL before the first search;
+ * every adopt_* call takes NULL). */
+struct adopt *replacement_adopt(const struct replacement *r);
+
+/* How a replaced haproxy ends: exit 0, or SIGTERM. */
+gboolean ended_as_replaced(int status);
+/* The status a serving generation's unasked-for end gives the wrapper. */
+int lost_exit_code(enum launch_mode mode, int status);
+
+/* g, the one serving, ended as a replaced one does while the next
+ * generation loads: remembered, the reload decides (and searches). */
+void replacement_remember(struct replacement *r, struct generation *g,
+			  int status);
+/* g, the one serving, ended as a replaced one does: look for what
+ * replaced it. */
+void replacement_look_for(struct replacement *r, struct generation *g,
+			  int status);
+/* The search (the reload machine's effect); quick: look once now. */
+void replacement_search(struct replacement *r, gboolean quick);
+/* The generation remembered (for the log of a failed reload). */
+guint replacement_number(const struct replacement *r);
+/* Ours serves: an adopted haproxy found during its reload leaves. */
+void replacement_retire_adopted(struct replacement *r);
+
+/* haproxy's own argv, as a running haproxy would show it, to match the
+ * configuration files of instances we did not start. */
+GStrv own_haproxy_argv(const struct wrapper_args *args);
