@@ -596,6 +596,13 @@ static void pidfile_candidates(struct scan *s, const char *pidfile,
 			      FOREIGN_BY_PIDFILE);
 }
 
+/* A program run through a descriptor (fexecve, execveat) has the
+ * descriptor's number as its command name on kernels before 6.14. */
+static gboolean comm_is_descriptor(const char *comm)
+{
+	return *comm && comm[strspn(comm, "0123456789")] == '\0';
+}
+
 /* Does argv[0] name haproxy? Asked of every process: the command name,
  * already read with stat, first (a cmdline read costs as much again),
  * then argv[0], read into the stack; only a process that passes both has
@@ -606,7 +613,8 @@ static gboolean named_haproxy(struct scan *s, struct node *n)
 	char buf[4096];
 	gssize len = -1;
 
-	if (!g_str_has_prefix(n->st.comm, "haproxy"))
+	if (!g_str_has_prefix(n->st.comm, "haproxy") &&
+	    !comm_is_descriptor(n->st.comm))
 		return FALSE;
 	if (!n->argv_read && s->rootfd >= 0)
 		len = proc_read_head_at(s->rootfd, n->pid, "cmdline", buf,

@@ -159,6 +159,21 @@ static void test_config_needs_comm(struct tree *t, gconstpointer data)
 	g_assert_cmpuint(instance(t, 0)->found_by, ==, FOREIGN_BY_PIDFILE);
 }
 
+/* Executed through a descriptor (fexecve, execveat), a process's comm is
+ * the descriptor's number on kernels before 6.14: argv[0] decides. */
+static void test_config_fexecve_comm(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf("haproxy|-D|-f|%s", cfg);
+
+	fake_system(t);
+	FAKE(t, .pid = 580, .ppid = 1, .sid = 580, .exe = HAPROXY,
+				.comm = "3", .cwd = "/", .argv = argv);
+
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 580);
+}
+
 /* The 1.7 -Ds parent, under the historic wrapper. */
 static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 {
@@ -439,6 +454,7 @@ int main(int argc, char **argv)
 	add_tree_test("/find/basedir", test_basedir);
 	add_tree_test("/find/symlinked-config", test_symlinked_config);
 	add_tree_test("/find/config-needs-comm", test_config_needs_comm);
+	add_tree_test("/find/config-fexecve-comm", test_config_fexecve_comm);
 	add_tree_test("/find/ds-parent-renamed", test_ds_parent_renamed);
 	add_tree_test("/find/ds-parent-15", test_ds_parent_15);
 	add_tree_test("/find/mw-master", test_mw_master);

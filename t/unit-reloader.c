@@ -647,6 +647,23 @@ static void test_search_holds_reloads(void)
 	teardown();
 }
 
+/* A launch waiting for a search that then finds nothing (a launcher
+ * started by hand exited without a daemon) goes on: ours still serves. */
+static void test_search_over_resumes_launch(void)
+{
+	setup();
+	start_serving();
+	request(1, SIGUSR2, FALSE);
+	F.must_wait = TRUE;
+	probed("2.6.12");
+	assert_state(RS_AWAITING_SEARCH);
+	F.must_wait = FALSE;
+	post(RE_SEARCH_OVER, NULL);
+	assert_state(RS_LOADING);
+	expect("RELOADING=1", "probe", "launch 2.6.12", NULL);
+	teardown();
+}
+
 /* ---- timeouts ---- */
 
 static void test_timeouts(void)
@@ -737,6 +754,8 @@ int main(int argc, char **argv)
 			test_replaced_then_retry);
 	g_test_add_func("/reloader/replaced/search-holds-reloads",
 			test_search_holds_reloads);
+	g_test_add_func("/reloader/replaced/search-over-resumes-launch",
+			test_search_over_resumes_launch);
 	g_test_add_func("/reloader/timeouts", test_timeouts);
 	return g_test_run();
 }

@@ -408,6 +408,10 @@ static void handle(struct reloader *r, enum reload_event ev,
 		schedule_pending(r);
 		break;
 	case RE_SEARCH_OVER:
+		/* Nothing to add to the -sf list (a launcher started by
+		 * hand ended without a daemon): ours serves, launch. */
+		if (s == RS_AWAITING_SEARCH)
+			launch(r, &r->launch_version);
 		schedule_pending(r);
 		break;
 	case RE_SIGNALLED:
