@@ -233,6 +233,7 @@ static void search_step(struct adopt *a)
 {
 	gboolean late = g_get_monotonic_time() >= a->deadline, none;
 	g_autoptr(GPtrArray) found = look(a, late, &none);
+	gboolean news = FALSE;
 
 	if (found) {
 		/* Ours now: the array no longer frees them. */
@@ -240,13 +241,21 @@ static void search_step(struct adopt *a)
 		for (guint i = 0; i < found->len; i++) {
 			struct foreign *f = g_ptr_array_index(found, i);
 
-			if (already_adopted(a, f))
+			if (already_adopted(a, f)) {
 				foreign_free(f);
-			else
+			} else {
 				adopt_one(a, f);
+				news = TRUE;
+			}
 		}
 	}
-	if (!a->found && !late && !(a->quick && none))
+	/*
+	 * A look that brought news may have missed a daemon: its -D launcher
+	 * listed before the fork and read once it had exited (a zombie, or
+	 * gone before its pidfd), the daemon too new for the listing. The
+	 * search ends on a look that brings nothing new.
+	 */
+	if (news || (!a->found && !late && !(a->quick && none)))
 		return;
 	search_end(a);
 	a->serving = any_staying(a);
