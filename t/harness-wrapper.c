@@ -67,11 +67,51 @@ static void live_remove(struct wrapper *w)
 			live[i] = NULL;
 }
 
+static void write_all(const char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0 && (n = write(STDERR_FILENO, p, len)) > 0) {
+		p += n;
+		len -= n;
+	}
+}
+
+/* What the wrapper said, on stderr as "# " lines (--verbose showed it
+ * already): the lines read, then what is still in the pipe. */
+static void dump_log(struct wrapper *w)
+{
+	char buf[4096];
+	ssize_t n;
+
+	for (guint i = 0; i < w->lines->len; i++) {
+		const char *line = g_ptr_array_index(w->lines, i);
+
+		write_all("# ", 2);
+		write_all(line, strlen(line));
+		write_all("\n", 1);
+	}
+	write_all(w->partial->str, w->partial->len);
+	while (w->err_fd >= 0 && (n = read(w->err_fd, buf, sizeof(buf))) > 0)
+		write_all(buf, n);
+}
+
+/* A failed assertion: each wrapper's log, for the diagnosis of a flake
+ * seen once, then the kill. */
 void t_kill_live_wrappers(void)
 {
-	for (guint i = 0; i < G_N_ELEMENTS(live); i++)
-		if (live[i] && !live[i]->reaped)
+	static const char head[] = "# the wrapper's log:\n";
+
+	for (guint i = 0; i < G_N_ELEMENTS(live); i++) {
+		if (!live[i])
+			continue;
+		if (!g_test_verbose()) {
+			write_all(head, strlen(head));
+			dump_log(live[i]);
+		}
+		if (!live[i]->reaped)
 			g_array_unref(t_kill_tree(live[i]->pid));
+	}
 }
 
 struct spawn_setup {

@@ -51,7 +51,7 @@ struct wrapper *wrapper_start_setup(const char *const *args,
 				    const char *const *env,
 				    GSpawnChildSetupFunc setup, gpointer data);
 /* SIGKILL every wrapper started and not freed, and all below them (from
- * an abort handler: nothing reaped). */
+ * an abort handler: nothing reaped), after writing its log to stderr. */
 void t_kill_live_wrappers(void);
 
 /* Wait for a line containing needle after the last matched line; returns

@@ -229,10 +229,51 @@ static gboolean any_staying(const struct adopt *a)
 	return FALSE;
 }
 
+static gboolean same_instances(const GPtrArray *x, const GPtrArray *y)
+{
+	if (!x || !y)
+		return x == y;
+	if (x->len != y->len)
+		return FALSE;
+	for (guint i = 0; i < x->len; i++) {
+		const struct foreign *fx = g_ptr_array_index(x, i);
+		const struct foreign *fy = g_ptr_array_index(y, i);
+
+		if (fx->pid != fy->pid || fx->start_time != fy->start_time)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * What one look shows may lack a daemon: its -D launcher listed before
+ * the fork and read once it had exited (a zombie, passed over), the
+ * daemon too new for the listing. A second look, listed after the first
+ * ended, has it: what two looks in a row show the same is there.
+ */
+static GPtrArray *look_twice(struct adopt *a, gboolean *none)
+{
+	g_autoptr(GPtrArray) first = look(a, FALSE, none);
+	GPtrArray *second;
+
+	/* Nothing, or not ready: the search goes on anyway (a quick one
+	 * ends on nothing: seen twice). */
+	if (!first && !(*none && a->quick))
+		return NULL;
+	second = look(a, FALSE, none);
+	if (same_instances(first, second))
+		return second;
+	if (second)
+		g_ptr_array_unref(second);
+	*none = FALSE;
+	return NULL;
+}
+
 static void search_step(struct adopt *a)
 {
 	gboolean late = g_get_monotonic_time() >= a->deadline, none;
-	g_autoptr(GPtrArray) found = look(a, late, &none);
+	g_autoptr(GPtrArray) found = late ? look(a, TRUE, &none)
+					  : look_twice(a, &none);
 
 	if (found) {
 		/* Ours now: the array no longer frees them. */
