@@ -124,42 +124,19 @@ int hold_on(guint16 port, GPid pid)
 
 void notify_open(Notify *n, struct t_site *s)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-
-	n->path = g_build_filename(t_short_dir(s->dir), "notify.sock", NULL);
+	*n = (Notify){ .fd = -1 };
+	t_notify_open(n, s->dir);
 	t_site_setenv(s, "NOTIFY_SOCKET", n->path);
-	g_assert_cmpuint(strlen(n->path), <, sizeof(a.sun_path));
-	strcpy(a.sun_path, n->path);
-	n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	g_assert_cmpint(n->fd, >=, 0);
-	g_assert_cmpint(bind(n->fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 }
 
 void notify_clear(Notify *n)
 {
-	if (n->path) {
-		close(n->fd);
-		g_unlink(n->path);
-	}
-	g_free(n->path);
+	t_notify_clear(n);
 }
 
 gchar *notify_recv(Notify *n, guint timeout_ms)
 {
-	struct pollfd p = { .fd = n->fd, .events = POLLIN };
-	char buf[4096];
-	gchar *msg;
-	ssize_t len;
-
-	if (poll(&p, 1, timeout_ms) <= 0)
-		return NULL;
-	len = recv(n->fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-	if (len < 0)
-		return NULL;
-	buf[len] = '\0';
-	msg = g_strndup(buf, len);
-	g_test_message("notify: %s", g_strdelimit(buf, "\n", '|'));
-	return msg;
+	return t_notify_recv(n, timeout_ms);
 }
 
 void assert_fields(const char *msg, ...)

@@ -51,10 +51,7 @@ int hold_on(guint16 port, GPid pid);
 
 /* ---- a fake NOTIFY_SOCKET ---- */
 
-typedef struct {
-	int fd;
-	gchar *path;
-} Notify;
+typedef struct t_notify Notify;	/* t/harness.h, skip_extend off */
 
 /* Bound below the site's directory, named in the site's environment. */
 void notify_open(Notify *n, struct t_site *s);
