@@ -268,17 +268,7 @@ static void test_adopt_during_probe(void)
 	g_assert_nonnull(probing);
 
 	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
-	{
-		const char *argv[] = { HAPROXY, "-D", "-p", h2pid, "-f", s.cfg,
-				       "-f", slow, NULL };
-
-		g_spawn_async(s.dir, (char **)argv, NULL,
-			      G_SPAWN_DO_NOT_REAP_CHILD |
-			      G_SPAWN_STDOUT_TO_DEV_NULL |
-			      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-			      &launcher, &error);
-		g_assert_no_error(error);
-	}
+	launcher = start_daemon_by_hand(&s, h2pid, slow);
 	/* Loading: a launcher the search must wait for, not one it may
 	 * miss by looking before the exec. */
 	held = t_wait_file_line(second_held, "held", NULL, 1, T_WAIT);

@@ -243,17 +243,7 @@ static void test_adopt_launcher_loading(void)
 	hold_text = held_config_text(s.dir, "launch");
 	hold = t_write_file(s.dir, "hold.cfg", hold_text);
 	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
-	{
-		const char *argv[] = { HAPROXY, "-D", "-p", h2pid, "-f", s.cfg,
-				       "-f", hold, NULL };
-
-		g_spawn_async(s.dir, (char **)argv, NULL,
-			      G_SPAWN_DO_NOT_REAP_CHILD |
-			      G_SPAWN_STDOUT_TO_DEV_NULL |
-			      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-			      &launcher, &error);
-		g_assert_no_error(error);
-	}
+	launcher = start_daemon_by_hand(&s, h2pid, hold);
 	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
 	g_assert_nonnull(held_line);
 

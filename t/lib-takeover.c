@@ -466,6 +466,22 @@ GPid restart_adopted(struct t_site *s, Wrapper *w)
 	return pid;
 }
 
+GPid start_daemon_by_hand(struct t_site *s, const char *pidfile,
+			  const char *extra_cfg)
+{
+	const char *argv[] = { HAPROXY, "-D", "-p", pidfile, "-f", s->cfg,
+			       "-f", extra_cfg, NULL };
+	g_autoptr(GError) error = NULL;
+	GPid launcher = 0;
+
+	g_spawn_async(s->dir, (char **)argv, NULL,
+		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &launcher,
+		      &error);
+	g_assert_no_error(error);
+	return launcher;
+}
+
 gchar *held_config_text(const char *dir, const char *name)
 {
 	g_autofree gchar *gate = g_strdup_printf("%s/%s.gate", dir, name);

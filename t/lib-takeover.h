@@ -67,3 +67,7 @@ GPid restart_adopted(struct t_site *s, Wrapper *w);
  * loading it until dir/NAME.gate exists (a minute at most), after
  * writing "held" to dir/NAME.held. */
 gchar *held_config_text(const char *dir, const char *name);
+/* "haproxy -D -p pidfile -f the site's configuration -f extra_cfg" started
+ * by hand in the site's directory, not reaped: the launcher's pid. */
+GPid start_daemon_by_hand(struct t_site *s, const char *pidfile,
+			  const char *extra_cfg);
