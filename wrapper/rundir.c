@@ -256,21 +256,27 @@ fail:
 	return -1;
 }
 
-int rundir_open(const char *dir, enum rundir_role role, GError **error)
+int rundir_open_nosocket(const char *dir, enum rundir_role role,
+			 GError **error)
 {
 	if (!g_path_is_absolute(dir)) {
 		g_set_error(error, RUNDIR_ERROR, RUNDIR_ERROR_UNTRUSTED,
 			    "runtime directory %s: not an absolute path", dir);
 		return -1;
 	}
-	if (strlen(dir) > RUNDIR_PATH_MAX) {
+	return walk(dir, role, error);
+}
+
+int rundir_open(const char *dir, enum rundir_role role, GError **error)
+{
+	if (g_path_is_absolute(dir) && strlen(dir) > RUNDIR_PATH_MAX) {
 		g_set_error(error, RUNDIR_ERROR, RUNDIR_ERROR_TOO_LONG,
 			    "runtime directory %s: %zu characters, at most %d "
 			    "fit haproxy's socket paths", dir, strlen(dir),
 			    RUNDIR_PATH_MAX);
 		return -1;
 	}
-	return walk(dir, role, error);
+	return rundir_open_nosocket(dir, role, error);
 }
 
 /* ---- inside it ---- */

@@ -64,6 +64,10 @@ enum rundir_role {
  * what is missing (0755, dir itself 0700). Its descriptor, or -1.
  */
 int rundir_open(const char *dir, enum rundir_role role, GError **error);
+/* The same checks for a directory that holds no socket (the version
+ * cache in $CACHE_DIRECTORY): no limit on the length of its path. */
+int rundir_open_nosocket(const char *dir, enum rundir_role role,
+			 GError **error);
 
 /* Writes name in the directory dirfd atomically (a new file, then
  * renamed over it), mode 0600; a symlink planted there is replaced. */

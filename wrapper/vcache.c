@@ -112,7 +112,8 @@ static int open_cache_dir(const char *rundir, gchar **dir)
 		*dir = NULL;
 		return -1;
 	}
-	return rundir_open(*dir, RUNDIR_OWNER, NULL);
+	/* It holds no socket: a long path is no reason to probe again. */
+	return rundir_open_nosocket(*dir, RUNDIR_OWNER, NULL);
 }
 
 gboolean version_cache_load(struct version_cache *vc, const char *rundir,
