@@ -271,5 +271,9 @@ const char *t_site_wait_log(struct t_site *s, const char *needle)
 int t_site_client(struct t_site *s, const char *command, gchar **out,
 		  gchar **err)
 {
+	/* Without --runtime-dir the wrapper's is the one its -p names, as
+	 * a user's client finds it. */
+	if (!s->with_runtime_dir && !s->no_pidfile)
+		return t_client(command, "-p", s->pidfile, out, err);
 	return t_client(command, s->rundir_opt, NULL, out, err);
 }
