@@ -89,3 +89,32 @@
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
 #define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
+
+/* ---- logsA ---- */
+/* "...: executing /usr/sbin/haproxy -Ws ..." (the word alone; a test adds the path it expects; "re-executing on ..." holds it too). */
+#define LOG_EXECUTING_WORD	"executing "
+/* "re-executing on SIGUSR2." / "re-executing on request.", any of them. */
+#define LOG_REEXECUTING_ANY	"re-executing"
+/* "reloading on SIGUSR2." / "reloading on request." (a test adds the cause). */
+#define LOG_RELOADING_ON	"reloading on "
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)" (printf: V, N). */
+#define LOG_WRAPPER_RUNNING_FMT	"haproxy-systemd-wrapper %s running, " \
+				"adopted %u generation(s)"
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)", whatever V, N. */
+#define LOG_RUNNING_ADOPTED	" running, adopted"
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)" (printf: N). */
+#define LOG_RUNNING_ADOPTED_FMT	"running, adopted %u generation(s)"
+/* "<3>not upgrading: P --upgrade-dry-run WHY; reloading with the running wrapper" (and "not upgrading the wrapper on this reload: ..."). */
+#define LOG_NOT_UPGRADING	"not upgrading"
+/* "<3>not upgrading: P --upgrade-dry-run WHY; reloading with the running wrapper". */
+#define LOG_UPGRADE_REFUSED	"not upgrading: "
+/* "runtime directory D: D is owned by uid U with mode M; it must be owned by uid U and writable by no one else...". */
+#define LOG_RUNDIR_UNTRUSTED	"writable by no one else"
+/* "exit, haproxy RC=N", whatever N. */
+#define LOG_EXIT_RC		"exit, haproxy RC"
+/* "foreign haproxy pid P (standalone) has exited" (printf: P, its kind). */
+#define LOG_FOREIGN_EXITED_FMT	"foreign haproxy pid %d (%s) has exited"
+/* "<4>handover names pid P, not our child; ignored" (printf: P). */
+#define LOG_HANDOVER_NOT_CHILD_FMT	"handover names pid %d, not our child"
+/* "generation N ready: pid P, ..." / "generation N ready: master pid P ...". */
+#define LOG_READY		" ready: "
