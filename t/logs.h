@@ -118,3 +118,17 @@
 #define LOG_HANDOVER_NOT_CHILD_FMT	"handover names pid %d, not our child"
 /* "generation N ready: pid P, ..." / "generation N ready: master pid P ...". */
 #define LOG_READY		" ready: "
+/* A line's error priority prefix: "<3>reload failed: ...", "<3>not upgrading: ...". */
+#define LOG_PRIO_ERR		"<3>"
+/* "<3>not handing off: WHY" (a hand-off refused). */
+#define LOG_NOT_HANDING_OFF	"not handing off"
+/* "SIGUSR1 from pid P: stopping gracefully". */
+#define LOG_STOPPING_GRACEFULLY	"stopping gracefully"
+/* "re-exec(PATH) failed: ERROR." (the self-upgrade's execv failed). */
+#define LOG_REEXEC_FAILED	"re-exec("
+/* "generation N ready: pid P, ..." (printf: N), without the colon. */
+#define LOG_GENERATION_READY_FMT	"generation %u ready"
+/* "<4>HAPROXY_WRAPPER_STATE could not be read in full (N part(s) ignored): adopting the generations it names, ...". */
+#define LOG_STATE_UNREADABLE	"could not be read"
+/* "<3>reload failed: ..., generation N (pid P) keeps serving" (printf: P). */
+#define LOG_KEEPS_SERVING_FMT	"(pid %d) keeps serving"
