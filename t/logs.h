@@ -132,3 +132,7 @@
 #define LOG_STATE_UNREADABLE	"could not be read"
 /* "<3>reload failed: ..., generation N (pid P) keeps serving" (printf: P). */
 #define LOG_KEEPS_SERVING_FMT	"(pid %d) keeps serving"
+/* "<3>not upgrading: P --upgrade-dry-run passed, but the file was replaced during its dry run; reloading with the running wrapper". */
+#define LOG_REPLACED_IN_DRY_RUN	"replaced during its dry run"
+/* "handing off to haproxy -Ws in place (pid P)". */
+#define LOG_HANDING_OFF		"handing off to"
