@@ -136,3 +136,19 @@
 #define LOG_REPLACED_IN_DRY_RUN	"replaced during its dry run"
 /* "handing off to haproxy -Ws in place (pid P)". */
 #define LOG_HANDING_OFF		"handing off to"
+/* "<4>cannot write pidfile: P: ERROR". */
+#define LOG_PIDFILE_UNWRITABLE	"cannot write pidfile"
+/* "<4>control socket: Too many open files; dropped N idle client(s), accepting at most every M ms until it passes" (a test adds the error). */
+#define LOG_CONTROL_SOCKET	"control socket: "
+/* "control socket: accepting clients again". */
+#define LOG_CONTROL_ACCEPTING_AGAIN	"control socket: accepting clients again"
+/* "<4>runtime directory D: cannot write listeners.cfg: ERROR: no seamless reload". */
+#define LOG_LISTENERS_UNWRITABLE	"cannot write listeners.cfg"
+/* Any line naming the file: "<4>...: cannot write listeners.cfg: ...: no seamless reload". */
+#define LOG_LISTENERS_CFG	"listeners.cfg"
+/* "<4>...: no seamless reload" / "<4>...: no control socket, no seamless reload". */
+#define LOG_NO_SEAMLESS_RELOAD	"no seamless reload"
+/* "<4>ERROR: no control socket" / "<4>ERROR: no control socket, no seamless reload". */
+#define LOG_NO_CONTROL_SOCKET	"no control socket"
+/* "...: executing /usr/sbin/haproxy ... -x SOCKET ..." (the listeners passed on). */
+#define LOG_ARG_X		" -x "
