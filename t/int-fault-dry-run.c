@@ -161,7 +161,8 @@ static void test_signal_in_dry_run(gconstpointer data)
 		g_assert_true(t_wait_gone(dry_run, T_WAIT));
 		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
 		g_assert_true(t_wait_gone(gen1, T_WAIT));
-		g_assert_cmpuint(wrapper_count_log(f.w, LOG_REEXECUTING_ANY), ==, 0);
+		g_assert_cmpuint(wrapper_count_log(f.w, LOG_REEXECUTING_ANY),
+				 ==, 0);
 		fx_open_gate(&f);
 	}
 	t_command_clear(&reload);

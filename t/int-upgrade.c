@@ -275,7 +275,8 @@ static void test_upgrade(void)
 	wrapper_signal(u.site.w, SIGUSR2);
 	gen3 = wait_takeover(&u, 3, gen2);
 	g_assert_cmpint(gen3, !=, gen2);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 1);
 	assert_runs(u.site.w->pid, &next);
 
 	stop_cleanly(u.site.w);
@@ -355,7 +356,8 @@ static void test_reload_signals_not_lost(void)
 	gen3 = wait_takeover(&u, 3, gen2);
 	g_assert_true(t_wait_gone(u.gen1, T_WAIT));
 	assert_running(u.site.w);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 1);
 	g_assert_cmpint(t_http_pid(u.site.port), ==, gen3);
 
 	stop_cleanly(u.site.w);
@@ -378,8 +380,10 @@ static void test_broken_replacement(void)
 	wait_takeover(&u, 2, u.gen1);
 	assert_running(u.site.w);
 	assert_runs(u.site.w->pid, &u.orig);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_RUNNING_ADOPTED), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_RUNNING_ADOPTED),
+			 ==, 0);
 
 	stop_cleanly(u.site.w);
 	up_clear(&u);
@@ -487,8 +491,10 @@ static void test_never(void)
 	wait_takeover(&u, 2, u.gen1);
 	assert_running(u.site.w);
 	assert_runs(u.site.w->pid, &u.orig);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_RUNNING_ADOPTED), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_RUNNING_ADOPTED),
+			 ==, 0);
 	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_NOT_UPGRADING), ==, 0);
 
 	stop_cleanly(u.site.w);
@@ -529,7 +535,8 @@ static void test_always(void)
 		assert_running(u.site.w);
 		assert_runs(u.site.w->pid, &u.orig);
 	}
-	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY), ==, 3);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 3);
 	g_assert_true(wait_only_descendant(u.site.w->pid, current));
 
 	stop_cleanly(u.site.w);

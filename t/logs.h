@@ -152,3 +152,7 @@
 #define LOG_NO_CONTROL_SOCKET	"no control socket"
 /* "...: executing /usr/sbin/haproxy ... -x SOCKET ..." (the listeners passed on). */
 #define LOG_ARG_X		" -x "
+/* "<3>signalfd: ERROR" (a test adds the error; fatal at start). */
+#define LOG_SIGNALFD_FAILED	"signalfd: "
+/* "<3>hand-off failed: execve(P): ERROR; the wrapper goes on". */
+#define LOG_HANDOFF_FAILED	"hand-off failed"
