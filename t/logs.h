@@ -156,3 +156,15 @@
 #define LOG_SIGNALFD_FAILED	"signalfd: "
 /* "<3>hand-off failed: execve(P): ERROR; the wrapper goes on". */
 #define LOG_HANDOFF_FAILED	"hand-off failed"
+/* "ignoring SIGQUIT from pid P" / "ignoring SIGHUP: stopping" (a test adds the signal's name). */
+#define LOG_IGNORING		"ignoring "
+/* "ignoring SIGQUIT from pid P" (printf: the signal's name). */
+#define LOG_IGNORING_FROM_FMT	"ignoring %s from pid "
+/* "ignoring SIGHUP: stopping" (a reload asked for while stopping; printf: the signal's name). */
+#define LOG_IGNORING_STOPPING_FMT	"ignoring %s: stopping"
+/* "SIGTERM from pid P: stopping" (printf: the signal's name, P). */
+#define LOG_STOPPING_ON_FMT	"%s from pid %d: stopping"
+/* "SIGUSR1 from pid P: stopping gracefully" (printf: the signal's name, P). */
+#define LOG_STOPPING_GRACEFULLY_ON_FMT	"%s from pid %d: stopping gracefully"
+/* "SIGTERM while stopping gracefully: stopping now" (printf: the signal's name). */
+#define LOG_STOPPING_NOW_FMT	"%s while stopping gracefully: stopping now"
