@@ -229,8 +229,8 @@ static void test_reload_client_in_handoff(void)
 	gone = connect_control(&f);
 	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
 	fx_client(&f, &reload, "--reload");
-	g_assert_true(wrapper_wait_log(f.w, "control request: "
-					    LOG_RELOAD_QUEUED, T_WAIT) != NULL);
+	g_assert_true(wrapper_wait_log(f.w, LOG_RELOAD_QUEUED_BY_CLIENT,
+				       T_WAIT) != NULL);
 	close(gone);
 	fx_open_gate(&f);
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);

@@ -142,13 +142,13 @@
 #define LOG_CONTROL_SOCKET	"control socket: "
 /* "control socket: accepting clients again". */
 #define LOG_CONTROL_ACCEPTING_AGAIN	"control socket: accepting clients again"
-/* "<4>runtime directory D: cannot write listeners.cfg: ERROR: no seamless reload". */
+/* "<4>...: cannot write listeners.cfg: ERROR: no seamless reload". */
 #define LOG_LISTENERS_UNWRITABLE	"cannot write listeners.cfg"
-/* Any line naming the file: "<4>...: cannot write listeners.cfg: ...: no seamless reload". */
+/* Any line naming the file: "<4>...: cannot write listeners.cfg: ERROR: no seamless reload". */
 #define LOG_LISTENERS_CFG	"listeners.cfg"
 /* "<4>...: no seamless reload" / "<4>...: no control socket, no seamless reload". */
 #define LOG_NO_SEAMLESS_RELOAD	"no seamless reload"
-/* "<4>ERROR: no control socket" / "<4>ERROR: no control socket, no seamless reload". */
+/* "<4>...: control socket S: ERROR: no control socket" (or "..., no seamless reload"). */
 #define LOG_NO_CONTROL_SOCKET	"no control socket"
 /* "...: executing /usr/sbin/haproxy ... -x SOCKET ..." (the listeners passed on). */
 #define LOG_ARG_X		" -x "
@@ -168,3 +168,5 @@
 #define LOG_STOPPING_GRACEFULLY_ON_FMT	"%s from pid %d: stopping gracefully"
 /* "SIGTERM while stopping gracefully: stopping now" (printf: the signal's name). */
 #define LOG_STOPPING_NOW_FMT	"%s while stopping gracefully: stopping now"
+/* "control request: a reload is in progress; one more will follow it" (a client's reload queued). */
+#define LOG_RELOAD_QUEUED_BY_CLIENT	"control request: a reload is in progress"
