@@ -89,3 +89,11 @@
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
 #define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
+
+/* ---- logsB ---- */
+/* "generation N ready: pid P, ..." or "generation N ready: master pid
+ * P, ...", whatever N and whichever form. */
+#define LOG_READY_ANY		" ready: "
+/* Any line about generation N, process P: "generation N (pid P) ..."
+ * (printf: N, P). */
+#define LOG_GENERATION_PID_FMT	"generation %u (pid %d)"
