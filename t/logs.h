@@ -97,3 +97,21 @@
 /* Any line about generation N, process P: "generation N (pid P) ..."
  * (printf: N, P). */
 #define LOG_GENERATION_PID_FMT	"generation %u (pid %d)"
+/* "<3>... reload failed: ..., generation N (pid P) keeps serving" (or
+ * "the adopted haproxy keeps serving"). */
+#define LOG_KEEPS_SERVING	"keeps serving"
+/* "<4>... generation N: an address is in use; haproxy retries while
+ * asking old processes to pause". */
+#define LOG_ADDRESS_IN_USE	"an address is in use"
+/* "... generation N (pid P) could not bind its addresses and <how>
+ * before it was ready" (in the reload failed line). */
+#define LOG_COULD_NOT_BIND	"could not bind"
+/* "<4>... generation N (pid P) still running Ss after the stop; SIGKILL"
+ * (printf: S, the --stop-timeout). */
+#define LOG_STILL_RUNNING_AFTER_STOP_FMT	"still running %us after the stop"
+/* "<4>... generation N (pid P) still listens M ms after its successor
+ * was ready: its stop signal was lost; sending SIGUSR1 again" (printf:
+ * N, P; then the signal's name). */
+#define LOG_STILL_LISTENS	"still listens "
+#define LOG_STILL_LISTENS_FMT	"generation %u (pid %d) still listens "
+#define LOG_SENDING_AGAIN_FMT	"%s again"
