@@ -115,3 +115,6 @@
 #define LOG_STILL_LISTENS	"still listens "
 #define LOG_STILL_LISTENS_FMT	"generation %u (pid %d) still listens "
 #define LOG_SENDING_AGAIN_FMT	"%s again"
+/* "<3>... cannot start haproxy: /usr/sbin/haproxy -v exited with status
+ * S and printed no haproxy version". */
+#define LOG_NO_VERSION		"printed no haproxy version"
