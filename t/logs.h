@@ -118,3 +118,21 @@
 /* "<3>... cannot start haproxy: /usr/sbin/haproxy -v exited with status
  * S and printed no haproxy version". */
 #define LOG_NO_VERSION		"printed no haproxy version"
+/* The error priority prefix of a line ("<3>..."). */
+#define LOG_PRIO_ERR		"<3>"
+/* "<3>... runtime directory D: D is owned by uid U with mode M; it must
+ * be owned by uid U and writable by no one else". */
+#define LOG_RUNDIR_UNTRUSTED	"must be owned by"
+/* "<4>... D: haproxy reads "," in a socket path as a separator: no
+ * seamless reload" (a "," in the runtime directory). */
+#define LOG_COMMA_SEPARATOR	"as a separator"
+/* "<4>... <why>: no seamless reload" (or "no control socket, no seamless
+ * reload"): haproxy starts without -x. */
+#define LOG_NO_SEAMLESS		"no seamless reload"
+/* "<4>... cannot write listeners.cfg: <errno>: no seamless reload". */
+#define LOG_CANNOT_WRITE_LISTENERS	"cannot write listeners.cfg"
+/* The control client's answers on stdout: "ok generation N (pid P)
+ * serving" to --reload; --status's "generation N (pid P, haproxy V)
+ * serving". */
+#define ANSWER_OK_GENERATION	"ok generation "
+#define ANSWER_SERVING		"serving"
