@@ -83,7 +83,7 @@ static gpointer loop_run(gpointer data)
 	for (guint i = 0; i < RUNS; i++) {
 		g_autofree gchar *out = NULL;
 		g_autofree gchar *err = NULL;
-		int code = run_client("--reload", l->rundir_opt,
+		int code = run_client("--reload", NULL, l->rundir_opt,
 				      &live_clients[l->index], &out, &err);
 
 		/* "ok generation N (pid P) serving" on stdout. */
@@ -244,32 +244,43 @@ static void send_storm(struct storm *st)
 	}
 }
 
-/* `--status`: the pids of every generation that is not the current one
- * (draining, starting, failed); the current one's in *current, the whole
- * answer in *text if not NULL. */
+/* The number after "key": in a `--status --json` answer (the first one). */
+static guint json_uint(const char *json, const char *key)
+{
+	g_autofree gchar *quoted = g_strdup_printf("\"%s\":", key);
+	const char *at = strstr(json, quoted);
+
+	g_assert_nonnull(at);
+	return (guint)strtoul(at + strlen(quoted), NULL, 10);
+}
+
+/* `--status --json`: the pids of every generation that is not the
+ * current one (draining, starting, failed); the current one's in
+ * *current, the whole answer in *text if not NULL. */
 static GArray *others_in_status(struct storm *st, GPid *current,
 				gchar **text)
 {
+	static const char gen[] = "{\"number\":";
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *err = NULL;
-	g_auto(GStrv) lines = NULL;
 	GArray *others = g_array_new(FALSE, FALSE, sizeof(GPid));
-	int code = run_client("--status", st->site.rundir_opt,
+	int code = run_client("--status", "--json", st->site.rundir_opt,
 			      &live_clients[LOOPS], &out, &err);
 
 	if (code != 0)
-		g_test_message("--status: exit %d, %s", code, err);
+		g_test_message("--status --json: exit %d, %s", code, err);
 	g_assert_cmpint(code, ==, 0);
 	wrapper_pump(st->site.w, 0);
 	*current = 0;
-	lines = g_strsplit(out, "\n", -1);
-	for (char **l = lines; *l; l++) {
-		GPid pid;
+	/* {"number":N,"pid":P,"haproxy":...,"state":"current"}, in
+	 * "generations" (a foreign process has no "number"). */
+	for (const char *g = strstr(out, gen); g; g = strstr(g + 1, gen)) {
+		const char *state = strstr(g, "\"state\":\"");
+		GPid pid = t_pid_in(g, "\"pid\":");
 
-		if (!g_str_has_prefix(*l, "generation "))
-			continue;
-		pid = t_pid_in(*l, " pid ");
-		if (g_str_has_suffix(*l, " current"))
+		g_assert_nonnull(state);
+		g_assert_cmpint(pid, >, 0);
+		if (g_str_has_prefix(state, "\"state\":\"current\""))
 			*current = pid;
 		else
 			g_array_append_val(others, pid);
@@ -312,8 +323,8 @@ static void reload_ok(struct storm *st)
 {
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *err = NULL;
-	int code = run_client("--reload", st->site.rundir_opt, &live_clients[LOOPS],
-			      &out, &err);
+	int code = run_client("--reload", NULL, st->site.rundir_opt,
+			      &live_clients[LOOPS], &out, &err);
 
 	if (code != 0)
 		g_test_message("--reload: exit %d, %s", code, err);
@@ -412,7 +423,8 @@ static void test_storm(void)
 	g_autofree gchar *on_request = g_strdup_printf(LOG_RELOADING_ON_FMT,
 						       "request");
 	guint ok = 0, failed = 0, executing, reloads_failed;
-	guint begun_usr2, begun_request, before;
+	guint begun_usr2, begun_request, reloads_done, before;
+	g_autofree gchar *json = NULL;
 	GPid current;
 
 	if (!t_have_haproxy()) {
@@ -466,11 +478,15 @@ static void test_storm(void)
 	reloads_failed = wrapper_count_log(st.site.w, LOG_RELOAD_FAILED);
 	begun_usr2 = wrapper_count_log(st.site.w, on_usr2);
 	begun_request = wrapper_count_log(st.site.w, on_request);
+	/* The wrapper's own count of the reloads done. */
+	g_array_unref(others_in_status(&st, &current, &json));
+	reloads_done = json_uint(json, "reloads");
 	g_test_message("%u SIGUSR2 and %u --reload clients (+1 last): %u "
 		       "executing line(s) (generation 1 included; reloads "
 		       "begun on SIGUSR2 %u, on request %u), %u failed "
-		       "reload(s)", SIGNALS, CLIENTS, executing, begun_usr2,
-		       begun_request, reloads_failed);
+		       "reload(s), %u done (--status --json)", SIGNALS, CLIENTS,
+		       executing, begun_usr2, begun_request, reloads_failed,
+		       reloads_done);
 	g_test_message("haproxy processes below the wrapper: at most %u over "
 		       "%u samples (all processes below it: at most %u); at "
 		       "the maximum: %s", st.max_haproxy, st.samples,
@@ -488,6 +504,8 @@ static void test_storm(void)
 	g_assert_cmpuint(executing, ==, 1 + begun_usr2 + begun_request);
 	g_assert_cmpuint(begun_usr2 + begun_request, >=, 1);
 	g_assert_cmpuint(begun_request, <=, CLIENTS + 1);
+	/* And each one begun was done: none failed, none left pending. */
+	g_assert_cmpuint(reloads_done, ==, begun_usr2 + begun_request);
 	/* The sampler saw the serving haproxy: the bound above held on a
 	 * real count. */
 	g_assert_cmpuint(st.max_haproxy, >=, 1);
