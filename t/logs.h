@@ -170,3 +170,47 @@
 #define LOG_STOPPING_NOW_FMT	"%s while stopping gracefully: stopping now"
 /* "control request: a reload is in progress; one more will follow it" (a client's reload queued). */
 #define LOG_RELOAD_QUEUED_BY_CLIENT	"control request: a reload is in progress"
+/* ---- logsB ---- */
+/* "generation N ready: pid P, ..." or "generation N ready: master pid
+ * P, ...", whatever N and whichever form. */
+#define LOG_READY_ANY		" ready: "
+/* Any line about generation N, process P: "generation N (pid P) ..."
+ * (printf: N, P). */
+#define LOG_GENERATION_PID_FMT	"generation %u (pid %d)"
+/* "<3>... reload failed: ..., generation N (pid P) keeps serving" (or
+ * "the adopted haproxy keeps serving"). */
+#define LOG_KEEPS_SERVING	"keeps serving"
+/* "<4>... generation N: an address is in use; haproxy retries while
+ * asking old processes to pause". */
+#define LOG_ADDRESS_IN_USE	"an address is in use"
+/* "... generation N (pid P) could not bind its addresses and <how>
+ * before it was ready" (in the reload failed line). */
+#define LOG_COULD_NOT_BIND	"could not bind"
+/* "<4>... generation N (pid P) still running Ss after the stop; SIGKILL"
+ * (printf: S, the --stop-timeout). */
+#define LOG_STILL_RUNNING_AFTER_STOP_FMT	"still running %us after the stop"
+/* "<4>... generation N (pid P) still listens M ms after its successor
+ * was ready: its stop signal was lost; sending SIGUSR1 again" (printf:
+ * N, P; then the signal's name). */
+#define LOG_STILL_LISTENS	"still listens "
+#define LOG_STILL_LISTENS_FMT	"generation %u (pid %d) still listens "
+#define LOG_SENDING_AGAIN_FMT	"%s again"
+/* "<3>... cannot start haproxy: /usr/sbin/haproxy -v exited with status
+ * S and printed no haproxy version". */
+#define LOG_NO_VERSION		"printed no haproxy version"
+/* "<3>... runtime directory D: D is owned by uid U with mode M; it must
+ * be owned by uid U and writable by no one else". */
+#define LOG_RUNDIR_MUST_BE_OWNED	"must be owned by"
+/* "<4>... D: haproxy reads "," in a socket path as a separator: no
+ * seamless reload" (a "," in the runtime directory). */
+#define LOG_COMMA_SEPARATOR	"as a separator"
+/* "<4>... <why>: no seamless reload" (or "no control socket, no seamless
+ * reload"): haproxy starts without -x. */
+#define LOG_NO_SEAMLESS		"no seamless reload"
+/* "<4>... cannot write listeners.cfg: <errno>: no seamless reload". */
+#define LOG_CANNOT_WRITE_LISTENERS	"cannot write listeners.cfg"
+/* The control client's answers on stdout: "ok generation N (pid P)
+ * serving" to --reload; --status's "generation N (pid P, haproxy V)
+ * serving". */
+#define ANSWER_OK_GENERATION	"ok generation "
+#define ANSWER_SERVING		"serving"
