@@ -89,3 +89,23 @@
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
 #define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
+
+/* ---- logsC ---- */
+/* "the adopted haproxy ended while generation N starts" (printf: N). */
+#define LOG_ADOPTED_ENDED_STARTING_FMT	"the adopted haproxy ended while " \
+					"generation %u starts"
+/* "looking for a haproxy that replaced the adopted one" */
+#define LOG_REPLACED_ADOPTED	"replaced the adopted one"
+/* "generation N (pid P) <how>: the one serving, whose listeners it was to
+ * take, ended while it loaded; starting it again" */
+#define LOG_ENDED_WHILE_LOADED	"ended while it loaded; starting it again"
+/* "generation N serves; the haproxy restarted by hand during its reload
+ * leaves (SIGUSR1)" (printf: the signal's name). */
+#define LOG_HAND_RESTART_LEAVES_FMT	"the haproxy restarted by hand during " \
+					"its reload leaves (%s)"
+/* "generation N (pid P), the one serving, <how> on its own; looking for a
+ * haproxy that replaced it" */
+#define LOG_LOOKING_FOR_REPLACEMENT	"looking for a haproxy that replaced it"
+/* "generation N waits for the search for a haproxy that replaced the one
+ * serving" */
+#define LOG_WAITS_FOR_SEARCH	"waits for the search"
