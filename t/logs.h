@@ -109,3 +109,17 @@
 /* "generation N waits for the search for a haproxy that replaced the one
  * serving" */
 #define LOG_WAITS_FOR_SEARCH	"waits for the search"
+/* "not taking over pid P: <why>" (printf: P), the takeover's skip notice;
+ * why: "it runs as uid U (real ...), gid G: ..." (printf: P, U), or
+ * "runs EXE, not haproxy" (printf: P). */
+#define LOG_NOT_TAKING_OVER_FMT	"not taking over pid %d: "
+#define LOG_NOT_TAKING_OVER_UID_FMT	LOG_NOT_TAKING_OVER_FMT "it runs as uid %u"
+#define LOG_NOT_TAKING_OVER_RUNS_FMT	LOG_NOT_TAKING_OVER_FMT "runs "
+/* "pidfile F names pid P (EXE), which this wrapper did not start; it gets
+ * no signal from us" (printf: P). */
+#define LOG_PIDFILE_NAMES_FMT	"names pid %d ("
+/* "taking over standalone pid P, EXE, found by SOURCE" (printf: P). */
+#define LOG_TAKING_OVER_STANDALONE	"taking over standalone"
+#define LOG_TAKING_OVER_STANDALONE_FMT	"taking over standalone pid %d, "
+/* After the executable in such a line: ", found by pidfile". */
+#define LOG_FOUND_BY		", found by"
