@@ -112,14 +112,30 @@
 /* "not taking over pid P: <why>" (printf: P), the takeover's skip notice;
  * why: "it runs as uid U (real ...), gid G: ..." (printf: P, U), or
  * "runs EXE, not haproxy" (printf: P). */
-#define LOG_NOT_TAKING_OVER_FMT	"not taking over pid %d: "
+#define LOG_NOT_TAKING_OVER	"not taking over"
+#define LOG_NOT_TAKING_OVER_FMT	LOG_NOT_TAKING_OVER " pid %d: "
 #define LOG_NOT_TAKING_OVER_UID_FMT	LOG_NOT_TAKING_OVER_FMT "it runs as uid %u"
 #define LOG_NOT_TAKING_OVER_RUNS_FMT	LOG_NOT_TAKING_OVER_FMT "runs "
 /* "pidfile F names pid P (EXE), which this wrapper did not start; it gets
  * no signal from us" (printf: P). */
 #define LOG_PIDFILE_NAMES_FMT	"names pid %d ("
-/* "taking over standalone pid P, EXE, found by SOURCE" (printf: P). */
-#define LOG_TAKING_OVER_STANDALONE	"taking over standalone"
+/* "taking over standalone pid P, EXE, found by SOURCE" (printf: P); any
+ * takeover notice ("taking over master-worker master pid P (workers W),
+ * ..."). */
+#define LOG_TAKING_OVER		"taking over"
+#define LOG_TAKING_OVER_STANDALONE	LOG_TAKING_OVER " standalone"
 #define LOG_TAKING_OVER_STANDALONE_FMT	"taking over standalone pid %d, "
 /* After the executable in such a line: ", found by pidfile". */
 #define LOG_FOUND_BY		", found by"
+/* In a takeover notice: "... master pid P (workers W1, W2), ..." */
+#define LOG_WORKERS_KEY		"(workers "
+/* "foreign haproxy pid P (standalone) has exited" (printf: P, the kind:
+ * "standalone", "master-worker master"). */
+#define LOG_FOREIGN_EXITED_FMT	"foreign haproxy pid %d (%s) has exited"
+/* Any line about a foreign instance. */
+#define LOG_FOREIGN		"foreign"
+/* "generation N: an address is in use; haproxy retries while asking old
+ * processes to pause" */
+#define LOG_ADDR_IN_USE		"an address is in use"
+/* "generation N gave up binding; old processes were told to resume" */
+#define LOG_TOLD_TO_RESUME	"old processes were told to resume"
