@@ -139,3 +139,16 @@
 #define LOG_ADDR_IN_USE		"an address is in use"
 /* "generation N gave up binding; old processes were told to resume" */
 #define LOG_TOLD_TO_RESUME	"old processes were told to resume"
+/* "generation N reloaded: master pid P, workers W1 W2, haproxy V" (printf:
+ * N), a master-worker generation's reload; its workers, and those of its
+ * "ready" line, after the key "workers ". */
+#define LOG_MASTER_RELOADED_FMT	"generation %u reloaded"
+#define LOG_WORKERS_PIDS_KEY	"workers "
+/* "the haproxy master (pid P) was reloaded without us; its workers are
+ * now W1 W2": the new workers after the key. */
+#define LOG_RELOADED_WITHOUT_US	"reloaded without us"
+#define LOG_WORKERS_NOW_KEY	"workers are now "
+/* The priority prefix of an error line ("<3>..."). */
+#define LOG_PRIO_ERR		"<3>"
+/* A signal relayed, "SIGTERM -> P." (printf: the signal's name). */
+#define LOG_RELAYED_SIG_FMT	"%s -> "
