@@ -152,3 +152,18 @@
 #define LOG_PRIO_ERR		"<3>"
 /* A signal relayed, "SIGTERM -> P." (printf: the signal's name). */
 #define LOG_RELAYED_SIG_FMT	"%s -> "
+/* The pid in "generation N ready: pid P, haproxy V" (t_pid_in's key). */
+#define LOG_PID_KEY		"pid "
+/* Any line of an exec: "...: executing /usr/sbin/haproxy ...", and
+ * "re-executing on request." too. */
+#define LOG_EXEC_ANY		"executing"
+/* A usage error: "-S asks for a master CLI, which needs haproxy >= 1.9" */
+#define LOG_MASTER_CLI_TOO_OLD	"-S asks for a master CLI, which needs " \
+				"haproxy >= 1.9"
+/* A usage error: "-W, -Ws and -S ask for master-worker mode, which
+ * --master-worker=off refuses" */
+#define LOG_MW_OFF_REFUSES	"-S ask for master-worker mode, which " \
+				"--master-worker=off refuses"
+/* "reload failed: ...; generation N (pid P) keeps serving" (or "the
+ * adopted haproxy keeps serving"). */
+#define LOG_KEEPS_SERVING	"keeps serving"
