@@ -167,3 +167,18 @@
 /* "reload failed: ...; generation N (pid P) keeps serving" (or "the
  * adopted haproxy keeps serving"). */
 #define LOG_KEEPS_SERVING	"keeps serving"
+/* Why the launch mode is not what the policy alone says (notices): */
+/* "nbproc > 1 needs master-worker mode (-db runs a single process)" */
+#define LOG_NBPROC_NEEDS_MW	"nbproc > 1 needs master-worker mode"
+/* "nbproc > 1 but master-worker mode is off: -db runs a single process" */
+#define LOG_MW_MODE_OFF		"master-worker mode is off"
+/* "master-worker mode needs haproxy >= 1.8" */
+#define LOG_MW_NEEDS_18		"needs haproxy >= 1.8"
+/* "the configuration asks for master-worker mode" */
+#define LOG_CONFIG_ASKS_MW	"the configuration asks for master-worker mode"
+/* "cannot start haproxy: master-worker mode: no runtime directory of our
+ * own for its notify socket" */
+#define LOG_NOTIFY_SOCKET	"notify socket"
+/* "not upgrading: PATH --upgrade-dry-run <why>; reloading with the running
+ * wrapper" (and the postponed upgrade's "not upgrading the wrapper ..."). */
+#define LOG_NOT_UPGRADING	"not upgrading"
