@@ -182,3 +182,23 @@
 /* "not upgrading: PATH --upgrade-dry-run <why>; reloading with the running
  * wrapper" (and the postponed upgrade's "not upgrading the wrapper ..."). */
 #define LOG_NOT_UPGRADING	"not upgrading"
+/* "adopting standalone pid P, EXE, found by SOURCE" (printf: the kind,
+ * "standalone" or "master-worker master", and P); any adoption notice;
+ * any line about adoption ("adopting", "adopted ..."). */
+#define LOG_ADOPTING_KIND_FMT	"adopting %s pid %d"
+#define LOG_ADOPTING_ANY	"adopting"
+#define LOG_ADOPT_ANY		"adopt"
+/* A line naming pid P ("adopting standalone pid P, ...") (printf: P). */
+#define LOG_NAMES_PID_FMT	" pid %d"
+/* "generation N (pid P), the one serving, <how> on its own; stopping",
+ * and "the adopted haproxy, the one serving, has exited on its own;
+ * stopping" */
+#define LOG_LOST_STOPPING	"on its own; stopping"
+#define LOG_ADOPTED_LOST	"the adopted haproxy, the one serving, has " \
+				"exited on its own"
+/* "adopted haproxy pid P (standalone) has exited[, and it was serving]"
+ * (printf: P). */
+#define LOG_ADOPTED_EXITED_FMT	"adopted haproxy pid %d "
+/* "haproxy pid P is a launcher still loading; its daemon is adopted once
+ * it forks" (printf: P). */
+#define LOG_LAUNCHER_AWAITED_FMT	"haproxy pid %d " LOG_LAUNCHER_AWAITED
