@@ -202,3 +202,20 @@
 /* "haproxy pid P is a launcher still loading; its daemon is adopted once
  * it forks" (printf: P). */
 #define LOG_LAUNCHER_AWAITED_FMT	"haproxy pid %d " LOG_LAUNCHER_AWAITED
+/* "SO_REUSEPORT migration on for 127.0.0.1:PORT (haproxy pid P)" (printf:
+ * PORT[, P]; the tests bind 127.0.0.1 only); any line of the migration;
+ * the holder's pid after "(haproxy pid ". */
+#define LOG_MIGRATION		"SO_REUSEPORT migration"
+#define LOG_HAPROXY_PID_KEY	"(haproxy pid "
+#define LOG_MIGRATION_ON_PORT_FMT	LOG_MIGRATION " on for 127.0.0.1:%u "
+#define LOG_MIGRATION_ON_FMT	LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY "%d)"
+/* The notice's first words, "<5>haproxy-systemd-wrapper: ...". */
+#define LOG_IDENT_PREFIX	"haproxy-systemd-wrapper: "
+/* "SO_REUSEPORT migration: haproxy pid P listens on 127.0.0.1:PORT without
+ * SO_REUSEPORT (noreuseport, or -dR): connections ..." (printf: P, PORT). */
+#define LOG_NOREUSEPORT		"without SO_REUSEPORT"
+#define LOG_NOREUSEPORT_FMT	LOG_MIGRATION ": haproxy pid %d listens on " \
+				"127.0.0.1:%u " LOG_NOREUSEPORT
+/* The advice in "SO_REUSEPORT migration unavailable: ...; ...: give the
+ * wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14)". */
+#define LOG_TCP_MIGRATE_REQ	"tcp_migrate_req"
