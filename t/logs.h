@@ -219,3 +219,5 @@
 /* The advice in "SO_REUSEPORT migration unavailable: ...; ...: give the
  * wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14)". */
 #define LOG_TCP_MIGRATE_REQ	"tcp_migrate_req"
+/* "not handing off: <why>" (the hand-off refused; the wrapper stays). */
+#define LOG_NOT_HANDING_OFF	"not handing off"
