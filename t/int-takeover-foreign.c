@@ -180,8 +180,8 @@ static void test_hostile_name_not_haproxy(void)
 	for (guint i = 0; i < 2; i++) {
 		g_autoptr(Wrapper) w = NULL;
 		g_autofree gchar *want = g_strdup_printf(
-			i ? LOG_NOT_TAKING_OVER_RUNS_FMT : LOG_PIDFILE_NAMES_FMT,
-			pid);
+			i ? LOG_NOT_TAKING_OVER_RUNS_FMT
+			  : LOG_PIDFILE_NAMES_FMT, pid);
 		const char *line;
 
 		g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));

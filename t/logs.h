@@ -92,8 +92,8 @@
 
 /* ---- logsC ---- */
 /* "the adopted haproxy ended while generation N starts" (printf: N). */
-#define LOG_ADOPTED_ENDED_STARTING_FMT	"the adopted haproxy ended while " \
-					"generation %u starts"
+#define LOG_ADOPTED_ENDED_STARTING_FMT \
+	"the adopted haproxy ended while generation %u starts"
 /* "looking for a haproxy that replaced the adopted one" */
 #define LOG_REPLACED_ADOPTED	"replaced the adopted one"
 /* "generation N (pid P) <how>: the one serving, whose listeners it was to
@@ -101,11 +101,12 @@
 #define LOG_ENDED_WHILE_LOADED	"ended while it loaded; starting it again"
 /* "generation N serves; the haproxy restarted by hand during its reload
  * leaves (SIGUSR1)" (printf: the signal's name). */
-#define LOG_HAND_RESTART_LEAVES_FMT	"the haproxy restarted by hand during " \
-					"its reload leaves (%s)"
+#define LOG_HAND_RESTART_LEAVES_FMT \
+	"the haproxy restarted by hand during its reload leaves (%s)"
 /* "generation N (pid P), the one serving, <how> on its own; looking for a
  * haproxy that replaced it" */
-#define LOG_LOOKING_FOR_REPLACEMENT	"looking for a haproxy that replaced it"
+#define LOG_LOOKING_FOR_REPLACEMENT \
+	"looking for a haproxy that replaced it"
 /* "generation N waits for the search for a haproxy that replaced the one
  * serving" */
 #define LOG_WAITS_FOR_SEARCH	"waits for the search"
@@ -114,7 +115,8 @@
  * "runs EXE, not haproxy" (printf: P). */
 #define LOG_NOT_TAKING_OVER	"not taking over"
 #define LOG_NOT_TAKING_OVER_FMT	LOG_NOT_TAKING_OVER " pid %d: "
-#define LOG_NOT_TAKING_OVER_UID_FMT	LOG_NOT_TAKING_OVER_FMT "it runs as uid %u"
+#define LOG_NOT_TAKING_OVER_UID_FMT \
+	LOG_NOT_TAKING_OVER_FMT "it runs as uid %u"
 #define LOG_NOT_TAKING_OVER_RUNS_FMT	LOG_NOT_TAKING_OVER_FMT "runs "
 /* "pidfile F names pid P (EXE), which this wrapper did not start; it gets
  * no signal from us" (printf: P). */
@@ -124,7 +126,8 @@
  * ..."). */
 #define LOG_TAKING_OVER		"taking over"
 #define LOG_TAKING_OVER_STANDALONE	LOG_TAKING_OVER " standalone"
-#define LOG_TAKING_OVER_STANDALONE_FMT	"taking over standalone pid %d, "
+#define LOG_TAKING_OVER_STANDALONE_FMT \
+	LOG_TAKING_OVER_STANDALONE " pid %d, "
 /* After the executable in such a line: ", found by pidfile". */
 #define LOG_FOUND_BY		", found by"
 /* In a takeover notice: "... master pid P (workers W1, W2), ..." */
@@ -175,7 +178,8 @@
 /* "master-worker mode needs haproxy >= 1.8" */
 #define LOG_MW_NEEDS_18		"needs haproxy >= 1.8"
 /* "the configuration asks for master-worker mode" */
-#define LOG_CONFIG_ASKS_MW	"the configuration asks for master-worker mode"
+#define LOG_CONFIG_ASKS_MW \
+	"the configuration asks for master-worker mode"
 /* "cannot start haproxy: master-worker mode: no runtime directory of our
  * own for its notify socket" */
 #define LOG_NOTIFY_SOCKET	"notify socket"
@@ -208,14 +212,16 @@
 #define LOG_MIGRATION		"SO_REUSEPORT migration"
 #define LOG_HAPROXY_PID_KEY	"(haproxy pid "
 #define LOG_MIGRATION_ON_PORT_FMT	LOG_MIGRATION " on for 127.0.0.1:%u "
-#define LOG_MIGRATION_ON_FMT	LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY "%d)"
+#define LOG_MIGRATION_ON_FMT \
+	LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY "%d)"
 /* The notice's first words, "<5>haproxy-systemd-wrapper: ...". */
 #define LOG_IDENT_PREFIX	"haproxy-systemd-wrapper: "
 /* "SO_REUSEPORT migration: haproxy pid P listens on 127.0.0.1:PORT without
  * SO_REUSEPORT (noreuseport, or -dR): connections ..." (printf: P, PORT). */
 #define LOG_NOREUSEPORT		"without SO_REUSEPORT"
-#define LOG_NOREUSEPORT_FMT	LOG_MIGRATION ": haproxy pid %d listens on " \
-				"127.0.0.1:%u " LOG_NOREUSEPORT
+#define LOG_NOREUSEPORT_FMT \
+	LOG_MIGRATION ": haproxy pid %d listens on 127.0.0.1:%u " \
+	LOG_NOREUSEPORT
 /* The advice in "SO_REUSEPORT migration unavailable: ...; ...: give the
  * wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14)". */
 #define LOG_TCP_MIGRATE_REQ	"tcp_migrate_req"
