@@ -55,7 +55,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 		g_assert_true(t_load_wait_answers(&l, gen1, 20));
 	}
 	pid = restart_by_hand(&s, how, master_worker);
-	adopting = g_strdup_printf("adopting %s pid %d",
+	adopting = g_strdup_printf(LOG_ADOPTING_KIND_FMT,
 				   master_worker ? "master-worker master"
 						 : "standalone", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
@@ -72,7 +72,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 			      "\nhaproxy_wrapper_restarts_adopted_total 1\n");
 
 	wrapper_signal(w, SIGUSR2);
-	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	sf = sf_pid_list(exec2);
 	g_test_message("%s", exec2);
 	g_assert_true(proc_pids_contain(sf, pid));
@@ -90,7 +90,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 
 	/* From then on the wrapper's reloads lose nothing. */
 	assert_reload_loses_nothing(&s, serving);
-	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, LOG_LOST_STOPPING));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -138,11 +138,11 @@ static void test_adopt_not_unrelated(void)
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	stop_wrapper_ok(w);
 
-	unrelated = g_strdup_printf(" pid %d", stranger);
+	unrelated = g_strdup_printf(LOG_NAMES_PID_FMT, stranger);
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (strstr(line, "adopt"))
+		if (strstr(line, LOG_ADOPT_ANY))
 			g_assert_null(strstr(line, unrelated));
 	}
 	g_assert_true(t_pid_alive(stranger));
@@ -168,8 +168,7 @@ static void test_adopted_killed(void)
 	g_assert_true(t_signal_verified(adopted, SIGKILL));
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
-	g_assert_nonnull(wrapper_find_log(w, "the adopted haproxy, the one "
-					  "serving, has exited on its own"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_ADOPTED_LOST));
 	daemon_site_clear(&s);
 }
 
@@ -204,8 +203,8 @@ static void test_adopt_takeover_off(void)
 	start_serving(&s, "--takeover=off", &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
-	g_assert_nonnull(wrapper_find_log(w, "on its own; stopping"));
-	g_assert_null(wrapper_find_log(w, "adopting"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_LOST_STOPPING));
+	g_assert_null(wrapper_find_log(w, LOG_ADOPTING_ANY));
 	g_assert_true(t_pid_alive(pid));
 	g_assert_cmpint(wait_answered_by(s.port, pid), ==, pid);
 	daemon_site_clear(&s);
@@ -276,9 +275,9 @@ static void test_adopt_launcher_loading(void)
 	g_assert_true(t_wait_gone(second, T_WAIT));
 	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
 	/* The launcher's exit was not an adopted instance's end. */
-	launcher_end = g_strdup_printf("adopted haproxy pid %d ", launcher);
+	launcher_end = g_strdup_printf(LOG_ADOPTED_EXITED_FMT, launcher);
 	g_assert_null(wrapper_find_log(w, launcher_end));
-	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, LOG_LOST_STOPPING));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -355,8 +354,7 @@ static void test_adopt_daemon_before_setsid(void)
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
-	awaited = g_strdup_printf("haproxy pid %d " LOG_LAUNCHER_AWAITED,
-				  daemon);
+	awaited = g_strdup_printf(LOG_LAUNCHER_AWAITED_FMT, daemon);
 	g_assert_nonnull(wait_log_anywhere(w, awaited));
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
 	g_assert_true(wait_own_session(daemon));

@@ -214,3 +214,127 @@
  * serving". */
 #define ANSWER_OK_GENERATION	"ok generation "
 #define ANSWER_SERVING		"serving"
+/* ---- logsC ---- */
+/* "the adopted haproxy ended while generation N starts" (printf: N). */
+#define LOG_ADOPTED_ENDED_STARTING_FMT \
+	"the adopted haproxy ended while generation %u starts"
+/* "looking for a haproxy that replaced the adopted one" */
+#define LOG_REPLACED_ADOPTED	"replaced the adopted one"
+/* "generation N (pid P) <how>: the one serving, whose listeners it was to
+ * take, ended while it loaded; starting it again" */
+#define LOG_ENDED_WHILE_LOADED	"ended while it loaded; starting it again"
+/* "generation N serves; the haproxy restarted by hand during its reload
+ * leaves (SIGUSR1)" (printf: the signal's name). */
+#define LOG_HAND_RESTART_LEAVES_FMT \
+	"the haproxy restarted by hand during its reload leaves (%s)"
+/* "generation N (pid P), the one serving, <how> on its own; looking for a
+ * haproxy that replaced it" */
+#define LOG_LOOKING_FOR_REPLACEMENT \
+	"looking for a haproxy that replaced it"
+/* "generation N waits for the search for a haproxy that replaced the one
+ * serving" */
+#define LOG_WAITS_FOR_SEARCH	"waits for the search"
+/* "not taking over pid P: <why>" (printf: P), the takeover's skip notice;
+ * why: "it runs as uid U (real ...), gid G: ..." (printf: P, U), or
+ * "runs EXE, not haproxy" (printf: P). */
+#define LOG_NOT_TAKING_OVER	"not taking over"
+#define LOG_NOT_TAKING_OVER_FMT	LOG_NOT_TAKING_OVER " pid %d: "
+#define LOG_NOT_TAKING_OVER_UID_FMT \
+	LOG_NOT_TAKING_OVER_FMT "it runs as uid %u"
+#define LOG_NOT_TAKING_OVER_RUNS_FMT	LOG_NOT_TAKING_OVER_FMT "runs "
+/* "pidfile F names pid P (EXE), which this wrapper did not start; it gets
+ * no signal from us" (printf: P). */
+#define LOG_PIDFILE_NAMES_FMT	"names pid %d ("
+/* "taking over standalone pid P, EXE, found by SOURCE" (printf: P); any
+ * takeover notice ("taking over master-worker master pid P (workers W),
+ * ..."). */
+#define LOG_TAKING_OVER		"taking over"
+#define LOG_TAKING_OVER_STANDALONE	LOG_TAKING_OVER " standalone"
+#define LOG_TAKING_OVER_STANDALONE_FMT \
+	LOG_TAKING_OVER_STANDALONE " pid %d, "
+/* After the executable in such a line: ", found by pidfile". */
+#define LOG_FOUND_BY		", found by"
+/* In a takeover notice: "... master pid P (workers W1, W2), ..." */
+#define LOG_WORKERS_KEY		"(workers "
+/* Any line about a foreign instance. */
+#define LOG_FOREIGN		"foreign"
+/* "generation N: an address is in use; haproxy retries while asking old
+ * processes to pause" */
+#define LOG_ADDR_IN_USE		"an address is in use"
+/* "generation N gave up binding; old processes were told to resume" */
+#define LOG_TOLD_TO_RESUME	"old processes were told to resume"
+/* "generation N reloaded: master pid P, workers W1 W2, haproxy V" (printf:
+ * N), a master-worker generation's reload; its workers, and those of its
+ * "ready" line, after the key "workers ". */
+#define LOG_MASTER_RELOADED_FMT	"generation %u reloaded"
+#define LOG_WORKERS_PIDS_KEY	"workers "
+/* "the haproxy master (pid P) was reloaded without us; its workers are
+ * now W1 W2": the new workers after the key. */
+#define LOG_RELOADED_WITHOUT_US	"reloaded without us"
+#define LOG_WORKERS_NOW_KEY	"workers are now "
+/* A signal relayed, "SIGTERM -> P." (printf: the signal's name). */
+#define LOG_RELAYED_SIG_FMT	"%s -> "
+/* The pid in "generation N ready: pid P, haproxy V" (t_pid_in's key). */
+#define LOG_PID_KEY		"pid "
+/* Any line of an exec: "...: executing /usr/sbin/haproxy ...", and
+ * "re-executing on request." too. */
+#define LOG_EXEC_ANY		"executing"
+/* A usage error: "-S asks for a master CLI, which needs haproxy >= 1.9" */
+#define LOG_MASTER_CLI_TOO_OLD	"-S asks for a master CLI, which needs " \
+				"haproxy >= 1.9"
+/* A usage error: "-W, -Ws and -S ask for master-worker mode, which
+ * --master-worker=off refuses" */
+#define LOG_MW_OFF_REFUSES	"-S ask for master-worker mode, which " \
+				"--master-worker=off refuses"
+/* Why the launch mode is not what the policy alone says (notices): */
+/* "nbproc > 1 needs master-worker mode (-db runs a single process)" */
+#define LOG_NBPROC_NEEDS_MW	"nbproc > 1 needs master-worker mode"
+/* "nbproc > 1 but master-worker mode is off: -db runs a single process" */
+#define LOG_MW_MODE_OFF		"master-worker mode is off"
+/* "master-worker mode needs haproxy >= 1.8" */
+#define LOG_MW_NEEDS_18		"needs haproxy >= 1.8"
+/* "the configuration asks for master-worker mode" */
+#define LOG_CONFIG_ASKS_MW \
+	"the configuration asks for master-worker mode"
+/* "cannot start haproxy: master-worker mode: no runtime directory of our
+ * own for its notify socket" */
+#define LOG_NOTIFY_SOCKET	"notify socket"
+/* "adopting standalone pid P, EXE, found by SOURCE" (printf: the kind,
+ * "standalone" or "master-worker master", and P); any adoption notice;
+ * any line about adoption ("adopting", "adopted ..."). */
+#define LOG_ADOPTING_KIND_FMT	"adopting %s pid %d"
+#define LOG_ADOPTING_ANY	"adopting"
+#define LOG_ADOPT_ANY		"adopt"
+/* A line naming pid P ("adopting standalone pid P, ...") (printf: P). */
+#define LOG_NAMES_PID_FMT	" pid %d"
+/* "generation N (pid P), the one serving, <how> on its own; stopping",
+ * and "the adopted haproxy, the one serving, has exited on its own;
+ * stopping" */
+#define LOG_LOST_STOPPING	"on its own; stopping"
+#define LOG_ADOPTED_LOST	"the adopted haproxy, the one serving, has " \
+				"exited on its own"
+/* "adopted haproxy pid P (standalone) has exited[, and it was serving]"
+ * (printf: P). */
+#define LOG_ADOPTED_EXITED_FMT	"adopted haproxy pid %d "
+/* "haproxy pid P is a launcher still loading; its daemon is adopted once
+ * it forks" (printf: P). */
+#define LOG_LAUNCHER_AWAITED_FMT	"haproxy pid %d " LOG_LAUNCHER_AWAITED
+/* "SO_REUSEPORT migration on for 127.0.0.1:PORT (haproxy pid P)" (printf:
+ * PORT[, P]; the tests bind 127.0.0.1 only); any line of the migration;
+ * the holder's pid after "(haproxy pid ". */
+#define LOG_MIGRATION		"SO_REUSEPORT migration"
+#define LOG_HAPROXY_PID_KEY	"(haproxy pid "
+#define LOG_MIGRATION_ON_PORT_FMT	LOG_MIGRATION " on for 127.0.0.1:%u "
+#define LOG_MIGRATION_ON_FMT \
+	LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY "%d)"
+/* The notice's first words, "<5>haproxy-systemd-wrapper: ...". */
+#define LOG_IDENT_PREFIX	"haproxy-systemd-wrapper: "
+/* "SO_REUSEPORT migration: haproxy pid P listens on 127.0.0.1:PORT without
+ * SO_REUSEPORT (noreuseport, or -dR): connections ..." (printf: P, PORT). */
+#define LOG_NOREUSEPORT		"without SO_REUSEPORT"
+#define LOG_NOREUSEPORT_FMT \
+	LOG_MIGRATION ": haproxy pid %d listens on 127.0.0.1:%u " \
+	LOG_NOREUSEPORT
+/* The advice in "SO_REUSEPORT migration unavailable: ...; ...: give the
+ * wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14)". */
+#define LOG_TCP_MIGRATE_REQ	"tcp_migrate_req"
