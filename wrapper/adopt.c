@@ -36,6 +36,7 @@ struct adopted {
 };
 
 struct adopt {
+	gchar *proc_root;	/* "/proc"; a fake tree in t/unit-adopt */
 	gchar *pidfile;
 	GStrv configs;
 	adopt_fn fn;
@@ -64,11 +65,13 @@ static void adopted_free(struct adopted *d)
 	g_free(d);
 }
 
-struct adopt *adopt_new(const char *pidfile, const char *const *argv,
-			const char *cwd, adopt_fn fn, gpointer data)
+struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
+			   const char *const *argv, const char *cwd,
+			   adopt_fn fn, gpointer data)
 {
 	struct adopt *a = g_new0(struct adopt, 1);
 
+	a->proc_root = g_strdup(proc_root);
 	a->pidfile = g_strdup(pidfile);
 	a->configs = foreign_argv_config_files(argv, cwd, FALSE);
 	a->fn = fn;
@@ -78,6 +81,12 @@ struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 	a->instances = g_ptr_array_new();
 	a->inotify_fd = -1;
 	return a;
+}
+
+struct adopt *adopt_new(const char *pidfile, const char *const *argv,
+			const char *cwd, adopt_fn fn, gpointer data)
+{
+	return adopt_new_at(PROC_ROOT, pidfile, argv, cwd, fn, data);
 }
 
 /* ---- watching the adopted ---- */
@@ -126,7 +135,7 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static gboolean is_launcher(const struct foreign *f);
+static gboolean is_launcher(const struct adopt *a, const struct foreign *f);
 
 static gboolean already_adopted(const struct adopt *a,
 				const struct foreign *f)
@@ -148,12 +157,12 @@ static gboolean adopt_one(struct adopt *a, struct foreign *f)
 
 	*d = (struct adopted){ .a = a, .f = f, .pidfd = pidfd_open(f->pid, 0) };
 	if (d->pidfd < 0 ||
-	    !proc_same_process_at(PROC_ROOT, f->pid, f->start_time)) {
+	    !proc_same_process_at(a->proc_root, f->pid, f->start_time)) {
 		log_notice("not adopting pid %d: it is gone", f->pid);
 		adopted_free(d);
 		return FALSE;
 	}
-	d->launcher = is_launcher(f);
+	d->launcher = is_launcher(a, f);
 	if (d->launcher)
 		log_notice("haproxy pid %d is a launcher still loading; its "
 			   "daemon is adopted once it forks", f->pid);
@@ -171,13 +180,13 @@ static gboolean adopt_one(struct adopt *a, struct foreign *f)
 
 /* A -D launcher forks its daemon, which calls setsid(), and exits: a -D
  * haproxy that leads no session is a launcher, its daemon still to come. */
-static gboolean is_launcher(const struct foreign *f)
+static gboolean is_launcher(const struct adopt *a, const struct foreign *f)
 {
 	struct proc_stat st;
 
 	if (!f->argv || !g_strv_contains((const char *const *)f->argv, "-D"))
 		return FALSE;
-	return proc_stat_at(PROC_ROOT, f->pid, &st, NULL) &&
+	return proc_stat_at(a->proc_root, f->pid, &st, NULL) &&
 	       st.session != f->pid;
 }
 
@@ -189,7 +198,7 @@ static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 	g_autoptr(GError) error = NULL;
 
 	*none = FALSE;
-	if (!find_foreign(PROC_ROOT, a->pidfile,
+	if (!find_foreign(a->proc_root, a->pidfile,
 			  (const char *const *)a->configs, getpid(), &found,
 			  NULL, &error)) {
 		log_warn("cannot look for a haproxy that replaced ours: %s",
@@ -201,7 +210,7 @@ static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 		struct foreign *f = g_ptr_array_index(found, i);
 
 		/* A master without a worker has not forked it yet. */
-		if (is_launcher(f) || !foreign_settled(PROC_ROOT, f) ||
+		if (is_launcher(a, f) || !foreign_settled(a->proc_root, f) ||
 		    (f->kind == FOREIGN_MW_MASTER && !f->workers->len))
 			return NULL;
 	}
@@ -387,6 +396,9 @@ const GPtrArray *adopt_instances(const struct adopt *a)
 /*
  * An awaited launcher that now leads its own session was a daemon caught
  * between its fork and its setsid() when the search gave up: an instance.
+ * The same process, by its start time: a launcher that exited (its pidfd
+ * not yet read) may have left its pid to another session leader, which
+ * is no instance; its exit still brings the search for its daemon.
  */
 static void promote_daemons(struct adopt *a)
 {
@@ -397,9 +409,15 @@ static void promote_daemons(struct adopt *a)
 		g_autofree gchar *what = NULL;
 
 		if (!d->launcher ||
-		    !proc_stat_at(PROC_ROOT, d->f->pid, &st, NULL) ||
+		    !proc_stat_at(a->proc_root, d->f->pid, &st, NULL) ||
 		    st.session != d->f->pid)
 			continue;
+		if (!proc_same_process_at(a->proc_root, d->f->pid,
+					  d->f->start_time)) {
+			log_debug("pid %d leads a session, but it is no longer "
+				  "the launcher found: not adopted", d->f->pid);
+			continue;
+		}
 		what = foreign_describe(d->f);
 		log_notice("adopting %s", what);
 		d->launcher = FALSE;
@@ -420,7 +438,7 @@ GArray *adopt_targets(struct adopt *a)
 		if (d->on_sf)
 			g_ptr_array_add(serving, d->f);
 	}
-	return foreign_sf_targets(serving);
+	return foreign_sf_targets_at(a->proc_root, serving);
 }
 
 void adopt_superseded(struct adopt *a)
@@ -439,7 +457,8 @@ void adopt_superseded(struct adopt *a)
 
 /* A -Ds parent's workers take the signals; each is checked to be the
  * one found, through a pidfd. */
-static void signal_workers(const struct foreign *f, int sig)
+static void signal_workers(const struct adopt *a, const struct foreign *f,
+			   int sig)
 {
 	for (guint i = 0; i < f->workers->len; i++) {
 		GPid pid = g_array_index(f->workers, GPid, i);
@@ -447,7 +466,7 @@ static void signal_workers(const struct foreign *f, int sig)
 
 		if (fd < 0)
 			continue;
-		if (proc_same_process_at(PROC_ROOT, pid,
+		if (proc_same_process_at(a->proc_root, pid,
 					 g_array_index(f->worker_start_times,
 						       guint64, i))) {
 			log_debug("%s -> %d.", signal_name(sig), pid);
@@ -468,7 +487,7 @@ static void signal_adopted(struct adopt *a, int sig, gboolean retiring)
 		d->leaving = d->leaving || retiring;
 
 		if (d->f->kind == FOREIGN_DS_PARENT)
-			signal_workers(d->f, sig);
+			signal_workers(a, d->f, sig);
 		/* A master relays the stop signals to its workers itself. */
 		if (d->f->kind != FOREIGN_DS_PARENT || sig == SIGKILL) {
 			log_debug("%s -> %d.", signal_name(sig), d->f->pid);
@@ -502,6 +521,7 @@ void adopt_free(struct adopt *a)
 	search_end(a);
 	g_ptr_array_unref(a->instances);
 	g_ptr_array_unref(a->adopted);
+	g_free(a->proc_root);
 	g_free(a->pidfile);
 	g_strfreev(a->configs);
 	g_free(a);

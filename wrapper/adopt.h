@@ -30,6 +30,11 @@ typedef void (*adopt_fn)(enum adopt_event event, gpointer data);
  * arguments, argv[0] included and ignored) taken against cwd. */
 struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 			const char *cwd, adopt_fn fn, gpointer data);
+/* The same, processes read under proc_root (a fake tree in tests); the
+ * pidfds still name real pids. */
+struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
+			   const char *const *argv, const char *cwd,
+			   adopt_fn fn, gpointer data);
 
 /* The one serving has ended (ours, or the adopted ones: LOST): look for
  * what replaced it. The outcome comes from the main loop, FOUND or NONE. */
