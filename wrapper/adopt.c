@@ -438,7 +438,7 @@ GArray *adopt_targets(struct adopt *a)
 		if (d->on_sf)
 			g_ptr_array_add(serving, d->f);
 	}
-	return foreign_sf_targets_at(a->proc_root, serving);
+	return foreign_sf_targets_at(a ? a->proc_root : PROC_ROOT, serving);
 }
 
 void adopt_superseded(struct adopt *a)
