@@ -89,3 +89,16 @@
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
 #define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
+
+/* ---- gaps ---- */
+/* A serving generation ended as a replaced one does: the search starts. */
+#define LOG_LOOKING_FOR_REPLACEMENT	"looking for a haproxy that replaced it"
+/* A stop during a search: "the wrapper stops: so does standalone pid N,
+ * EXE, found by ... (SIGNAL); it replaced ours" (printf: N). */
+#define LOG_STOPS_TOO_FMT	"the wrapper stops: so does standalone pid %d, "
+#define LOG_IT_REPLACED_OURS	"; it replaced ours"
+/* A hard stop: "... so does haproxy pid N, a launcher still loading by
+ * hand (SIGTERM)" (printf: N). */
+#define LOG_LAUNCHER_STOPS_FMT	"the wrapper stops: so does haproxy pid %d, a launcher still loading by hand ("
+/* A graceful stop leaves a launcher loading alone (printf: N). */
+#define LOG_LAUNCHER_SPARED_FMT	"haproxy pid %d, a launcher still loading by hand, is not signalled"

@@ -33,6 +33,7 @@ struct adopted {
 	gboolean launcher;
 	gboolean on_sf;		/* on the -sf list of a generation of ours */
 	gboolean leaving;	/* superseded by that -sf, or retired */
+	gboolean spared;	/* a launcher a graceful stop leaves alone */
 };
 
 struct adopt {
@@ -46,6 +47,7 @@ struct adopt {
 	GPtrArray *instances;	/* their struct foreign *, for status */
 	gboolean serving;	/* the adopted ones are the service */
 	gboolean stopping;
+	int stop_sig;		/* the stop's signal, while stopping */
 	gboolean quick;		/* this search ends when nothing is there */
 	guint found;		/* adopted by this search */
 
@@ -98,6 +100,7 @@ static void forget(struct adopt *a, struct adopted *d)
 }
 
 static void search_start(struct adopt *a, gboolean quick);
+static void last_look(struct adopt *a);
 
 /* Its daemon takes its place: looked for like a replacement. */
 static void launcher_exited(struct adopt *a, struct adopted *d)
@@ -116,6 +119,16 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	d->source = 0;
 	if (d->launcher && !a->stopping) {
 		launcher_exited(a, d);
+		return G_SOURCE_REMOVE;
+	}
+	if (d->launcher) {
+		/* What it started replaced ours: it stops with us. */
+		log_notice("haproxy launcher pid %d has exited; looking once "
+			   "more for what it started", d->f->pid);
+		forget(a, d);
+		last_look(a);
+		if (!a->adopted->len)
+			a->fn(ADOPT_GONE, a->data);
 		return G_SOURCE_REMOVE;
 	}
 	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
@@ -149,29 +162,40 @@ static gboolean already_adopted(const struct adopt *a,
 	return FALSE;
 }
 
-/* Adopt f: a pidfd that names it for good, or nothing. */
-static gboolean adopt_one(struct adopt *a, struct foreign *f)
+/* f (ours now) watched through a pidfd that names it for good, or NULL
+ * (f freed): it is gone. Not listed yet. */
+static struct adopted *watch_one(struct adopt *a, struct foreign *f)
 {
 	struct adopted *d = g_new0(struct adopted, 1);
-	g_autofree gchar *what = foreign_describe(f);
 
 	*d = (struct adopted){ .a = a, .f = f, .pidfd = pidfd_open(f->pid, 0) };
 	if (d->pidfd < 0 ||
 	    !proc_same_process_at(a->proc_root, f->pid, f->start_time)) {
 		log_notice("not adopting pid %d: it is gone", f->pid);
 		adopted_free(d);
-		return FALSE;
+		return NULL;
 	}
 	d->launcher = is_launcher(a, f);
+	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
+	g_ptr_array_add(a->adopted, d);
+	if (!d->launcher)
+		g_ptr_array_add(a->instances, f);
+	return d;
+}
+
+/* Adopt f: a pidfd that names it for good, or nothing. */
+static gboolean adopt_one(struct adopt *a, struct foreign *f)
+{
+	g_autofree gchar *what = foreign_describe(f);
+	struct adopted *d = watch_one(a, f);
+
+	if (!d)
+		return FALSE;
 	if (d->launcher)
 		log_notice("haproxy pid %d is a launcher still loading; its "
 			   "daemon is adopted once it forks", f->pid);
 	else
 		log_notice("adopting %s", what);
-	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
-	g_ptr_array_add(a->adopted, d);
-	if (!d->launcher)
-		g_ptr_array_add(a->instances, f);
 	a->found++;
 	return TRUE;
 }
@@ -476,6 +500,35 @@ static void signal_workers(const struct adopt *a, const struct foreign *f,
 	}
 }
 
+static void signal_one(struct adopt *a, struct adopted *d, int sig)
+{
+	if (d->f->kind == FOREIGN_DS_PARENT)
+		signal_workers(a, d->f, sig);
+	/* A master relays the stop signals to its workers itself. */
+	if (d->f->kind != FOREIGN_DS_PARENT || sig == SIGKILL) {
+		log_debug("%s -> %d.", signal_name(sig), d->f->pid);
+		proc_pidfd_signal(d->pidfd, sig);
+	}
+}
+
+/*
+ * A launcher still loading by hand handles no signal yet: SIGUSR1 would
+ * kill it, and nothing of it serves, so a graceful stop leaves it alone;
+ * once it exits, the daemon it started gets the stop's signal
+ * (on_adopted_exit). A hard stop ends it: nothing to drain.
+ */
+static gboolean spare_launcher(struct adopted *d, int sig)
+{
+	if (!d->launcher || sig != SIGUSR1)
+		return FALSE;
+	if (!d->spared)
+		log_notice("haproxy pid %d, a launcher still loading by hand, "
+			   "is not signalled: once it exits, the daemon it "
+			   "started gets %s", d->f->pid, signal_name(sig));
+	d->spared = TRUE;
+	return TRUE;
+}
+
 static void signal_adopted(struct adopt *a, int sig, gboolean retiring)
 {
 	for (guint i = 0; i < a->adopted->len; i++) {
@@ -485,14 +538,54 @@ static void signal_adopted(struct adopt *a, int sig, gboolean retiring)
 		if (retiring && (d->leaving || d->launcher))
 			continue;
 		d->leaving = d->leaving || retiring;
+		if (!retiring && spare_launcher(d, sig))
+			continue;
+		signal_one(a, d, sig);
+	}
+}
 
-		if (d->f->kind == FOREIGN_DS_PARENT)
-			signal_workers(a, d->f, sig);
-		/* A master relays the stop signals to its workers itself. */
-		if (d->f->kind != FOREIGN_DS_PARENT || sig == SIGKILL) {
-			log_debug("%s -> %d.", signal_name(sig), d->f->pid);
-			proc_pidfd_signal(d->pidfd, sig);
-		}
+/* The wrapper stops: f, found by a last look, replaced ours. Watched,
+ * and the stop's signal through the pidfd just verified. */
+static void stop_found(struct adopt *a, struct foreign *f)
+{
+	g_autofree gchar *what = foreign_describe(f);
+	int sig = a->stop_sig;
+	struct adopted *d = watch_one(a, f);
+
+	if (!d)
+		return;
+	if (spare_launcher(d, sig))
+		return;
+	if (d->launcher)
+		log_notice("the wrapper stops: so does haproxy pid %d, a "
+			   "launcher still loading by hand (%s)", d->f->pid,
+			   signal_name(sig));
+	else
+		log_notice("the wrapper stops: so does %s (%s); it replaced "
+			   "ours", what, signal_name(sig));
+	signal_one(a, d, sig);
+}
+
+/* A stop ended a search (or a launcher awaited meanwhile exited): what
+ * replaced ours is there now, ready or not, and stops with the wrapper
+ * instead of serving on unsupervised. */
+static void last_look(struct adopt *a)
+{
+	g_autoptr(GPtrArray) found = NULL;
+	gboolean none;
+
+	found = look(a, TRUE, &none);
+	if (!found)
+		return;
+	/* Ours now: the array no longer frees them. */
+	g_ptr_array_set_free_func(found, NULL);
+	for (guint i = 0; i < found->len; i++) {
+		struct foreign *f = g_ptr_array_index(found, i);
+
+		if (already_adopted(a, f))
+			foreign_free(f);
+		else
+			stop_found(a, f);
 	}
 }
 
@@ -507,11 +600,17 @@ void adopt_retire(struct adopt *a, int sig)
 
 void adopt_stop(struct adopt *a, int sig)
 {
+	gboolean searching;
+
 	if (!a)
 		return;
+	searching = a->timer != 0;
 	a->stopping = TRUE;
+	a->stop_sig = sig;
 	search_end(a);
 	signal_adopted(a, sig, FALSE);
+	if (searching)
+		last_look(a);
 }
 
 void adopt_free(struct adopt *a)
