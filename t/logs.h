@@ -338,3 +338,13 @@
 /* The advice in "SO_REUSEPORT migration unavailable: ...; ...: give the
  * wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14)". */
 #define LOG_TCP_MIGRATE_REQ	"tcp_migrate_req"
+/* ---- gaps ---- */
+/* A stop during a search: "the wrapper stops: so does standalone pid N,
+ * EXE, found by ... (SIGNAL); it replaced ours" (printf: N). */
+#define LOG_STOPS_TOO_FMT	"the wrapper stops: so does standalone pid %d, "
+#define LOG_IT_REPLACED_OURS	"; it replaced ours"
+/* A hard stop: "... so does haproxy pid N, a launcher still loading by
+ * hand (SIGTERM)" (printf: N). */
+#define LOG_LAUNCHER_STOPS_FMT	"the wrapper stops: so does haproxy pid %d, a launcher still loading by hand ("
+/* A graceful stop leaves a launcher loading alone (printf: N). */
+#define LOG_LAUNCHER_SPARED_FMT	"haproxy pid %d, a launcher still loading by hand, is not signalled"
