@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /* Larger than any one datagram of a dump: the kernel sizes them to at
@@ -155,6 +156,15 @@ GHashTable *sockdiag_tcp_listeners(GError **error)
 
 	if (fd < 0) {
 		fail(error, errno, "socket");
+		return NULL;
+	}
+	/* The kernel answers at once; a bound all the same, as the caller's
+	 * main loop waits meanwhile (EAGAIN: the /proc path instead). */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO,
+		       &(struct timeval){ .tv_sec = 2 },
+		       sizeof(struct timeval)) < 0) {
+		fail(error, errno, "SO_RCVTIMEO");
+		close(fd);
 		return NULL;
 	}
 	buf = g_malloc(RECV_SIZE);
