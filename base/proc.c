@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "base/proc.h"
 
-#include "base/sockdiag.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +11,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/sockdiag.h"
 
 #define DELETED_SUFFIX " (deleted)"
 

@@ -36,16 +36,14 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent);
  * socket descriptor (pidfd_getfd: our own child, or root) and asking it
  * SO_ACCEPTCONN; where pidfd_getfd is refused (a seccomp filter), its
  * sockets found among the TCP listeners of its network namespace
- * (proc_tcp_listeners). NULL when pid's
- * descriptors cannot be listed.
+ * (proc_tcp_listeners). NULL when pid's descriptors cannot be listed.
  */
 GHashTable *proc_listening_inodes(GPid pid);
 
 /* The inodes of the listening TCP sockets (IPv4 and IPv6) of a network
- * namespace, from net_dir's tcp and tcp6 tables ("/proc/net" for ours,
- * "/proc/PID/net" for pid's): where descriptors cannot be duplicated
- * (pidfd_getfd refused by a seccomp filter), or to pick, among a
- * process's sockets, the ones worth duplicating. */
+ * namespace, from net_dir's tcp and tcp6 tables ("/proc/PID/net" for
+ * pid's): proc_tcp_listeners' path where sock_diag cannot answer. The
+ * kernel walks every connection of the namespace to write them. */
 GHashTable *proc_net_tcp_listeners(const char *net_dir);
 
 /* Is pid in this process's network namespace? FALSE when either one
