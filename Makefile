@@ -95,9 +95,10 @@ t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 # They make directories and sockets as the integration tests do, or
-# fake proc trees (t/lib-proctree.c).
+# fake proc trees (t/lib-proctree.c), or drive the reload state machine
+# with fake effects (t/lib-reloader.c).
 HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse t/unit-adopt \
-                 $(patsubst %.c,%,$(wildcard t/unit-migrate*.c))
+                 $(patsubst %.c,%,$(wildcard t/unit-migrate*.c t/unit-reloader*.c))
 $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
