@@ -30,7 +30,8 @@ extern struct fake F;
 void setup(void);
 void teardown(void);
 
-/* The effects since the last call, in order, exactly these (then NULL). */
+/* The effects since the last call, in order, exactly these; NULL ends
+ * the list. */
 void expect(const char *first, ...);
 
 void post(enum reload_event ev, const struct reload_input *in);
