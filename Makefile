@@ -111,7 +111,12 @@ CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/container-files.o \
 $(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
-t/fake-haproxy t/sigrecorder: %: %.c
+# The fake haproxy: one program in several files (t/fake-haproxy*.c).
+FAKE_HAPROXY_SRC := $(sort $(wildcard t/fake-haproxy*.c))
+t/fake-haproxy: $(FAKE_HAPROXY_SRC) t/fake-haproxy.h
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $(FAKE_HAPROXY_SRC)
+
+t/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
 # The same wrapper built with another version, in an object tree of its
