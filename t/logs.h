@@ -89,3 +89,15 @@
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
 #define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
+
+/* ---- faststart ---- */
+/* No live haproxy in the pidfile: generation 1 starts before the search. */
+#define LOG_SEARCH_DEFERRED	"looking for other instances once generation 1 serves"
+/* "looked for foreign haproxy instances after the start: N found"
+ * (printf: N), the end of the search that waited. */
+#define LOG_LATE_SEARCH_FOUND_FMT	"looked for foreign haproxy instances after the start: %u found"
+/* "SIGUSR1 -> foreign haproxy pid P: soft stop" (printf: P). */
+#define LOG_FOREIGN_SOFT_STOP_FMT	"SIGUSR1 -> foreign haproxy pid %d: soft stop"
+/* Generation 1 failed: "...; looking for haproxy instances that may hold
+ * its addresses". */
+#define LOG_FIRST_FAILED_SEARCH	"looking for haproxy instances that may hold its addresses"
