@@ -118,9 +118,25 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* Started after us: a restart by hand, the replacement's to adopt. */
+static void drop_newer(GPtrArray *found, guint64 started_before)
+{
+	for (guint i = 0; started_before && i < found->len;) {
+		struct foreign *f = g_ptr_array_index(found, i);
+
+		if (f->start_time <= started_before) {
+			i++;
+			continue;
+		}
+		log_info("not taking over pid %d: it started after this "
+			 "wrapper", f->pid);
+		g_ptr_array_remove_index(found, i);
+	}
+}
+
 struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
-				const char *cwd, takeover_fn settled,
-				gpointer data)
+				const char *cwd, guint64 started_before,
+				takeover_fn settled, gpointer data)
 {
 	struct takeover *t = g_new0(struct takeover, 1);
 	g_autoptr(GPtrArray) skipped = NULL;
@@ -137,6 +153,7 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 		t->found = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)foreign_free);
 	}
+	drop_newer(t->found, started_before);
 	log_findings(t->found, skipped);
 	for (guint i = 0; i < t->found->len; i++)
 		watch(t, g_ptr_array_index(t->found, i));

@@ -24,11 +24,12 @@ typedef void (*takeover_fn)(gpointer data);
  * (haproxy's arguments, argv[0] included and ignored), taken against cwd.
  * settled is called once, from the main loop, when every instance found
  * is ready for -sf, or after a bounded wait (logged), or at once if there
- * is none.
+ * is none. started_before (a start time from stat; 0: none) leaves out
+ * the instances that started later.
  */
 struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
-				const char *cwd, takeover_fn settled,
-				gpointer data);
+				const char *cwd, guint64 started_before,
+				takeover_fn settled, gpointer data);
 
 /* The pids for the first generation's -sf, each checked again to still be
  * the process that was found. */

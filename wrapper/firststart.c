@@ -28,6 +28,8 @@ struct first_start {
 	/* No haproxy in the pidfile: the search waits until generation 1
 	 * serves (it reads every process: long on a busy host). */
 	gboolean late;
+	guint64 self_start;		/* ours, from stat: what started
+					 * later is a restart by hand */
 	guint late_idle;		/* the late search, from the loop */
 	int failed_code;		/* generation 1's failure, if the */
 	gchar *failed_msg;		/* search ran for it */
@@ -116,8 +118,8 @@ static void search(struct first_start *f, takeover_fn settled)
 
 	takeover_free(f->takeover);
 	f->takeover = takeover_begin(f->args->pidfile,
-				     (const char *const *)argv, cwd, settled,
-				     f);
+				     (const char *const *)argv, cwd,
+				     f->self_start, settled, f);
 }
 
 /* The first generation: after a takeover of what already runs, if any. */
@@ -135,8 +137,12 @@ void first_start_begin(struct first_start *f)
 	 * instance we would find). */
 	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile, getpid(),
 				   &skipped)) {
+		struct proc_stat st;
+
 		foreign_log_skipped(skipped);
 		f->late = TRUE;
+		if (proc_stat_at(PROC_ROOT, getpid(), &st, NULL))
+			f->self_start = st.start_time;
 		log_info("no haproxy in the pidfile: looking for other "
 			 "instances once generation 1 serves");
 		reloader_post(f->reloader, RE_SETTLED, NULL);
