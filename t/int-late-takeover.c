@@ -161,6 +161,74 @@ static void test_pidfile_haproxy_first(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * (d) A stop while the search that waited still waits for what it found
+ * to handle SIGUSR1 (a master-worker master re-executing itself: the
+ * fake, named haproxy, for 8 s): the wrapper exits as it would, and the
+ * instance is left alone, never signalled.
+ */
+static void test_stop_during_late_search(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
+	g_autofree gchar *log = NULL, *other = NULL, *taking = NULL;
+	g_autofree gchar *soft = NULL, *events = NULL, *stopped = NULL;
+	g_auto(GStrv) env = NULL;
+	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, "-f", NULL,
+			       NULL };
+	struct t_started *p;
+	GPid master, worker;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	haproxy = copy_program(bin, fake, "haproxy");
+	fake_cfg = t_write_file(s.dir, "fake.cfg",
+				"fake-master-late-usr1-ms 8000\n");
+	log = g_build_filename(s.dir, "fake.log", NULL);
+	other = g_build_filename(s.dir, "other.pid", NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
+	argv[0] = haproxy;
+	argv[3] = other;
+	argv[5] = s.cfg;
+	argv[7] = fake_cfg;
+	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &master, &error));
+	g_assert_no_error(error);
+	p = t_remember(master, "/haproxy");
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, master);
+	t_remember(worker, "/haproxy");
+	g_free(t_wait_file_line(log, "master: SIGUSR1 not handled", NULL, 1,
+				T_WAIT));
+
+	w = start_wrapper(&s, NULL, NULL);
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	taking = g_strdup_printf(LOG_TAKING_OVER_MASTER_FMT, master);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	stop_wrapper_ok(w);
+
+	soft = g_strdup_printf(LOG_FOREIGN_SOFT_STOP_FMT, master);
+	g_assert_null(wrapper_find_log(w, soft));
+	g_assert_null(wrapper_find_log(w, LOG_FOREIGN_UNSETTLED));
+	g_assert_true(t_pid_alive(master));
+	g_assert_true(g_file_get_contents(log, &events, NULL, NULL));
+	stopped = g_strdup_printf("pid=%d master stop", master);
+	g_assert_null(strstr(events, stopped));
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, worker);
+
+	g_assert_true(t_signal_verified(p, SIGKILL));
+	g_assert_cmpint(t_wait_child(master, T_WAIT), !=, -1);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -172,5 +240,7 @@ int main(int argc, char **argv)
 			test_noreuseport_fallback);
 	g_test_add_func("/late-takeover/pidfile-haproxy-first",
 			test_pidfile_haproxy_first);
+	g_test_add_func("/late-takeover/stop-during-search",
+			test_stop_during_late_search);
 	return g_test_run();
 }
