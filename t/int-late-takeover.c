@@ -13,6 +13,7 @@
  */
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -229,6 +230,54 @@ static void test_stop_during_late_search(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * (e) The search that runs first (the pidfile's -D) has haproxy -v run
+ * meanwhile, and the probing step waits for that one: one probe, not two.
+ * Our haproxy is a script that holds -v until the machine is probing.
+ */
+static void test_early_probe_awaited(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *script = NULL, *text = NULL, *probes = NULL;
+	g_autofree gchar *gate = NULL, *opt = NULL, *taking = NULL;
+	g_autofree gchar *log = NULL;
+	GPid daemon;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	probes = g_build_filename(s.dir, "probes", NULL);
+	gate = g_build_filename(s.dir, "gate", NULL);
+	/* Held a minute at most: the test's own bound is shorter. */
+	text = g_strdup_printf("#!/bin/sh\n"
+			       "if [ \"$1\" = -v ]; then\n"
+			       "  echo probe >>'%s'\n"
+			       "  i=0\n"
+			       "  while [ ! -e '%s' ] && [ $i -lt 6000 ]; do\n"
+			       "    sleep 0.01; i=$((i + 1))\n"
+			       "  done\n"
+			       "fi\n"
+			       "exec " HAPROXY " \"$@\"\n", probes, gate);
+	script = t_write_file(s.dir, "haproxy-gated", text);
+	g_assert_cmpint(chmod(script, 0755), ==, 0);
+	opt = g_strdup_printf("--haproxy=%s", script);
+	daemon = start_daemon(&s, FALSE);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+
+	w = start_wrapper(&s, opt, NULL);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, "--SETTLED--> PROBING", T_WAIT));
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	g_assert_true(g_file_get_contents(probes, &log, NULL, NULL));
+	g_assert_cmpstr(log, ==, "probe\n");
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -240,6 +289,8 @@ int main(int argc, char **argv)
 			test_noreuseport_fallback);
 	g_test_add_func("/late-takeover/pidfile-haproxy-first",
 			test_pidfile_haproxy_first);
+	g_test_add_func("/late-takeover/early-probe-awaited",
+			test_early_probe_awaited);
 	g_test_add_func("/late-takeover/stop-during-search",
 			test_stop_during_late_search);
 	return g_test_run();
