@@ -254,8 +254,7 @@ static void lifecycle_stopping(void *ctx)
 	struct supervisor *s = ctx;
 
 	sv_post(s, RE_STOP, NULL);
-	if (sv_takeover(s))
-		takeover_cancel(sv_takeover(s));
+	first_start_cancel(s->first);
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 }
@@ -467,8 +466,10 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	}
 	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
 		s->takeovers = takeover_instances(sv_takeover(s))->len;
-	if (s->life.phase == PHASE_STARTING)
+	if (s->life.phase == PHASE_STARTING) {
 		lifecycle_set_running(&s->life);
+		first_start_serving(s->first);
+	}
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,
@@ -819,6 +820,13 @@ static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		.signal = sig, .hard = hard, .client = client });
 }
 
+static gboolean retry_first(void *ctx, int exit_code, const char *msg)
+{
+	struct supervisor *s = ctx;
+
+	return first_start_retry(s->first, exit_code, msg);
+}
+
 static const struct reloader_ops sv_reload_ops = {
 	.searching = searching,
 	.adopted_serving = adopted_serves,
@@ -838,6 +846,7 @@ static const struct reloader_ops sv_reload_ops = {
 	.end_attempt = end_attempt,
 	.schedule_pending = schedule_pending,
 	.abandon_handoff = abandon_handoff,
+	.retry_first = retry_first,
 };
 
 /* ---- life cycle ---- */
@@ -863,7 +872,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, &sv_handoff_ops, s);
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher);
+				   s->launcher, &s->takeovers);
 	s->replacement = replacement_new(args, &s->gt, s->reloader,
 					 s->reuseport, &sv_replacement_ops, s);
 	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
