@@ -25,6 +25,7 @@ struct watched {
 
 struct takeover {
 	GPtrArray *found;	/* struct foreign *, alive */
+	guint taken;		/* found, gone since or not: the metric */
 	GPtrArray *watches;	/* struct watched * */
 	takeover_fn settled;
 	gpointer data;
@@ -155,6 +156,7 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 	}
 	drop_newer(t->found, started_before);
 	log_findings(t->found, skipped);
+	t->taken = t->found->len;
 	for (guint i = 0; i < t->found->len; i++)
 		watch(t, g_ptr_array_index(t->found, i));
 	t->deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
@@ -252,6 +254,11 @@ GArray *takeover_targets(struct takeover *t)
 const GPtrArray *takeover_instances(struct takeover *t)
 {
 	return t->found;
+}
+
+guint takeover_taken(const struct takeover *t)
+{
+	return t->taken;
 }
 
 void takeover_cancel(struct takeover *t)

@@ -50,6 +50,9 @@ guint takeover_soft_stop(struct takeover *t);
 
 /* The instances still alive (struct foreign *), for status. */
 const GPtrArray *takeover_instances(struct takeover *t);
+/* How many were found, whether or not they have exited since: an
+ * instance our -sf ends before our generation is ready still counts. */
+guint takeover_taken(const struct takeover *t);
 
 /* The candidates a search did not take over, with why (struct
  * foreign_skip *, may be NULL), in the log as the search says them. */

@@ -165,7 +165,7 @@ static void on_late_settled(gpointer data)
 	if (!found->len)
 		return;
 	reuseport_attach_foreign(f->reuseport, found);
-	*f->takeovers = found->len;
+	*f->takeovers = takeover_taken(f->takeover);
 	takeover_soft_stop(f->takeover);
 }
 

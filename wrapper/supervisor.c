@@ -465,7 +465,7 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
 	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
-		s->takeovers = takeover_instances(sv_takeover(s))->len;
+		s->takeovers = takeover_taken(sv_takeover(s));
 	if (s->life.phase == PHASE_STARTING) {
 		lifecycle_set_running(&s->life);
 		first_start_serving(s->first);
