@@ -72,9 +72,6 @@ struct supervisor {
 
 static void sv_post(struct supervisor *s, enum reload_event ev,
 		    const struct reload_input *in);
-static struct log_event sv_event(struct supervisor *s,
-				 const char *message_id, guint number,
-				 GPid pid, const char *result);
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client);
 static void sv_handoff(struct supervisor *s, struct control_client *client);
@@ -87,7 +84,6 @@ static const struct handoff_ops sv_handoff_ops;
 static const struct selfupgrade_ops sv_selfupgrade_ops;
 static const struct replacement_ops sv_replacement_ops;
 static const struct lifecycle_ops sv_lifecycle_ops;
-static const struct gen_exits_ops sv_gen_exits_ops;
 
 /* The takeover at the first start (NULL: none). */
 static struct takeover *sv_takeover(struct supervisor *s)
@@ -296,33 +292,11 @@ static void sv_post(struct supervisor *s, enum reload_event ev,
 	reloader_post(s->reloader, ev, in);
 }
 
-static struct log_event sv_event(struct supervisor *s, const char *message_id,
-			  guint number, GPid pid, const char *result)
-{
-	return (struct log_event){
-		.message_id = message_id,
-		.generation = number,
-		.pid = pid,
-		.result = result,
-		.duration_us = g_get_monotonic_time() -
-			       reloader_started_us(s->reloader),
-	};
-}
-
-static struct log_event exits_event(void *ctx, const char *message_id,
-				    guint number, GPid pid, const char *result)
-{
-	return sv_event(ctx, message_id, number, pid, result);
-}
-
-static const struct gen_exits_ops sv_gen_exits_ops = {
-	.event = exits_event,
-};
-
 static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 {
 	struct supervisor *s = ctx;
-	struct log_event ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+	struct log_event ev = reloader_event(s->reloader, MSGID_RELOAD_FAILED,
+					     0, 0, "failed");
 
 	switch (how) {
 	case FAILURE_FIRST_START:
@@ -343,8 +317,9 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 				   "haproxy keeps serving", msg);
 			break;
 		}
-		ev = sv_event(s, MSGID_RELOAD_FAILED, s->gt.current->number,
-			      s->gt.current->pid, "failed");
+		ev = reloader_event(s->reloader, MSGID_RELOAD_FAILED,
+				    s->gt.current->number, s->gt.current->pid,
+				    "failed");
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
 			   "(pid %d) keeps serving", msg, s->gt.current->number,
 			   s->gt.current->pid);
@@ -454,7 +429,8 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	drain_bound(&s->gt, s->opts->max_old_workers);
 	gen_table_publish(&s->gt, s->args->pidfile, g);
 	failed_generation_clear(&s->gt.failed);
-	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
+	ev = reloader_event(s->reloader, MSGID_RELOAD_OK, g->number, g->pid,
+			    "ok");
 	if (g->mode == LAUNCH_MW) {
 		g_autofree gchar *workers = pids_text(g->workers);
 
@@ -529,7 +505,8 @@ static void master_loaded(void *ctx, struct generation *g,
 
 	drain_bound(&s->gt, s->opts->max_old_workers);
 	failed_generation_clear(&s->gt.failed);
-	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
+	ev = reloader_event(s->reloader, MSGID_RELOAD_OK, g->number, g->pid,
+			    "ok");
 	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
 		   "workers %s, haproxy %s", g->number, g->pid, pids,
 		   g->version);
@@ -869,7 +846,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
 		       &sv_lifecycle_ops, s);
 	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
-				 opts, &sv_gen_exits_ops, s);
+				 opts);
 	return s;
 }
 
