@@ -75,8 +75,6 @@ static void sv_post(struct supervisor *s, enum reload_event ev,
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client);
 static void sv_handoff(struct supervisor *s, struct control_client *client);
-static const char *sv_master_notify_socket(struct supervisor *s,
-					   GError **error);
 static const struct reloader_ops sv_reload_ops;
 static const struct master_link_ops sv_master_ops;
 static const struct launcher_ops sv_launcher_ops;
@@ -457,85 +455,15 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 	reuseport_attach_generation(s->reuseport, g);
 }
 
-/* ---- a master reloads itself ---- */
-
-static const char *sv_master_notify_socket(struct supervisor *s, GError **error)
-{
-	return master_link_socket(s->master, s->rt.ours ? s->rt.dir : NULL,
-				  error);
-}
-
-static struct generation *master_find(void *ctx, GPid pid)
-{
-	struct supervisor *s = ctx;
-
-	return pid ? gen_table_find_master(&s->gt, pid) : NULL;
-}
-
-static enum master_role master_role(void *ctx, const struct generation *g)
-{
-	struct supervisor *s = ctx;
-
-	if (g == s->gt.starting)
-		return MASTER_STARTING;
-	if (g != s->gt.current)
-		return MASTER_OTHER;
-	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
-	return reloader_state(s->reloader) == RS_MASTER_VERDICT
-	       ? MASTER_RELOADING : MASTER_SERVING;
-}
+/* ---- a master reloads itself (wrapper/master.h) ---- */
 
 static void master_ready(void *ctx, struct generation *g)
 {
 	sv_generation_ready(ctx, g);
 }
 
-static void master_signalled(void *ctx)
-{
-	sv_post(ctx, RE_SIGNALLED, NULL);
-}
-
-static void master_loaded(void *ctx, struct generation *g,
-			  const GArray *fresh)
-{
-	struct supervisor *s = ctx;
-	g_autofree gchar *pids = pids_text(fresh);
-	g_autofree gchar *msg = NULL;
-	struct log_event ev;
-
-	drain_bound(&s->gt, s->opts->max_old_workers);
-	failed_generation_clear(&s->gt.failed);
-	ev = reloader_event(s->reloader, MSGID_RELOAD_OK, g->number, g->pid,
-			    "ok");
-	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
-		   "workers %s, haproxy %s", g->number, g->pid, pids,
-		   g->version);
-	msg = g_strdup_printf("generation %u (master pid %d) serving with "
-			      "workers %s", g->number, g->pid, pids);
-	sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
-}
-
-static void master_failed(void *ctx, const char *msg)
-{
-	sv_post(ctx, RE_FAILED, &(struct reload_input){ .exit_code = 1,
-							.message = msg });
-}
-
-static void master_retired(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	drain_bound(&s->gt, s->opts->max_old_workers);
-}
-
 static const struct master_link_ops sv_master_ops = {
-	.find = master_find,
-	.role = master_role,
 	.ready = master_ready,
-	.signalled = master_signalled,
-	.loaded = master_loaded,
-	.failed = master_failed,
-	.retired = master_retired,
 };
 
 /* ---- starting a generation (wrapper/spawn.h) ---- */
@@ -608,7 +536,9 @@ static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 
 static const char *launcher_notify_socket(void *ctx, GError **error)
 {
-	return sv_master_notify_socket(ctx, error);
+	struct supervisor *s = ctx;
+
+	return master_link_socket(s->master, error);
 }
 
 static void launcher_reload_master(void *ctx, struct generation *g,
@@ -761,7 +691,7 @@ static void upgrade_adopt_notify(void *ctx, int fd)
 		if (!masters || !master_link_adopt(s->master, fd, path))
 			close(fd);
 	}
-	if (masters && !sv_master_notify_socket(s, &error))
+	if (masters && !master_link_socket(s->master, &error))
 		log_warn("%s", error->message);
 }
 
@@ -830,7 +760,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->opts = opts;
 	gen_table_init(&s->gt);
 	s->reloader = reloader_new(&sv_reload_ops, s);
-	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
+	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
+				    &sv_master_ops, s);
 	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
 	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
