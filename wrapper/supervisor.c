@@ -36,6 +36,7 @@
 #include "wrapper/spawn.h"
 #include "wrapper/state.h"
 #include "wrapper/status.h"
+#include "wrapper/statusview.h"
 
 struct supervisor {
 	GMainLoop *loop;
@@ -43,10 +44,7 @@ struct supervisor {
 	const struct wrapper_options *opts;
 
 	struct gen_table gt;		/* the generations (gentable.h) */
-	guint takeovers;	/* these three: for metrics, kept across
-				 * our own exec */
-	guint restarts_adopted;
-	guint adoptions;
+	struct metrics metrics;	/* kept across our own exec */
 	struct lifecycle life;
 
 	/* Starts, reloads and the hand-off: which step, the requests
@@ -61,7 +59,7 @@ struct supervisor {
 	/* A haproxy started by hand replaced ours (replacement.h). */
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
-	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
+	struct status_source *status;	/* what status shows */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
 	struct reuseport *reuseport;	/* per-group queue migration */
@@ -100,73 +98,11 @@ static gboolean sv_master_running(struct supervisor *s)
 	return gen_table_find_master(&s->gt, 0) != NULL;
 }
 
-/* ---- status ---- */
-
-/* The instances we did not start: taken over at start, or adopted. */
-static const GPtrArray *foreign_view(struct supervisor *s)
-{
-	const GPtrArray *parts[] = {
-		sv_takeover(s) ? takeover_instances(sv_takeover(s)) : NULL,
-		sv_adopt(s) ? adopt_instances(sv_adopt(s)) : NULL,
-	};
-
-	g_ptr_array_set_size(s->foreign_view, 0);
-	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
-		for (guint j = 0; parts[i] && j < parts[i]->len; j++)
-			g_ptr_array_add(s->foreign_view,
-					g_ptr_array_index((GPtrArray *)parts[i],
-							  j));
-	return s->foreign_view;
-}
-
-static const struct foreign *adopted_serving(struct supervisor *s)
-{
-	const GPtrArray *in;
-
-	if (!adopt_serving(sv_adopt(s)))
-		return NULL;
-	in = adopt_instances(sv_adopt(s));
-	return in->len ? g_ptr_array_index((GPtrArray *)in, 0) : NULL;
-}
-
-static struct status_view status_view_of(struct supervisor *s)
-{
-	for (guint i = 0; i < s->gt.gens->len; i++)
-		generation_prune_cohorts(g_ptr_array_index(s->gt.gens, i));
-	return (struct status_view){
-		.wrapper_pid = getpid(),
-		.phase = phase_name(s->life.phase),
-		.reloads = reloader_reloads(s->reloader),
-		.reloads_failed = reloader_reloads_failed(s->reloader),
-		.takeovers = s->takeovers,
-		.restarts_adopted = s->restarts_adopted,
-		.adoptions = s->adoptions,
-		.last = reloader_last(s->reloader),
-		.failed = &s->gt.failed,
-		.gens = s->gt.gens,
-		.current = s->gt.current,
-		.foreign = foreign_view(s),
-		.adopted = adopted_serving(s),
-		.reuseport = reuseport_state(s->reuseport),
-	};
-}
+/* ---- status (wrapper/statusview.h) ---- */
 
 static gchar *sv_summary(struct supervisor *s)
 {
-	struct status_view v = status_view_of(s);
-
-	return status_summary(&v);
-}
-
-/* STATUS= for systemd, outside a reload or a stop that say it anyway. */
-static void tell_status(struct supervisor *s)
-{
-	g_autofree gchar *line = NULL;
-
-	if (reloader_busy(s->reloader) || s->life.phase != PHASE_RUNNING)
-		return;
-	line = sv_summary(s);
-	notify_status(line);
+	return status_source_summary(s->status);
 }
 
 /* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
@@ -182,12 +118,14 @@ static void replacement_found(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	s->restarts_adopted++;
+	s->metrics.restarts_adopted++;
 }
 
 static void replacement_tell_status(void *ctx)
 {
-	tell_status(ctx);
+	struct supervisor *s = ctx;
+
+	status_source_tell(s->status);
 }
 
 static void stop_service(void *ctx, int exit_code);
@@ -211,7 +149,7 @@ static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
 	struct supervisor *s = data;
-	struct status_view v = status_view_of(s);
+	struct status_view v = status_source_view(s->status);
 	g_autofree gchar *text = NULL;
 
 	switch (command) {
@@ -440,7 +378,7 @@ static void sv_generation_ready(struct supervisor *s, struct generation *g)
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
 	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
-		s->takeovers = takeover_instances(sv_takeover(s))->len;
+		s->metrics.takeovers = takeover_instances(sv_takeover(s))->len;
 	if (s->life.phase == PHASE_STARTING)
 		lifecycle_set_running(&s->life);
 	{
@@ -656,18 +594,18 @@ static void upgrade_save_counters(void *ctx, struct upgrade_state *h)
 {
 	struct supervisor *s = ctx;
 
-	h->takeovers = s->takeovers;
-	h->restarts_adopted = s->restarts_adopted;
-	h->adoptions = s->adoptions;
+	h->takeovers = s->metrics.takeovers;
+	h->restarts_adopted = s->metrics.restarts_adopted;
+	h->adoptions = s->metrics.adoptions;
 }
 
 static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
 {
 	struct supervisor *s = ctx;
 
-	s->takeovers = h->takeovers;
-	s->restarts_adopted = h->restarts_adopted;
-	s->adoptions = h->adoptions;
+	s->metrics.takeovers = h->takeovers;
+	s->metrics.restarts_adopted = h->restarts_adopted;
+	s->metrics.adoptions = h->adoptions;
 }
 
 static void upgrade_adopted(void *ctx, struct generation *g)
@@ -700,7 +638,7 @@ static void upgrade_resumed(void *ctx)
 	struct supervisor *s = ctx;
 
 	lifecycle_set_running(&s->life);
-	s->adoptions += s->gt.gens->len;
+	s->metrics.adoptions += s->gt.gens->len;
 }
 
 static const struct selfupgrade_ops sv_selfupgrade_ops = {
@@ -762,7 +700,6 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
 				    &sv_master_ops, s);
-	s->foreign_view = g_ptr_array_new();
 	s->reuseport = reuseport_new(opts->reuseport_migration);
 	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
 				s->reloader, &sv_selfupgrade_ops, s);
@@ -778,6 +715,9 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 		       &sv_lifecycle_ops, s);
 	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
 				 opts);
+	s->status = status_source_new(&s->gt, &s->life, s->reloader,
+				      &s->metrics, s->first, s->replacement,
+				      s->reuseport);
 	return s;
 }
 
@@ -866,7 +806,7 @@ void supervisor_free(struct supervisor *s)
 	first_start_free(s->first);
 	replacement_free(s->replacement);
 	gen_exits_free(s->exits);
-	g_ptr_array_unref(s->foreign_view);
+	status_source_free(s->status);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
 	selfupgrade_free(s->up);
