@@ -77,7 +77,6 @@ static const struct reloader_ops sv_reload_ops;
 static const struct master_link_ops sv_master_ops;
 static const struct launcher_ops sv_launcher_ops;
 static const struct handoff_ops sv_handoff_ops;
-static const struct selfupgrade_ops sv_selfupgrade_ops;
 static const struct replacement_ops sv_replacement_ops;
 static const struct lifecycle_ops sv_lifecycle_ops;
 
@@ -91,11 +90,6 @@ static struct takeover *sv_takeover(struct supervisor *s)
 static struct adopt *sv_adopt(struct supervisor *s)
 {
 	return replacement_adopt(s->replacement);
-}
-
-static gboolean sv_master_running(struct supervisor *s)
-{
-	return gen_table_find_master(&s->gt, 0) != NULL;
 }
 
 /* ---- status (wrapper/statusview.h) ---- */
@@ -564,95 +558,6 @@ static void begin_upgrade(void *ctx)
 	selfupgrade_begin(s->up);
 }
 
-static gboolean upgrade_masters(void *ctx)
-{
-	return sv_master_running(ctx);
-}
-
-static gboolean upgrade_adopted_running(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return adopt_alive(sv_adopt(s));
-}
-
-static int upgrade_notify_fd(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
-}
-
-static void upgrade_notify_private(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	master_link_reclaim_fd(s->master);
-}
-
-static void upgrade_save_counters(void *ctx, struct upgrade_state *h)
-{
-	struct supervisor *s = ctx;
-
-	h->takeovers = s->metrics.takeovers;
-	h->restarts_adopted = s->metrics.restarts_adopted;
-	h->adoptions = s->metrics.adoptions;
-}
-
-static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
-{
-	struct supervisor *s = ctx;
-
-	s->metrics.takeovers = h->takeovers;
-	s->metrics.restarts_adopted = h->restarts_adopted;
-	s->metrics.adoptions = h->adoptions;
-}
-
-static void upgrade_adopted(void *ctx, struct generation *g)
-{
-	struct supervisor *s = ctx;
-
-	gen_exits_watch(s->exits, g);
-}
-
-/* A master reports to the path in its NOTIFY_SOCKET: the socket bound
- * there comes over with us, or is bound anew. */
-static void upgrade_adopt_notify(void *ctx, int fd)
-{
-	struct supervisor *s = ctx;
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *path = NULL;
-	gboolean masters = sv_master_running(s);
-
-	if (fd >= 0) {
-		path = rundir_notify_socket(s->rt.dir);
-		if (!masters || !master_link_adopt(s->master, fd, path))
-			close(fd);
-	}
-	if (masters && !master_link_socket(s->master, &error))
-		log_warn("%s", error->message);
-}
-
-static void upgrade_resumed(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	lifecycle_set_running(&s->life);
-	s->metrics.adoptions += s->gt.gens->len;
-}
-
-static const struct selfupgrade_ops sv_selfupgrade_ops = {
-	.masters = upgrade_masters,
-	.adopted_running = upgrade_adopted_running,
-	.notify_fd = upgrade_notify_fd,
-	.notify_private = upgrade_notify_private,
-	.save_counters = upgrade_save_counters,
-	.restore_counters = upgrade_restore_counters,
-	.adopted = upgrade_adopted,
-	.adopt_notify = upgrade_adopt_notify,
-	.resumed = upgrade_resumed,
-};
-
 /* ---- requests ---- */
 
 /* sig: the signal that asked, or 0 for the control socket. client: who
@@ -701,20 +606,21 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
 				    &sv_master_ops, s);
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
-				s->reloader, &sv_selfupgrade_ops, s);
-	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
-				   s->reuseport, selfupgrade_image_path(s->up),
-				   &sv_launcher_ops, s);
-	s->handoff = handoff_new(args, &sv_handoff_ops, s);
-	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher);
 	s->replacement = replacement_new(args, &s->gt, s->reloader,
 					 s->reuseport, &sv_replacement_ops, s);
 	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
 		       &sv_lifecycle_ops, s);
 	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
 				 opts);
+	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
+				s->reloader, s->master, &s->metrics,
+				s->replacement, s->exits, &s->life);
+	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
+				   s->reuseport, selfupgrade_image_path(s->up),
+				   &sv_launcher_ops, s);
+	s->handoff = handoff_new(args, &sv_handoff_ops, s);
+	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
+				   s->launcher);
 	s->status = status_source_new(&s->gt, &s->life, s->reloader,
 				      &s->metrics, s->first, s->replacement,
 				      s->reuseport);
