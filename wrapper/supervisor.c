@@ -72,11 +72,9 @@ static void sv_post(struct supervisor *s, enum reload_event ev,
 		    const struct reload_input *in);
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client);
-static void sv_handoff(struct supervisor *s, struct control_client *client);
 static const struct reloader_ops sv_reload_ops;
 static const struct master_link_ops sv_master_ops;
 static const struct launcher_ops sv_launcher_ops;
-static const struct handoff_ops sv_handoff_ops;
 static const struct replacement_ops sv_replacement_ops;
 static const struct lifecycle_ops sv_lifecycle_ops;
 
@@ -152,7 +150,7 @@ static void on_control(struct control_client *c,
 		sv_request_reload(s, 0, command == CMD_HARD_RELOAD, c);
 		break;
 	case CMD_HANDOFF:
-		sv_handoff(s, c);
+		handoff_request(s->handoff, c);
 		break;
 	case CMD_STATUS:
 	case CMD_STATUS_JSON:
@@ -491,57 +489,6 @@ static const struct launcher_ops sv_launcher_ops = {
 	.reload_master = launcher_reload_master,
 };
 
-/* ---- the hand-off (wrapper/handoff.h) ---- */
-
-static GStrv handoff_master_argv(void *ctx, const char *path)
-{
-	struct supervisor *s = ctx;
-
-	return launcher_master_argv(s->launcher, path);
-}
-
-static const GPtrArray *handoff_waiters(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return reloader_waiters(s->reloader);
-}
-
-static void handoff_over(void *ctx)
-{
-	sv_post(ctx, RE_HANDOFF_OVER, NULL);
-}
-
-static const struct handoff_ops sv_handoff_ops = {
-	.master_argv = handoff_master_argv,
-	.waiters = handoff_waiters,
-	.over = handoff_over,
-};
-
-static void sv_handoff(struct supervisor *s, struct control_client *client)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *path = NULL;
-
-	if (s->life.phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
-		control_reply(client, "error: a start, reload or stop is in "
-				      "progress; hand off once it is over");
-		return;
-	}
-	if (adopt_alive(sv_adopt(s))) {
-		log_notice("hand-off refused: a haproxy adopted after a restart "
-			   "by hand runs; reload first");
-		control_reply(client, "error: a haproxy adopted after a restart "
-				      "by hand runs; reload first");
-		return;
-	}
-	/* Reloads wait while we check: nothing may change under us. */
-	sv_post(s, RE_HANDOFF, NULL);
-	path = haproxy_locate(s->opts->haproxy, selfupgrade_image_path(s->up),
-			      &error);
-	handoff_begin(s->handoff, client, path, error);
-}
-
 /* ---- the self-upgrade (wrapper/selfupgrade.h) ---- */
 
 static enum upgrade_choice upgrade_wanted(void *ctx)
@@ -618,7 +565,9 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
-	s->handoff = handoff_new(args, &sv_handoff_ops, s);
+	s->handoff = handoff_new(args, opts, &s->life, s->reloader,
+				 s->replacement, s->launcher,
+				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher);
 	s->status = status_source_new(&s->gt, &s->life, s->reloader,
