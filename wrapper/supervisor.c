@@ -7,20 +7,16 @@
 #include "wrapper/supervisor.h"
 
 #include <signal.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/log.h"
-#include "legacy/launch.h"
 #include "migrate/takeover.h"
 #include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
-#include "wrapper/drain.h"
 #include "wrapper/firststart.h"
 #include "wrapper/generation.h"
 #include "wrapper/genexit.h"
+#include "wrapper/genready.h"
 #include "wrapper/gentable.h"
 #include "wrapper/handoff.h"
 #include "wrapper/lifecycle.h"
@@ -29,12 +25,10 @@
 #include "wrapper/reloader.h"
 #include "wrapper/replacement.h"
 #include "wrapper/reuseport.h"
-#include "wrapper/rundir.h"
 #include "wrapper/runtime.h"
 #include "wrapper/selfupgrade.h"
 #include "wrapper/signals.h"
 #include "wrapper/spawn.h"
-#include "wrapper/state.h"
 #include "wrapper/status.h"
 #include "wrapper/statusview.h"
 
@@ -59,6 +53,7 @@ struct supervisor {
 	/* A haproxy started by hand replaced ours (replacement.h). */
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
+	struct gen_ready *ready;	/* what serving means (genready.h) */
 	struct status_source *status;	/* what status shows */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
@@ -335,61 +330,13 @@ static void abandon_handoff(void *ctx)
 	handoff_abandon(s->handoff);
 }
 
-static void sv_generation_ready(struct supervisor *s, struct generation *g)
-{
-	struct generation *old = s->gt.current;
-	struct log_event ev;
-
-	witness_stop(&g->witness);
-	g->state = GEN_CURRENT;
-	gen_table_set_serving(&s->gt, g);
-	/* Its predecessor ended during its start: from its -sf, or from a
-	 * restart by hand that it must not serve next to. */
-	sv_post(s, RE_SERVING, NULL);
-	/* Started with their pids after -sf: they leave now; any found
-	 * since (a launcher's daemon) is told to. */
-	if (g->sf_adopted)
-		adopt_superseded(sv_adopt(s));
-	replacement_retire_adopted(s->replacement);
-	if (old)
-		drain_begin(old, g, reloader_hard(s->reloader),
-			    s->opts->drain_timeout_s);
-	drain_bound(&s->gt, s->opts->max_old_workers);
-	gen_table_publish(&s->gt, s->args->pidfile, g);
-	failed_generation_clear(&s->gt.failed);
-	ev = reloader_event(s->reloader, MSGID_RELOAD_OK, g->number, g->pid,
-			    "ok");
-	if (g->mode == LAUNCH_MW) {
-		g_autofree gchar *workers = pids_text(g->workers);
-
-		wlog_event(&ev, LOG_NOTICE, "generation %u ready: master pid "
-			   "%d, workers %s, haproxy %s", g->number, g->pid,
-			   workers, g->version);
-	} else {
-		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
-			   "haproxy %s", g->number, g->pid, g->version);
-	}
-	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
-		s->metrics.takeovers = takeover_instances(sv_takeover(s))->len;
-	if (s->life.phase == PHASE_STARTING)
-		lifecycle_set_running(&s->life);
-	{
-		g_autofree gchar *msg = g_strdup_printf(
-			"generation %u (pid %d) serving%s", g->number, g->pid,
-			reloader_upgrade_postponed(s->reloader) ?
-			"; wrapper upgrade postponed (an adopted haproxy ran): "
-			"reload again" : "");
-
-		sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
-	}
-	reuseport_attach_generation(s->reuseport, g);
-}
-
 /* ---- a master reloads itself (wrapper/master.h) ---- */
 
 static void master_ready(void *ctx, struct generation *g)
 {
-	sv_generation_ready(ctx, g);
+	struct supervisor *s = ctx;
+
+	gen_ready_serve(s->ready, g);
 }
 
 static const struct master_link_ops sv_master_ops = {
@@ -435,7 +382,9 @@ static gchar *master_timeout_text(void *ctx, gboolean settling)
 
 static void launcher_ready(void *ctx, struct generation *g)
 {
-	sv_generation_ready(ctx, g);
+	struct supervisor *s = ctx;
+
+	gen_ready_serve(s->ready, g);
 }
 
 static void launcher_watch(void *ctx, struct generation *g)
@@ -570,6 +519,9 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher);
+	s->ready = gen_ready_new(args, opts, &s->gt, s->reloader,
+				 s->replacement, &s->life, &s->metrics, s->first,
+				 s->reuseport);
 	s->status = status_source_new(&s->gt, &s->life, s->reloader,
 				      &s->metrics, s->first, s->replacement,
 				      s->reuseport);
@@ -661,6 +613,7 @@ void supervisor_free(struct supervisor *s)
 	first_start_free(s->first);
 	replacement_free(s->replacement);
 	gen_exits_free(s->exits);
+	gen_ready_free(s->ready);
 	status_source_free(s->status);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
