@@ -2,8 +2,9 @@
 /* The supervisor: it composes the owners of the state (the generation
  * table, the reload machine, the launcher, the master link, the runtime,
  * the self-upgrade, the hand-off, the replacement, the life cycle, the
- * ends of generations) and handles signals and control requests, and
- * the reload machine's effects. See doc/internals.md. */
+ * ends of generations and what serving means, the status view, the
+ * counters) and handles signals and control requests, and the reload
+ * machine's effects. See doc/internals.md. */
 #include "wrapper/supervisor.h"
 
 #include <signal.h>
@@ -38,7 +39,7 @@ struct supervisor {
 	const struct wrapper_options *opts;
 
 	struct gen_table gt;		/* the generations (gentable.h) */
-	struct metrics metrics;	/* kept across our own exec */
+	struct metrics metrics;		/* kept across our own exec */
 	struct lifecycle life;
 
 	/* Starts, reloads and the hand-off: which step, the requests
@@ -54,7 +55,7 @@ struct supervisor {
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
 	struct gen_ready *ready;	/* what serving means (genready.h) */
-	struct status_source *status;	/* what status shows */
+	struct status_source *status;	/* what status shows (statusview.h) */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
 	struct reuseport *reuseport;	/* per-group queue migration */
@@ -64,14 +65,19 @@ struct supervisor {
 };
 
 static void sv_post(struct supervisor *s, enum reload_event ev,
-		    const struct reload_input *in);
+		    const struct reload_input *in)
+{
+	reloader_post(s->reloader, ev, in);
+}
+
+/* sig: the signal that asked, or 0 for the control socket. client: who
+ * waits for the verdict, if anyone. */
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
-			      struct control_client *client);
-static const struct reloader_ops sv_reload_ops;
-static const struct master_link_ops sv_master_ops;
-static const struct launcher_ops sv_launcher_ops;
-static const struct replacement_ops sv_replacement_ops;
-static const struct lifecycle_ops sv_lifecycle_ops;
+			      struct control_client *client)
+{
+	sv_post(s, RE_REQUEST, &(struct reload_input){
+		.signal = sig, .hard = hard, .client = client });
+}
 
 /* The takeover at the first start (NULL: none). */
 static struct takeover *sv_takeover(struct supervisor *s)
@@ -83,13 +89,6 @@ static struct takeover *sv_takeover(struct supervisor *s)
 static struct adopt *sv_adopt(struct supervisor *s)
 {
 	return replacement_adopt(s->replacement);
-}
-
-/* ---- status (wrapper/statusview.h) ---- */
-
-static gchar *sv_summary(struct supervisor *s)
-{
-	return status_source_summary(s->status);
 }
 
 /* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
@@ -115,7 +114,13 @@ static void replacement_tell_status(void *ctx)
 	status_source_tell(s->status);
 }
 
-static void stop_service(void *ctx, int exit_code);
+static void stop_service(void *ctx, int exit_code)
+{
+	struct supervisor *s = ctx;
+
+	lifecycle_set_exit_code(&s->life, exit_code);
+	lifecycle_begin_stop(&s->life, SIGTERM);
+}
 
 static void replacement_gone(void *ctx)
 {
@@ -165,7 +170,9 @@ static void on_control(struct control_client *c,
 
 static gchar *lifecycle_summary(void *ctx)
 {
-	return sv_summary(ctx);
+	struct supervisor *s = ctx;
+
+	return status_source_summary(s->status);
 }
 
 static void lifecycle_stopping(void *ctx)
@@ -209,12 +216,6 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 
 /* ---- the reload machine's effects (wrapper/reloader.h) ---- */
 
-static void sv_post(struct supervisor *s, enum reload_event ev,
-	     const struct reload_input *in)
-{
-	reloader_post(s->reloader, ev, in);
-}
-
 static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 {
 	struct supervisor *s = ctx;
@@ -250,14 +251,6 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 	}
 }
 
-static void stop_service(void *ctx, int exit_code)
-{
-	struct supervisor *s = ctx;
-
-	lifecycle_set_exit_code(&s->life, exit_code);
-	lifecycle_begin_stop(&s->life, SIGTERM);
-}
-
 static gboolean searching(void *ctx)
 {
 	struct supervisor *s = ctx;
@@ -281,14 +274,16 @@ static void search(void *ctx, gboolean quick)
 
 static void notify_reloading_now(void *ctx)
 {
-	g_autofree gchar *line = sv_summary(ctx);
+	struct supervisor *s = ctx;
+	g_autofree gchar *line = status_source_summary(s->status);
 
 	notify_reloading(line);
 }
 
 static void notify_ready_now(void *ctx)
 {
-	g_autofree gchar *line = sv_summary(ctx);
+	struct supervisor *s = ctx;
+	g_autofree gchar *line = status_source_summary(s->status);
 
 	notify_ready(line);
 }
@@ -330,9 +325,9 @@ static void abandon_handoff(void *ctx)
 	handoff_abandon(s->handoff);
 }
 
-/* ---- a master reloads itself (wrapper/master.h) ---- */
+/* ---- a generation ready: started, or a master's first load ---- */
 
-static void master_ready(void *ctx, struct generation *g)
+static void generation_ready(void *ctx, struct generation *g)
 {
 	struct supervisor *s = ctx;
 
@@ -340,7 +335,7 @@ static void master_ready(void *ctx, struct generation *g)
 }
 
 static const struct master_link_ops sv_master_ops = {
-	.ready = master_ready,
+	.ready = generation_ready,
 };
 
 /* ---- starting a generation (wrapper/spawn.h) ---- */
@@ -378,13 +373,6 @@ static gchar *master_timeout_text(void *ctx, gboolean settling)
 	struct supervisor *s = ctx;
 
 	return launcher_master_timeout_text(s->launcher, settling);
-}
-
-static void launcher_ready(void *ctx, struct generation *g)
-{
-	struct supervisor *s = ctx;
-
-	gen_ready_serve(s->ready, g);
 }
 
 static void launcher_watch(void *ctx, struct generation *g)
@@ -429,7 +417,7 @@ static void launcher_reload_master(void *ctx, struct generation *g,
 }
 
 static const struct launcher_ops sv_launcher_ops = {
-	.ready = launcher_ready,
+	.ready = generation_ready,
 	.watch = launcher_watch,
 	.foreign_pids = launcher_foreign_pids,
 	.adopted_serving = adopted_serves,
@@ -452,17 +440,6 @@ static void begin_upgrade(void *ctx)
 	struct supervisor *s = ctx;
 
 	selfupgrade_begin(s->up);
-}
-
-/* ---- requests ---- */
-
-/* sig: the signal that asked, or 0 for the control socket. client: who
- * waits for the verdict, if anyone. */
-static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
-		       struct control_client *client)
-{
-	sv_post(s, RE_REQUEST, &(struct reload_input){
-		.signal = sig, .hard = hard, .client = client });
 }
 
 static const struct reloader_ops sv_reload_ops = {
@@ -520,8 +497,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher);
 	s->ready = gen_ready_new(args, opts, &s->gt, s->reloader,
-				 s->replacement, &s->life, &s->metrics, s->first,
-				 s->reuseport);
+				 s->replacement, &s->life, &s->metrics,
+				 s->first, s->reuseport);
 	s->status = status_source_new(&s->gt, &s->life, s->reloader,
 				      &s->metrics, s->first, s->replacement,
 				      s->reuseport);
