@@ -96,7 +96,7 @@ t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS) $(LIB)
 
 # They make directories and sockets as the integration tests do, or
 # fake proc trees (t/lib-proctree.c).
-HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse \
+HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse t/unit-adopt \
                  $(patsubst %.c,%,$(wildcard t/unit-migrate*.c))
 $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)

@@ -9,7 +9,10 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/sockdiag.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -229,6 +232,32 @@ GHashTable *proc_net_tcp_listeners(const char *net_dir)
 	return inodes;
 }
 
+gboolean proc_same_netns(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/ns/net", pid);
+	struct stat self, other;
+
+	/* Another user's process: ns/net needs ptrace access. */
+	return stat("/proc/self/ns/net", &self) == 0 &&
+	       stat(path, &other) == 0 && self.st_dev == other.st_dev &&
+	       self.st_ino == other.st_ino;
+}
+
+GHashTable *proc_tcp_listeners(GPid pid)
+{
+	g_autofree gchar *net_dir = NULL;
+
+	/* sock_diag answers for our namespace only. */
+	if (proc_same_netns(pid)) {
+		GHashTable *inodes = sockdiag_tcp_listeners(NULL);
+
+		if (inodes)
+			return inodes;
+	}
+	net_dir = g_strdup_printf("/proc/%d/net", pid);
+	return proc_net_tcp_listeners(net_dir);
+}
+
 GHashTable *proc_listening_inodes(GPid pid)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
@@ -249,7 +278,7 @@ GHashTable *proc_listening_inodes(GPid pid)
 		int listens = ino ? fd_listens(pidfd, atoi(name)) : 0;
 
 		if (listens < 0 && !net)
-			net = proc_net_tcp_listeners("/proc/net");
+			net = proc_tcp_listeners(pid);
 		if (listens > 0 ||
 		    (listens < 0 && g_hash_table_contains(net, &ino)))
 			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));

@@ -178,6 +178,22 @@ void t_site_setenv(struct t_site *s, const char *key, const char *value)
 			   g_strdup_printf("%s=%s", key, value));
 }
 
+void t_site_putenv(struct t_site *s, const char *key, const char *value)
+{
+	g_autofree gchar *prefix = g_strconcat(key, "=", NULL);
+
+	for (guint i = 0; i + 1 < s->env->len; i++) {
+		gchar **entry = (gchar **)&g_ptr_array_index(s->env, i);
+
+		if (g_str_has_prefix(*entry, prefix)) {
+			g_free(*entry);
+			*entry = g_strconcat(prefix, value, NULL);
+			return;
+		}
+	}
+	t_site_setenv(s, key, value);
+}
+
 GPtrArray *t_site_args(struct t_site *s, const char *const *opts)
 {
 	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);

@@ -336,6 +336,9 @@ void t_site_init_fake(struct t_site *s, const char *extra);
 /* (Re)writes the site's configuration, atomically, extra appended. */
 void t_site_config(struct t_site *s, const char *extra);
 void t_site_setenv(struct t_site *s, const char *key, const char *value);
+/* The same, replacing key's earlier value (t_site_setenv adds one more,
+ * and the first one counts): a setting changed between two starts. */
+void t_site_putenv(struct t_site *s, const char *key, const char *value);
 /* The wrapper's arguments: --haproxy, --runtime-dir, opts, -f, -p (or
  * opts, -p, --, the configuration). */
 GPtrArray *t_site_args(struct t_site *s, const char *const *opts);

@@ -37,7 +37,7 @@ static void test_adopted_gone_before_ready(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *exec2 = NULL, *lua = NULL;
+	g_autofree gchar *exec2 = NULL, *lua = NULL, *ended = NULL;
 	g_autofree gchar *extra = NULL, *cfg = NULL;
 	g_autoptr(GArray) sf = NULL;
 	GPid pid, witness, gen2;
@@ -53,7 +53,7 @@ static void test_adopted_gone_before_ready(void)
 	extra = g_strdup_printf("global\n    lua-load %s\n", lua);
 	cfg = t_write_config(s.dir, "haproxy.cfg", s.port, extra);
 	wrapper_signal(w, SIGUSR2);
-	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	sf = sf_pid_list(exec2);
 	g_assert_cmpuint(sf->len, ==, 2);
 	g_assert_cmpint(g_array_index(sf, GPid, 0), ==, pid);
@@ -61,14 +61,14 @@ static void test_adopted_gone_before_ready(void)
 	g_assert_cmpint(proc_parent(witness), ==, w->pid);
 	g_assert_cmpint(kill(witness, SIGSTOP), ==, 0);
 	g_assert_true(t_wait_gone(pid, T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(w, "the adopted haproxy ended while "
-					  "generation 2 starts", T_WAIT));
+	ended = g_strdup_printf(LOG_ADOPTED_ENDED_STARTING_FMT, 2);
+	g_assert_nonnull(wrapper_wait_log(w, ended, T_WAIT));
 	g_assert_cmpint(kill(witness, SIGCONT), ==, 0);
 
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen2);
-	g_assert_null(wrapper_find_log(w, "replaced the adopted one"));
+	g_assert_null(wrapper_find_log(w, LOG_REPLACED_ADOPTED));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -102,6 +102,7 @@ static void check_during_reload_start(const char *option)
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
+	g_autofree gchar *ready2 = NULL, *leaves = NULL;
 	gboolean seamless = !option;
 	struct t_load l;
 	GPid gen1, pid, gen2, serving;
@@ -112,10 +113,11 @@ static void check_during_reload_start(const char *option)
 	gen1 = start_serving(&s, option, &w);
 	hand_cfg = held_config(&s, "");
 	wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
-	g_assert_null(wrapper_find_log(w, "generation 2 ready"));
+	ready2 = g_strdup_printf(LOG_READY_FMT, 2);
+	g_assert_null(wrapper_find_log(w, ready2));
 	/* Requests from the restart by hand on, across its leaving. */
 	t_load_start(&l, s.port);
 	g_assert_true(t_load_wait_answers(&l, pid, 20));
@@ -127,17 +129,17 @@ static void check_during_reload_start(const char *option)
 		/* Generation 2 was to take generation 1's listeners (-x):
 		 * 2.6 fails when they are gone; it starts again, as 3,
 		 * after the search, with the adopted one after -sf. */
-		g_assert_nonnull(wrapper_wait_log(w, "ended while it loaded; "
-						  "starting it again", T_WAIT));
+		g_assert_nonnull(wrapper_wait_log(w, LOG_ENDED_WHILE_LOADED,
+						  T_WAIT));
 		g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 		gen2 = wrapper_wait_ready(w, 3, T_WAIT);
 	} else {
 		/* Generation 2 serves, then finds it and tells it to go. */
 		gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 		g_assert_nonnull(wait_log_anywhere(w, adopting));
-		g_assert_nonnull(wait_log_anywhere(w, "the haproxy restarted by "
-						   "hand during its reload "
-						   "leaves (SIGUSR1)"));
+		leaves = g_strdup_printf(LOG_HAND_RESTART_LEAVES_FMT,
+					 "SIGUSR1");
+		g_assert_nonnull(wait_log_anywhere(w, leaves));
 	}
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(pid, T_WAIT));
@@ -184,12 +186,12 @@ static void test_adopt_failed_reload(void)
 	gen1 = start_serving(&s, "--seamless-reload=off", &w);
 	hand_cfg = held_config(&s, "    no-such-keyword here\n");
 	wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
-	g_assert_null(wrapper_find_log(w, "reload failed"));
+	g_assert_null(wrapper_find_log(w, LOG_RELOAD_FAILED));
 	open_load_gate(&s);
-	g_assert_nonnull(wrapper_wait_log(w, "reload failed", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_RELOAD_FAILED, T_WAIT));
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wait_log_anywhere(w, adopting));
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
@@ -275,10 +277,10 @@ static void test_adopt_during_probe(void)
 	g_assert_nonnull(held);
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(w, "looking for a haproxy that "
-					  "replaced it", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
+					  T_WAIT));
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
-	g_assert_nonnull(wrapper_wait_log(w, "waits for the search", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_WAITS_FOR_SEARCH, T_WAIT));
 	g_assert_true(g_file_set_contents(second_gate, "", 0, NULL));
 
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
@@ -287,7 +289,7 @@ static void test_adopt_during_probe(void)
 	second = t_wait_pidfile(h2pid);
 	g_assert_cmpint(second, >, 0);
 	t_remember(second, HAPROXY);
-	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	sf = sf_pid_list(exec2);
 	g_assert_true(proc_pids_contain(sf, pid));
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);

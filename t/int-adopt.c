@@ -55,7 +55,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 		g_assert_true(t_load_wait_answers(&l, gen1, 20));
 	}
 	pid = restart_by_hand(&s, how, master_worker);
-	adopting = g_strdup_printf("adopting %s pid %d",
+	adopting = g_strdup_printf(LOG_ADOPTING_KIND_FMT,
 				   master_worker ? "master-worker master"
 						 : "standalone", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
@@ -72,7 +72,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 			      "\nhaproxy_wrapper_restarts_adopted_total 1\n");
 
 	wrapper_signal(w, SIGUSR2);
-	exec2 = g_strdup(wrapper_wait_log(w, "executing ", T_WAIT));
+	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	sf = sf_pid_list(exec2);
 	g_test_message("%s", exec2);
 	g_assert_true(proc_pids_contain(sf, pid));
@@ -90,7 +90,7 @@ static void check_restart_by_hand(const char *how, gboolean master_worker,
 
 	/* From then on the wrapper's reloads lose nothing. */
 	assert_reload_loses_nothing(&s, serving);
-	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, LOG_LOST_STOPPING));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -138,11 +138,11 @@ static void test_adopt_not_unrelated(void)
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	stop_wrapper_ok(w);
 
-	unrelated = g_strdup_printf(" pid %d", stranger);
+	unrelated = g_strdup_printf(LOG_NAMES_PID_FMT, stranger);
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (strstr(line, "adopt"))
+		if (strstr(line, LOG_ADOPT_ANY))
 			g_assert_null(strstr(line, unrelated));
 	}
 	g_assert_true(t_pid_alive(stranger));
@@ -168,8 +168,7 @@ static void test_adopted_killed(void)
 	g_assert_true(t_signal_verified(adopted, SIGKILL));
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
-	g_assert_nonnull(wrapper_find_log(w, "the adopted haproxy, the one "
-					  "serving, has exited on its own"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_ADOPTED_LOST));
 	daemon_site_clear(&s);
 }
 
@@ -204,8 +203,8 @@ static void test_adopt_takeover_off(void)
 	start_serving(&s, "--takeover=off", &w);
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
-	g_assert_nonnull(wrapper_find_log(w, "on its own; stopping"));
-	g_assert_null(wrapper_find_log(w, "adopting"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_LOST_STOPPING));
+	g_assert_null(wrapper_find_log(w, LOG_ADOPTING_ANY));
 	g_assert_true(t_pid_alive(pid));
 	g_assert_cmpint(wait_answered_by(s.port, pid), ==, pid);
 	daemon_site_clear(&s);
@@ -276,9 +275,9 @@ static void test_adopt_launcher_loading(void)
 	g_assert_true(t_wait_gone(second, T_WAIT));
 	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
 	/* The launcher's exit was not an adopted instance's end. */
-	launcher_end = g_strdup_printf("adopted haproxy pid %d ", launcher);
+	launcher_end = g_strdup_printf(LOG_ADOPTED_EXITED_FMT, launcher);
 	g_assert_null(wrapper_find_log(w, launcher_end));
-	g_assert_null(wrapper_find_log(w, "on its own; stopping"));
+	g_assert_null(wrapper_find_log(w, LOG_LOST_STOPPING));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -355,8 +354,7 @@ static void test_adopt_daemon_before_setsid(void)
 	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
-	awaited = g_strdup_printf("haproxy pid %d " LOG_LAUNCHER_AWAITED,
-				  daemon);
+	awaited = g_strdup_printf(LOG_LAUNCHER_AWAITED_FMT, daemon);
 	g_assert_nonnull(wait_log_anywhere(w, awaited));
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
 	g_assert_true(wait_own_session(daemon));
@@ -372,6 +370,126 @@ static void test_adopt_daemon_before_setsid(void)
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
 	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+/* A "haproxy -D" of the site's configuration started by hand, held
+ * loading (its Lua) until dir/launch.gate exists: its pid; the pidfile it
+ * will write in *pidfile, the gate in *gate. */
+static GPid held_launcher(struct t_site *s, gchar **pidfile, gchar **gate)
+{
+	g_autofree gchar *held = g_build_filename(s->dir, "launch.held", NULL);
+	g_autofree gchar *text = held_config_text(s->dir, "launch");
+	g_autofree gchar *hold = t_write_file(s->dir, "hold.cfg", text);
+	g_autofree gchar *line = NULL;
+	GPid launcher;
+
+	*gate = g_build_filename(s->dir, "launch.gate", NULL);
+	*pidfile = g_build_filename(s->dir, "h2.pid", NULL);
+	launcher = start_daemon_by_hand(s, *pidfile, hold);
+	line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(line);
+	return launcher;
+}
+
+/*
+ * A restart by hand (-sf) replaces generation 1 while a second "haproxy
+ * -D" still loads, held: the search waits for it. A stop comes during
+ * that search: one last look, and the standalone haproxy that replaced
+ * ours stops with the wrapper, through a verified pidfd, with the stop's
+ * signal; a hard stop ends the launcher still loading too (nothing of it
+ * serves, nothing to drain). Nothing is left running.
+ */
+static void test_adopt_stop_during_search(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *h2pid = NULL, *gate = NULL, *hand_cfg = NULL;
+	g_autofree gchar *stops = NULL, *launcher_stops = NULL;
+	g_autofree gchar *adopting = NULL;
+	const char *line;
+	GPid pid, launcher;
+	int status;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, NULL, &w);
+	launcher = held_launcher(&s, &h2pid, &gate);
+	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
+					  T_WAIT));
+	wrapper_signal(w, SIGTERM);
+	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+
+	/* The search was still waiting for the launcher. */
+	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
+	g_assert_null(wrapper_find_log(w, adopting));
+	stops = g_strdup_printf(LOG_STOPS_TOO_FMT, pid);
+	line = wrapper_find_log(w, stops);
+	g_assert_nonnull(line);
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_NOTICE));
+	g_assert_nonnull(strstr(line, "(SIGTERM)" LOG_IT_REPLACED_OURS));
+	launcher_stops = g_strdup_printf(LOG_LAUNCHER_STOPS_FMT "SIGTERM)",
+					 launcher);
+	g_assert_nonnull(wrapper_find_log(w, launcher_stops));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	status = t_wait_child(launcher, T_WAIT);
+	g_assert_true(WIFSIGNALED(status));
+	g_assert_cmpint(WTERMSIG(status), ==, SIGTERM);
+	g_assert_false(g_file_test(h2pid, G_FILE_TEST_EXISTS));
+	daemon_site_clear(&s);
+}
+
+/*
+ * The same, with a graceful stop (SIGUSR1): the standalone haproxy that
+ * replaced ours gets SIGUSR1; the launcher still loading is not signalled
+ * (it handles no signal yet: SIGUSR1 would kill it, and it is not the
+ * wrapper's). Once it has forked its daemon and exited (0), the daemon
+ * gets SIGUSR1 too, and the wrapper exits 0 when both are gone.
+ */
+static void test_adopt_graceful_stop_launcher(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *h2pid = NULL, *gate = NULL, *hand_cfg = NULL;
+	g_autofree gchar *stops = NULL, *spared = NULL, *stops2 = NULL;
+	const char *line;
+	GPid pid, launcher, second;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, NULL, &w);
+	launcher = held_launcher(&s, &h2pid, &gate);
+	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
+	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
+					  T_WAIT));
+	wrapper_signal(w, SIGUSR1);
+
+	stops = g_strdup_printf(LOG_STOPS_TOO_FMT, pid);
+	line = wait_log_anywhere(w, stops);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, "(SIGUSR1)" LOG_IT_REPLACED_OURS));
+	spared = g_strdup_printf(LOG_LAUNCHER_SPARED_FMT, launcher);
+	g_assert_nonnull(wait_log_anywhere(w, spared));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	/* It waits for what the launcher starts. */
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	second = t_wait_pidfile(h2pid);
+	g_assert_cmpint(second, >, 0);
+	t_remember(second, HAPROXY);
+	stops2 = g_strdup_printf(LOG_STOPS_TOO_FMT, second);
+	line = wait_log_anywhere(w, stops2);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, "(SIGUSR1)" LOG_IT_REPLACED_OURS));
+	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+	g_assert_true(t_wait_gone(second, T_WAIT));
 	daemon_site_clear(&s);
 }
 
@@ -394,5 +512,9 @@ int main(int argc, char **argv)
 			test_adopt_launcher_loading);
 	g_test_add_func("/adopt/daemon-before-setsid",
 			test_adopt_daemon_before_setsid);
+	g_test_add_func("/adopt/stop-during-search",
+			test_adopt_stop_during_search);
+	g_test_add_func("/adopt/graceful-stop-launcher-loading",
+			test_adopt_graceful_stop_launcher);
 	return g_test_run();
 }

@@ -46,12 +46,12 @@ static void test_handoff_refused_runs_pending(void)
 	fx_client(&f, &handoff, "--handoff");
 	fx_wait_gate_entered(&f);
 	wrapper_signal(f.w, SIGHUP);
-	t_site_wait_log(&f, "SIGHUP: a reload is in progress");
+	t_site_wait_log(&f, "SIGHUP: " LOG_RELOAD_QUEUED);
 	fx_open_gate(&f);
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);
 	g_assert_nonnull(strstr(handoff.err->str, "no master-worker mode"));
-	t_site_wait_log(&f, "not handing off");
-	t_site_wait_log(&f, "reloading on SIGHUP");
+	t_site_wait_log(&f, LOG_NOT_HANDING_OFF);
+	t_site_wait_log(&f, LOG_RELOADING_ON "SIGHUP");
 	g_assert_cmpint(wrapper_wait_ready(f.w, 2, T_WAIT), >, 0);
 	t_command_clear(&handoff);
 	fx_stop_ok(&f);
@@ -64,7 +64,8 @@ static void test_handoff_refused_runs_pending(void)
  */
 static void test_stop_during_handoff(void)
 {
-	struct t_command handoff = { 0 }, status = { 0 };
+	struct t_command handoff = { 0 };
+	g_autofree gchar *status = NULL;
 	int conn;
 	struct t_site f;
 	GPid gen2;
@@ -83,20 +84,20 @@ static void test_stop_during_handoff(void)
 	fx_client(&f, &handoff, "--handoff");
 	fx_wait_gate_entered(&f);
 	wrapper_signal(f.w, SIGUSR1);
-	t_site_wait_log(&f, "stopping gracefully");
+	t_site_wait_log(&f, LOG_STOPPING_GRACEFULLY);
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);
 	g_assert_nonnull(strstr(handoff.err->str, "error: stopping"));
 
-	fx_client(&f, &status, "--status");
-	g_assert_cmpint(t_command_finish(&status, T_WAIT), ==, 0);
-	g_test_message("%s", status.out->str);
-	g_assert_null(strstr(status.out->str, "failed"));
-	g_assert_nonnull(strstr(status.out->str, "last reload: ok"));
+	/* The state, as --status --json tells it. */
+	g_assert_cmpint(t_client("--status", f.rundir_opt, "--json", &status,
+				 NULL), ==, 0);
+	g_test_message("%s", status);
+	g_assert_null(strstr(status, "failed"));
+	g_assert_nonnull(strstr(status, "\"last_reload\":{\"result\":\"ok\""));
 	fx_open_gate(&f);
 	close(conn);
 	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
 	t_command_clear(&handoff);
-	t_command_clear(&status);
 	t_site_clear(&f);
 }
 
@@ -105,8 +106,9 @@ static void test_stop_during_handoff(void)
  * its options), or that has no dry run: the reload goes on with the
  * running image, says why, and the client that asked hears it.
  */
-static void upgrade_refused(const char *image, const char *why)
+static void upgrade_refused(const char *image, int code)
 {
+	g_autofree gchar *why = g_strdup_printf(LOG_EXITED_FMT, code);
 	const char *const opts[] = { "--drain-timeout=30", NULL };
 	struct t_command reload = { 0 };
 	g_autofree gchar *bin = NULL;
@@ -125,11 +127,11 @@ static void upgrade_refused(const char *image, const char *why)
 	fx_client(&f, &reload, "--reload");
 	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
 	g_assert_nonnull(strstr(reload.out->str, "not upgraded"));
-	line = t_site_wait_log(&f, "not upgrading: ");
+	line = t_site_wait_log(&f, LOG_UPGRADE_REFUSED);
 	g_test_message("%s", line);
-	g_assert_true(g_str_has_prefix(line, "<3>"));
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_ERR));
 	g_assert_nonnull(strstr(line, why));
-	g_assert_cmpuint(wrapper_count_log(f.w, "re-executing"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_REEXECUTING_ANY), ==, 0);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	fx_serving(&f, 2);
 	assert_runs_inode(f.w->pid, &orig);
@@ -142,7 +144,7 @@ static void upgrade_refused(const char *image, const char *why)
 static void test_upgrade_rejects_argv(void)
 {
 	upgrade_refused(fx_helper("haproxy-systemd-wrapper-next-rejecting"),
-			"exited with status 64");
+			64);
 }
 
 static void test_upgrade_without_dry_run(void)
@@ -160,7 +162,7 @@ static void test_upgrade_without_dry_run(void)
 	g_autofree gchar *path = t_write_file(dir, "old-image", script);
 
 	g_assert_cmpint(g_chmod(path, 0755), ==, 0);
-	upgrade_refused(path, "exited with status 64");
+	upgrade_refused(path, 64);
 	t_rmtree(dir);
 }
 
@@ -180,7 +182,7 @@ static void test_upgrade_exec_fails(void)
 	shim_set(&shim, "self-execv");
 	fx_close_gate(&f);
 	fx_client(&f, &reload, "--reload");
-	t_site_wait_log(&f, "re-exec(");
+	t_site_wait_log(&f, LOG_REEXEC_FAILED);
 	fx_wait_gate_entered(&f);
 	g_assert_cmpint(inheritable_fd(f.w->pid), ==, -1);
 	fx_open_gate(&f);
@@ -218,7 +220,7 @@ static void test_client_vanishes(void)
 	 * image serves, and answers the next client. */
 	gone = connect_control(&f);
 	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
-	t_site_wait_log(&f, "reloading on request");
+	t_site_wait_log(&f, LOG_RELOADING_ON "request");
 	close(gone);
 	fx_serving(&f, 3);
 	fx_client(&f, &reload, "--reload");
@@ -262,7 +264,7 @@ static void test_probe_timeout(void)
 	g_assert_nonnull(shortened);
 	shim_set(&shim, "");
 	wrapper_signal(f.w, SIGHUP);
-	t_site_wait_log(&f, "SIGHUP: a reload is in progress");
+	t_site_wait_log(&f, "SIGHUP: " LOG_RELOAD_QUEUED);
 
 	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
 	g_test_message("%s", reload.err->str);
@@ -272,7 +274,7 @@ static void test_probe_timeout(void)
 	/* The pending reload's probe may be held at the gate by now. */
 	g_assert_cmpint(t_http_pid(f.port), ==, gen1);
 	fx_open_gate(&f);
-	t_site_wait_log(&f, "reloading on SIGHUP");
+	t_site_wait_log(&f, LOG_RELOADING_ON "SIGHUP");
 	g_array_index(gens, GPid, 0) = fx_serving(&f, 2);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	assert_children_only(f.w->pid, gens);
@@ -335,7 +337,12 @@ static void test_requests_during_reload(void)
 	fx_open_gate(&f);
 	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
-	g_assert_null(wrapper_find_log(f.w, "generation 2 ready"));
+	{
+		g_autofree gchar *ready2 = g_strdup_printf(
+			LOG_GENERATION_READY_FMT, 2);
+
+		g_assert_null(wrapper_find_log(f.w, ready2));
+	}
 	t_command_clear(&reload);
 	t_command_clear(&handoff);
 	t_site_clear(&f);
@@ -392,8 +399,13 @@ static void test_handover_malformed(void)
 		g_assert_cmpint(sscanf(pids, "%d %d", &gen1, &stray), ==, 2);
 	}
 	g_assert_true(t_wait_gone(stray, T_WAIT));
-	t_site_wait_log(&f, "could not be read");
-	t_site_wait_log(&f, "running, adopted 1 generation(s)");
+	t_site_wait_log(&f, LOG_STATE_UNREADABLE);
+	{
+		g_autofree gchar *adopted = g_strdup_printf(
+			LOG_RUNNING_ADOPTED_FMT, 1);
+
+		t_site_wait_log(&f, adopted);
+	}
 	/* The reload the state was about: gen1 soft-stops, gen2 serves. */
 	fx_serving(&f, 2);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));

@@ -23,15 +23,16 @@
 
 static void test_config_error_at_start(void)
 {
+	g_autofree gchar *rc1 = g_strdup_printf(LOG_EXIT_RC_FMT, 1);
 	struct t_site f;
 	Wrapper *w;
 
 	t_site_init_fake(&f, "fake-config-error\n");
 	w = fx_start(&f, NULL, NULL);
 	t_assert_exit_code(stop_wrapper(w, 0), 1);
-	g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy: "));
-	g_assert_null(wrapper_find_log(w, " ready: "));
-	g_assert_nonnull(wrapper_find_log(w, "exit, haproxy RC=1"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_CANNOT_START));
+	g_assert_null(wrapper_find_log(w, LOG_READY_ANY));
+	g_assert_nonnull(wrapper_find_log(w, rc1));
 	wrapper_free(w);
 	t_site_clear(&f);
 }
@@ -48,8 +49,8 @@ static void test_config_error_at_reload(void)
 
 	t_site_config(&f, "fake-config-error\n");
 	wrapper_signal(w, SIGUSR2);
-	failed = dup_wait_log(w, "reload failed: ");
-	g_assert_nonnull(strstr(failed, "keeps serving"));
+	failed = dup_wait_log(w, LOG_RELOAD_FAILED);
+	g_assert_nonnull(strstr(failed, LOG_KEEPS_SERVING));
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
 	g_assert_true(t_pid_alive(gen1));
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
@@ -90,8 +91,8 @@ static void test_bind_failure_at_reload(void)
 	}
 	t_site_config(&f, extra);
 	wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "an address is in use", T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(w, "reload failed: ", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_ADDRESS_IN_USE, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_RELOAD_FAILED, T_WAIT));
 
 	/* Paused by SIGTTOU, resumed by SIGTTIN: it serves again. */
 	needle = g_strdup_printf("pid=%d paused", gen1);
@@ -109,22 +110,22 @@ static void test_bind_failure_at_reload(void)
 	close(held);
 	/* The witness saw SIGTTIN before haproxy exited: the reason of the
 	 * failure must be in the log, whichever the wrapper reads first. */
-	g_assert_nonnull(wrapper_find_log(w, "could not bind"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_COULD_NOT_BIND));
 	wrapper_free(w);
 	t_site_clear(&f);
 }
 
 static void check_dies_after_ready(const char *extra, int code)
 {
-	g_autofree gchar *rc = g_strdup_printf("exit, haproxy RC=%d", code);
+	g_autofree gchar *rc = g_strdup_printf(LOG_EXIT_RC_FMT, code);
 	struct t_site f;
 	Wrapper *w;
 
 	t_site_init_fake(&f, extra);
 	w = fx_start(&f, NULL, NULL);
-	g_assert_nonnull(wrapper_wait_log(w, "generation 1 ready: ", T_WAIT));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
 	t_assert_exit_code(stop_wrapper(w, 0), code);
-	g_assert_nonnull(wrapper_find_log(w, "the one serving"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_SERVING_LOST));
 	g_assert_nonnull(wrapper_find_log(w, rc));
 	wrapper_free(w);
 	t_site_clear(&f);
@@ -142,6 +143,7 @@ static void test_crash(void)
 static void test_crash_ds(void)
 {
 	g_autofree gchar *crash = NULL, *exit0 = NULL, *needle = NULL;
+	g_autofree gchar *rc1 = g_strdup_printf(LOG_EXIT_RC_FMT, 1);
 	struct t_site f;
 	Wrapper *w;
 	GPid gen1;
@@ -150,8 +152,8 @@ static void test_crash_ds(void)
 	w = fx_start(&f, "1.7.0", NULL);
 	gen1 = wait_ready_version(w, 1, "1.7.0");
 	t_assert_exit_code(stop_wrapper(w, 0), 1);
-	g_assert_nonnull(wrapper_find_log(w, "the one serving"));
-	g_assert_nonnull(wrapper_find_log(w, "exit, haproxy RC=1"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_SERVING_LOST));
+	g_assert_nonnull(wrapper_find_log(w, rc1));
 	/* The worker crashed; its -Ds parent then exited 0. */
 	crash = fake_wait(&f, " crash", T_WAIT);
 	g_assert_nonnull(crash);
@@ -166,6 +168,8 @@ static void test_crash_ds(void)
 static void test_stop_timeout(void)
 {
 	static const char *const opts[] = { "--stop-timeout=1", NULL };
+	g_autofree gchar *after_1s = g_strdup_printf(
+		LOG_STILL_RUNNING_AFTER_STOP_FMT, 1);
 	g_autoptr(GArray) workers = NULL;
 	struct t_site f;
 	Wrapper *w;
@@ -182,8 +186,7 @@ static void test_stop_timeout(void)
 	kill(worker, SIGSTOP);
 	g_assert_true(t_wait_stopped(worker));
 	wrapper_signal(w, SIGTERM);
-	g_assert_nonnull(wrapper_wait_log(w, "still running 1s after the stop",
-					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, after_1s, T_WAIT));
 	t_assert_exit_code(stop_wrapper(w, 0), 0);
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
@@ -200,16 +203,16 @@ static void assert_lost_stop_resent(struct t_site *f, Wrapper *w, GPid gen1,
 {
 	g_autofree gchar *lost = g_strdup_printf("pid=%d lost SIG%s", gen1,
 						 sigabbrev_np(sig));
-	g_autofree gchar *resend = g_strdup_printf(
-		"generation 1 (pid %d) still listens ", gen1);
-	g_autofree gchar *again = g_strdup_printf("SIG%s again",
-						  sigabbrev_np(sig));
+	g_autofree gchar *resend = g_strdup_printf(LOG_STILL_LISTENS_FMT, 1,
+						   gen1);
+	g_autofree gchar *name = g_strdup_printf("SIG%s", sigabbrev_np(sig));
+	g_autofree gchar *again = g_strdup_printf(LOG_SENDING_AGAIN_FMT, name);
 	g_autofree gchar *lost_line = fake_wait(f, lost, T_WAIT);
 	g_autofree gchar *line = NULL;
 
 	g_assert_nonnull(lost_line);
 	line = dup_wait_log(w, resend);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_WARNING));
 	g_assert_nonnull(strstr(line, again));
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 }
@@ -234,7 +237,7 @@ static void test_lost_soft_stop(void)
 	g_assert_cmpuint(fake_count(&f, stopped), ==, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
-	g_assert_cmpuint(wrapper_count_log(w, "still listens "), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_STILL_LISTENS), ==, 1);
 	wrapper_free(w);
 	t_site_clear(&f);
 }
@@ -260,7 +263,7 @@ static void test_lost_hard_stop(void)
 	g_assert_cmpuint(fake_count(&f, lost), ==, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
-	g_assert_cmpuint(wrapper_count_log(w, "still listens "), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_STILL_LISTENS), ==, 1);
 	wrapper_free(w);
 	t_site_clear(&f);
 }

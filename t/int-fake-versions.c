@@ -25,6 +25,8 @@ static void check_ds_family(const char *version, guint nbproc)
 {
 	g_autofree gchar *extra = g_strdup_printf("fake-nbproc %u\n", nbproc);
 	g_autofree gchar *exec1 = NULL, *exec2 = NULL, *signalled = NULL;
+	g_autofree gchar *on_usr2 = g_strdup_printf(LOG_RELOADING_ON_FMT,
+						    "SIGUSR2");
 	g_autoptr(GArray) old_workers = NULL, new_workers = NULL, sf = NULL;
 	struct t_site f;
 	Wrapper *w;
@@ -33,7 +35,7 @@ static void check_ds_family(const char *version, guint nbproc)
 	t_site_init_fake(&f, extra);
 	w = fx_start(&f, version, NULL);
 
-	exec1 = dup_wait_log(w, "executing ");
+	exec1 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(has_arg(exec1, "-Ds"));
 	g_assert_false(has_arg(exec1, "-db"));
 	gen1 = wait_ready_version(w, 1, version);
@@ -42,8 +44,8 @@ static void check_ds_family(const char *version, guint nbproc)
 	g_assert_true(pids_contain(old_workers, pid));
 
 	wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "reloading on SIGUSR2.", T_WAIT));
-	exec2 = dup_wait_log(w, "executing ");
+	g_assert_nonnull(wrapper_wait_log(w, on_usr2, T_WAIT));
+	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(has_arg(exec2, "-Ds"));
 	g_assert_false(has_arg(exec2, "-db"));
 	/* Every old worker, then the witness, last. */
@@ -111,14 +113,14 @@ static void test_double_dash_15(void)
 		w = wrapper_start(
 			args, (const char *const *)env->pdata);
 	}
-	exec1 = dup_wait_log(w, "executing ");
+	exec1 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(g_str_has_suffix(exec1, file));
 	g_assert_false(has_arg(exec1, "--"));
 	gen1 = wait_ready_version(w, 1, "1.5.18");
 	wait_workers(&f, gen1, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
 	wrapper_signal(w, SIGUSR2);
-	exec2 = dup_wait_log(w, "executing ");
+	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(g_str_has_suffix(exec2, file));
 	gen2 = wait_ready_version(w, 2, "1.5.18");
 	wait_workers(&f, gen2, 1);
@@ -157,14 +159,14 @@ static void check_db_version(const char *version, const char *banner)
 
 	t_site_init_fake(&f, NULL);
 	w = fx_start(&f, version, NULL);
-	exec1 = dup_wait_log(w, "executing ");
+	exec1 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(has_arg(exec1, "-db"));
 	g_assert_false(has_daemon_flag(exec1));
 	gen1 = wait_ready_version(w, 1, version);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen1);
 
 	wrapper_signal(w, SIGUSR2);
-	exec2 = dup_wait_log(w, "executing ");
+	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(has_arg(exec2, "-db"));
 	g_assert_false(has_daemon_flag(exec2));
 	sf = sf_pids(exec2);
@@ -203,17 +205,18 @@ static void test_version_18_and_later(void)
 
 static void test_version_unparseable(void)
 {
+	g_autofree gchar *rc65 = g_strdup_printf(LOG_EXIT_RC_FMT, 65);
 	struct t_site f;
 	Wrapper *w;
 
 	t_site_init_fake(&f, NULL);
 	w = fx_start(&f, "garbage", NULL);
 	t_assert_exit_code(stop_wrapper(w, 0), 65);
-	g_assert_nonnull(wrapper_find_log(w, "cannot start haproxy: "));
-	g_assert_nonnull(wrapper_find_log(w, "printed no haproxy version"));
-	g_assert_nonnull(wrapper_find_log(w, "exit, haproxy RC=65"));
+	g_assert_nonnull(wrapper_find_log(w, LOG_CANNOT_START));
+	g_assert_nonnull(wrapper_find_log(w, LOG_NO_VERSION));
+	g_assert_nonnull(wrapper_find_log(w, rc65));
 	/* Only "-v" ran: no generation was started on a guess. */
-	g_assert_cmpuint(wrapper_count_log(w, "executing "), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_EXECUTING), ==, 0);
 	g_assert_cmpuint(fake_count(&f, " start "), ==, 1);
 	g_assert_cmpuint(fake_count(&f, " args=-v "), ==, 1);
 	wrapper_free(w);

@@ -86,7 +86,7 @@ static void test_child_hygiene(void)
 			     (const char *const *)env->pdata,
 			     dirty_child_setup, NULL);
 
-	g_assert_nonnull(wrapper_wait_log(w, "generation 1 ready: ", T_WAIT));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
 	/* The premise: the wrapper itself did inherit all that. */
 	ign = status_mask(w->pid, "SigIgn:");
 	g_assert_true(ign & (1ULL << (SIGINT - 1)));
@@ -94,7 +94,7 @@ static void test_child_hygiene(void)
 	g_assert_true(status_mask(w->pid, "SigBlk:") & (1ULL << (SIGUSR1 - 1)));
 
 	wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "generation 2 ready: ", T_WAIT));
+	g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), >, 0);
 	/* The version probe, generation 1, generation 2. */
 	for (guint n = 1; n <= 3; n++) {
 		g_autofree gchar *start = t_wait_file_line(f.fake_log, " start ", NULL,
@@ -114,20 +114,21 @@ static void test_child_hygiene(void)
 static void test_stop_while_loading(void)
 {
 	g_autofree gchar *start = NULL;
+	g_autofree gchar *rc0 = g_strdup_printf(LOG_EXIT_RC_FMT, 0);
 	struct t_site f;
 	Wrapper *w;
 	GPid gen1;
 
 	t_site_init_fake(&f, "fake-load-delay-ms 2000\n");
 	w = fx_start(&f, NULL, NULL);
-	g_assert_nonnull(wrapper_wait_log(w, "executing ", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	start = fake_wait(&f, " -db ", T_WAIT);
 	g_assert_nonnull(start);
 	gen1 = t_pid_in(start, "pid=");
 
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
-	g_assert_null(wrapper_find_log(w, " ready: "));
-	g_assert_nonnull(wrapper_find_log(w, "exit, haproxy RC=0"));
+	g_assert_null(wrapper_find_log(w, LOG_READY_ANY));
+	g_assert_nonnull(wrapper_find_log(w, rc0));
 	/* Ended while loading, not after: it never bound. */
 	g_assert_false(t_pid_alive(gen1));
 	g_assert_cmpuint(fake_count(&f, " bound"), ==, 0);
@@ -172,13 +173,16 @@ static gboolean wait_taken(GPid pid, int sig)
 static void test_reloads_while_loading(void)
 {
 	g_autofree gchar *soft2 = NULL, *stopped = NULL;
+	g_autofree gchar *ready2 = g_strdup_printf(LOG_READY_FMT, 2);
+	g_autofree gchar *on_usr2 = g_strdup_printf(LOG_RELOADING_ON_FMT,
+						    "SIGUSR2");
 	struct t_site f;
 	Wrapper *w;
 	GPid gen2, gen3;
 
 	t_site_init_fake(&f, NULL);
 	w = fx_start(&f, NULL, NULL);
-	g_assert_nonnull(wrapper_wait_log(w, "generation 1 ready: ", T_WAIT));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
 
 	t_site_config(&f, "fake-load-delay-ms 2000\n");
 	wrapper_signal(w, SIGUSR2);
@@ -187,15 +191,14 @@ static void test_reloads_while_loading(void)
 	gen2 = fake_freeze_loading(&f, 2);
 	for (int i = 0; i < 10; i++)
 		wrapper_signal(w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(w, "a reload is in progress",
-					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_RELOAD_QUEUED, T_WAIT));
 	g_assert_true(wait_taken(w->pid, SIGUSR2));
 	g_assert_cmpint(kill(gen2, SIGCONT), ==, 0);
 	g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), ==, gen2);
 	gen3 = wrapper_wait_ready(w, 3, T_WAIT);
 	g_assert_cmpint(gen3, >, 0);
-	g_assert_cmpuint(line_index(w, "a reload is in progress"), <,
-			 line_index(w, "generation 2 ready: "));
+	g_assert_cmpuint(line_index(w, LOG_RELOAD_QUEUED), <,
+			 line_index(w, ready2));
 	/* Generation 2 closes its listeners on generation 3's -sf, maybe
 	 * after the wrapper said generation 3 was ready. */
 	soft2 = g_strdup_printf("pid=%d soft-stop", gen2);
@@ -205,8 +208,8 @@ static void test_reloads_while_loading(void)
 
 	/* A fourth reload would start before the stop is even read. */
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
-	g_assert_cmpuint(wrapper_count_log(w, "executing "), ==, 3);
-	g_assert_cmpuint(wrapper_count_log(w, "reloading on "), ==, 2);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_EXECUTING), ==, 3);
+	g_assert_cmpuint(wrapper_count_log(w, on_usr2), ==, 2);
 	wrapper_free(w);
 	t_site_clear(&f);
 }
@@ -249,7 +252,7 @@ static void test_old_exits_before_ready_report(void)
 	/* Time to stop the witness before haproxy binds and signals. */
 	t_site_config(&f, "fake-load-delay-ms 1000\n");
 	wrapper_signal(w, SIGUSR2);
-	exec2 = dup_wait_log(w, "executing ");
+	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	sf = sf_pids(exec2);
 	g_assert_cmpuint(sf->len, ==, 2);
 	witness = g_array_index(sf, GPid, 1);
@@ -262,12 +265,12 @@ static void test_old_exits_before_ready_report(void)
 	gone = fake_wait(&f, needle, T_WAIT);
 	g_assert_nonnull(gone);
 	g_free(needle);
-	needle = g_strdup_printf("generation 1 (pid %d)", gen1);
+	needle = g_strdup_printf(LOG_GENERATION_PID_FMT, 1, gen1);
 	line = dup_wait_log(w, needle);
 	kill(witness, SIGCONT);
 
 	/* Superseded, not crashed: the reload goes on. */
-	g_assert_null(strstr(line, "the one serving"));
+	g_assert_null(strstr(line, LOG_SERVING_LOST));
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
@@ -307,7 +310,7 @@ static void test_user_sf_pids(void)
 	g_free(got);
 
 	wrapper_signal(w, SIGUSR2);
-	exec2 = dup_wait_log(w, "executing ");
+	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_false(has_arg(exec2, pidarg));
 	g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), >, 0);
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);

@@ -71,7 +71,7 @@ static void test_dry_run_client_vanishes(void)
 	fx_wait_gate_entered(&f);
 	close(gone);
 	fx_open_gate(&f);
-	t_site_wait_log(&f, "re-executing on request");
+	t_site_wait_log(&f, LOG_REEXECUTING "request");
 	fx_serving(&f, 2);
 	fx_client(&f, &reload, "--reload");
 	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
@@ -107,8 +107,8 @@ static void test_dry_run_image_replaced(void)
 	fx_open_gate(&f);
 	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
 	g_assert_nonnull(strstr(reload.out->str, "not upgraded"));
-	t_site_wait_log(&f, "replaced during its dry run");
-	g_assert_cmpuint(wrapper_count_log(f.w, "re-executing"), ==, 0);
+	t_site_wait_log(&f, LOG_REPLACED_IN_DRY_RUN);
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_REEXECUTING_ANY), ==, 0);
 	fx_serving(&f, 2);
 	g_assert_cmpint(f.w->pid, ==, wrapper);
 	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
@@ -129,7 +129,7 @@ static void test_signal_in_dry_run(gconstpointer data)
 {
 	int sig = GPOINTER_TO_INT(data);
 	g_autofree gchar *queued = g_strdup_printf(
-		"SIG%s: a reload is in progress", sigabbrev_np(sig));
+		"SIG%s: " LOG_RELOAD_QUEUED, sigabbrev_np(sig));
 	struct t_command reload = { 0 };
 	struct t_site f;
 	GPid gen1, dry_run;
@@ -151,7 +151,7 @@ static void test_signal_in_dry_run(gconstpointer data)
 		/* --self-upgrade=always: the reload that waited upgrades
 		 * too (the new image knows it as pending, not by its
 		 * signal). */
-		g_assert_cmpuint(wrapper_count_log(f.w, "re-executing on "),
+		g_assert_cmpuint(wrapper_count_log(f.w, LOG_REEXECUTING),
 				 ==, 2);
 		g_assert_true(t_wait_gone(gen1, T_WAIT));
 		fx_stop_ok(&f);
@@ -161,7 +161,8 @@ static void test_signal_in_dry_run(gconstpointer data)
 		g_assert_true(t_wait_gone(dry_run, T_WAIT));
 		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
 		g_assert_true(t_wait_gone(gen1, T_WAIT));
-		g_assert_cmpuint(wrapper_count_log(f.w, "re-executing"), ==, 0);
+		g_assert_cmpuint(wrapper_count_log(f.w, LOG_REEXECUTING_ANY),
+				 ==, 0);
 		fx_open_gate(&f);
 	}
 	t_command_clear(&reload);
@@ -179,7 +180,7 @@ static void test_signal_in_handoff(gconstpointer data)
 {
 	int sig = GPOINTER_TO_INT(data);
 	g_autofree gchar *queued = g_strdup_printf(
-		"SIG%s: a reload is in progress", sigabbrev_np(sig));
+		"SIG%s: " LOG_RELOAD_QUEUED, sigabbrev_np(sig));
 	struct t_command handoff = { 0 };
 	struct t_site f;
 	GPid gen1, check;
@@ -206,7 +207,7 @@ static void test_signal_in_handoff(gconstpointer data)
 		g_assert_true(t_wait_gone(check, T_WAIT));
 		g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
 		g_assert_true(t_wait_gone(gen1, T_WAIT));
-		g_assert_null(wrapper_find_log(f.w, "handing off to"));
+		g_assert_null(wrapper_find_log(f.w, LOG_HANDING_OFF));
 		fx_open_gate(&f);
 	}
 	t_command_clear(&handoff);
@@ -228,8 +229,8 @@ static void test_reload_client_in_handoff(void)
 	gone = connect_control(&f);
 	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
 	fx_client(&f, &reload, "--reload");
-	g_assert_true(wrapper_wait_log(f.w, "control request: a reload is "
-					    "in progress", T_WAIT) != NULL);
+	g_assert_true(wrapper_wait_log(f.w, LOG_RELOAD_QUEUED_BY_CLIENT,
+				       T_WAIT) != NULL);
 	close(gone);
 	fx_open_gate(&f);
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);

@@ -73,8 +73,9 @@ static void test_shim_signalfd_at_start(void)
 	t_site_start_wrapper(&f, NULL, NULL);
 	t_assert_exit_code(fx_stop(&f, 0), 71);
 	g_assert_true(shim_injected(&s, "signalfd"));
-	g_assert_nonnull(wrapper_find_log(f.w, "signalfd: Too many open files"));
-	g_assert_null(wrapper_find_log(f.w, "executing "));
+	g_assert_nonnull(wrapper_find_log(f.w, LOG_SIGNALFD_FAILED
+					 "Too many open files"));
+	g_assert_null(wrapper_find_log(f.w, LOG_EXECUTING_WORD));
 	g_assert_false(g_file_test(f.pidfile, G_FILE_TEST_EXISTS));
 	shim_clear(&s);
 	t_site_clear(&f);
@@ -97,10 +98,10 @@ static void test_shim_fork_at_start(void)
 	t_site_start_wrapper(&f, NULL, NULL);
 	status = fx_stop(&f, 0);
 	g_assert_true(shim_injected(&s, "fork"));
-	line = wrapper_find_log(f.w, "cannot start haproxy: ");
+	line = wrapper_find_log(f.w, LOG_CANNOT_START);
 	g_assert_nonnull(line);
 	g_assert_nonnull(strstr(line, "Resource temporarily unavailable"));
-	g_assert_null(wrapper_find_log(f.w, "executing "));
+	g_assert_null(wrapper_find_log(f.w, LOG_EXECUTING_WORD));
 	g_assert_true(WIFEXITED(status));
 	t_assert_exit_code(status, 71);
 	shim_clear(&s);
@@ -126,7 +127,7 @@ static void test_handoff_exec_fails(void)
 	fx_wait_gate_entered(&f);
 	shim_set(&shim, "execve");
 	fx_open_gate(&f);
-	t_site_wait_log(&f, "hand-off failed");
+	t_site_wait_log(&f, LOG_HANDOFF_FAILED);
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 1);
 	g_assert_nonnull(strstr(handoff.err->str, "error: "));
 	shim_set(&shim, "");
@@ -160,14 +161,14 @@ static void test_fork_fails_at_upgrade(void)
 	fx_client(&f, &reload, "--reload");
 	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 1);
 	g_assert_nonnull(strstr(reload.err->str, "not upgraded"));
-	g_assert_null(wrapper_find_log(f.w, "re-executing"));
+	g_assert_null(wrapper_find_log(f.w, LOG_REEXECUTING_ANY));
 	g_assert_cmpint(t_http_pid(f.port), ==, gen1);
 	g_assert_cmpint(wrapper_wait_exit(f.w, 0), ==, -1);
 	t_command_clear(&reload);
 
 	shim_set(&shim, "");
 	wrapper_signal(f.w, SIGUSR2);
-	t_site_wait_log(&f, "re-executing on SIGUSR2.");
+	t_site_wait_log(&f, LOG_REEXECUTING "SIGUSR2.");
 	fx_serving(&f, 2);
 	fx_stop_ok(&f);
 	shim_clear(&shim);

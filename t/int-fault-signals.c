@@ -58,24 +58,25 @@ static gboolean is_stop(int sig)
  * the first start) is in progress. */
 static void wait_reaction(struct t_site *f, int sig)
 {
+	g_autofree gchar *name = g_strconcat("SIG", sigabbrev_np(sig), NULL);
 	g_autofree gchar *needle = NULL;
 
 	if (is_reload(sig))
-		needle = g_strdup_printf("SIG%s: a reload is in progress",
-					 sigabbrev_np(sig));
+		needle = g_strconcat(name, ": " LOG_RELOAD_QUEUED, NULL);
 	else if (sig == SIGQUIT)
-		needle = g_strdup("ignoring SIGQUIT from pid ");
+		needle = g_strdup_printf(LOG_IGNORING_FROM_FMT, name);
 	else
-		needle = g_strdup_printf("SIG%s from pid %d: stopping",
-					 sigabbrev_np(sig), getpid());
+		needle = g_strdup_printf(LOG_STOPPING_ON_FMT, name, getpid());
 	t_site_wait_log(f, needle);
 }
 
 /* A stop that stopped: exit 0, the frozen haproxy never bound. */
 static void assert_stopped_cleanly(struct t_site *f, GPid loading)
 {
+	g_autofree gchar *rc0 = g_strdup_printf(LOG_EXIT_RC_FMT, 0);
+
 	t_assert_exit_code(fx_stop(f, 0), 0);
-	g_assert_nonnull(wrapper_find_log(f->w, "exit, haproxy RC=0"));
+	g_assert_nonnull(wrapper_find_log(f->w, rc0));
 	g_assert_false(fake_logged(f, loading, "bound"));
 }
 
@@ -98,7 +99,7 @@ static void sig_in_starting(struct t_site *f, int sig)
 		wrapper_signal(f->w, SIGUSR2);
 	fx_serving(f, 2);
 	t_assert_exit_code(fx_stop(f, SIGTERM), 0);
-	g_assert_cmpuint(wrapper_count_log(f->w, "reloading on "), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(f->w, LOG_RELOADING_ON), ==, 1);
 }
 
 static void sig_in_reloading(struct t_site *f, int sig)
@@ -124,7 +125,7 @@ static void sig_in_reloading(struct t_site *f, int sig)
 		wrapper_signal(f->w, SIGUSR2);
 	fx_serving(f, 3);
 	t_assert_exit_code(fx_stop(f, SIGTERM), 0);
-	g_assert_cmpuint(wrapper_count_log(f->w, "reloading on "), ==, 2);
+	g_assert_cmpuint(wrapper_count_log(f->w, LOG_RELOADING_ON), ==, 2);
 }
 
 /* Sent right after "re-executing": before the exec, during it, or to
@@ -132,23 +133,25 @@ static void sig_in_reloading(struct t_site *f, int sig)
 static void sig_in_reexec(struct t_site *f, int sig)
 {
 	static const char *const opts[] = { "--self-upgrade=always", NULL };
+	g_autofree gchar *rc0 = g_strdup_printf(LOG_EXIT_RC_FMT, 0);
+	g_autofree gchar *adopted = g_strdup_printf(LOG_RUNNING_ADOPTED_FMT, 1);
 	GPid pid;
 
 	t_site_start_wrapper(f, NULL, opts);
 	pid = f->w->pid;
 	fx_serving(f, 1);
 	wrapper_signal(f->w, SIGUSR2);
-	t_site_wait_log(f, "re-executing on SIGUSR2.");
+	t_site_wait_log(f, LOG_REEXECUTING "SIGUSR2.");
 	wrapper_signal(f->w, sig);
 	if (is_stop(sig)) {
 		t_assert_exit_code(fx_stop(f, 0), 0);
-		g_assert_nonnull(wrapper_find_log(f->w, "exit, haproxy RC=0"));
+		g_assert_nonnull(wrapper_find_log(f->w, rc0));
 		return;
 	}
-	t_site_wait_log(f, "running, adopted 1 generation(s)");
+	t_site_wait_log(f, adopted);
 	fx_wait_ready(f, 2);
 	if (sig == SIGQUIT) {
-		g_assert_nonnull(wrapper_find_log(f->w, "ignoring SIGQUIT"));
+		g_assert_nonnull(wrapper_find_log(f->w, LOG_IGNORING "SIGQUIT"));
 		wrapper_signal(f->w, SIGUSR2);
 	}
 	fx_serving(f, 3);
@@ -172,6 +175,7 @@ static int hold_accepted(struct t_site *f, GPid gen)
 
 static void sig_in_stopping(struct t_site *f, int sig)
 {
+	g_autofree gchar *name = g_strconcat("SIG", sigabbrev_np(sig), NULL);
 	g_autofree gchar *needle = NULL, *soft = NULL;
 	GPid gen1;
 	int conn;
@@ -180,22 +184,20 @@ static void sig_in_stopping(struct t_site *f, int sig)
 	gen1 = fx_serving(f, 1);
 	conn = hold_accepted(f, gen1);
 	wrapper_signal(f->w, SIGUSR1);
-	t_site_wait_log(f, "stopping gracefully");
+	t_site_wait_log(f, LOG_STOPPING_GRACEFULLY);
 	soft = fake_wait_nth(f, "soft-stop", NULL, 1);
 	g_assert_nonnull(soft);
 
 	wrapper_signal(f->w, sig);
 	if (is_reload(sig))
-		needle = g_strdup_printf("ignoring SIG%s: stopping",
-					 sigabbrev_np(sig));
+		needle = g_strdup_printf(LOG_IGNORING_STOPPING_FMT, name);
 	else if (sig == SIGUSR1)
-		needle = g_strdup_printf("SIGUSR1 from pid %d: stopping gracefully",
+		needle = g_strdup_printf(LOG_STOPPING_GRACEFULLY_ON_FMT, name,
 					 getpid());
 	else if (sig == SIGQUIT)
-		needle = g_strdup("ignoring SIGQUIT from pid ");
+		needle = g_strdup_printf(LOG_IGNORING_FROM_FMT, name);
 	else
-		needle = g_strdup_printf("SIG%s while stopping gracefully: "
-					 "stopping now", sigabbrev_np(sig));
+		needle = g_strdup_printf(LOG_STOPPING_NOW_FMT, name);
 	t_site_wait_log(f, needle);
 	if (sig == SIGTERM || sig == SIGINT) {
 		/* At once, the connection still open. */
@@ -208,7 +210,7 @@ static void sig_in_stopping(struct t_site *f, int sig)
 	g_assert_true(t_pid_alive(gen1));
 	close(conn);
 	t_assert_exit_code(fx_stop(f, 0), 0);
-	g_assert_cmpuint(wrapper_count_log(f->w, "executing "), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(f->w, LOG_EXECUTING_WORD), ==, 1);
 }
 
 static void test_signal_in_state(gconstpointer data)

@@ -112,14 +112,14 @@ static void test_pidfile_unwritable(void)
 	f.pidfile = g_build_filename(notdir, "haproxy.pid", NULL);
 	t_site_start_wrapper(&f, NULL, NULL);
 	gen1 = fx_serving(&f, 1);
-	warn = wrapper_find_log(f.w, "cannot write pidfile");
+	warn = wrapper_find_log(f.w, LOG_PIDFILE_UNWRITABLE);
 	g_assert_nonnull(warn);
-	g_assert_true(g_str_has_prefix(warn, "<4>"));
+	g_assert_true(g_str_has_prefix(warn, LOG_PRIO_WARNING));
 	g_assert_nonnull(strstr(warn, "Not a directory"));
 	fx_keeps_serving(&f, gen1);
 
 	fx_reload_works(&f, 2);
-	g_assert_cmpuint(wrapper_count_log(f.w, "cannot write pidfile"), ==, 2);
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_PIDFILE_UNWRITABLE), ==, 2);
 	t_assert_exit_code(fx_stop(&f, SIGTERM), 0);
 	t_site_clear(&f);
 }
@@ -173,7 +173,7 @@ static void test_wrapper_killed_mid_reload(void)
 
 	t_site_config(&f, "fake-load-delay-ms 2000\n");
 	wrapper_signal(f.w, SIGUSR2);
-	t_site_wait_log(&f, "executing ");
+	t_site_wait_log(&f, LOG_EXECUTING_WORD);
 	start2 = fake_wait_nth(&f, " start ", " -db ", 2);
 	g_assert_nonnull(start2);
 	gen2 = t_pid_in(start2, "pid=");
@@ -244,15 +244,16 @@ static void test_fd_shortage(void)
 	g_test_message("wrapper CPU while short of descriptors: %" G_GUINT64_FORMAT
 		       " ticks in 2 s", used);
 	g_assert_cmpuint(used, <, 30);
-	g_assert_cmpuint(wrapper_count_log(f.w, "control socket: Too many "
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_CONTROL_SOCKET "Too many "
 					   "open files"), ==, 1);
 	g_assert_true(g_str_has_prefix(
-		wrapper_find_log(f.w, "control socket: Too many"), "<4>"));
+		wrapper_find_log(f.w, LOG_CONTROL_SOCKET "Too many"),
+		LOG_PRIO_WARNING));
 	set_nofile(f.w->pid, orig.rlim_cur);
 	answer = read_answer(queued);
 	close(queued);
 	g_assert_nonnull(strstr(answer, "generation 1"));
-	t_site_wait_log(&f, "control socket: accepting clients again");
+	t_site_wait_log(&f, LOG_CONTROL_ACCEPTING_AGAIN);
 
 	/* Ten idle clients hold descriptors: they go first. */
 	fds = t_count_fds(f.w->pid);
@@ -306,7 +307,7 @@ static const char *assert_warned(Wrapper *w, const char *what,
 
 	g_assert_nonnull(line);
 	g_test_message("%s", line);
-	g_assert_true(g_str_has_prefix(line, "<4>"));
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_WARNING));
 	g_assert_nonnull(strstr(line, why));
 	return line;
 }
@@ -330,9 +331,9 @@ static void test_listeners_unwritable(gconstpointer data)
 		return;
 	gen1 = start_with_fault(&f, &shim, c->token);
 	/* Said before generation 1 was started. */
-	line = assert_warned(f.w, "cannot write listeners.cfg", c->why);
-	g_assert_nonnull(strstr(line, "no seamless reload"));
-	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
+	line = assert_warned(f.w, LOG_LISTENERS_UNWRITABLE, c->why);
+	g_assert_nonnull(strstr(line, LOG_NO_SEAMLESS_RELOAD));
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_LISTENERS_CFG), ==, 1);
 	tmp = g_build_filename(f.rundir, ".listeners.cfg.tmp", NULL);
 	cfg = g_build_filename(f.rundir, "listeners.cfg", NULL);
 	g_assert_false(g_file_test(tmp, G_FILE_TEST_EXISTS));
@@ -342,8 +343,8 @@ static void test_listeners_unwritable(gconstpointer data)
 	g_assert_cmpint(t_command_finish(&reload, T_WAIT), ==, 0);
 	fx_serving(&f, 2);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
-	g_assert_null(wrapper_find_log(f.w, " -x "));
-	g_assert_cmpuint(wrapper_count_log(f.w, "listeners.cfg"), ==, 1);
+	g_assert_null(wrapper_find_log(f.w, LOG_ARG_X));
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_LISTENERS_CFG), ==, 1);
 	t_command_clear(&reload);
 	fx_stop_ok(&f);
 	shim_clear(&shim);
@@ -362,7 +363,7 @@ static void test_control_unbindable(void)
 	if (!fx_init_real(&f))
 		return;
 	gen1 = start_with_fault(&f, &shim, "control-bind");
-	assert_warned(f.w, "no control socket", "Read-only file system");
+	assert_warned(f.w, LOG_NO_CONTROL_SOCKET, "Read-only file system");
 	sock = g_build_filename(f.rundir, "control.sock", NULL);
 	g_assert_false(g_file_test(sock, G_FILE_TEST_EXISTS));
 	wrapper_signal(f.w, SIGUSR2);

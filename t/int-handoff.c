@@ -126,7 +126,7 @@ static void test_handoff_bad_config(void)
 	g_free(t_write_config(s.t.dir, "haproxy.cfg", s.t.port,
 			      "    no-such-keyword\n"));
 	g_assert_cmpint(run_handoff(&s, &out), ==, 1);
-	g_assert_nonnull(wrapper_wait_log(s.t.w, "not handing off", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(s.t.w, LOG_NOT_HANDING_OFF, T_WAIT));
 
 	/* Still the wrapper, still serving, still reloading. */
 	exe = exe_of(s.t.w->pid);

@@ -213,8 +213,7 @@ static void test_reloads_zero_loss(void)
 		       "reloads", failed, requests, RELOADS);
 	g_assert_cmpuint(failed, ==, 0);
 	/* The group the configuration added got it as well. */
-	on2 = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u ",
-			      s.port2);
+	on2 = g_strdup_printf(LOG_MIGRATION_ON_PORT_FMT, s.port2);
 	g_assert_nonnull(wrapper_find_log(w, on2));
 	assert_migration_state(&s, "active\"");
 	stop_wrapper(w);
@@ -240,7 +239,7 @@ static void test_reloads_off(void)
 	/* Answered after generation 3's round: its lines are written. */
 	assert_migration_state(&s, "off\"");
 	wrapper_pump(w, 0);
-	g_assert_null(wrapper_find_log(w, "SO_REUSEPORT migration"));
+	g_assert_null(wrapper_find_log(w, LOG_MIGRATION));
 	stop_wrapper(w);
 	site_clear(&s);
 }
@@ -351,12 +350,11 @@ static void test_adopted_zero_loss(void)
 	argv[5] = s.cfg;
 	argv[7] = oldarg;
 	t_launch_daemon(s.dir, argv);
-	line = wrapper_wait_log(w, "adopting standalone pid ", LOADED_WAIT);
+	line = wrapper_wait_log(w, LOG_ADOPTING, LOADED_WAIT);
 	g_assert_nonnull(line);
-	adopted = t_pid_in(line, "pid ");
+	adopted = t_pid_in(line, LOG_PID_KEY);
 	t_remember(adopted, HAPROXY);
-	on2 = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u "
-			      "(haproxy pid %d)", s.port2, adopted);
+	on2 = g_strdup_printf(LOG_MIGRATION_ON_FMT, s.port2, adopted);
 	g_assert_nonnull(wrapper_wait_log(w, on2, T_WAIT));
 	g_assert_true(t_load_wait_answers(&l[0], adopted, 10));
 	loads_start(l2, G_N_ELEMENTS(l2), s.port2);
@@ -403,8 +401,7 @@ static void test_user_switched(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
 	g_assert_true(proc_ids_at("/proc", pid, &ids, NULL));
 	g_assert_cmpuint(ids.uid[1], ==, 65534);
-	on = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u "
-			     "(haproxy pid %d)", s.port, pid);
+	on = g_strdup_printf(LOG_MIGRATION_ON_FMT, s.port, pid);
 	/* Attached once the reload is answered, not before. */
 	g_assert_nonnull(wrapper_wait_log(w, on, T_WAIT));
 	assert_migration_state(&s, "active\"");
@@ -431,10 +428,8 @@ static void test_noreuseport_told(void)
 	w = start_wrapper(&s, "--seamless-reload=off", NULL);
 	pid = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
-	notice = g_strdup_printf("<5>haproxy-systemd-wrapper: SO_REUSEPORT "
-				 "migration: haproxy pid %d listens on "
-				 "127.0.0.1:%u without SO_REUSEPORT", pid,
-				 s.port);
+	notice = g_strdup_printf(LOG_PRIO_NOTICE LOG_IDENT_PREFIX
+				 LOG_NOREUSEPORT_FMT, pid, s.port);
 	g_assert_nonnull(wrapper_wait_log(w, notice, T_WAIT));
 	state = g_strdup_printf("unavailable: 127.0.0.1:%u has no SO_REUSEPORT",
 				s.port);
@@ -445,7 +440,7 @@ static void test_noreuseport_told(void)
 	/* Answered after generation 2's round: its lines are written. */
 	assert_migration_state(&s, state);
 	wrapper_pump(w, 0);
-	g_assert_cmpuint(wrapper_count_log(w, "without SO_REUSEPORT"), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_NOREUSEPORT), ==, 1);
 	stop_wrapper(w);
 	site_clear(&s);
 }
@@ -469,8 +464,8 @@ static void test_ds_workers(void)
 	site_init(&s);
 	cfg = g_strdup_printf("bind 127.0.0.1:%u\n", s.port);
 	g_free(t_write_file(s.dir, "h.cfg", cfg));
-	on = g_strdup_printf("SO_REUSEPORT migration on for 127.0.0.1:%u "
-			     "(haproxy pid ", s.port);
+	on = g_strdup_printf(LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY,
+			     s.port);
 	for (guint off = 0; off <= 1; off++) {
 		g_autoptr(Wrapper) w = start_wrapper_env(
 			&s, env, haproxy,
@@ -484,7 +479,7 @@ static void test_ds_workers(void)
 			/* The -Ds parent until it has forked, else a worker,
 			 * still serving (t/unit-reuseport checks the
 			 * workers' path). */
-			holder = t_pid_in(line, "(haproxy pid ");
+			holder = t_pid_in(line, LOG_HAPROXY_PID_KEY);
 			g_assert_true(holder == parent ||
 				      proc_parent(holder) == parent);
 		}
@@ -493,7 +488,7 @@ static void test_ds_workers(void)
 		/* Answered after generation 2's round. */
 		assert_migration_state(&s, off ? "off\"" : "active\"");
 		wrapper_pump(w, 0);
-		g_assert_cmpuint(wrapper_count_log(w, "tcp_migrate_req"), ==,
+		g_assert_cmpuint(wrapper_count_log(w, LOG_TCP_MIGRATE_REQ), ==,
 				 off ? 1 : 0);
 		stop_wrapper(w);
 	}

@@ -114,8 +114,8 @@ static void test_real_pidfile_symlink(void)
 		serving = s.master;
 		for (guint i = 0; i < 2; i++) {
 			g_autofree gchar *line = mw ?
-				g_strdup("generation 1 reloaded") :
-				g_strdup_printf("generation %u ready", i + 2);
+				g_strdup_printf(LOG_MASTER_RELOADED_FMT, 1) :
+				g_strdup_printf(LOG_READY_FMT, i + 2);
 
 			const char *got;
 
@@ -123,7 +123,7 @@ static void test_real_pidfile_symlink(void)
 			got = wrapper_wait_log(s.t.w, line, T_WAIT);
 			g_assert_nonnull(got);
 			if (!mw)
-				serving = t_pid_in(got, "pid ");
+				serving = t_pid_in(got, LOG_PID_KEY);
 			g_assert_cmpint(lstat(s.t.pidfile, &st), ==, 0);
 			g_assert_true(S_ISREG(st.st_mode));
 			g_assert_cmpint(read_pidfile(s.t.pidfile), ==, serving);
@@ -206,6 +206,7 @@ static void test_real_master_cli(void)
 	g_autofree gchar *sock = NULL;
 	g_autofree gchar *sock_arg = NULL;
 	g_autofree gchar *proc = NULL;
+	g_autofree gchar *ready1 = NULL, *reloaded1 = NULL;
 	const char *opts[] = { "-S", NULL, NULL };
 	GPid worker, next;
 
@@ -217,12 +218,14 @@ static void test_real_master_cli(void)
 	opts[1] = sock_arg;
 	site_start(&s, NULL, opts);
 	g_assert_nonnull(wrapper_find_log(s.t.w, " -Ws"));
-	worker = t_pid_in(wrapper_find_log(s.t.w, "generation 1 ready"),
-			  "workers ");
+	ready1 = g_strdup_printf(LOG_READY_FMT, 1);
+	reloaded1 = g_strdup_printf(LOG_MASTER_RELOADED_FMT, 1);
+	worker = t_pid_in(wrapper_find_log(s.t.w, ready1),
+			  LOG_WORKERS_PIDS_KEY);
 	g_assert_cmpint(t_wait_serving(s.t.port, T_WAIT), ==, worker);
 	wrapper_signal(s.t.w, SIGUSR2);
-	next = t_pid_in(wrapper_wait_log(s.t.w, "generation 1 reloaded",
-					 T_WAIT), "workers ");
+	next = t_pid_in(wrapper_wait_log(s.t.w, reloaded1, T_WAIT),
+			LOG_WORKERS_PIDS_KEY);
 	g_assert_cmpint(next, >, 0);
 	g_assert_cmpint(next, !=, worker);
 	worker = site_reload(&s, next);
@@ -279,10 +282,9 @@ static void test_fake_master_cli_too_old(void)
 		status = wrapper_wait_exit(s.t.w, T_WAIT);
 		g_assert_true(WIFEXITED(status));
 		g_assert_cmpint(WEXITSTATUS(status), ==, 64);
-		g_assert_nonnull(wrapper_find_log(
-			s.t.w, "-S asks for a master CLI, which needs haproxy "
-			     ">= 1.9"));
-		g_assert_null(wrapper_find_log(s.t.w, "executing"));
+		g_assert_nonnull(wrapper_find_log(s.t.w,
+						  LOG_MASTER_CLI_TOO_OLD));
+		g_assert_null(wrapper_find_log(s.t.w, LOG_EXEC_ANY));
 	}
 }
 
@@ -308,10 +310,8 @@ static void test_fake_master_cli_mode_off(void)
 	status = wrapper_wait_exit(s.t.w, T_WAIT);
 	g_assert_true(WIFEXITED(status));
 	g_assert_cmpint(WEXITSTATUS(status), ==, 64);
-	g_assert_nonnull(wrapper_find_log(s.t.w, "-S ask for master-worker "
-					       "mode, which --master-worker=off "
-					       "refuses"));
-	g_assert_null(wrapper_find_log(s.t.w, "executing"));
+	g_assert_nonnull(wrapper_find_log(s.t.w, LOG_MW_OFF_REFUSES));
+	g_assert_null(wrapper_find_log(s.t.w, LOG_EXEC_ANY));
 }
 
 /* A reload into a haproxy too old for -S fails; the master serves on,
@@ -345,7 +345,7 @@ static void test_fake_master_cli_reload_into_older(void)
 	g_free(fake_of_version(s.t.dir, "1.8.30"));
 	g_assert_cmpint(site_client(&s, "--reload", &out), ==, 1);
 	g_assert_nonnull(strstr(out, "needs haproxy >= 1.9"));
-	g_assert_nonnull(wrapper_find_log(s.t.w, "keeps serving"));
+	g_assert_nonnull(wrapper_find_log(s.t.w, LOG_KEEPS_SERVING));
 	g_assert_cmpint(t_http_pid(s.t.port), ==, worker);
 	g_assert_true(t_pid_alive(s.master));
 	g_free(fake_of_version(s.t.dir, "2.6.12"));

@@ -69,8 +69,7 @@ static void test_fake_nbproc_auto(void)
 
 	site_init(&s, TRUE, "nbproc 2\n");
 	site_start(&s, "1.8.30", NULL);
-	g_assert_nonnull(wrapper_find_log(s.t.w, "nbproc > 1 needs "
-					  "master-worker mode"));
+	g_assert_nonnull(wrapper_find_log(s.t.w, LOG_NBPROC_NEEDS_MW));
 	g_assert_nonnull(wrapper_find_log(s.t.w, " -Ws"));
 	status = site_status(&s);
 	workers = strstr(status, "generation 1 workers ");
@@ -96,11 +95,11 @@ static void test_fake_mode_notices(void)
 		const char *version, *config, *opt, *notice, *flag, *settled;
 	} cases[] = {
 		{ "1.8.30", "nbproc 2\n", "--master-worker=off",
-		  "master-worker mode is off", " -db", NULL },
-		{ "1.7.0", NULL, "-W", "needs haproxy >= 1.8", " -Ds",
+		  LOG_MW_MODE_OFF, " -db", NULL },
+		{ "1.7.0", NULL, "-W", LOG_MW_NEEDS_18, " -Ds",
 		  " worker" },
 		{ "2.6.12", "master-worker\n", NULL,
-		  "the configuration asks for master-worker mode", " -Ws",
+		  LOG_CONFIG_ASKS_MW, " -Ws",
 		  "master ready" },
 	};
 
@@ -134,7 +133,7 @@ static void test_fake_late_handler(void)
 	GPid worker;
 
 	g_autofree gchar *log_path = NULL;
-	g_autofree gchar *log = NULL;
+	g_autofree gchar *log = NULL, *reloading = NULL;
 	const char *handles, *reload;
 
 	site_init(&s, TRUE, "fake-master-late-handler-ms 500\n");
@@ -142,7 +141,7 @@ static void test_fake_late_handler(void)
 	worker = t_wait_serving(s.t.port, T_WAIT);
 	site_reload(&s, worker);
 	g_assert_true(t_pid_alive(s.master));
-	g_assert_null(wrapper_find_log(s.t.w, "<3>"));
+	g_assert_null(wrapper_find_log(s.t.w, LOG_PRIO_ERR));
 	/* The reload was asked for while the handler was not there yet. */
 	log_path = g_build_filename(s.t.dir, "fake.log", NULL);
 	g_assert_true(g_file_get_contents(log_path, &log, NULL, NULL));
@@ -151,7 +150,8 @@ static void test_fake_late_handler(void)
 	g_assert_nonnull(handles);
 	g_assert_nonnull(reload);
 	g_assert_true(handles < reload);
-	g_assert_nonnull(wrapper_find_log(s.t.w, "reloading on request"));
+	reloading = g_strdup_printf(LOG_RELOADING_ON_FMT, "request");
+	g_assert_nonnull(wrapper_find_log(s.t.w, reloading));
 }
 
 /* Two wrappers on one runtime directory: the second gets no notify
@@ -184,7 +184,7 @@ static void test_fake_runtime_dir_taken(void)
 	status = wrapper_wait_exit(other.t.w, T_WAIT);
 	g_assert_true(WIFEXITED(status));
 	g_assert_cmpint(WEXITSTATUS(status), !=, 0);
-	g_assert_nonnull(wrapper_find_log(other.t.w, "notify socket"));
+	g_assert_nonnull(wrapper_find_log(other.t.w, LOG_NOTIFY_SOCKET));
 	site_reload(&s, worker);
 }
 
@@ -225,8 +225,8 @@ static void test_fake_upgrade_needs_master_support(void)
 	g_assert_true(g_file_set_contents(copy, older, -1, NULL));
 	g_assert_cmpint(g_chmod(copy, 0755), ==, 0);
 	site_reload(&s, worker);
-	g_assert_nonnull(wrapper_find_log(s.t.w, "not upgrading"));
-	g_assert_null(wrapper_find_log(s.t.w, "re-executing"));
+	g_assert_nonnull(wrapper_find_log(s.t.w, LOG_NOT_UPGRADING));
+	g_assert_null(wrapper_find_log(s.t.w, LOG_REEXECUTING));
 }
 
 /* Old workers held by a client: --max-old-workers=0 ends them at the
@@ -250,7 +250,7 @@ static void test_fake_bounded_draining(void)
 		held = t_hold_connection(s.t.port);
 		g_assert_cmpint(held, >=, 0);
 		site_reload(&s, worker);
-		relay = g_strdup_printf("SIGTERM -> %d.", worker);
+		relay = g_strdup_printf(LOG_RELAYED_FMT, "SIGTERM", worker);
 		g_assert_nonnull(wrapper_wait_log(s.t.w, relay, T_WAIT));
 		g_assert_true(t_wait_gone(worker, T_WAIT));
 		close(held);

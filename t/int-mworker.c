@@ -33,6 +33,7 @@ static void test_real_serial_reloads(void)
 	g_autoptr(GArray) retired = g_array_new(FALSE, FALSE, sizeof(GPid));
 	g_autofree gchar *status = NULL;
 	g_autofree gchar *master_line = NULL;
+	g_autofree gchar *ready1 = NULL, *reloaded1 = NULL;
 	struct t_load load;
 	GPid worker;
 
@@ -41,8 +42,10 @@ static void test_real_serial_reloads(void)
 	site_init(&s, FALSE, NULL);
 	site_start(&s, NULL, opts);
 	g_assert_nonnull(wrapper_find_log(s.t.w, " -Ws"));
-	worker = t_pid_in(wrapper_find_log(s.t.w, "generation 1 ready"),
-			  "workers ");
+	ready1 = g_strdup_printf(LOG_READY_FMT, 1);
+	reloaded1 = g_strdup_printf(LOG_MASTER_RELOADED_FMT, 1);
+	worker = t_pid_in(wrapper_find_log(s.t.w, ready1),
+			  LOG_WORKERS_PIDS_KEY);
 	g_assert_cmpint(t_wait_serving(s.t.port, T_WAIT), ==, worker);
 	g_assert_cmpint(read_pidfile(s.t.pidfile), ==, s.master);
 	t_load_start(&load, s.t.port);
@@ -54,13 +57,13 @@ static void test_real_serial_reloads(void)
 		if (i % 2) {
 			next = site_reload(&s, worker);
 			/* Past its line, for the next signal's. */
-			g_assert_nonnull(wrapper_wait_log(
-				s.t.w, "generation 1 reloaded", T_WAIT));
+			g_assert_nonnull(wrapper_wait_log(s.t.w, reloaded1,
+							  T_WAIT));
 		} else {
 			wrapper_signal(s.t.w, SIGUSR2);
-			next = t_pid_in(wrapper_wait_log(
-				s.t.w, "generation 1 reloaded", T_WAIT),
-				"workers ");
+			next = t_pid_in(wrapper_wait_log(s.t.w, reloaded1,
+							 T_WAIT),
+					LOG_WORKERS_PIDS_KEY);
 			g_assert_cmpint(next, >, 0);
 			g_assert_cmpint(next, !=, worker);
 		}
@@ -101,7 +104,7 @@ static void test_real_bad_config_reload(void)
 	site_write_config(&s, "    no-such-keyword here\n");
 	g_assert_cmpint(site_client(&s, "--reload", &out), ==, 1);
 	g_assert_nonnull(strstr(out, "did not load the new configuration"));
-	g_assert_nonnull(wrapper_wait_log(s.t.w, "<3>", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(s.t.w, LOG_PRIO_ERR, T_WAIT));
 	status = site_status(&s);
 	g_assert_nonnull(strstr(status, "last reload: failed"));
 	/* Requests after the verdict still reach the old worker. */
@@ -120,6 +123,8 @@ static void test_real_bad_config_reload(void)
 static void test_real_stop(void)
 {
 	g_auto(Site) s = { 0 };
+	g_autofree gchar *relay = g_strdup_printf(LOG_RELAYED_SIG_FMT,
+						  "SIGTERM");
 	GPid worker;
 
 	worker = real_master_start(&s);
@@ -130,7 +135,7 @@ static void test_real_stop(void)
 	g_assert_true(t_wait_gone(s.master, T_WAIT));
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	g_assert_false(g_file_test(s.t.pidfile, G_FILE_TEST_EXISTS));
-	g_assert_nonnull(wrapper_find_log(s.t.w, "SIGTERM -> "));
+	g_assert_nonnull(wrapper_find_log(s.t.w, relay));
 }
 
 /* The master killed: the service is down, the wrapper exits with its
@@ -179,7 +184,7 @@ static void test_real_hard_reload(void)
 		return;
 	held = hold_half_request(s.t.port);
 	g_assert_cmpint(site_client(&s, "--hard-reload", &out), ==, 0);
-	relay = g_strdup_printf("SIGTERM -> %d.", worker);
+	relay = g_strdup_printf(LOG_RELAYED_FMT, "SIGTERM", worker);
 	g_assert_nonnull(wrapper_wait_log(s.t.w, relay, T_WAIT));
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	g_assert_cmpint(t_http_pid(s.t.port), ==, worker_in(out));
@@ -192,6 +197,8 @@ static void test_real_self_upgrade(void)
 {
 	g_auto(Site) s = { 0 };
 	const char *opts[] = { "-W", "--self-upgrade=always", NULL };
+	g_autofree gchar *adopted = g_strdup_printf(
+		LOG_ADOPTED_GENERATIONS_FMT, 1);
 	GPid wrapper, worker;
 
 	if (skip_without_haproxy())
@@ -202,8 +209,7 @@ static void test_real_self_upgrade(void)
 	worker = t_wait_serving(s.t.port, T_WAIT);
 	worker = site_reload(&s, worker);
 	worker = site_reload(&s, worker);
-	g_assert_cmpuint(wrapper_count_log(s.t.w, "adopted 1 generation(s)"),
-			 ==, 2);
+	g_assert_cmpuint(wrapper_count_log(s.t.w, adopted), ==, 2);
 	g_assert_cmpint(s.t.w->pid, ==, wrapper);
 	g_assert_true(t_pid_alive(s.master));
 	g_assert_cmpint(t_http_pid(s.t.port), ==, worker);
@@ -224,8 +230,9 @@ static void test_real_reload_behind_back(void)
 	/* Our wrapper's child, alive: the pid is the master's. */
 	g_assert_true(t_master_settled(s.master, SIGUSR2));
 	g_assert_cmpint(kill(s.master, SIGUSR2), ==, 0);
-	next = t_pid_in(wrapper_wait_log(s.t.w, "reloaded without us", T_WAIT),
-			"workers are now ");
+	next = t_pid_in(wrapper_wait_log(s.t.w, LOG_RELOADED_WITHOUT_US,
+					 T_WAIT),
+			LOG_WORKERS_NOW_KEY);
 	g_assert_cmpint(next, >, 0);
 	g_assert_cmpint(next, !=, worker);
 	status = site_status(&s);

@@ -110,6 +110,42 @@ static void test_waiter_across_upgrade(void)
 				   reexec);
 }
 
+/*
+ * The pidfile across the wrapper's own re-exec: the reload the new image
+ * carries out fails, the generation before it still serves and is still
+ * in the pidfile, and a stop removes the pidfile, as it does without the
+ * upgrade: the new image knows what the old one wrote there.
+ * (t/fake-haproxy)
+ */
+static void pidfile_across_reload(const char *upgrade)
+{
+	g_auto(TSite) s = { 0 };
+	GPid gen1;
+
+	reload_site_init_fake(&s, NULL);
+	gen1 = t_site_start_serving(&s, OPTS(upgrade));
+	t_assert_pidfile_holds(s.pidfile, gen1);
+	t_site_config(&s, "fake-config-error\n");
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, CLIENT_FAILED);
+	g_assert_true((wrapper_find_log(s.w, LOG_REEXECUTING) != NULL) ==
+		      g_str_equal(upgrade, "--self-upgrade=always"));
+	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
+	t_assert_pidfile_holds(s.pidfile, gen1);
+	t_site_stop(&s);
+	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
+}
+
+static void test_pidfile_kept(void)
+{
+	pidfile_across_reload("--self-upgrade=always");
+}
+
+static void test_pidfile_no_upgrade(void)
+{
+	pidfile_across_reload("--self-upgrade=never");
+}
+
 int main(int argc, char **argv)
 {
 	reload_tests_init(&argc, &argv);
@@ -117,5 +153,8 @@ int main(int argc, char **argv)
 			test_upgrade_postponed_adopted);
 	g_test_add_func("/reload/waiter-across-upgrade",
 			test_waiter_across_upgrade);
+	g_test_add_func("/upgrade/pidfile-kept", test_pidfile_kept);
+	g_test_add_func("/upgrade/pidfile-no-upgrade",
+			test_pidfile_no_upgrade);
 	return g_test_run();
 }

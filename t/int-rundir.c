@@ -82,8 +82,8 @@ static void assert_no_warning(Wrapper *w)
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (g_str_has_prefix(line, "<4>") ||
-		    g_str_has_prefix(line, "<3>"))
+		if (g_str_has_prefix(line, LOG_PRIO_WARNING) ||
+		    g_str_has_prefix(line, LOG_PRIO_ERR))
 			g_error("unexpected: %s", line);
 	}
 }
@@ -91,7 +91,7 @@ static void assert_no_warning(Wrapper *w)
 /* "ok generation N (pid P) serving": P. */
 static GPid serving_pid_in(const char *out)
 {
-	const char *ok = strstr(out, "ok generation ");
+	const char *ok = strstr(out, ANSWER_OK_GENERATION);
 
 	g_assert_nonnull(ok);
 	return t_pid_in(ok, "(pid ");
@@ -125,7 +125,7 @@ static void reloads_under_load(Site *s, const char *opt, const char *value,
 	}
 	g_assert_cmpuint(t_load_finish(&load), ==, 0);
 	g_assert_cmpint(t_client("--status", opt, value, &status, NULL), ==, 0);
-	g_assert_nonnull(strstr(status, "serving"));
+	g_assert_nonnull(strstr(status, ANSWER_SERVING));
 	assert_no_warning(s->w);
 }
 
@@ -250,8 +250,8 @@ static void test_untrusted(void)
 	opt = g_strconcat("--runtime-dir=", evil, NULL);
 	site_launch(&s, opt);
 	g_assert_cmpint(wrapper_wait_exit(s.w, T_WAIT), ==, 64 << 8);
-	g_assert_nonnull(wrapper_find_log(s.w, "must be owned by"));
-	g_assert_null(wrapper_find_log(s.w, ": executing "));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_RUNDIR_MUST_BE_OWNED));
+	g_assert_null(wrapper_find_log(s.w, LOG_EXECUTING));
 	g_assert_cmpuint(entries(evil), ==, 0);
 	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
 }
@@ -274,8 +274,8 @@ static void test_comma(void)
 	dir = g_build_filename(t_short_dir(s.dir), "a,b", NULL);
 	opt = g_strconcat("--runtime-dir=", dir, NULL);
 	first = site_start(&s, opt);
-	g_assert_nonnull(wrapper_find_log(s.w, "as a separator"));
-	g_assert_nonnull(wrapper_find_log(s.w, "no seamless reload"));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_COMMA_SEPARATOR));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_NO_SEAMLESS));
 	exec = wrapper_executing_line(s.w, 1);
 	g_assert_nonnull(exec);
 	g_assert_null(strstr(exec, "listeners"));
@@ -373,8 +373,8 @@ static void test_fragment_unwritable(void)
 	tmp = g_build_filename(run, ".listeners.cfg.tmp", NULL);
 	opt = g_strconcat("--runtime-dir=", run, NULL);
 	first = site_start(&s, opt);
-	g_assert_nonnull(wrapper_find_log(s.w, "cannot write listeners.cfg"));
-	g_assert_nonnull(wrapper_find_log(s.w, "no seamless reload"));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_CANNOT_WRITE_LISTENERS));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_NO_SEAMLESS));
 	exec = wrapper_executing_line(s.w, 1);
 	g_assert_nonnull(exec);
 	g_assert_null(strstr(exec, "listeners"));

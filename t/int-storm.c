@@ -83,11 +83,11 @@ static gpointer loop_run(gpointer data)
 	for (guint i = 0; i < RUNS; i++) {
 		g_autofree gchar *out = NULL;
 		g_autofree gchar *err = NULL;
-		int code = run_client("--reload", l->rundir_opt,
+		int code = run_client("--reload", NULL, l->rundir_opt,
 				      &live_clients[l->index], &out, &err);
 
 		/* "ok generation N (pid P) serving" on stdout. */
-		if (code == 0 && strstr(out, "ok generation ")) {
+		if (code == 0 && strstr(out, ANSWER_OK_GENERATION)) {
 			l->ok++;
 		} else {
 			l->failed++;
@@ -217,15 +217,15 @@ static guint assert_one_at_a_time(Wrapper *w)
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (strstr(line, ": executing ")) {
+		if (strstr(line, LOG_EXECUTING)) {
 			if (busy)
 				g_test_message("overlapping reload at line "
 					       "%u: %s", i, line);
 			g_assert_false(busy);
 			busy = TRUE;
 			executing++;
-		} else if (strstr(line, " ready: pid ") ||
-			   strstr(line, "reload failed")) {
+		} else if (strstr(line, LOG_READY_PID) ||
+			   strstr(line, LOG_RELOAD_FAILED)) {
 			busy = FALSE;
 		}
 	}
@@ -244,32 +244,43 @@ static void send_storm(struct storm *st)
 	}
 }
 
-/* `--status`: the pids of every generation that is not the current one
- * (draining, starting, failed); the current one's in *current, the whole
- * answer in *text if not NULL. */
+/* The number after "key": in a `--status --json` answer (the first one). */
+static guint json_uint(const char *json, const char *key)
+{
+	g_autofree gchar *quoted = g_strdup_printf("\"%s\":", key);
+	const char *at = strstr(json, quoted);
+
+	g_assert_nonnull(at);
+	return (guint)strtoul(at + strlen(quoted), NULL, 10);
+}
+
+/* `--status --json`: the pids of every generation that is not the
+ * current one (draining, starting, failed); the current one's in
+ * *current, the whole answer in *text if not NULL. */
 static GArray *others_in_status(struct storm *st, GPid *current,
 				gchar **text)
 {
+	static const char gen[] = "{\"number\":";
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *err = NULL;
-	g_auto(GStrv) lines = NULL;
 	GArray *others = g_array_new(FALSE, FALSE, sizeof(GPid));
-	int code = run_client("--status", st->site.rundir_opt,
+	int code = run_client("--status", "--json", st->site.rundir_opt,
 			      &live_clients[LOOPS], &out, &err);
 
 	if (code != 0)
-		g_test_message("--status: exit %d, %s", code, err);
+		g_test_message("--status --json: exit %d, %s", code, err);
 	g_assert_cmpint(code, ==, 0);
 	wrapper_pump(st->site.w, 0);
 	*current = 0;
-	lines = g_strsplit(out, "\n", -1);
-	for (char **l = lines; *l; l++) {
-		GPid pid;
+	/* {"number":N,"pid":P,"haproxy":...,"state":"current"}, in
+	 * "generations" (a foreign process has no "number"). */
+	for (const char *g = strstr(out, gen); g; g = strstr(g + 1, gen)) {
+		const char *state = strstr(g, "\"state\":\"");
+		GPid pid = t_pid_in(g, "\"pid\":");
 
-		if (!g_str_has_prefix(*l, "generation "))
-			continue;
-		pid = t_pid_in(*l, " pid ");
-		if (g_str_has_suffix(*l, " current"))
+		g_assert_nonnull(state);
+		g_assert_cmpint(pid, >, 0);
+		if (g_str_has_prefix(state, "\"state\":\"current\""))
 			*current = pid;
 		else
 			g_array_append_val(others, pid);
@@ -312,8 +323,8 @@ static void reload_ok(struct storm *st)
 {
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *err = NULL;
-	int code = run_client("--reload", st->site.rundir_opt, &live_clients[LOOPS],
-			      &out, &err);
+	int code = run_client("--reload", NULL, st->site.rundir_opt,
+			      &live_clients[LOOPS], &out, &err);
 
 	if (code != 0)
 		g_test_message("--reload: exit %d, %s", code, err);
@@ -407,8 +418,13 @@ static void test_storm(void)
 	GThread *load_threads[LOADERS];
 	struct load load = { 0 };
 	g_autoptr(GString) failures = g_string_new(NULL);
+	g_autofree gchar *on_usr2 = g_strdup_printf(LOG_RELOADING_ON_FMT,
+						    "SIGUSR2");
+	g_autofree gchar *on_request = g_strdup_printf(LOG_RELOADING_ON_FMT,
+						       "request");
 	guint ok = 0, failed = 0, executing, reloads_failed;
-	guint before;
+	guint begun_usr2, begun_request, reloads_done, before;
+	g_autofree gchar *json = NULL;
 	GPid current;
 
 	if (!t_have_haproxy()) {
@@ -459,14 +475,18 @@ static void test_storm(void)
 		g_thread_join(load_threads[i]);
 
 	executing = assert_one_at_a_time(st.site.w);
-	reloads_failed = wrapper_count_log(st.site.w, "reload failed");
+	reloads_failed = wrapper_count_log(st.site.w, LOG_RELOAD_FAILED);
+	begun_usr2 = wrapper_count_log(st.site.w, on_usr2);
+	begun_request = wrapper_count_log(st.site.w, on_request);
+	/* The wrapper's own count of the reloads done. */
+	g_array_unref(others_in_status(&st, &current, &json));
+	reloads_done = json_uint(json, "reloads");
 	g_test_message("%u SIGUSR2 and %u --reload clients (+1 last): %u "
 		       "executing line(s) (generation 1 included; reloads "
 		       "begun on SIGUSR2 %u, on request %u), %u failed "
-		       "reload(s)", SIGNALS, CLIENTS, executing,
-		       wrapper_count_log(st.site.w, "reloading on SIGUSR2."),
-		       wrapper_count_log(st.site.w, "reloading on request."),
-		       reloads_failed);
+		       "reload(s), %u done (--status --json)", SIGNALS, CLIENTS,
+		       executing, begun_usr2, begun_request, reloads_failed,
+		       reloads_done);
 	g_test_message("haproxy processes below the wrapper: at most %u over "
 		       "%u samples (all processes below it: at most %u); at "
 		       "the maximum: %s", st.max_haproxy, st.samples,
@@ -478,6 +498,17 @@ static void test_storm(void)
 
 	g_assert_cmpuint(reloads_failed, ==, 0);
 	g_assert_cmpuint(executing, <=, MAX_EXECUTING);
+	/* Every reload begun started one generation (none failed), after
+	 * generation 1; the last --reload's at least. A request begins at
+	 * most one: the others joined one in progress. */
+	g_assert_cmpuint(executing, ==, 1 + begun_usr2 + begun_request);
+	g_assert_cmpuint(begun_usr2 + begun_request, >=, 1);
+	g_assert_cmpuint(begun_request, <=, CLIENTS + 1);
+	/* And each one begun was done: none failed, none left pending. */
+	g_assert_cmpuint(reloads_done, ==, begun_usr2 + begun_request);
+	/* The sampler saw the serving haproxy: the bound above held on a
+	 * real count. */
+	g_assert_cmpuint(st.max_haproxy, >=, 1);
 	/* The load ran through the storm, and was bounded by the stop. */
 	g_assert_cmpuint(load.requests, >, before);
 	g_assert_cmpuint(load.requests, <, LOAD_MAX);
@@ -540,7 +571,7 @@ static void test_reexec_descriptors(void)
 		guint n;
 
 		reload_ok(&st);
-		g_assert_nonnull(wrapper_wait_log(st.site.w, "re-executing on ",
+		g_assert_nonnull(wrapper_wait_log(st.site.w, LOG_REEXECUTING,
 						  T_WAIT));
 		wait_settled(&st);
 		n = wrapper_fds(st.site.w->pid, &text);
@@ -554,6 +585,9 @@ static void test_reexec_descriptors(void)
 	}
 	g_test_message("descriptors, fresh start then after each re-exec: "
 		       "%s (fresh start: %s)", series->str, first);
+	/* One re-exec a reload: the re-executed image carries the same
+	 * reload on and does not upgrade again. */
+	g_assert_cmpuint(wrapper_count_log(st.site.w, LOG_REEXECUTING), ==, 5);
 	storm_stop(&st);
 	storm_clear(&st);
 	/* Not an abort: see main(). */

@@ -49,13 +49,13 @@ static void test_pidfile_naming_unrelated_process(void)
 	g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
 
 	w = start_wrapper(&s, NULL, NULL);
-	skip = g_strdup_printf("not taking over pid %d: ", pid);
+	skip = g_strdup_printf(LOG_NOT_TAKING_OVER_FMT, pid);
 	g_assert_nonnull(wrapper_wait_log(w, skip, T_WAIT));
 	assert_first_sf(w, NULL, 0);
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
-	g_assert_null(wrapper_find_log(w, "taking over standalone"));
+	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER_STANDALONE));
 
 	wrapper_signal(w, SIGUSR2);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
@@ -112,11 +112,10 @@ static void test_other_users_instance_left_alone(void)
 	cfg = t_write_config(s.dir, "haproxy.cfg", s.port, NULL);
 	g_assert_cmpstr(cfg, ==, s.cfg);
 	w = start_wrapper(&s, NULL, NULL);
-	skip = g_strdup_printf("not taking over pid %d: it runs as uid 65534",
-			       pid);
+	skip = g_strdup_printf(LOG_NOT_TAKING_OVER_UID_FMT, pid, 65534u);
 	g_assert_nonnull(wrapper_wait_log(w, skip, T_WAIT));
 	assert_first_sf(w, NULL, 0);
-	g_assert_null(wrapper_find_log(w, "taking over standalone"));
+	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER_STANDALONE));
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
@@ -181,8 +180,8 @@ static void test_hostile_name_not_haproxy(void)
 	for (guint i = 0; i < 2; i++) {
 		g_autoptr(Wrapper) w = NULL;
 		g_autofree gchar *want = g_strdup_printf(
-			i ? "not taking over pid %d: runs " : "names pid %d (",
-			pid);
+			i ? LOG_NOT_TAKING_OVER_RUNS_FMT
+			  : LOG_PIDFILE_NAMES_FMT, pid);
 		const char *line;
 
 		g_assert_true(g_file_set_contents(s.pidfile, pids, -1, NULL));
@@ -227,10 +226,10 @@ static void test_hostile_name_taken_over(void)
 	held = hold_request(s.port, daemon);
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	line = wrapper_wait_log(w, taking, T_WAIT);
 	g_assert_nonnull(line);
-	g_assert_nonnull(strstr(line, FORGED_ESCAPED "/haproxy, found by"));
+	g_assert_nonnull(strstr(line, FORGED_ESCAPED "/haproxy" LOG_FOUND_BY));
 	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
 	/* It drains the held request: listed as foreign meanwhile. */
 	text = run_status(&s, NULL);

@@ -49,7 +49,7 @@ static void test_takeover_daemon_under_load(void)
 	g_assert_true(t_load_wait_answers(&l, daemon, 20));
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	assert_first_sf(w, &daemon, 1);
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
@@ -64,8 +64,7 @@ static void test_takeover_daemon_under_load(void)
 	g_assert_null(err);
 	g_assert_cmpint(answered, ==, daemon);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
-	exited = g_strdup_printf("foreign haproxy pid %d (standalone) has "
-				 "exited", daemon);
+	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, daemon, "standalone");
 	g_assert_nonnull(wait_log_anywhere(w, exited));
 
 	g_assert_true(t_load_wait_answers(&l, gen1, 20));
@@ -74,7 +73,7 @@ static void test_takeover_daemon_under_load(void)
 	g_assert_true(t_load_wait_answers(&l, gen1, 20));
 	g_assert_cmpuint(t_load_finish(&l), ==, 0);
 	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
-	g_assert_null(wrapper_find_log(w, "not taking over"));
+	g_assert_null(wrapper_find_log(w, LOG_NOT_TAKING_OVER));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -102,19 +101,18 @@ static void test_takeover_master_worker(void)
 
 	/* The wrapper waits itself until the master handles SIGUSR1. */
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf("taking over master-worker master pid %d ",
-				 master);
+	taking = g_strdup_printf(LOG_TAKING_OVER_MASTER_FMT, master);
 	line = wrapper_wait_log(w, taking, T_WAIT);
 	g_assert_nonnull(line);
-	g_assert_true(t_pid_in(line, "(workers ") == worker);
+	g_assert_true(t_pid_in(line, LOG_WORKERS_KEY) == worker);
 	assert_first_sf(w, (const GPid[]){ master, worker }, 2);
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	g_assert_true(t_wait_gone(master, T_WAIT));
-	exited = g_strdup_printf("foreign haproxy pid %d (master-worker "
-				 "master) has exited", master);
+	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, master,
+				 "master-worker master");
 	g_assert_nonnull(wait_log_anywhere(w, exited));
 
 	g_assert_true(t_load_wait_answers(&l, gen1, 20));
@@ -188,8 +186,7 @@ static void test_takeover_master_mid_reload(void)
 	g_assert_true(t_signal_verified(p, SIGUSR2));
 	wait_event(log, "master: SIGUSR1 not handled", 2);
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf("taking over master-worker master pid %d ",
-				 master);
+	taking = g_strdup_printf(LOG_TAKING_OVER_MASTER_FMT, master);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
@@ -203,10 +200,10 @@ static void test_takeover_master_mid_reload(void)
 	stopped = g_strdup_printf("pid=%d master stop USR1", master);
 	g_assert_nonnull(strstr(events, stopped));
 	g_assert_nonnull(strstr(events, "master handles SIGUSR1"));
-	exited = g_strdup_printf("foreign haproxy pid %d (master-worker "
-				 "master) has exited", master);
+	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, master,
+				 "master-worker master");
 	g_assert_nonnull(wait_log_anywhere(w, exited));
-	g_assert_null(wrapper_find_log(w, "does not handle SIGUSR1 yet"));
+	g_assert_null(wrapper_find_log(w, LOG_FOREIGN_UNSETTLED));
 	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
@@ -217,6 +214,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *taking = NULL, *wcfg = NULL, *bind_q = NULL;
+	g_autofree gchar *ready1 = NULL;
 	guint16 q = t_free_port();
 	GPid daemon;
 	int holder;
@@ -232,7 +230,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	bind_q = g_strdup_printf("    bind 127.0.0.1:%u\n", q);
 	wcfg = t_write_config(s.dir, "w.cfg", s.port, bind_q);
 	w = start_wrapper(&s, NULL, wcfg);
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	assert_first_sf(w, &daemon, 1);
 	/* haproxy retries for about 2 s, pausing the daemon meanwhile. */
@@ -240,10 +238,11 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	/* The witness, listed after the daemon, got SIGTTOU: so did the
 	 * daemon. Its SIGTTIN report may come after haproxy's exit has
 	 * ended the wrapper: not asserted. */
-	g_assert_nonnull(wrapper_find_log(w, "an address is in use"));
-	if (!wrapper_find_log(w, "old processes were told to resume"))
+	g_assert_nonnull(wrapper_find_log(w, LOG_ADDR_IN_USE));
+	if (!wrapper_find_log(w, LOG_TOLD_TO_RESUME))
 		g_test_message("the witness's SIGTTIN was not logged");
-	g_assert_null(wrapper_find_log(w, "generation 1 ready"));
+	ready1 = g_strdup_printf(LOG_READY_FMT, 1);
+	g_assert_null(wrapper_find_log(w, ready1));
 
 	/* Resumed (SIGTTIN): alive, listening, answering, still in the
 	 * pidfile. */
@@ -279,7 +278,7 @@ static void test_takeover_off(void)
 	g_assert_true(listens_on(daemon, s.port));
 	g_assert_true(t_load_wait_answers(&l, gen1, 20));
 	g_assert_cmpuint(t_load_finish(&l), ==, 0);
-	g_assert_null(wrapper_find_log(w, "taking over"));
+	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER));
 	stop_wrapper_ok(w);
 
 	/* Never signalled: once the wrapper is gone, it alone answers. */
@@ -305,8 +304,8 @@ static void test_no_foreign(void)
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
-	g_assert_null(wrapper_find_log(w, "taking over"));
-	g_assert_null(wrapper_find_log(w, "foreign"));
+	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER));
+	g_assert_null(wrapper_find_log(w, LOG_FOREIGN));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }

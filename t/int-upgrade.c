@@ -116,8 +116,8 @@ static gboolean up_start(struct up *u, const char *opt)
 	args[n] = NULL;
 	u->site.w = wrapper_start_at(u->bin, args, NULL);
 	/* Nothing beside the copy: it falls back to /usr/sbin/haproxy. */
-	g_assert_nonnull(wrapper_wait_log(u->site.w, "executing /usr/sbin/haproxy ",
-					  T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u->site.w, LOG_EXECUTING_WORD
+					  "/usr/sbin/haproxy ", T_WAIT));
 	u->gen1 = wrapper_wait_ready(u->site.w, 1, T_WAIT);
 	g_assert_cmpint(u->gen1, >, 0);
 	/* The daemon taken over finishes before ours alone answers. */
@@ -230,6 +230,23 @@ static guint64 om_sample(const char *om, const char *name)
 	return v;
 }
 
+/* The new image's first line: NEXT_VERSION, n generations adopted. */
+static void assert_upgraded(struct up *u, guint n)
+{
+	g_autofree gchar *want = g_strdup_printf(LOG_WRAPPER_RUNNING_FMT,
+						 NEXT_VERSION, n);
+
+	g_assert_nonnull(wrapper_wait_log(u->site.w, want, T_WAIT));
+}
+
+/* line is generation n's "ready" line. */
+static void assert_ready_line(const char *line, guint n)
+{
+	g_autofree gchar *want = g_strdup_printf(": " LOG_READY_FMT, n);
+
+	g_assert_nonnull(strstr(line, want));
+}
+
 /* ---- 1: a replaced binary is re-executed on reload ---- */
 
 static void test_upgrade(void)
@@ -245,11 +262,9 @@ static void test_upgrade(void)
 	g_assert_cmpuint(next.st_ino, !=, u.orig.st_ino);
 
 	wrapper_signal(u.site.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on SIGUSR2.",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_REEXECUTING "SIGUSR2.",
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
-					  NEXT_VERSION " running, adopted 1 "
-					  "generation(s)", T_WAIT));
+	assert_upgraded(&u, 1);
 	gen2 = wait_takeover(&u, 2, u.gen1);
 	/* Same pid, new image. */
 	assert_running(u.site.w);
@@ -260,7 +275,8 @@ static void test_upgrade(void)
 	wrapper_signal(u.site.w, SIGUSR2);
 	gen3 = wait_takeover(&u, 3, gen2);
 	g_assert_cmpint(gen3, !=, gen2);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 1);
 	assert_runs(u.site.w->pid, &next);
 
 	stop_cleanly(u.site.w);
@@ -281,13 +297,15 @@ static void test_counters_kept(void)
 	if (!up_start(&u, NULL))
 		return;
 	/* The daemon taken over is gone: only our generation to adopt. */
-	gone = g_strdup_printf("foreign haproxy pid %d (standalone) has "
-			       "exited", u.daemon);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, gone, T_WAIT));
+	gone = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, u.daemon, "standalone");
+	/* Its -sf may end it before our generation is ready: the line can
+	 * come before the "ready" one up_start() waited for. */
+	if (!wrapper_find_log(u.site.w, gone))
+		g_assert_nonnull(wrapper_wait_log(u.site.w, gone, T_WAIT));
 	/* One failed reload. */
 	g_free(t_write_file(u.site.dir, "haproxy.cfg", "global\n\tno-such\n"));
 	wrapper_signal(u.site.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "reload failed: ", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_RELOAD_FAILED, T_WAIT));
 	g_free(t_write_config(u.site.dir, "haproxy.cfg", u.site.port, NULL));
 
 	before = openmetrics(&u);
@@ -298,9 +316,7 @@ static void test_counters_kept(void)
 
 	install_file(next_wrapper_path(), u.bin);
 	wrapper_signal(u.site.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
-					  NEXT_VERSION " running, adopted 1 "
-					  "generation(s)", T_WAIT));
+	assert_upgraded(&u, 1);
 	/* Generation 2 was the failed one. */
 	wait_takeover(&u, 3, u.gen1);
 	after = openmetrics(&u);
@@ -332,18 +348,19 @@ static void test_reload_signals_not_lost(void)
 	wrapper_signal(u.site.w, SIGUSR2);
 	/* Once the first is taken: the next ones land during the upgrade
 	 * check, the exec, or the new image's first reload. */
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "reloading on SIGUSR2.",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_RELOADING_ON "SIGUSR2.",
 					  T_WAIT));
 	for (int i = 0; i < 3; i++)
 		wrapper_signal(u.site.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, NEXT_VERSION " running, "
-					  "adopted", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.site.w, NEXT_VERSION
+					  LOG_RUNNING_ADOPTED, T_WAIT));
 	gen2 = wrapper_wait_ready(u.site.w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
 	gen3 = wait_takeover(&u, 3, gen2);
 	g_assert_true(t_wait_gone(u.gen1, T_WAIT));
 	assert_running(u.site.w);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 1);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 1);
 	g_assert_cmpint(t_http_pid(u.site.port), ==, gen3);
 
 	stop_cleanly(u.site.w);
@@ -362,12 +379,14 @@ static void test_broken_replacement(void)
 	install_content(u.bin, script, sizeof(script) - 1);
 
 	wrapper_signal(u.site.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "not upgrading", T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_NOT_UPGRADING, T_WAIT));
 	wait_takeover(&u, 2, u.gen1);
 	assert_running(u.site.w);
 	assert_runs(u.site.w->pid, &u.orig);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, " running, adopted"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_RUNNING_ADOPTED),
+			 ==, 0);
 
 	stop_cleanly(u.site.w);
 	up_clear(&u);
@@ -400,17 +419,15 @@ static void test_untrusted_rundir(void)
 	g_assert_cmpint(chmod(u.rundir, 0770), ==, 0);
 
 	wrapper_signal(u.site.w, SIGUSR2);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on SIGUSR2.",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_REEXECUTING "SIGUSR2.",
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "writable by no one else",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_RUNDIR_UNTRUSTED,
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
-					  NEXT_VERSION " running, adopted 1 "
-					  "generation(s)", T_WAIT));
+	assert_upgraded(&u, 1);
 	/* The reload goes on, without the control socket. */
 	wait_takeover(&u, 2, u.gen1);
 	assert_running(u.site.w);
-	g_assert_null(wrapper_find_log(u.site.w, "exit, haproxy RC"));
+	g_assert_null(wrapper_find_log(u.site.w, LOG_EXIT_RC));
 
 	/* Emptied by whoever may write it: not ours to remove either. */
 	empty_dir(u.rundir);
@@ -444,11 +461,9 @@ static void test_untrusted_rundir_client(void)
 		   u.rundir);
 	g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
 	g_assert_cmpint(send(fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on request.",
+	g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_REEXECUTING_ON_REQUEST,
 					  T_WAIT));
-	g_assert_nonnull(wrapper_wait_log(u.site.w, "haproxy-systemd-wrapper "
-					  NEXT_VERSION " running, adopted 1 "
-					  "generation(s)", T_WAIT));
+	assert_upgraded(&u, 1);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
 		g_string_append_len(got, buf, n);
@@ -479,9 +494,11 @@ static void test_never(void)
 	wait_takeover(&u, 2, u.gen1);
 	assert_running(u.site.w);
 	assert_runs(u.site.w->pid, &u.orig);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, " running, adopted"), ==, 0);
-	g_assert_cmpuint(wrapper_count_log(u.site.w, "not upgrading"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_RUNNING_ADOPTED),
+			 ==, 0);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_NOT_UPGRADING), ==, 0);
 
 	stop_cleanly(u.site.w);
 	up_clear(&u);
@@ -512,15 +529,17 @@ static void test_always(void)
 	current = u.gen1;
 	for (guint n = 2; n <= 4; n++) {
 		wrapper_signal(u.site.w, SIGUSR2);
-		g_assert_nonnull(wrapper_wait_log(u.site.w, "re-executing on "
+		g_assert_nonnull(wrapper_wait_log(u.site.w, LOG_REEXECUTING
 						  "SIGUSR2.", T_WAIT));
-		g_assert_nonnull(wrapper_wait_log(u.site.w, " 0.1.0 running, "
-						  "adopted ", T_WAIT));
+		g_assert_nonnull(wrapper_wait_log(u.site.w, " 0.1.0"
+						  LOG_RUNNING_ADOPTED " ",
+						  T_WAIT));
 		current = wait_takeover(&u, n, current);
 		assert_running(u.site.w);
 		assert_runs(u.site.w->pid, &u.orig);
 	}
-	g_assert_cmpuint(wrapper_count_log(u.site.w, "re-executing"), ==, 3);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 3);
 	g_assert_true(wait_only_descendant(u.site.w->pid, current));
 
 	stop_cleanly(u.site.w);
@@ -536,7 +555,7 @@ static gboolean executing_names(Wrapper *w, const char *pid)
 		const char *line = g_ptr_array_index(w->lines, i);
 		g_auto(GStrv) tok = g_strsplit(line, " ", -1);
 
-		if (strstr(line, "executing ") &&
+		if (strstr(line, LOG_EXECUTING_WORD) &&
 		    g_strv_contains((const char *const *)tok, pid))
 			return TRUE;
 	}
@@ -574,21 +593,20 @@ static void test_leaked_state(void)
 	env[1] = NULL;
 	w = site.w = wrapper_start(args, env);
 
-	warn = g_strdup_printf("handover names pid %d, not our child",
-			       recorder->pid);
+	warn = g_strdup_printf(LOG_HANDOVER_NOT_CHILD_FMT, recorder->pid);
 	g_assert_nonnull(wrapper_wait_log(w, warn, T_WAIT));
 	/* A fresh start, as if the variable were not there. */
-	ready1 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
+	ready1 = g_strdup(wrapper_wait_log(w, LOG_READY, T_WAIT));
 	gen1 = t_pid_in(ready1, "pid ");
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(site.port, T_WAIT), ==, gen1);
 	wrapper_signal(w, SIGUSR2);
-	ready2 = g_strdup(wrapper_wait_log(w, " ready: ", T_WAIT));
+	ready2 = g_strdup(wrapper_wait_log(w, LOG_READY, T_WAIT));
 	gen2 = t_pid_in(ready2, "pid ");
 	g_assert_cmpint(gen2, >, 0);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_false(executing_names(w, pidstr));
-	g_assert_cmpuint(wrapper_count_log(w, " running, adopted"), ==, 0);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_RUNNING_ADOPTED), ==, 0);
 	stop_cleanly(w);
 
 	recorded = t_signals_before_marker(out, recorder);
@@ -596,8 +614,8 @@ static void test_leaked_state(void)
 	g_assert_true(t_pid_alive(recorder->pid));
 	t_stop_recorder(recorder);
 	/* Nothing of the variable was taken, the numbering neither. */
-	g_assert_nonnull(strstr(ready1, ": generation 1 ready: "));
-	g_assert_nonnull(strstr(ready2, ": generation 2 ready: "));
+	assert_ready_line(ready1, 1);
+	assert_ready_line(ready2, 2);
 	t_site_clear(&site);
 }
 

@@ -21,107 +21,55 @@
 #define NOBODY 65534
 #define CACHE "haproxy-version"
 
-struct site {
-	gchar *dir;
-	gchar *haproxy;		/* a copy of the fake, ours to replace */
-	gchar *cfg;
-	gchar *pidfile;
-	gchar *rundir;
-	gchar *log;
-	guint16 port;
-};
-
-static Wrapper *guarded;
-static struct site *guarded_site;
-
-static void on_abort(int sig)
-{
-	if (guarded)
-		g_array_unref(t_kill_tree(guarded->pid));
-	if (guarded_site)
-		t_rmtree(guarded_site->dir);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void copy_fake(const char *to)
 {
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
-						  NULL);
 	g_autofree gchar *tmp = g_strconcat(to, ".new", NULL);
 	g_autofree gchar *data = NULL;
 	gsize len;
 
-	g_assert_true(g_file_get_contents(fake, &data, &len, NULL));
+	g_assert_true(g_file_get_contents(t_fake_path(), &data, &len, NULL));
 	g_assert_true(g_file_set_contents(tmp, data, len, NULL));
 	g_assert_cmpint(chmod(tmp, 0755), ==, 0);
 	/* A new file renamed in, as a package upgrade does: a new inode. */
 	g_assert_cmpint(rename(tmp, to), ==, 0);
 }
 
-static void site_init(struct site *s)
+/* The fake's site, its haproxy a copy of the fake (ours to replace), its
+ * runtime directory (where the version is kept) the same at every start. */
+static void site_init(struct t_site *s)
 {
-	s->dir = t_tmpdir();
-	s->port = t_free_port();
-	s->haproxy = g_build_filename(s->dir, "haproxy", NULL);
-	s->cfg = t_write_config(s->dir, "haproxy.cfg", s->port, NULL);
-	s->pidfile = g_build_filename(s->dir, "haproxy.pid", NULL);
-	s->rundir = t_runtime_dir(s->dir);
-	s->log = g_build_filename(s->dir, "fake.log", NULL);
-	copy_fake(s->haproxy);
-	guarded_site = s;
-}
-
-static void site_clear(struct site *s)
-{
-	guarded_site = NULL;
-	t_rmtree(s->dir);
-	g_free(s->dir);
+	t_site_init_fake(s, NULL);
+	s->with_runtime_dir = TRUE;
 	g_free(s->haproxy);
-	g_free(s->cfg);
-	g_free(s->pidfile);
-	g_free(s->rundir);
-	g_free(s->log);
+	s->haproxy = g_build_filename(s->dir, "haproxy", NULL);
+	copy_fake(s->haproxy);
 }
 
-/* The wrapper on the copy, as the given version, with extra (an
- * environment entry, or NULL), until generation 1 is ready, then stopped:
- * its "executing" line. */
-static gchar *run_with(struct site *s, const char *version, const char *extra)
+/* The wrapper on the copy, as the given version, until generation 1 is
+ * ready, then stopped: its "executing" line. */
+static gchar *run_once(struct t_site *s, const char *version)
 {
-	g_autofree gchar *hap = g_strdup_printf("--haproxy=%s", s->haproxy);
-	g_autofree gchar *rt = g_strdup_printf("--runtime-dir=%s", s->rundir);
-	g_autofree gchar *env_log = g_strdup_printf("FAKE_HAPROXY_LOG=%s",
-						    s->log);
-	g_autofree gchar *env_version = g_strdup_printf(
-		"FAKE_HAPROXY_VERSION=%s", version);
-	const char *args[] = { hap, rt, "-f", s->cfg, "-p", s->pidfile, NULL };
-	const char *env[] = { env_log, env_version, extra, NULL };
 	gchar *executing;
 
-	guarded = wrapper_start(args, env);
-	g_assert_cmpint(wrapper_wait_ready(guarded, 1, T_WAIT), >, 0);
-	executing = g_strdup(wrapper_executing_line(guarded, 1));
+	t_site_putenv(s, "FAKE_HAPROXY_VERSION", version);
+	t_site_start_wrapper(s, NULL, NULL);
+	g_assert_cmpint(wrapper_wait_ready(s->w, 1, T_WAIT), >, 0);
+	executing = g_strdup(wrapper_executing_line(s->w, 1));
 	g_assert_nonnull(executing);
-	wrapper_signal(guarded, SIGTERM);
-	g_assert_cmpint(wrapper_wait_exit(guarded, T_WAIT), ==, 0);
-	g_clear_pointer(&guarded, wrapper_free);
+	wrapper_signal(s->w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s->w, T_WAIT), ==, 0);
+	g_clear_pointer(&s->w, wrapper_free);
 	return executing;
 }
 
-static gchar *run_once(struct site *s, const char *version)
-{
-	return run_with(s, version, NULL);
-}
-
 /* How many times the fake was run as "haproxy -v". */
-static guint probes(struct site *s)
+static guint probes(struct t_site *s)
 {
 	g_autofree gchar *text = NULL;
 	g_auto(GStrv) lines = NULL;
 	guint n = 0;
 
-	if (!g_file_get_contents(s->log, &text, NULL, NULL))
+	if (!g_file_get_contents(s->fake_log, &text, NULL, NULL))
 		return 0;
 	lines = g_strsplit(text, "\n", -1);
 	for (guint i = 0; lines[i]; i++)
@@ -130,7 +78,7 @@ static guint probes(struct site *s)
 	return n;
 }
 
-static gchar *cache_path(struct site *s)
+static gchar *cache_path(struct t_site *s)
 {
 	return g_build_filename(s->rundir, CACHE, NULL);
 }
@@ -146,7 +94,7 @@ static gboolean runs_as(const char *executing, const char *flag)
 /* The same binary twice: probed once. */
 static void test_restart_same_binary(void)
 {
-	struct site s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *first = NULL, *second = NULL;
 
 	site_init(&s);
@@ -155,14 +103,13 @@ static void test_restart_same_binary(void)
 	second = run_once(&s, "2.6.12");
 	g_assert_cmpuint(probes(&s), ==, 1);
 	g_assert_true(runs_as(second, "-db"));
-	site_clear(&s);
 }
 
 /* Replaced (a new inode) or changed in place (mtime, ctime): probed anew,
  * and the new version is the one used. */
 static void test_binary_replaced(void)
 {
-	struct site s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *first = NULL, *second = NULL, *third = NULL;
 	g_autofree gchar *data = NULL;
 	struct timespec later[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
@@ -195,7 +142,6 @@ static void test_binary_replaced(void)
 	third = run_once(&s, "2.6.12");
 	g_assert_cmpuint(probes(&s), ==, 3);
 	g_assert_true(runs_as(third, "-db"));
-	site_clear(&s);
 }
 
 /* The cache written by a first run of a 1.7.0, made to say 2.6.12 for
@@ -203,7 +149,7 @@ static void test_binary_replaced(void)
  * run the 1.7.0 with -db instead of -Ds. */
 static void assert_ignored(const char *how)
 {
-	struct site s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *first = NULL, *second = NULL, *path = NULL;
 	g_autofree gchar *text = NULL, *edited = NULL;
 	gchar *at;
@@ -245,7 +191,6 @@ static void assert_ignored(const char *how)
 		g_assert_cmpuint(probes(&s), ==, 2);
 		g_assert_true(runs_as(second, "-Ds"));
 	}
-	site_clear(&s);
 }
 
 /* A binary replaced while "haproxy -v" runs (here by the probe itself,
@@ -253,9 +198,7 @@ static void assert_ignored(const char *how)
  * kept for the new file, whose version it may not be. */
 static void test_replaced_during_probe(void)
 {
-	struct site s = { 0 };
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
-						  NULL);
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *script = NULL, *cache = NULL, *first = NULL;
 	g_autofree gchar *second = NULL;
 
@@ -264,7 +207,7 @@ static void test_replaced_during_probe(void)
 				 "if [ \"$1\" = -v ]; then\n"
 				 "    cp \"$0\" \"$0.new\" && mv \"$0.new\" \"$0\"\n"
 				 "fi\n"
-				 "exec %s \"$@\"\n", fake);
+				 "exec %s \"$@\"\n", t_fake_path());
 	g_assert_true(g_file_set_contents(s.haproxy, script, -1, NULL));
 	g_assert_cmpint(chmod(s.haproxy, 0755), ==, 0);
 	cache = cache_path(&s);
@@ -275,7 +218,6 @@ static void test_replaced_during_probe(void)
 	second = run_once(&s, "2.6.12");
 	g_assert_cmpuint(probes(&s), ==, 2);
 	g_assert_true(runs_as(second, "-db"));
-	site_clear(&s);
 }
 
 /*
@@ -286,7 +228,7 @@ static void test_replaced_during_probe(void)
  */
 static void assert_cache_directory(gboolean trusted)
 {
-	struct site s = { 0 };
+	g_auto(TSite) s = { 0 };
 	g_autofree gchar *cache = NULL, *env = NULL, *in_cache = NULL;
 	g_autofree gchar *in_rundir = NULL, *first = NULL, *second = NULL;
 
@@ -301,19 +243,19 @@ static void assert_cache_directory(gboolean trusted)
 	if (!trusted)
 		g_assert_cmpint(chmod(cache, 0777), ==, 0);
 	/* systemd lists one directory per CacheDirectory= entry. */
-	env = g_strdup_printf("CACHE_DIRECTORY=%s:%s/other", cache, s.dir);
+	env = g_strdup_printf("%s:%s/other", cache, s.dir);
+	t_site_setenv(&s, "CACHE_DIRECTORY", env);
 	in_cache = g_build_filename(cache, CACHE, NULL);
 	in_rundir = cache_path(&s);
 
-	first = run_with(&s, "1.7.0", env);
+	first = run_once(&s, "1.7.0");
 	g_assert_cmpuint(probes(&s), ==, 1);
 	g_assert_cmpint(g_file_test(in_cache, G_FILE_TEST_EXISTS), ==, trusted);
 	g_assert_false(g_file_test(in_rundir, G_FILE_TEST_EXISTS));
 	t_rmtree(s.rundir);
-	second = run_with(&s, "1.7.0", env);
+	second = run_once(&s, "1.7.0");
 	g_assert_cmpuint(probes(&s), ==, trusted ? 1 : 2);
 	g_assert_true(runs_as(second, "-Ds"));
-	site_clear(&s);
 }
 
 static void test_cache_directory(void) { assert_cache_directory(TRUE); }
@@ -331,7 +273,6 @@ static void test_corrupt(void) { assert_ignored("corrupt"); }
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	signal(SIGABRT, on_abort);
 
 	g_test_add_func("/vcache/restart-same-binary", test_restart_same_binary);
 	g_test_add_func("/vcache/binary-replaced", test_binary_replaced);

@@ -156,13 +156,13 @@ void assert_fds(struct t_site *f, guint n)
 /* The failure line of a failed reload; it must name the serving one. */
 const char *fx_reload_fails(struct t_site *f, GPid gen)
 {
-	g_autofree gchar *keeps = g_strdup_printf("(pid %d) keeps serving", gen);
+	g_autofree gchar *keeps = g_strdup_printf(LOG_KEEPS_SERVING_FMT, gen);
 	const char *line;
 
 	wrapper_signal(f->w, SIGUSR2);
 	line = t_site_wait_log(f, LOG_RELOAD_FAILED);
 	g_test_message("%s", line);
-	g_assert_true(g_str_has_prefix(line, "<3>"));
+	g_assert_true(g_str_has_prefix(line, LOG_PRIO_ERR));
 	g_assert_nonnull(strstr(line, keeps));
 	fx_keeps_serving(f, gen);
 	return line;

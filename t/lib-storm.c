@@ -28,15 +28,16 @@ static gboolean pipe_read(int fd, GString *to)
 }
 
 /*
- * Run `wrapper COMMAND --runtime-dir=...` to its end (bounded): its exit
+ * Run `wrapper COMMAND [OPT] --runtime-dir=...` to its end (bounded): its exit
  * code, or -1 if it did not exit in time or was killed (then *err says
  * so). *slot holds its pid while it runs, for the safety net. No
  * assertion here: the client loops run in threads.
  */
-int run_client(const char *command, const char *rundir_opt,
-		      GPid *slot, gchar **out, gchar **err)
+int run_client(const char *command, const char *opt, const char *rundir_opt,
+	       GPid *slot, gchar **out, gchar **err)
 {
-	const char *argv[] = { t_wrapper_path(), command, rundir_opt, NULL };
+	const char *argv[] = { t_wrapper_path(), command, opt ? opt : rundir_opt,
+			       opt ? rundir_opt : NULL, NULL };
 	g_autoptr(GString) o = g_string_new(NULL);
 	g_autoptr(GString) e = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;

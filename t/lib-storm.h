@@ -28,8 +28,8 @@ struct proc_entry {
 	char comm[16];
 };
 
-int run_client(const char *command, const char *rundir_opt,
-		      GPid *slot, gchar **out, gchar **err);
+int run_client(const char *command, const char *opt, const char *rundir_opt,
+	       GPid *slot, gchar **out, gchar **err);
 gpointer load_run(gpointer data);
 guint load_more(struct load *l, guint n);
 void load_stop(struct load *l);

@@ -216,7 +216,7 @@ GArray *sf_pid_list(const char *line)
 /* Generation 1's -sf list is want (n pids) and then the witness. */
 void assert_first_sf(struct wrapper *w, const GPid *want, guint n)
 {
-	const char *line = wrapper_wait_log(w, "executing ", T_WAIT);
+	const char *line = wrapper_wait_log(w, LOG_EXECUTING, T_WAIT);
 	g_autoptr(GArray) pids = sf_pid_list(line);
 
 	g_assert_nonnull(line);

@@ -89,3 +89,262 @@
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
 #define LOG_LAUNCHER_AWAITED	"is a launcher still loading; its daemon is adopted"
+
+/* ---- logsA ---- */
+/* "...: executing /usr/sbin/haproxy -Ws ..." (the word alone; a test adds the path it expects; "re-executing on ..." holds it too). */
+#define LOG_EXECUTING_WORD	"executing "
+/* "re-executing on SIGUSR2." / "re-executing on request.", any of them. */
+#define LOG_REEXECUTING_ANY	"re-executing"
+/* "reloading on SIGUSR2." / "reloading on request." (a test adds the cause). */
+#define LOG_RELOADING_ON	"reloading on "
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)" (printf: V, N). */
+#define LOG_WRAPPER_RUNNING_FMT	"haproxy-systemd-wrapper %s running, " \
+				"adopted %u generation(s)"
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)", whatever V, N. */
+#define LOG_RUNNING_ADOPTED	" running, adopted"
+/* "haproxy-systemd-wrapper V running, adopted N generation(s)" (printf: N). */
+#define LOG_RUNNING_ADOPTED_FMT	"running, adopted %u generation(s)"
+/* "<3>not upgrading: P --upgrade-dry-run WHY; reloading with the running wrapper" (and "not upgrading the wrapper on this reload: ..."). */
+#define LOG_NOT_UPGRADING	"not upgrading"
+/* "<3>not upgrading: P --upgrade-dry-run WHY; reloading with the running wrapper". */
+#define LOG_UPGRADE_REFUSED	"not upgrading: "
+/* "runtime directory D: D is owned by uid U with mode M; it must be owned by uid U and writable by no one else...". */
+#define LOG_RUNDIR_UNTRUSTED	"writable by no one else"
+/* "exit, haproxy RC=N", whatever N. */
+#define LOG_EXIT_RC		"exit, haproxy RC"
+/* "foreign haproxy pid P (standalone) has exited" (printf: P, its kind). */
+#define LOG_FOREIGN_EXITED_FMT	"foreign haproxy pid %d (%s) has exited"
+/* "<4>handover names pid P, not our child; ignored" (printf: P). */
+#define LOG_HANDOVER_NOT_CHILD_FMT	"handover names pid %d, not our child"
+/* "generation N ready: pid P, ..." / "generation N ready: master pid P ...". */
+#define LOG_READY		" ready: "
+/* A line's error priority prefix: "<3>reload failed: ...", "<3>not upgrading: ...". */
+#define LOG_PRIO_ERR		"<3>"
+/* "<3>not handing off: WHY" (a hand-off refused). */
+#define LOG_NOT_HANDING_OFF	"not handing off"
+/* "SIGUSR1 from pid P: stopping gracefully". */
+#define LOG_STOPPING_GRACEFULLY	"stopping gracefully"
+/* "re-exec(PATH) failed: ERROR." (the self-upgrade's execv failed). */
+#define LOG_REEXEC_FAILED	"re-exec("
+/* "generation N ready: pid P, ..." (printf: N), without the colon. */
+#define LOG_GENERATION_READY_FMT	"generation %u ready"
+/* "<4>HAPROXY_WRAPPER_STATE could not be read in full (N part(s) ignored): adopting the generations it names, ...". */
+#define LOG_STATE_UNREADABLE	"could not be read"
+/* "<3>reload failed: ..., generation N (pid P) keeps serving" (printf: P). */
+#define LOG_KEEPS_SERVING_FMT	"(pid %d) keeps serving"
+/* "<3>not upgrading: P --upgrade-dry-run passed, but the file was replaced during its dry run; reloading with the running wrapper". */
+#define LOG_REPLACED_IN_DRY_RUN	"replaced during its dry run"
+/* "handing off to haproxy -Ws in place (pid P)". */
+#define LOG_HANDING_OFF		"handing off to"
+/* "<4>cannot write pidfile: P: ERROR". */
+#define LOG_PIDFILE_UNWRITABLE	"cannot write pidfile"
+/* "<4>control socket: Too many open files; dropped N idle client(s), accepting at most every M ms until it passes" (a test adds the error). */
+#define LOG_CONTROL_SOCKET	"control socket: "
+/* "control socket: accepting clients again". */
+#define LOG_CONTROL_ACCEPTING_AGAIN	"control socket: accepting clients again"
+/* "<4>...: cannot write listeners.cfg: ERROR: no seamless reload". */
+#define LOG_LISTENERS_UNWRITABLE	"cannot write listeners.cfg"
+/* Any line naming the file: "<4>...: cannot write listeners.cfg: ERROR: no seamless reload". */
+#define LOG_LISTENERS_CFG	"listeners.cfg"
+/* "<4>...: no seamless reload" / "<4>...: no control socket, no seamless reload". */
+#define LOG_NO_SEAMLESS_RELOAD	"no seamless reload"
+/* "<4>...: control socket S: ERROR: no control socket" (or "..., no seamless reload"). */
+#define LOG_NO_CONTROL_SOCKET	"no control socket"
+/* "...: executing /usr/sbin/haproxy ... -x SOCKET ..." (the listeners passed on). */
+#define LOG_ARG_X		" -x "
+/* "<3>signalfd: ERROR" (a test adds the error; fatal at start). */
+#define LOG_SIGNALFD_FAILED	"signalfd: "
+/* "<3>hand-off failed: execve(P): ERROR; the wrapper goes on". */
+#define LOG_HANDOFF_FAILED	"hand-off failed"
+/* "ignoring SIGQUIT from pid P" / "ignoring SIGHUP: stopping" (a test adds the signal's name). */
+#define LOG_IGNORING		"ignoring "
+/* "ignoring SIGQUIT from pid P" (printf: the signal's name). */
+#define LOG_IGNORING_FROM_FMT	"ignoring %s from pid "
+/* "ignoring SIGHUP: stopping" (a reload asked for while stopping; printf: the signal's name). */
+#define LOG_IGNORING_STOPPING_FMT	"ignoring %s: stopping"
+/* "SIGTERM from pid P: stopping" (printf: the signal's name, P). */
+#define LOG_STOPPING_ON_FMT	"%s from pid %d: stopping"
+/* "SIGUSR1 from pid P: stopping gracefully" (printf: the signal's name, P). */
+#define LOG_STOPPING_GRACEFULLY_ON_FMT	"%s from pid %d: stopping gracefully"
+/* "SIGTERM while stopping gracefully: stopping now" (printf: the signal's name). */
+#define LOG_STOPPING_NOW_FMT	"%s while stopping gracefully: stopping now"
+/* "control request: a reload is in progress; one more will follow it" (a client's reload queued). */
+#define LOG_RELOAD_QUEUED_BY_CLIENT	"control request: a reload is in progress"
+/* ---- logsB ---- */
+/* "generation N ready: pid P, ..." or "generation N ready: master pid
+ * P, ...", whatever N and whichever form. */
+#define LOG_READY_ANY		" ready: "
+/* Any line about generation N, process P: "generation N (pid P) ..."
+ * (printf: N, P). */
+#define LOG_GENERATION_PID_FMT	"generation %u (pid %d)"
+/* "<3>... reload failed: ..., generation N (pid P) keeps serving" (or
+ * "the adopted haproxy keeps serving"). */
+#define LOG_KEEPS_SERVING	"keeps serving"
+/* "<4>... generation N: an address is in use; haproxy retries while
+ * asking old processes to pause". */
+#define LOG_ADDRESS_IN_USE	"an address is in use"
+/* "... generation N (pid P) could not bind its addresses and <how>
+ * before it was ready" (in the reload failed line). */
+#define LOG_COULD_NOT_BIND	"could not bind"
+/* "<4>... generation N (pid P) still running Ss after the stop; SIGKILL"
+ * (printf: S, the --stop-timeout). */
+#define LOG_STILL_RUNNING_AFTER_STOP_FMT	"still running %us after the stop"
+/* "<4>... generation N (pid P) still listens M ms after its successor
+ * was ready: its stop signal was lost; sending SIGUSR1 again" (printf:
+ * N, P; then the signal's name). */
+#define LOG_STILL_LISTENS	"still listens "
+#define LOG_STILL_LISTENS_FMT	"generation %u (pid %d) still listens "
+#define LOG_SENDING_AGAIN_FMT	"%s again"
+/* "<3>... cannot start haproxy: /usr/sbin/haproxy -v exited with status
+ * S and printed no haproxy version". */
+#define LOG_NO_VERSION		"printed no haproxy version"
+/* "<3>... runtime directory D: D is owned by uid U with mode M; it must
+ * be owned by uid U and writable by no one else". */
+#define LOG_RUNDIR_MUST_BE_OWNED	"must be owned by"
+/* "<4>... D: haproxy reads "," in a socket path as a separator: no
+ * seamless reload" (a "," in the runtime directory). */
+#define LOG_COMMA_SEPARATOR	"as a separator"
+/* "<4>... <why>: no seamless reload" (or "no control socket, no seamless
+ * reload"): haproxy starts without -x. */
+#define LOG_NO_SEAMLESS		"no seamless reload"
+/* "<4>... cannot write listeners.cfg: <errno>: no seamless reload". */
+#define LOG_CANNOT_WRITE_LISTENERS	"cannot write listeners.cfg"
+/* The control client's answers on stdout: "ok generation N (pid P)
+ * serving" to --reload; --status's "generation N (pid P, haproxy V)
+ * serving". */
+#define ANSWER_OK_GENERATION	"ok generation "
+#define ANSWER_SERVING		"serving"
+/* ---- logsC ---- */
+/* "the adopted haproxy ended while generation N starts" (printf: N). */
+#define LOG_ADOPTED_ENDED_STARTING_FMT \
+	"the adopted haproxy ended while generation %u starts"
+/* "looking for a haproxy that replaced the adopted one" */
+#define LOG_REPLACED_ADOPTED	"replaced the adopted one"
+/* "generation N (pid P) <how>: the one serving, whose listeners it was to
+ * take, ended while it loaded; starting it again" */
+#define LOG_ENDED_WHILE_LOADED	"ended while it loaded; starting it again"
+/* "generation N serves; the haproxy restarted by hand during its reload
+ * leaves (SIGUSR1)" (printf: the signal's name). */
+#define LOG_HAND_RESTART_LEAVES_FMT \
+	"the haproxy restarted by hand during its reload leaves (%s)"
+/* "generation N (pid P), the one serving, <how> on its own; looking for a
+ * haproxy that replaced it" */
+#define LOG_LOOKING_FOR_REPLACEMENT \
+	"looking for a haproxy that replaced it"
+/* "generation N waits for the search for a haproxy that replaced the one
+ * serving" */
+#define LOG_WAITS_FOR_SEARCH	"waits for the search"
+/* "not taking over pid P: <why>" (printf: P), the takeover's skip notice;
+ * why: "it runs as uid U (real ...), gid G: ..." (printf: P, U), or
+ * "runs EXE, not haproxy" (printf: P). */
+#define LOG_NOT_TAKING_OVER	"not taking over"
+#define LOG_NOT_TAKING_OVER_FMT	LOG_NOT_TAKING_OVER " pid %d: "
+#define LOG_NOT_TAKING_OVER_UID_FMT \
+	LOG_NOT_TAKING_OVER_FMT "it runs as uid %u"
+#define LOG_NOT_TAKING_OVER_RUNS_FMT	LOG_NOT_TAKING_OVER_FMT "runs "
+/* "pidfile F names pid P (EXE), which this wrapper did not start; it gets
+ * no signal from us" (printf: P). */
+#define LOG_PIDFILE_NAMES_FMT	"names pid %d ("
+/* "taking over standalone pid P, EXE, found by SOURCE" (printf: P); any
+ * takeover notice ("taking over master-worker master pid P (workers W),
+ * ..."). */
+#define LOG_TAKING_OVER		"taking over"
+#define LOG_TAKING_OVER_STANDALONE	LOG_TAKING_OVER " standalone"
+#define LOG_TAKING_OVER_STANDALONE_FMT \
+	LOG_TAKING_OVER_STANDALONE " pid %d, "
+/* After the executable in such a line: ", found by pidfile". */
+#define LOG_FOUND_BY		", found by"
+/* In a takeover notice: "... master pid P (workers W1, W2), ..." */
+#define LOG_WORKERS_KEY		"(workers "
+/* Any line about a foreign instance. */
+#define LOG_FOREIGN		"foreign"
+/* "generation N: an address is in use; haproxy retries while asking old
+ * processes to pause" */
+#define LOG_ADDR_IN_USE		"an address is in use"
+/* "generation N gave up binding; old processes were told to resume" */
+#define LOG_TOLD_TO_RESUME	"old processes were told to resume"
+/* "generation N reloaded: master pid P, workers W1 W2, haproxy V" (printf:
+ * N), a master-worker generation's reload; its workers, and those of its
+ * "ready" line, after the key "workers ". */
+#define LOG_MASTER_RELOADED_FMT	"generation %u reloaded"
+#define LOG_WORKERS_PIDS_KEY	"workers "
+/* "the haproxy master (pid P) was reloaded without us; its workers are
+ * now W1 W2": the new workers after the key. */
+#define LOG_RELOADED_WITHOUT_US	"reloaded without us"
+#define LOG_WORKERS_NOW_KEY	"workers are now "
+/* A signal relayed, "SIGTERM -> P." (printf: the signal's name). */
+#define LOG_RELAYED_SIG_FMT	"%s -> "
+/* The pid in "generation N ready: pid P, haproxy V" (t_pid_in's key). */
+#define LOG_PID_KEY		"pid "
+/* Any line of an exec: "...: executing /usr/sbin/haproxy ...", and
+ * "re-executing on request." too. */
+#define LOG_EXEC_ANY		"executing"
+/* A usage error: "-S asks for a master CLI, which needs haproxy >= 1.9" */
+#define LOG_MASTER_CLI_TOO_OLD	"-S asks for a master CLI, which needs " \
+				"haproxy >= 1.9"
+/* A usage error: "-W, -Ws and -S ask for master-worker mode, which
+ * --master-worker=off refuses" */
+#define LOG_MW_OFF_REFUSES	"-S ask for master-worker mode, which " \
+				"--master-worker=off refuses"
+/* Why the launch mode is not what the policy alone says (notices): */
+/* "nbproc > 1 needs master-worker mode (-db runs a single process)" */
+#define LOG_NBPROC_NEEDS_MW	"nbproc > 1 needs master-worker mode"
+/* "nbproc > 1 but master-worker mode is off: -db runs a single process" */
+#define LOG_MW_MODE_OFF		"master-worker mode is off"
+/* "master-worker mode needs haproxy >= 1.8" */
+#define LOG_MW_NEEDS_18		"needs haproxy >= 1.8"
+/* "the configuration asks for master-worker mode" */
+#define LOG_CONFIG_ASKS_MW \
+	"the configuration asks for master-worker mode"
+/* "cannot start haproxy: master-worker mode: no runtime directory of our
+ * own for its notify socket" */
+#define LOG_NOTIFY_SOCKET	"notify socket"
+/* "adopting standalone pid P, EXE, found by SOURCE" (printf: the kind,
+ * "standalone" or "master-worker master", and P); any adoption notice;
+ * any line about adoption ("adopting", "adopted ..."). */
+#define LOG_ADOPTING_KIND_FMT	"adopting %s pid %d"
+#define LOG_ADOPTING_ANY	"adopting"
+#define LOG_ADOPT_ANY		"adopt"
+/* A line naming pid P ("adopting standalone pid P, ...") (printf: P). */
+#define LOG_NAMES_PID_FMT	" pid %d"
+/* "generation N (pid P), the one serving, <how> on its own; stopping",
+ * and "the adopted haproxy, the one serving, has exited on its own;
+ * stopping" */
+#define LOG_LOST_STOPPING	"on its own; stopping"
+#define LOG_ADOPTED_LOST	"the adopted haproxy, the one serving, has " \
+				"exited on its own"
+/* "adopted haproxy pid P (standalone) has exited[, and it was serving]"
+ * (printf: P). */
+#define LOG_ADOPTED_EXITED_FMT	"adopted haproxy pid %d "
+/* "haproxy pid P is a launcher still loading; its daemon is adopted once
+ * it forks" (printf: P). */
+#define LOG_LAUNCHER_AWAITED_FMT	"haproxy pid %d " LOG_LAUNCHER_AWAITED
+/* "SO_REUSEPORT migration on for 127.0.0.1:PORT (haproxy pid P)" (printf:
+ * PORT[, P]; the tests bind 127.0.0.1 only); any line of the migration;
+ * the holder's pid after "(haproxy pid ". */
+#define LOG_MIGRATION		"SO_REUSEPORT migration"
+#define LOG_HAPROXY_PID_KEY	"(haproxy pid "
+#define LOG_MIGRATION_ON_PORT_FMT	LOG_MIGRATION " on for 127.0.0.1:%u "
+#define LOG_MIGRATION_ON_FMT \
+	LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY "%d)"
+/* The notice's first words, "<5>haproxy-systemd-wrapper: ...". */
+#define LOG_IDENT_PREFIX	"haproxy-systemd-wrapper: "
+/* "SO_REUSEPORT migration: haproxy pid P listens on 127.0.0.1:PORT without
+ * SO_REUSEPORT (noreuseport, or -dR): connections ..." (printf: P, PORT). */
+#define LOG_NOREUSEPORT		"without SO_REUSEPORT"
+#define LOG_NOREUSEPORT_FMT \
+	LOG_MIGRATION ": haproxy pid %d listens on 127.0.0.1:%u " \
+	LOG_NOREUSEPORT
+/* The advice in "SO_REUSEPORT migration unavailable: ...; ...: give the
+ * wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 (Linux >= 5.14)". */
+#define LOG_TCP_MIGRATE_REQ	"tcp_migrate_req"
+/* ---- gaps ---- */
+/* A stop during a search: "the wrapper stops: so does standalone pid N,
+ * EXE, found by ... (SIGNAL); it replaced ours" (printf: N). */
+#define LOG_STOPS_TOO_FMT	"the wrapper stops: so does standalone pid %d, "
+#define LOG_IT_REPLACED_OURS	"; it replaced ours"
+/* A hard stop: "... so does haproxy pid N, a launcher still loading by
+ * hand (SIGTERM)" (printf: N). */
+#define LOG_LAUNCHER_STOPS_FMT	"the wrapper stops: so does haproxy pid %d, a launcher still loading by hand ("
+/* A graceful stop leaves a launcher loading alone (printf: N). */
+#define LOG_LAUNCHER_SPARED_FMT	"haproxy pid %d, a launcher still loading by hand, is not signalled"

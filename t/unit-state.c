@@ -3,6 +3,7 @@
  * and nothing malformed gets through. */
 #include <glib.h>
 #include <signal.h>
+#include <string.h>
 
 #include "wrapper/state.h"
 
@@ -244,6 +245,38 @@ static void test_named_twice(void)
 	upgrade_state_clear(&h);
 }
 
+/* What the pidfile names (the old image wrote it) crosses the exec; an
+ * older image's state does not say: nothing, as before. */
+static void test_pidfile_pid(void)
+{
+	struct upgrade_state h = sample(), back;
+	g_autofree gchar *text = NULL;
+
+	h.pidfile_pid = 5678;
+	text = state_serialize(&h);
+	g_assert_nonnull(strstr(text, " pidfile_pid=5678"));
+	g_assert_true(state_parse(text, &back));
+	g_assert_cmpint(back.pidfile_pid, ==, 5678);
+	upgrade_state_clear(&h);
+	upgrade_state_clear(&back);
+
+	g_assert_true(state_parse("1 3 2 12 0 2 0 0 1:10:1:1:0:v "
+				  "reloads_failed=1 takeovers=0 adoptions=0 "
+				  "restarts_adopted=0", &back));
+	g_assert_cmpint(back.pidfile_pid, ==, 0);
+	upgrade_state_clear(&back);
+
+	/* No pid is negative or beyond a pid_t. */
+	g_assert_false(state_parse("1 1 0 12 0 1 0 0 pidfile_pid=-1", &back));
+	upgrade_state_clear(&back);
+	g_assert_false(state_parse("1 1 0 12 0 1 0 0 pidfile_pid=2147483648",
+				   &back));
+	upgrade_state_clear(&back);
+	g_assert_false(state_parse("1 1 0 12 0 1 0 0 pidfile_pid=1 "
+				   "pidfile_pid=2", &back));
+	upgrade_state_clear(&back);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -254,5 +287,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/state/malformed", test_malformed);
 	g_test_add_func("/state/salvage", test_salvage);
 	g_test_add_func("/state/named-twice", test_named_twice);
+	g_test_add_func("/state/pidfile-pid", test_pidfile_pid);
 	return g_test_run();
 }

@@ -33,9 +33,11 @@ struct adopted {
 	gboolean launcher;
 	gboolean on_sf;		/* on the -sf list of a generation of ours */
 	gboolean leaving;	/* superseded by that -sf, or retired */
+	gboolean spared;	/* a launcher a graceful stop leaves alone */
 };
 
 struct adopt {
+	gchar *proc_root;	/* "/proc"; a fake tree in t/unit-adopt */
 	gchar *pidfile;
 	GStrv configs;
 	adopt_fn fn;
@@ -45,6 +47,7 @@ struct adopt {
 	GPtrArray *instances;	/* their struct foreign *, for status */
 	gboolean serving;	/* the adopted ones are the service */
 	gboolean stopping;
+	int stop_sig;		/* the stop's signal, while stopping */
 	gboolean quick;		/* this search ends when nothing is there */
 	guint found;		/* adopted by this search */
 
@@ -64,11 +67,13 @@ static void adopted_free(struct adopted *d)
 	g_free(d);
 }
 
-struct adopt *adopt_new(const char *pidfile, const char *const *argv,
-			const char *cwd, adopt_fn fn, gpointer data)
+struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
+			   const char *const *argv, const char *cwd,
+			   adopt_fn fn, gpointer data)
 {
 	struct adopt *a = g_new0(struct adopt, 1);
 
+	a->proc_root = g_strdup(proc_root);
 	a->pidfile = g_strdup(pidfile);
 	a->configs = foreign_argv_config_files(argv, cwd, FALSE);
 	a->fn = fn;
@@ -80,6 +85,12 @@ struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 	return a;
 }
 
+struct adopt *adopt_new(const char *pidfile, const char *const *argv,
+			const char *cwd, adopt_fn fn, gpointer data)
+{
+	return adopt_new_at(PROC_ROOT, pidfile, argv, cwd, fn, data);
+}
+
 /* ---- watching the adopted ---- */
 
 static void forget(struct adopt *a, struct adopted *d)
@@ -89,6 +100,7 @@ static void forget(struct adopt *a, struct adopted *d)
 }
 
 static void search_start(struct adopt *a, gboolean quick);
+static void last_look(struct adopt *a);
 
 /* Its daemon takes its place: looked for like a replacement. */
 static void launcher_exited(struct adopt *a, struct adopted *d)
@@ -109,6 +121,16 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 		launcher_exited(a, d);
 		return G_SOURCE_REMOVE;
 	}
+	if (d->launcher) {
+		/* What it started replaced ours: it stops with us. */
+		log_notice("haproxy launcher pid %d has exited; looking once "
+			   "more for what it started", d->f->pid);
+		forget(a, d);
+		last_look(a);
+		if (!a->adopted->len)
+			a->fn(ADOPT_GONE, a->data);
+		return G_SOURCE_REMOVE;
+	}
 	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
 		   foreign_kind_name(d->f->kind),
 		   a->serving && a->adopted->len == 1 && !a->stopping ?
@@ -126,7 +148,7 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static gboolean is_launcher(const struct foreign *f);
+static gboolean is_launcher(const struct adopt *a, const struct foreign *f);
 
 static gboolean already_adopted(const struct adopt *a,
 				const struct foreign *f)
@@ -140,29 +162,40 @@ static gboolean already_adopted(const struct adopt *a,
 	return FALSE;
 }
 
-/* Adopt f: a pidfd that names it for good, or nothing. */
-static gboolean adopt_one(struct adopt *a, struct foreign *f)
+/* f (ours now) watched through a pidfd that names it for good, or NULL
+ * (f freed): it is gone. Not listed yet. */
+static struct adopted *watch_one(struct adopt *a, struct foreign *f)
 {
 	struct adopted *d = g_new0(struct adopted, 1);
-	g_autofree gchar *what = foreign_describe(f);
 
 	*d = (struct adopted){ .a = a, .f = f, .pidfd = pidfd_open(f->pid, 0) };
 	if (d->pidfd < 0 ||
-	    !proc_same_process_at(PROC_ROOT, f->pid, f->start_time)) {
+	    !proc_same_process_at(a->proc_root, f->pid, f->start_time)) {
 		log_notice("not adopting pid %d: it is gone", f->pid);
 		adopted_free(d);
-		return FALSE;
+		return NULL;
 	}
-	d->launcher = is_launcher(f);
+	d->launcher = is_launcher(a, f);
+	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
+	g_ptr_array_add(a->adopted, d);
+	if (!d->launcher)
+		g_ptr_array_add(a->instances, f);
+	return d;
+}
+
+/* Adopt f: a pidfd that names it for good, or nothing. */
+static gboolean adopt_one(struct adopt *a, struct foreign *f)
+{
+	g_autofree gchar *what = foreign_describe(f);
+	struct adopted *d = watch_one(a, f);
+
+	if (!d)
+		return FALSE;
 	if (d->launcher)
 		log_notice("haproxy pid %d is a launcher still loading; its "
 			   "daemon is adopted once it forks", f->pid);
 	else
 		log_notice("adopting %s", what);
-	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
-	g_ptr_array_add(a->adopted, d);
-	if (!d->launcher)
-		g_ptr_array_add(a->instances, f);
 	a->found++;
 	return TRUE;
 }
@@ -171,13 +204,13 @@ static gboolean adopt_one(struct adopt *a, struct foreign *f)
 
 /* A -D launcher forks its daemon, which calls setsid(), and exits: a -D
  * haproxy that leads no session is a launcher, its daemon still to come. */
-static gboolean is_launcher(const struct foreign *f)
+static gboolean is_launcher(const struct adopt *a, const struct foreign *f)
 {
 	struct proc_stat st;
 
 	if (!f->argv || !g_strv_contains((const char *const *)f->argv, "-D"))
 		return FALSE;
-	return proc_stat_at(PROC_ROOT, f->pid, &st, NULL) &&
+	return proc_stat_at(a->proc_root, f->pid, &st, NULL) &&
 	       st.session != f->pid;
 }
 
@@ -189,7 +222,7 @@ static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 	g_autoptr(GError) error = NULL;
 
 	*none = FALSE;
-	if (!find_foreign(PROC_ROOT, a->pidfile,
+	if (!find_foreign(a->proc_root, a->pidfile,
 			  (const char *const *)a->configs, getpid(), &found,
 			  NULL, &error)) {
 		log_warn("cannot look for a haproxy that replaced ours: %s",
@@ -201,7 +234,7 @@ static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 		struct foreign *f = g_ptr_array_index(found, i);
 
 		/* A master without a worker has not forked it yet. */
-		if (is_launcher(f) || !foreign_settled(PROC_ROOT, f) ||
+		if (is_launcher(a, f) || !foreign_settled(a->proc_root, f) ||
 		    (f->kind == FOREIGN_MW_MASTER && !f->workers->len))
 			return NULL;
 	}
@@ -387,6 +420,9 @@ const GPtrArray *adopt_instances(const struct adopt *a)
 /*
  * An awaited launcher that now leads its own session was a daemon caught
  * between its fork and its setsid() when the search gave up: an instance.
+ * The same process, by its start time: a launcher that exited (its pidfd
+ * not yet read) may have left its pid to another session leader, which
+ * is no instance; its exit still brings the search for its daemon.
  */
 static void promote_daemons(struct adopt *a)
 {
@@ -397,9 +433,15 @@ static void promote_daemons(struct adopt *a)
 		g_autofree gchar *what = NULL;
 
 		if (!d->launcher ||
-		    !proc_stat_at(PROC_ROOT, d->f->pid, &st, NULL) ||
+		    !proc_stat_at(a->proc_root, d->f->pid, &st, NULL) ||
 		    st.session != d->f->pid)
 			continue;
+		if (!proc_same_process_at(a->proc_root, d->f->pid,
+					  d->f->start_time)) {
+			log_debug("pid %d leads a session, but it is no longer "
+				  "the launcher found: not adopted", d->f->pid);
+			continue;
+		}
 		what = foreign_describe(d->f);
 		log_notice("adopting %s", what);
 		d->launcher = FALSE;
@@ -420,7 +462,7 @@ GArray *adopt_targets(struct adopt *a)
 		if (d->on_sf)
 			g_ptr_array_add(serving, d->f);
 	}
-	return foreign_sf_targets(serving);
+	return foreign_sf_targets_at(a ? a->proc_root : PROC_ROOT, serving);
 }
 
 void adopt_superseded(struct adopt *a)
@@ -439,7 +481,8 @@ void adopt_superseded(struct adopt *a)
 
 /* A -Ds parent's workers take the signals; each is checked to be the
  * one found, through a pidfd. */
-static void signal_workers(const struct foreign *f, int sig)
+static void signal_workers(const struct adopt *a, const struct foreign *f,
+			   int sig)
 {
 	for (guint i = 0; i < f->workers->len; i++) {
 		GPid pid = g_array_index(f->workers, GPid, i);
@@ -447,7 +490,7 @@ static void signal_workers(const struct foreign *f, int sig)
 
 		if (fd < 0)
 			continue;
-		if (proc_same_process_at(PROC_ROOT, pid,
+		if (proc_same_process_at(a->proc_root, pid,
 					 g_array_index(f->worker_start_times,
 						       guint64, i))) {
 			log_debug("%s -> %d.", signal_name(sig), pid);
@@ -455,6 +498,35 @@ static void signal_workers(const struct foreign *f, int sig)
 		}
 		close(fd);
 	}
+}
+
+static void signal_one(struct adopt *a, struct adopted *d, int sig)
+{
+	if (d->f->kind == FOREIGN_DS_PARENT)
+		signal_workers(a, d->f, sig);
+	/* A master relays the stop signals to its workers itself. */
+	if (d->f->kind != FOREIGN_DS_PARENT || sig == SIGKILL) {
+		log_debug("%s -> %d.", signal_name(sig), d->f->pid);
+		proc_pidfd_signal(d->pidfd, sig);
+	}
+}
+
+/*
+ * A launcher still loading by hand handles no signal yet: SIGUSR1 would
+ * kill it, and nothing of it serves, so a graceful stop leaves it alone;
+ * once it exits, the daemon it started gets the stop's signal
+ * (on_adopted_exit). A hard stop ends it: nothing to drain.
+ */
+static gboolean spare_launcher(struct adopted *d, int sig)
+{
+	if (!d->launcher || sig != SIGUSR1)
+		return FALSE;
+	if (!d->spared)
+		log_notice("haproxy pid %d, a launcher still loading by hand, "
+			   "is not signalled: once it exits, the daemon it "
+			   "started gets %s", d->f->pid, signal_name(sig));
+	d->spared = TRUE;
+	return TRUE;
 }
 
 static void signal_adopted(struct adopt *a, int sig, gboolean retiring)
@@ -466,14 +538,54 @@ static void signal_adopted(struct adopt *a, int sig, gboolean retiring)
 		if (retiring && (d->leaving || d->launcher))
 			continue;
 		d->leaving = d->leaving || retiring;
+		if (!retiring && spare_launcher(d, sig))
+			continue;
+		signal_one(a, d, sig);
+	}
+}
 
-		if (d->f->kind == FOREIGN_DS_PARENT)
-			signal_workers(d->f, sig);
-		/* A master relays the stop signals to its workers itself. */
-		if (d->f->kind != FOREIGN_DS_PARENT || sig == SIGKILL) {
-			log_debug("%s -> %d.", signal_name(sig), d->f->pid);
-			proc_pidfd_signal(d->pidfd, sig);
-		}
+/* The wrapper stops: f, found by a last look, replaced ours. Watched,
+ * and the stop's signal through the pidfd just verified. */
+static void stop_found(struct adopt *a, struct foreign *f)
+{
+	g_autofree gchar *what = foreign_describe(f);
+	int sig = a->stop_sig;
+	struct adopted *d = watch_one(a, f);
+
+	if (!d)
+		return;
+	if (spare_launcher(d, sig))
+		return;
+	if (d->launcher)
+		log_notice("the wrapper stops: so does haproxy pid %d, a "
+			   "launcher still loading by hand (%s)", d->f->pid,
+			   signal_name(sig));
+	else
+		log_notice("the wrapper stops: so does %s (%s); it replaced "
+			   "ours", what, signal_name(sig));
+	signal_one(a, d, sig);
+}
+
+/* A stop ended a search (or a launcher awaited meanwhile exited): what
+ * replaced ours is there now, ready or not, and stops with the wrapper
+ * instead of serving on unsupervised. */
+static void last_look(struct adopt *a)
+{
+	g_autoptr(GPtrArray) found = NULL;
+	gboolean none;
+
+	found = look(a, TRUE, &none);
+	if (!found)
+		return;
+	/* Ours now: the array no longer frees them. */
+	g_ptr_array_set_free_func(found, NULL);
+	for (guint i = 0; i < found->len; i++) {
+		struct foreign *f = g_ptr_array_index(found, i);
+
+		if (already_adopted(a, f))
+			foreign_free(f);
+		else
+			stop_found(a, f);
 	}
 }
 
@@ -488,11 +600,17 @@ void adopt_retire(struct adopt *a, int sig)
 
 void adopt_stop(struct adopt *a, int sig)
 {
+	gboolean searching;
+
 	if (!a)
 		return;
+	searching = a->timer != 0;
 	a->stopping = TRUE;
+	a->stop_sig = sig;
 	search_end(a);
 	signal_adopted(a, sig, FALSE);
+	if (searching)
+		last_look(a);
 }
 
 void adopt_free(struct adopt *a)
@@ -502,6 +620,7 @@ void adopt_free(struct adopt *a)
 	search_end(a);
 	g_ptr_array_unref(a->instances);
 	g_ptr_array_unref(a->adopted);
+	g_free(a->proc_root);
 	g_free(a->pidfile);
 	g_strfreev(a->configs);
 	g_free(a);

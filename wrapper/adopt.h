@@ -30,6 +30,11 @@ typedef void (*adopt_fn)(enum adopt_event event, gpointer data);
  * arguments, argv[0] included and ignored) taken against cwd. */
 struct adopt *adopt_new(const char *pidfile, const char *const *argv,
 			const char *cwd, adopt_fn fn, gpointer data);
+/* The same, processes read under proc_root (a fake tree in tests); the
+ * pidfds still name real pids. */
+struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
+			   const char *const *argv, const char *cwd,
+			   adopt_fn fn, gpointer data);
 
 /* The one serving has ended (ours, or the adopted ones: LOST): look for
  * what replaced it. The outcome comes from the main loop, FOUND or NONE. */
@@ -65,7 +70,10 @@ void adopt_retire(struct adopt *a, int sig);
  * The wrapper stops: no more searching, and sig (SIGTERM, SIGINT,
  * SIGUSR1, SIGKILL) to every adopted instance, through the pidfds opened
  * when they were found (a -Ds parent's workers, verified by their start
- * time). Their ends are then GONE events.
+ * time). Their ends are then GONE events. A search under way ends with a
+ * last look: what replaced ours is watched and gets sig too. A -D
+ * launcher still loading gets no SIGUSR1 (it would die of it, and it is
+ * not the wrapper's): once it exits, the daemon it started gets it.
  */
 void adopt_stop(struct adopt *a, int sig);
 

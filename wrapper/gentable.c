@@ -93,6 +93,12 @@ void gen_table_publish(struct gen_table *t, const char *pidfile,
 	t->pidfile_pid = g->pid;
 }
 
+void gen_table_restore_pidfile(struct gen_table *t, GPid pid)
+{
+	if (pid > 0 && gen_table_find(t, pid))
+		t->pidfile_pid = pid;
+}
+
 void gen_table_retract(struct gen_table *t, const char *pidfile)
 {
 	if (t->pidfile_pid)

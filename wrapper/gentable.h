@@ -41,5 +41,8 @@ struct generation *gen_table_find_master(const struct gen_table *t, GPid pid);
  * a master writes its own). */
 void gen_table_publish(struct gen_table *t, const char *pidfile,
 		       struct generation *g);
+/* After our own exec: the old image wrote pid there, if it is one of
+ * the generations adopted (a leaked state names anyone). */
+void gen_table_restore_pidfile(struct gen_table *t, GPid pid);
 /* At exit: removed if it still names what we wrote. */
 void gen_table_retract(struct gen_table *t, const char *pidfile);

@@ -242,8 +242,9 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
 			   GPid pid)
 {
-	g_autofree gchar *net_dir = g_strdup_printf(PROC_ROOT "/%d/net", pid);
-	g_autoptr(GHashTable) listening = proc_net_tcp_listeners(net_dir);
+	/* Which of its sockets listen: its namespace's listeners first,
+	 * one cheap question, then only those are duplicated. */
+	g_autoptr(GHashTable) listening = proc_tcp_listeners(pid);
 	g_autofree gchar *dir_path = g_strdup_printf(PROC_ROOT "/%d/fd", pid);
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GError) error = NULL;

@@ -211,6 +211,7 @@ static gchar *state_now(struct selfupgrade *u)
 		.gens = u->gt->gens,
 		.waiters = upgrade_waiters(u),
 		.notify_fd = notify_fd(u),
+		.pidfile_pid = u->gt->pidfile_pid,
 	};
 	gchar *state;
 
@@ -427,6 +428,8 @@ static gboolean adopt_generations(struct selfupgrade *u,
 	/* A leaked variable must not even renumber a fresh start. */
 	if (gt->gens->len) {
 		gt->next_number = h->next_number;
+		/* Or the pidfile it wrote is left behind at our exit. */
+		gen_table_restore_pidfile(gt, h->pidfile_pid);
 		/* Counters, not reset by a package upgrade. */
 		reloader_set_counters(u->reloader, h->reloads,
 				      h->reloads_failed);

@@ -10,7 +10,7 @@
  * "<number>:<pid>:<mode>:<state>:<started_us>:<version>", the version
  * URI-escaped so that it holds no separator, waiting control clients
  * "w<fd>:<attempt>", a master-worker haproxy's notify socket "n<fd>", and
- * counters "<name>=<value>". A counter this image does not know (a newer
+ * counters "<name>=<value>" (the pidfile's pid among them, "pidfile_pid="). A counter this image does not know (a newer
  * image's) is skipped; one the state lacks (an older image's) stays 0.
  */
 #define HEADER_FIELDS 8
@@ -43,6 +43,8 @@ gchar *state_serialize(const struct upgrade_state *h)
 	g_string_append_printf(s, " reloads_failed=%u takeovers=%u adoptions=%u"
 			       " restarts_adopted=%u", h->reloads_failed,
 			       h->takeovers, h->adoptions, h->restarts_adopted);
+	if (h->pidfile_pid)
+		g_string_append_printf(s, " pidfile_pid=%u", h->pidfile_pid);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
@@ -94,19 +96,29 @@ static gboolean parse_waiter(const char *token, struct upgrade_waiter *w)
 	return TRUE;
 }
 
-/* Known counters; each at most once. */
+/* Known counters (and the pidfile's pid); each at most once. */
 static gboolean parse_counter(const char *token, struct upgrade_state *h,
 			      guint *seen)
 {
 	static const struct {
 		const char *name;
 		gsize offset;
+		guint64 max;
 	} known[] = {
-		{ "reloads_failed", G_STRUCT_OFFSET(struct upgrade_state, reloads_failed) },
-		{ "takeovers", G_STRUCT_OFFSET(struct upgrade_state, takeovers) },
+		{ "reloads_failed",
+		  G_STRUCT_OFFSET(struct upgrade_state, reloads_failed),
+		  G_MAXUINT },
+		{ "takeovers", G_STRUCT_OFFSET(struct upgrade_state, takeovers),
+		  G_MAXUINT },
 		{ "restarts_adopted",
-		  G_STRUCT_OFFSET(struct upgrade_state, restarts_adopted) },
-		{ "adoptions", G_STRUCT_OFFSET(struct upgrade_state, adoptions) },
+		  G_STRUCT_OFFSET(struct upgrade_state, restarts_adopted),
+		  G_MAXUINT },
+		{ "adoptions", G_STRUCT_OFFSET(struct upgrade_state, adoptions),
+		  G_MAXUINT },
+		/* A pid_t. */
+		{ "pidfile_pid",
+		  G_STRUCT_OFFSET(struct upgrade_state, pidfile_pid),
+		  G_MAXINT },
 	};
 	const char *eq = strchr(token, '=');
 	guint64 v;
@@ -120,7 +132,7 @@ static gboolean parse_counter(const char *token, struct upgrade_state *h,
 		if (strncmp(token, known[i].name, eq - token) != 0 ||
 		    known[i].name[eq - token] != '\0')
 			continue;
-		if (*seen & (1u << i))
+		if ((*seen & (1u << i)) || v > known[i].max)
 			return FALSE;
 		*seen |= 1u << i;
 		G_STRUCT_MEMBER(guint, h, known[i].offset) = v;

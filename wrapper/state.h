@@ -36,6 +36,9 @@ struct upgrade_state {
 	GPtrArray *gens;	/* struct generation *, pids not yet verified */
 	GArray *waiters;	/* struct upgrade_waiter */
 	int notify_fd;		/* a master's notify socket; -1: none */
+	/* The pid the old image wrote in the pidfile (gentable.h), a
+	 * "pidfile_pid=" token; 0: none, or an older image's state. */
+	guint pidfile_pid;
 };
 
 gchar *state_serialize(const struct upgrade_state *h);

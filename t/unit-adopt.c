@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * wrapper/adopt.c on a fake proc tree: what a search adopts, and what an
+ * awaited -D launcher becomes once it leads its own session. The pids
+ * are real children of the test (sleep), for the pidfds; what they look
+ * like comes from the tree.
+ */
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib-proctree.h"
+#include "wrapper/adopt.h"
+
+#define WAIT_MS 10000
+
+struct outcome {
+	GMainLoop *loop;
+	gboolean seen;
+	enum adopt_event event;
+};
+
+static void on_event(enum adopt_event event, gpointer data)
+{
+	struct outcome *o = data;
+
+	o->seen = TRUE;
+	o->event = event;
+	g_main_loop_quit(o->loop);
+}
+
+static gboolean on_timeout(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+/* A failed assertion (abort) takes the sleepers with it. */
+static void die_with_parent(gpointer data)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* A child that only waits: a real pid for pidfd_open(). */
+static GPid sleeper(void)
+{
+	const char *argv[] = { "sleep", "60", NULL };
+	g_autoptr(GError) error = NULL;
+	GPid pid = 0;
+
+	g_spawn_async(NULL, (gchar **)argv, NULL,
+		      G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+			      G_SPAWN_STDOUT_TO_DEV_NULL |
+			      G_SPAWN_STDERR_TO_DEV_NULL,
+		      die_with_parent, NULL, &pid, &error);
+	g_assert_no_error(error);
+	return pid;
+}
+
+/* Ours, unreaped: the pid cannot name anyone else yet. */
+static void end_sleeper(GPid pid)
+{
+	g_assert_cmpint(kill(pid, SIGKILL), ==, 0);
+	g_assert_cmpint(waitpid(pid, NULL, 0), ==, pid);
+}
+
+/*
+ * Two -D launchers that never lead a session of their own within the
+ * search's bound are adopted as launchers, no instance. Then one leads
+ * its session, the same process (a daemon caught between its fork and
+ * its setsid() when the search gave up): an instance; the other pid
+ * leads a session too, but it started at another time: another process
+ * that took a freed pid, never an instance of ours to -sf or stop.
+ */
+static void test_promote_same_process(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
+	struct outcome o = { .loop = g_main_loop_new(NULL, FALSE) };
+	GPid same = sleeper(), reused = sleeper();
+	const struct foreign *f;
+	struct adopt *a;
+	GArray *targets;
+	guint timer;
+
+	fake_system(t);
+	FAKE(t, .pid = same, .ppid = 40, .sid = 40, .start = 500,
+	     .exe = HAPROXY, .cwd = "/", .argv = bars);
+	FAKE(t, .pid = reused, .ppid = 40, .sid = 40, .start = 600,
+	     .exe = HAPROXY, .cwd = "/", .argv = bars);
+	a = adopt_new_at(t->proc, NULL, argv, "/", on_event, &o);
+	adopt_look(a);
+	timer = g_timeout_add(WAIT_MS, on_timeout, o.loop);
+	if (!o.seen)
+		g_main_loop_run(o.loop);
+	g_source_remove(timer);
+	g_assert_true(o.seen);
+	g_assert_cmpint(o.event, ==, ADOPT_FOUND);
+	g_assert_true(adopt_alive(a));
+	g_assert_cmpuint(adopt_instances(a)->len, ==, 0);
+
+	put_stat(t, same, "haproxy", 'S', 40, same, 500);
+	put_stat(t, reused, "haproxy", 'S', 40, reused, 601);
+	targets = adopt_targets(a);
+	g_assert_cmpuint(adopt_instances(a)->len, ==, 1);
+	f = g_ptr_array_index((GPtrArray *)adopt_instances(a), 0);
+	g_assert_cmpint(f->pid, ==, same);
+	g_assert_cmpuint(targets->len, ==, 1);
+	g_assert_cmpint(g_array_index(targets, GPid, 0), ==, same);
+	g_array_unref(targets);
+
+	adopt_free(a);
+	end_sleeper(same);
+	end_sleeper(reused);
+	g_main_loop_unref(o.loop);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	add_tree_test("/adopt/promote-same-process",
+		      test_promote_same_process);
+	return g_test_run();
+}
