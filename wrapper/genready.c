@@ -7,50 +7,7 @@
 #include "wrapper/drain.h"
 #include "wrapper/master.h"
 
-struct gen_ready {
-	const struct wrapper_args *args;
-	const struct wrapper_options *opts;
-	struct gen_table *gt;
-	struct reloader *reloader;
-	struct replacement *replacement;
-	struct lifecycle *life;
-	struct metrics *metrics;
-	const struct first_start *first;
-	struct reuseport *reuseport;
-};
-
-struct gen_ready *gen_ready_new(const struct wrapper_args *args,
-				const struct wrapper_options *opts,
-				struct gen_table *gt,
-				struct reloader *reloader,
-				struct replacement *replacement,
-				struct lifecycle *life,
-				struct metrics *metrics,
-				const struct first_start *first,
-				struct reuseport *reuseport)
-{
-	struct gen_ready *r = g_new0(struct gen_ready, 1);
-
-	*r = (struct gen_ready){
-		.args = args,
-		.opts = opts,
-		.gt = gt,
-		.reloader = reloader,
-		.replacement = replacement,
-		.life = life,
-		.metrics = metrics,
-		.first = first,
-		.reuseport = reuseport,
-	};
-	return r;
-}
-
-void gen_ready_free(struct gen_ready *r)
-{
-	g_free(r);
-}
-
-void gen_ready_serve(struct gen_ready *r, struct generation *g)
+void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 {
 	struct generation *old = r->gt->current;
 	struct takeover *takeover;

@@ -20,18 +20,18 @@
 #include "wrapper/reuseport.h"
 #include "wrapper/supervisor.h"
 
-struct gen_ready;
+/* The owners' handles, set by whoever composes them, outliving it. */
+struct gen_ready {
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
+	struct gen_table *gt;
+	struct reloader *reloader;
+	struct replacement *replacement;
+	struct lifecycle *life;
+	struct metrics *metrics;
+	const struct first_start *first;
+	struct reuseport *reuseport;
+};
 
-/* The pointers are the owners', and outlive it. */
-struct gen_ready *gen_ready_new(const struct wrapper_args *args,
-				const struct wrapper_options *opts,
-				struct gen_table *gt,
-				struct reloader *reloader,
-				struct replacement *replacement,
-				struct lifecycle *life,
-				struct metrics *metrics,
-				const struct first_start *first,
-				struct reuseport *reuseport);
-void gen_ready_free(struct gen_ready *r);
 /* g (started, or a master's first load) is ready: it serves. */
-void gen_ready_serve(struct gen_ready *r, struct generation *g);
+void gen_ready_serve(const struct gen_ready *r, struct generation *g);

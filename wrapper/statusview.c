@@ -7,46 +7,9 @@
 #include "wrapper/adopt.h"
 #include "wrapper/notify.h"
 
-struct status_source {
-	struct gen_table *gt;
-	const struct lifecycle *life;
-	const struct reloader *reloader;
-	const struct metrics *metrics;
-	const struct first_start *first;
-	const struct replacement *replacement;
-	const struct reuseport *reuseport;
-	GPtrArray *foreign_view;	/* takeover's and adopt's */
-};
-
-struct status_source *status_source_new(struct gen_table *gt,
-					const struct lifecycle *life,
-					const struct reloader *reloader,
-					const struct metrics *metrics,
-					const struct first_start *first,
-					const struct replacement *replacement,
-					const struct reuseport *reuseport)
+void status_source_clear(struct status_source *v)
 {
-	struct status_source *v = g_new0(struct status_source, 1);
-
-	*v = (struct status_source){
-		.gt = gt,
-		.life = life,
-		.reloader = reloader,
-		.metrics = metrics,
-		.first = first,
-		.replacement = replacement,
-		.reuseport = reuseport,
-		.foreign_view = g_ptr_array_new(),
-	};
-	return v;
-}
-
-void status_source_free(struct status_source *v)
-{
-	if (!v)
-		return;
-	g_ptr_array_unref(v->foreign_view);
-	g_free(v);
+	g_clear_pointer(&v->foreign_view, g_ptr_array_unref);
 }
 
 /* The instances we did not start: taken over at start, or adopted. */
@@ -59,6 +22,8 @@ static const GPtrArray *foreign_view(struct status_source *v)
 		a ? adopt_instances(a) : NULL,
 	};
 
+	if (!v->foreign_view)
+		v->foreign_view = g_ptr_array_new();
 	g_ptr_array_set_size(v->foreign_view, 0);
 	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
 		for (guint j = 0; parts[i] && j < parts[i]->len; j++)

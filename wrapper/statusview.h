@@ -18,17 +18,19 @@
 #include "wrapper/reuseport.h"
 #include "wrapper/status.h"
 
-struct status_source;
+/* The owners' handles, set by whoever composes them, outliving it. */
+struct status_source {
+	struct gen_table *gt;
+	const struct lifecycle *life;
+	const struct reloader *reloader;
+	const struct metrics *metrics;
+	const struct first_start *first;
+	const struct replacement *replacement;
+	const struct reuseport *reuseport;
+	GPtrArray *foreign_view;	/* its own: status_source_clear() */
+};
 
-/* The pointers are the owners', and outlive it. */
-struct status_source *status_source_new(struct gen_table *gt,
-					const struct lifecycle *life,
-					const struct reloader *reloader,
-					const struct metrics *metrics,
-					const struct first_start *first,
-					const struct replacement *replacement,
-					const struct reuseport *reuseport);
-void status_source_free(struct status_source *v);
+void status_source_clear(struct status_source *v);
 /* Valid until the next call, or a change of the owners'. */
 struct status_view status_source_view(struct status_source *v);
 /* One line for systemd's STATUS=. */

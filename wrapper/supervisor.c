@@ -54,8 +54,8 @@ struct supervisor {
 	/* A haproxy started by hand replaced ours (replacement.h). */
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
-	struct gen_ready *ready;	/* what serving means (genready.h) */
-	struct status_source *status;	/* what status shows (statusview.h) */
+	struct gen_ready ready;		/* what serving means (genready.h) */
+	struct status_source status;	/* what status shows (statusview.h) */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
 	struct reuseport *reuseport;	/* per-group queue migration */
@@ -111,7 +111,7 @@ static void replacement_tell_status(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	status_source_tell(s->status);
+	status_source_tell(&s->status);
 }
 
 static void stop_service(void *ctx, int exit_code)
@@ -141,7 +141,7 @@ static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
 	struct supervisor *s = data;
-	struct status_view v = status_source_view(s->status);
+	struct status_view v = status_source_view(&s->status);
 	g_autofree gchar *text = NULL;
 
 	switch (command) {
@@ -172,7 +172,7 @@ static gchar *lifecycle_summary(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return status_source_summary(s->status);
+	return status_source_summary(&s->status);
 }
 
 static void lifecycle_stopping(void *ctx)
@@ -275,7 +275,7 @@ static void search(void *ctx, gboolean quick)
 static void notify_reloading_now(void *ctx)
 {
 	struct supervisor *s = ctx;
-	g_autofree gchar *line = status_source_summary(s->status);
+	g_autofree gchar *line = status_source_summary(&s->status);
 
 	notify_reloading(line);
 }
@@ -283,7 +283,7 @@ static void notify_reloading_now(void *ctx)
 static void notify_ready_now(void *ctx)
 {
 	struct supervisor *s = ctx;
-	g_autofree gchar *line = status_source_summary(s->status);
+	g_autofree gchar *line = status_source_summary(&s->status);
 
 	notify_ready(line);
 }
@@ -325,20 +325,19 @@ static void abandon_handoff(void *ctx)
 	handoff_abandon(s->handoff);
 }
 
-/* ---- a generation ready: started, or a master's first load ---- */
+/* ---- starting a generation (wrapper/spawn.h, wrapper/master.h) ---- */
 
+/* Started, or a master's first load: it serves. */
 static void generation_ready(void *ctx, struct generation *g)
 {
 	struct supervisor *s = ctx;
 
-	gen_ready_serve(s->ready, g);
+	gen_ready_serve(&s->ready, g);
 }
 
 static const struct master_link_ops sv_master_ops = {
 	.ready = generation_ready,
 };
-
-/* ---- starting a generation (wrapper/spawn.h) ---- */
 
 static void probe(void *ctx)
 {
@@ -496,12 +495,14 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher);
-	s->ready = gen_ready_new(args, opts, &s->gt, s->reloader,
-				 s->replacement, &s->life, &s->metrics,
-				 s->first, s->reuseport);
-	s->status = status_source_new(&s->gt, &s->life, s->reloader,
-				      &s->metrics, s->first, s->replacement,
-				      s->reuseport);
+	s->ready = (struct gen_ready){ .args = args, .opts = opts,
+		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
+		.replacement = s->replacement, .metrics = &s->metrics,
+		.first = s->first, .reuseport = s->reuseport };
+	s->status = (struct status_source){ .gt = &s->gt, .life = &s->life,
+		.reloader = s->reloader, .metrics = &s->metrics,
+		.first = s->first, .replacement = s->replacement,
+		.reuseport = s->reuseport };
 	return s;
 }
 
@@ -590,8 +591,7 @@ void supervisor_free(struct supervisor *s)
 	first_start_free(s->first);
 	replacement_free(s->replacement);
 	gen_exits_free(s->exits);
-	gen_ready_free(s->ready);
-	status_source_free(s->status);
+	status_source_clear(&s->status);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
 	selfupgrade_free(s->up);
