@@ -814,6 +814,51 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 	return ok;
 }
 
+/* ---- the pidfile alone ---- */
+
+gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
+			       GPid self, GPtrArray **skipped)
+{
+	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
+	struct scan s = {
+		.root = proc_root,
+		.rootfd = -1,
+		.skipped = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)foreign_skip_free),
+	};
+	g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	GHashTableIter it;
+	gpointer key;
+	gboolean found = FALSE;
+
+	pidfile_candidates(&s, pidfile, cands);
+	g_hash_table_iter_init(&it, cands);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		GPid pid = GPOINTER_TO_INT(key);
+
+		g_array_append_val(pids, pid);
+	}
+	g_array_sort(pids, by_pid);
+	for (guint i = 0; i < pids->len; i++) {
+		struct node n = { .pid = g_array_index(pids, GPid, i) };
+
+		if (n.pid == self)
+			continue;
+		/* The search's own checks: executable and command line. */
+		if (!proc_stat_at(proc_root, n.pid, &n.st, NULL))
+			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
+				 unlisted_reason(&s, n.pid));
+		else if (verify(&s, &n))
+			found = TRUE;
+		else
+			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
+				 g_strdup(n.why));
+		node_clear(&n);
+	}
+	*skipped = s.skipped;
+	return found;
+}
+
 /* ---- the results ---- */
 
 gboolean foreign_settled(const char *proc_root, const struct foreign *f)

@@ -112,3 +112,13 @@ GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
 gboolean find_foreign(const char *proc_root, const char *pidfile,
 		      const char *const *config_files, GPid self,
 		      GPtrArray **out, GPtrArray **skipped, GError **error);
+
+/*
+ * Does pidfile (may be NULL) name a live haproxy other than self, checked
+ * as find_foreign() checks its candidates (executable and command line)?
+ * Only the pids it names are read, never the whole proc tree: cheap on a
+ * busy host. *skipped gets why each other pid it names is no haproxy, and
+ * why the file itself could not be read, as find_foreign() says it.
+ */
+gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
+			       GPid self, GPtrArray **skipped);

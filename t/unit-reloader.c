@@ -17,6 +17,7 @@ struct fake {
 	enum upgrade_choice upgrade;
 	enum launch_kind launch;
 	gboolean must_wait;
+	gboolean retry_first;	/* what retry_first answers */
 };
 
 static struct fake F;
@@ -133,6 +134,12 @@ static void op_abandon_handoff(void *ctx)
 	effect("abandon hand-off");
 }
 
+static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
+{
+	effect("retry first %d: %s", exit_code, msg);
+	return F.retry_first;
+}
+
 static const struct reloader_ops fake_ops = {
 	.searching = op_searching,
 	.adopted_serving = op_adopted_serving,
@@ -152,6 +159,7 @@ static const struct reloader_ops fake_ops = {
 	.end_attempt = op_end_attempt,
 	.schedule_pending = op_schedule_pending,
 	.abandon_handoff = op_abandon_handoff,
+	.retry_first = op_retry_first,
 };
 
 static void setup(void)
@@ -716,6 +724,46 @@ static void test_master_verdict(void)
 	teardown();
 }
 
+/* faststart: generation 1 ended unready and the search that waited runs:
+ * settled again, the first start goes on (still the first: no reload
+ * counted); found nothing, the failure it had is the first start's. */
+static void test_first_start_retried(void)
+{
+	setup();
+	F.retry_first = TRUE;
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	post(RE_CHILD_EXIT, &(struct reload_input){ .exit_code = 1,
+						    .message = "no bind" });
+	assert_state(RS_STARTING);
+	expect("probe", "launch 2.6.12", "retry first 1: no bind",
+	       "end attempt", NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	ready("generation 2 serving");
+	assert_state(RS_IDLE);
+	expect("probe", "launch 2.6.12", "READY=1", "end attempt", NULL);
+	g_assert_cmpuint(reloader_attempt(F.r), ==, 0);
+	g_assert_cmpuint(reloader_reloads(F.r), ==, 0);
+	teardown();
+
+	setup();
+	F.retry_first = TRUE;
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	post(RE_CHILD_EXIT, &(struct reload_input){ .exit_code = 1,
+						    .message = "no bind" });
+	F.retry_first = FALSE;
+	failed(1, "no bind");
+	expect("probe", "launch 2.6.12", "retry first 1: no bind",
+	       "end attempt", "failed (first start): no bind",
+	       "stop service 1", "end attempt", NULL);
+	assert_state(RS_IDLE);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -757,5 +805,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/reloader/replaced/search-over-resumes-launch",
 			test_search_over_resumes_launch);
 	g_test_add_func("/reloader/timeouts", test_timeouts);
+	g_test_add_func("/reloader/reload/first-start-retried",
+			test_first_start_retried);
 	return g_test_run();
 }

@@ -45,8 +45,10 @@ void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 	takeover = first_start_takeover(r->first);
 	if (r->life->phase == PHASE_STARTING && takeover)
 		r->metrics->takeovers = takeover_instances(takeover)->len;
-	if (r->life->phase == PHASE_STARTING)
+	if (r->life->phase == PHASE_STARTING) {
 		lifecycle_set_running(r->life);
+		first_start_serving(r->first);
+	}
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,

@@ -29,7 +29,7 @@ struct gen_ready {
 	struct replacement *replacement;
 	struct lifecycle *life;
 	struct metrics *metrics;
-	const struct first_start *first;
+	struct first_start *first;
 	struct reuseport *reuseport;
 };
 

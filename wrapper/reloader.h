@@ -17,6 +17,7 @@
  *   any busy state --FAILED--> IDLE (failed), or the service stops
  *   LOADING --CHILD_EXIT--> IDLE (failed) ; --RETRY--> PROBING
  *   STARTING --SETTLED--> PROBING (the first start, after a takeover)
+ *   LOADING --CHILD_EXIT (the first start, retry_first)--> STARTING
  *   IDLE --HANDOFF--> HANDING_OFF --HANDOFF_OVER--> IDLE
  *   any --STOP--> IDLE (LOADING waits for its generation's end)
  */
@@ -138,6 +139,10 @@ struct reloader_ops {
 	void (*schedule_pending)(void *ctx);
 	/* A stop abandons the hand-off: its client is told. */
 	void (*abandon_handoff)(void *ctx);
+	/* The first generation ended unready (may be NULL): TRUE when the
+	 * first start is to be settled again (SETTLED, or FAILED with
+	 * these). */
+	gboolean (*retry_first)(void *ctx, int exit_code, const char *msg);
 };
 
 struct waiter {

@@ -64,25 +64,13 @@ struct supervisor {
 	struct master_link *master;
 };
 
-static void sv_post(struct supervisor *s, enum reload_event ev,
-		    const struct reload_input *in)
-{
-	reloader_post(s->reloader, ev, in);
-}
-
 /* sig: the signal that asked, or 0 for the control socket. client: who
  * waits for the verdict, if anyone. */
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 			      struct control_client *client)
 {
-	sv_post(s, RE_REQUEST, &(struct reload_input){
+	reloader_post(s->reloader, RE_REQUEST, &(struct reload_input){
 		.signal = sig, .hard = hard, .client = client });
-}
-
-/* The takeover at the first start (NULL: none). */
-static struct takeover *sv_takeover(struct supervisor *s)
-{
-	return first_start_takeover(s->first);
 }
 
 /* The adopted instances (NULL before the first search). */
@@ -179,9 +167,8 @@ static void lifecycle_stopping(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	sv_post(s, RE_STOP, NULL);
-	if (sv_takeover(s))
-		takeover_cancel(sv_takeover(s));
+	reloader_post(s->reloader, RE_STOP, NULL);
+	first_start_cancel(s->first);
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 }
@@ -306,7 +293,7 @@ static gboolean run_pending_reload(gpointer data)
 	struct supervisor *s = data;
 
 	s->pending_idle = 0;
-	sv_post(s, RE_RUN_PENDING, NULL);
+	reloader_post(s->reloader, RE_RUN_PENDING, NULL);
 	return G_SOURCE_REMOVE;
 }
 
@@ -323,6 +310,13 @@ static void abandon_handoff(void *ctx)
 	struct supervisor *s = ctx;
 
 	handoff_abandon(s->handoff);
+}
+
+static gboolean retry_first(void *ctx, int exit_code, const char *msg)
+{
+	struct supervisor *s = ctx;
+
+	return first_start_retry(s->first, exit_code, msg);
 }
 
 /* ---- starting a generation (wrapper/spawn.h, wrapper/master.h) ---- */
@@ -385,10 +379,11 @@ static void launcher_watch(void *ctx, struct generation *g)
 static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 {
 	struct supervisor *s = ctx;
+	struct takeover *t = first_start_takeover(s->first);
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	if (first && sv_takeover(s)) {
-		g_autoptr(GArray) foreign = takeover_targets(sv_takeover(s));
+	if (first && t) {
+		g_autoptr(GArray) foreign = takeover_targets(t);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
@@ -460,6 +455,7 @@ static const struct reloader_ops sv_reload_ops = {
 	.end_attempt = end_attempt,
 	.schedule_pending = schedule_pending,
 	.abandon_handoff = abandon_handoff,
+	.retry_first = retry_first,
 };
 
 /* ---- life cycle ---- */
@@ -494,7 +490,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				 s->replacement, s->launcher,
 				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher);
+				   s->launcher, &s->metrics.takeovers);
 	s->ready = (struct gen_ready){ .args = args, .opts = opts,
 		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
 		.replacement = s->replacement, .metrics = &s->metrics,
@@ -555,7 +551,7 @@ int supervisor_run(struct supervisor *s)
 		return s->life.exit_code;
 	start_watchdog(s);
 	if (!selfupgrade_restore(s->up)) {
-		sv_post(s, RE_START, NULL);
+		reloader_post(s->reloader, RE_START, NULL);
 		first_start_begin(s->first);
 	}
 	if (!s->life.done)
