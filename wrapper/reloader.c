@@ -588,6 +588,19 @@ gint64 reloader_started_us(const struct reloader *r)
 	return r->started_us;
 }
 
+struct log_event reloader_event(const struct reloader *r,
+				const char *message_id, guint number, GPid pid,
+				const char *result)
+{
+	return (struct log_event){
+		.message_id = message_id,
+		.generation = number,
+		.pid = pid,
+		.result = result,
+		.duration_us = g_get_monotonic_time() - r->started_us,
+	};
+}
+
 gboolean reloader_pending(const struct reloader *r, int *sig,
 			  gboolean *hard)
 {

@@ -25,6 +25,7 @@
 
 #include <glib.h>
 
+#include "base/log.h"
 #include "legacy/version.h"
 #include "wrapper/status.h"
 
@@ -166,6 +167,10 @@ guint reloader_attempt(const struct reloader *r);
 gboolean reloader_hard(const struct reloader *r);
 int reloader_signal(const struct reloader *r);
 gint64 reloader_started_us(const struct reloader *r);
+/* A log event timed from the start of the attempt. */
+struct log_event reloader_event(const struct reloader *r,
+				const char *message_id, guint number, GPid pid,
+				const char *result);
 /* The reload asked for meanwhile, if any. */
 gboolean reloader_pending(const struct reloader *r, int *sig,
 			  gboolean *hard);
