@@ -79,10 +79,40 @@ static gboolean kernel_lists_children(void)
 	return known;
 }
 
+/* Reads of a children list before it is taken as unstable. */
+#define CHILDREN_READS 8
+
+/*
+ * A children list read twice the same. A child reaped while the kernel
+ * walks the list makes it skip the children after it (a master reaps
+ * its old worker as the reload verdict looks for the new one); the
+ * reaped one is then on no later read, so two equal reads skipped none
+ * alive throughout. NULL: gone, or *unstable when it never held still.
+ */
+static gchar *read_children(const char *path, gboolean *unstable)
+{
+	g_autofree gchar *last = NULL;
+	gsize len;
+
+	last = read_at_most(path, CHILDREN_MAX, &len, NULL);
+	for (guint i = 1; last && i < CHILDREN_READS; i++) {
+		g_autofree gchar *again = read_at_most(path, CHILDREN_MAX,
+						       &len, NULL);
+
+		if (!again || strcmp(again, last) == 0)
+			return g_steal_pointer(&again);
+		g_free(last);
+		last = g_steal_pointer(&again);
+	}
+	*unstable = last != NULL;
+	return NULL;
+}
+
 /*
  * The kernel's own lists, PID/task/TID/children (a child is on the list
  * of the thread that forked it): a cost that does not grow with the
- * host, where a scan reads every process. FALSE without such lists.
+ * host, where a scan reads every process. FALSE without such lists, or
+ * when one kept changing.
  */
 static gboolean children_of_tasks(GPid parent, GArray *pids)
 {
@@ -99,10 +129,12 @@ static gboolean children_of_tasks(GPid parent, GArray *pids)
 							  "children", NULL);
 		g_autofree gchar *text = NULL;
 		g_auto(GStrv) words = NULL;
-		gsize len;
+		gboolean unstable = FALSE;
 
 		/* A thread that ended meanwhile left its children to another. */
-		text = read_at_most(path, CHILDREN_MAX, &len, NULL);
+		text = read_children(path, &unstable);
+		if (unstable)
+			return FALSE;
 		if (!text)
 			continue;
 		words = g_strsplit(text, " ", -1);
