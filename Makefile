@@ -95,16 +95,19 @@ t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 # They make directories and sockets as the integration tests do, or
-# fake proc trees (t/lib-proctree.c).
+# fake proc trees (t/lib-proctree.c), or drive the reload state machine
+# with fake effects (t/lib-reloader.c).
 HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse t/unit-adopt \
-                 $(patsubst %.c,%,$(wildcard t/unit-migrate*.c))
+                 $(patsubst %.c,%,$(wildcard t/unit-migrate*.c t/unit-reloader*.c))
 $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 # The tests that boot systemd in a container share t/container.c (the
-# container) and t/unitcheck.c (the checks of a unit under its systemd).
+# container), t/container-files.c (files put in it) and t/unitcheck.c (the
+# checks of a unit under its systemd).
 CONTAINER_TESTS := t/int-systemd t/int-distro
-CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/unitcheck.o
+CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/container-files.o \
+                   $(OBJ_DIR)/t/unitcheck.o
 $(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS) $(LIB)
 	$(TEST_LINK)
 

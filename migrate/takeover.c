@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/proc.h"
+#include "migrate/cmdline.h"
 #include "migrate/find.h"
 
 #define PROC_ROOT "/proc"

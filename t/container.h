@@ -65,7 +65,7 @@ int cexecv(struct container *c, guint timeout_s, gchar **out, gchar **err,
 int cexec(struct container *c, gchar **out, const char *first, ...)
 	G_GNUC_NULL_TERMINATED;
 
-/* ---- files in the container (paths of the container) ---- */
+/* ---- files in the container, by its paths (t/container-files.c) ---- */
 gboolean exists_in(struct container *c, const char *path);
 void put_file(struct container *c, const char *path, const char *content,
 	      gsize len, mode_t mode);

@@ -293,6 +293,7 @@ static void test_no_foreign(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *done = NULL;
 	GPid gen1;
 
 	if (!have_haproxy())
@@ -304,8 +305,11 @@ static void test_no_foreign(void)
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
+	/* The search after the start, then nothing else about foreigners. */
+	done = g_strdup_printf(LOG_LATE_SEARCH_FOUND_FMT, 0u);
+	g_assert_nonnull(wait_log_anywhere(w, done));
 	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER));
-	g_assert_null(wrapper_find_log(w, LOG_FOREIGN));
+	g_assert_cmpuint(wrapper_count_log(w, LOG_FOREIGN), ==, 1);
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The reload state machine with fake effects: see t/lib-reloader.h. */
+#include "t/lib-reloader.h"
+
+#include <signal.h>
+
+struct fake F;
+
+static void effect(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+static void effect(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	g_ptr_array_add(F.effects, g_strdup_vprintf(fmt, ap));
+	va_end(ap);
+}
+
+static gboolean op_searching(void *ctx)
+{
+	return F.searching;
+}
+
+static gboolean op_adopted_serving(void *ctx)
+{
+	return F.adopted_serving;
+}
+
+static enum upgrade_choice op_upgrade_wanted(void *ctx)
+{
+	return F.upgrade;
+}
+
+static void op_notify_reloading(void *ctx)
+{
+	effect("RELOADING=1");
+}
+
+static void op_begin_upgrade(void *ctx)
+{
+	effect("dry run");
+}
+
+static void op_probe(void *ctx)
+{
+	effect("probe");
+}
+
+static gboolean op_launch_must_wait(void *ctx)
+{
+	return F.must_wait;
+}
+
+static enum launch_kind op_launch(void *ctx, const struct haproxy_version *v)
+{
+	effect("launch %s", v->full);
+	return F.launch;
+}
+
+static void op_kill_loading(void *ctx)
+{
+	effect("kill loading");
+}
+
+static gchar *op_master_timeout_text(void *ctx, gboolean settling)
+{
+	return g_strdup(settling ? "no SIGUSR2 handler" : "no verdict");
+}
+
+static void op_search(void *ctx, gboolean quick)
+{
+	effect("search %s", quick ? "quick" : "slow");
+}
+
+static void op_log_failure(void *ctx, enum reload_failure how,
+			   const char *msg)
+{
+	static const char *const names[] = {
+		[FAILURE_FIRST_START] = "first start",
+		[FAILURE_KEPT] = "kept",
+		[FAILURE_REPLACED] = "replaced",
+		[FAILURE_NONE_SERVING] = "none serving",
+	};
+
+	effect("failed (%s): %s", names[how], msg);
+}
+
+static void op_stop_service(void *ctx, int exit_code)
+{
+	effect("stop service %d", exit_code);
+	/* As the supervisor does: its stop is an event too. */
+	reloader_post(F.r, RE_STOP, NULL);
+}
+
+static void op_notify_ready(void *ctx)
+{
+	effect("READY=1");
+}
+
+static void op_answer(void *ctx, struct control_client *c, const char *text)
+{
+	effect("answer %d: %s", GPOINTER_TO_INT(c), text);
+}
+
+static void op_end_attempt(void *ctx)
+{
+	effect("end attempt");
+}
+
+static void op_schedule_pending(void *ctx)
+{
+	effect("schedule pending");
+}
+
+static void op_abandon_handoff(void *ctx)
+{
+	effect("abandon hand-off");
+}
+
+static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
+{
+	effect("retry first %d: %s", exit_code, msg);
+	return F.retry_first;
+}
+
+static const struct reloader_ops fake_ops = {
+	.searching = op_searching,
+	.adopted_serving = op_adopted_serving,
+	.upgrade_wanted = op_upgrade_wanted,
+	.notify_reloading = op_notify_reloading,
+	.begin_upgrade = op_begin_upgrade,
+	.probe = op_probe,
+	.launch_must_wait = op_launch_must_wait,
+	.launch = op_launch,
+	.kill_loading = op_kill_loading,
+	.master_timeout_text = op_master_timeout_text,
+	.search = op_search,
+	.log_failure = op_log_failure,
+	.stop_service = op_stop_service,
+	.notify_ready = op_notify_ready,
+	.answer = op_answer,
+	.end_attempt = op_end_attempt,
+	.schedule_pending = op_schedule_pending,
+	.abandon_handoff = op_abandon_handoff,
+	.retry_first = op_retry_first,
+};
+
+void setup(void)
+{
+	F = (struct fake){
+		.effects = g_ptr_array_new_with_free_func(g_free),
+		.launch = LAUNCH_GENERATION,
+	};
+	F.r = reloader_new(&fake_ops, NULL);
+}
+
+void teardown(void)
+{
+	reloader_free(F.r);
+	g_ptr_array_unref(F.effects);
+}
+
+void expect(const char *first, ...)
+{
+	g_autoptr(GPtrArray) want = g_ptr_array_new();
+	g_autofree gchar *got_text = NULL;
+	g_autofree gchar *want_text = NULL;
+	va_list ap;
+
+	va_start(ap, first);
+	for (const char *e = first; e; e = va_arg(ap, const char *))
+		g_ptr_array_add(want, (gpointer)e);
+	va_end(ap);
+	g_ptr_array_add(want, NULL);
+	g_ptr_array_add(F.effects, NULL);
+	got_text = g_strjoinv(" | ", (gchar **)F.effects->pdata);
+	want_text = g_strjoinv(" | ", (gchar **)want->pdata);
+	g_assert_cmpstr(got_text, ==, want_text);
+	g_ptr_array_set_size(F.effects, 0);
+}
+
+void post(enum reload_event ev, const struct reload_input *in)
+{
+	reloader_post(F.r, ev, in);
+}
+
+void request(int client, int sig, gboolean hard)
+{
+	post(RE_REQUEST, &(struct reload_input){
+		.client = client ? CLIENT(client) : NULL,
+		.signal = sig, .hard = hard });
+}
+
+void probed(const char *version)
+{
+	struct haproxy_version v = { 0 };
+
+	g_strlcpy(v.full, version, sizeof(v.full));
+	post(RE_PROBED, &(struct reload_input){ .version = &v });
+}
+
+void ready(const char *msg)
+{
+	post(RE_READY, &(struct reload_input){ .message = msg });
+}
+
+void failed(int code, const char *msg)
+{
+	post(RE_FAILED, &(struct reload_input){ .exit_code = code,
+						.message = msg });
+}
+
+void assert_state(enum reload_state want)
+{
+	g_assert_cmpstr(reload_state_name(reloader_state(F.r)), ==,
+			reload_state_name(want));
+}
+
+void first_start(void)
+{
+	post(RE_START, NULL);
+	assert_state(RS_STARTING);
+	post(RE_SETTLED, NULL);
+	assert_state(RS_PROBING);
+	probed("2.6.12");
+	assert_state(RS_LOADING);
+	post(RE_SERVING, NULL);
+	ready("generation 1 serving");
+	assert_state(RS_IDLE);
+	expect("probe", "launch 2.6.12", "READY=1", "end attempt", NULL);
+	g_assert_cmpuint(reloader_reloads(F.r), ==, 0);
+	g_assert_false(reloader_last(F.r)->valid);
+}
+
+void reload_to_loading(int client)
+{
+	request(client, client ? 0 : SIGUSR2, FALSE);
+	assert_state(RS_PROBING);
+	probed("2.6.12");
+	assert_state(RS_LOADING);
+	expect("RELOADING=1", "probe", "launch 2.6.12", NULL);
+}
