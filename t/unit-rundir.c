@@ -321,59 +321,6 @@ static void test_write_file(struct tree *t, gconstpointer data)
 	close(fd);
 }
 
-static ino_t inode_of(const char *path)
-{
-	struct stat st;
-
-	g_assert_cmpint(lstat(path, &st), ==, 0);
-	return st.st_ino;
-}
-
-/* The same text again leaves the file alone (no fsync, no rename on the
- * way to the first haproxy); anything else is written anew. */
-static void test_write_file_unchanged(struct tree *t, gconstpointer data)
-{
-	g_autofree gchar *dir = g_build_filename(t->root, "run", NULL);
-	g_autofree gchar *victim = g_build_filename(t->root, "victim", NULL);
-	g_autofree gchar *cfg = g_build_filename(dir, "listeners.cfg", NULL);
-	g_autofree gchar *text = NULL;
-	ino_t first;
-	int fd;
-
-	fd = open_expect(dir, RUNDIR_OWNER, -1);
-	/* A symlink to the same text is not our file. */
-	g_assert_true(g_file_set_contents(victim, "global\n", -1, NULL));
-	g_assert_cmpint(symlink(victim, cfg), ==, 0);
-	g_assert_true(rundir_write_file(fd, "listeners.cfg", "global\n",
-					NULL));
-	first = inode_of(cfg);
-	g_assert_cmpuint(first, !=, inode_of(victim));
-	g_assert_true(rundir_write_file(fd, "listeners.cfg", "global\n",
-					NULL));
-	g_assert_cmpuint(inode_of(cfg), ==, first);
-	/* Same length, other text. */
-	g_assert_true(rundir_write_file(fd, "listeners.cfg", "glob4l\n",
-					NULL));
-	g_assert_cmpuint(inode_of(cfg), !=, first);
-	text = read_file(cfg);
-	g_assert_cmpstr(text, ==, "glob4l\n");
-	/* Same text, another mode: written again, 0600. */
-	first = inode_of(cfg);
-	g_assert_cmpint(chmod(cfg, 0644), ==, 0);
-	g_assert_true(rundir_write_file(fd, "listeners.cfg", "glob4l\n",
-					NULL));
-	g_assert_cmpuint(inode_of(cfg), !=, first);
-	/* A longer file that starts with the text. */
-	g_assert_true(g_file_set_contents(cfg, "glob4l\nmore\n", -1, NULL));
-	g_assert_cmpint(chmod(cfg, 0600), ==, 0);
-	g_assert_true(rundir_write_file(fd, "listeners.cfg", "glob4l\n",
-					NULL));
-	g_free(text);
-	text = read_file(cfg);
-	g_assert_cmpstr(text, ==, "glob4l\n");
-	close(fd);
-}
-
 static void test_too_long(void)
 {
 	g_autoptr(GError) error = NULL;
@@ -423,7 +370,5 @@ int main(int argc, char **argv)
 		   test_symlinks, tree_teardown);
 	g_test_add("/rundir/write-file", struct tree, NULL, tree_setup,
 		   test_write_file, tree_teardown);
-	g_test_add("/rundir/write-file-unchanged", struct tree, NULL,
-		   tree_setup, test_write_file_unchanged, tree_teardown);
 	return g_test_run();
 }

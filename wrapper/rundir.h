@@ -70,8 +70,7 @@ int rundir_open_nosocket(const char *dir, enum rundir_role role,
 			 GError **error);
 
 /* Writes name in the directory dirfd atomically (a new file, then
- * renamed over it), mode 0600; a symlink planted there is replaced. A
- * file of ours, mode 0600, that already holds text is left as it is. */
+ * renamed over it), mode 0600; a symlink planted there is replaced. */
 gboolean rundir_write_file(int dirfd, const char *name, const char *text,
 			   GError **error);
 
