@@ -5,14 +5,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#include "base/sockdiag.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -79,10 +74,40 @@ static gboolean kernel_lists_children(void)
 	return known;
 }
 
+/* Reads of a children list before it is taken as unstable. */
+#define CHILDREN_READS 8
+
+/*
+ * A children list read twice the same. A child reaped while the kernel
+ * walks the list makes it skip the children after it (a master reaps
+ * its old worker as the reload verdict looks for the new one); the
+ * reaped one is then on no later read, so two equal reads skipped none
+ * alive throughout. NULL: gone, or *unstable when it never held still.
+ */
+static gchar *read_children(const char *path, gboolean *unstable)
+{
+	g_autofree gchar *last = NULL;
+	gsize len;
+
+	last = read_at_most(path, CHILDREN_MAX, &len, NULL);
+	for (guint i = 1; last && i < CHILDREN_READS; i++) {
+		g_autofree gchar *again = read_at_most(path, CHILDREN_MAX,
+						       &len, NULL);
+
+		if (!again || strcmp(again, last) == 0)
+			return g_steal_pointer(&again);
+		g_free(last);
+		last = g_steal_pointer(&again);
+	}
+	*unstable = last != NULL;
+	return NULL;
+}
+
 /*
  * The kernel's own lists, PID/task/TID/children (a child is on the list
  * of the thread that forked it): a cost that does not grow with the
- * host, where a scan reads every process. FALSE without such lists.
+ * host, where a scan reads every process. FALSE without such lists, or
+ * when one kept changing.
  */
 static gboolean children_of_tasks(GPid parent, GArray *pids)
 {
@@ -99,10 +124,12 @@ static gboolean children_of_tasks(GPid parent, GArray *pids)
 							  "children", NULL);
 		g_autofree gchar *text = NULL;
 		g_auto(GStrv) words = NULL;
-		gsize len;
+		gboolean unstable = FALSE;
 
 		/* A thread that ended meanwhile left its children to another. */
-		text = read_at_most(path, CHILDREN_MAX, &len, NULL);
+		text = read_children(path, &unstable);
+		if (unstable)
+			return FALSE;
 		if (!text)
 			continue;
 		words = g_strsplit(text, " ", -1);
@@ -166,142 +193,6 @@ int proc_open_if_child_of(GPid pid, GPid expected_parent)
 	return fd;
 }
 
-guint64 proc_socket_inode(GPid pid, const char *fd_name)
-{
-	g_autofree gchar *link = g_strdup_printf("/proc/%d/fd/%s", pid, fd_name);
-	g_autofree gchar *target = g_file_read_link(link, NULL);
-
-	if (!target || !g_str_has_prefix(target, "socket:["))
-		return 0;
-	return g_ascii_strtoull(target + 8, NULL, 10);
-}
-
-/* 1 listening, 0 not, -1 when it cannot be told (pidfd_getfd refused). */
-static int fd_listens(int pidfd, int fd)
-{
-	int dup = pidfd_getfd(pidfd, fd, 0);
-	int listening = 0;
-	socklen_t len = sizeof(listening);
-
-	if (dup < 0)
-		return -1;
-	if (getsockopt(dup, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
-		listening = 0;
-	close(dup);
-	return listening ? 1 : 0;
-}
-
-static GHashTable *inode_set_new(void)
-{
-	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-}
-
-/* The LISTEN (0A) entries of a tcp or tcp6 table: the kernel lists the
- * listening sockets first, so the read stops at the first other one. */
-static void add_tcp_listeners(GHashTable *inodes, const char *path)
-{
-	FILE *f = fopen(path, "re");
-	g_autofree char *line = NULL;
-	size_t size = 0;
-	char st[3];
-	guint64 ino;
-
-	if (!f)
-		return;
-	/* After the header: sl local rem st queues tr retrnsmt uid timeout
-	 * inode ... */
-	if (getline(&line, &size, f) > 0)
-		while (getline(&line, &size, f) > 0 &&
-		       sscanf(line, "%*s %*s %*s %2s %*s %*s %*s %*s %*s %"
-			      G_GUINT64_FORMAT, st, &ino) == 2 &&
-		       strcmp(st, "0A") == 0)
-			if (ino)
-				g_hash_table_add(inodes,
-						 g_memdup2(&ino, sizeof(ino)));
-	fclose(f);
-}
-
-GHashTable *proc_net_tcp_listeners(const char *net_dir)
-{
-	GHashTable *inodes = inode_set_new();
-	g_autofree gchar *tcp = g_build_filename(net_dir, "tcp", NULL);
-	g_autofree gchar *tcp6 = g_build_filename(net_dir, "tcp6", NULL);
-
-	add_tcp_listeners(inodes, tcp);
-	add_tcp_listeners(inodes, tcp6);
-	return inodes;
-}
-
-gboolean proc_same_netns(GPid pid)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/%d/ns/net", pid);
-	struct stat self, other;
-
-	/* Another user's process: ns/net needs ptrace access. */
-	return stat("/proc/self/ns/net", &self) == 0 &&
-	       stat(path, &other) == 0 && self.st_dev == other.st_dev &&
-	       self.st_ino == other.st_ino;
-}
-
-GHashTable *proc_tcp_listeners(GPid pid)
-{
-	g_autofree gchar *net_dir = NULL;
-
-	/* sock_diag answers for our namespace only. */
-	if (proc_same_netns(pid)) {
-		GHashTable *inodes = sockdiag_tcp_listeners(NULL);
-
-		if (inodes)
-			return inodes;
-	}
-	net_dir = g_strdup_printf("/proc/%d/net", pid);
-	return proc_net_tcp_listeners(net_dir);
-}
-
-GHashTable *proc_listening_inodes(GPid pid)
-{
-	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
-	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
-	g_autoptr(GHashTable) net = NULL;
-	GHashTable *inodes;
-	const char *name;
-	int pidfd = pidfd_open(pid, 0);
-
-	if (pidfd < 0 || !dir) {
-		if (pidfd >= 0)
-			close(pidfd);
-		return NULL;
-	}
-	inodes = inode_set_new();
-	while ((name = g_dir_read_name(dir))) {
-		guint64 ino = proc_socket_inode(pid, name);
-		int listens = ino ? fd_listens(pidfd, atoi(name)) : 0;
-
-		if (listens < 0 && !net)
-			net = proc_tcp_listeners(pid);
-		if (listens > 0 ||
-		    (listens < 0 && g_hash_table_contains(net, &ino)))
-			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
-	}
-	close(pidfd);
-	return inodes;
-}
-
-gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes)
-{
-	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
-	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
-	const char *name;
-
-	while (dir && (name = g_dir_read_name(dir))) {
-		guint64 ino = proc_socket_inode(pid, name);
-
-		if (ino && g_hash_table_contains(inodes, &ino))
-			return TRUE;
-	}
-	return FALSE;
-}
-
 gint64 proc_start_time_us(guint64 ticks)
 {
 	g_autofree gchar *stat = NULL;
@@ -322,122 +213,7 @@ gboolean proc_pidfd_signal(int pidfd, int sig)
 	return pidfd_send_signal(pidfd, sig, NULL, 0) == 0;
 }
 
-/* ---- proc trees under any root, and their untrusted content ---- */
-
-/* The next run of non-space bytes in [*p, end), advancing *p past it. */
-static gboolean next_token(const char **p, const char *end, const char **tok,
-			   gsize *len)
-{
-	const char *s = *p;
-
-	while (s < end && *s == ' ')
-		s++;
-	*tok = s;
-	while (s < end && *s != ' ' && *s != '\n')
-		s++;
-	*len = (gsize)(s - *tok);
-	*p = s;
-	return *len > 0;
-}
-
-/* A decimal token, optionally negative, fitting a gint64. */
-static gboolean token_to_int64(const char *tok, gsize len, gint64 *v)
-{
-	gboolean neg = len > 0 && tok[0] == '-';
-	guint64 acc = 0;
-
-	if (neg) {
-		tok++;
-		len--;
-	}
-	/* 19 digits always fit a gint64: no overflow check needed. */
-	if (len == 0 || len > 19)
-		return FALSE;
-	for (gsize i = 0; i < len; i++) {
-		if (!g_ascii_isdigit(tok[i]))
-			return FALSE;
-		acc = acc * 10 + (guint64)(tok[i] - '0');
-	}
-	if (acc > G_MAXINT64)
-		return FALSE;
-	*v = neg ? -(gint64)acc : (gint64)acc;
-	return TRUE;
-}
-
-static gboolean token_to_pid(const char *tok, gsize len, GPid *pid)
-{
-	gint64 v;
-
-	if (!token_to_int64(tok, len, &v) || v < 0 || v > G_MAXINT)
-		return FALSE;
-	*pid = (GPid)v;
-	return TRUE;
-}
-
-/* Fields after the command name, numbered as in proc(5). */
-enum {
-	STAT_STATE = 3,
-	STAT_PPID = 4,
-	STAT_SESSION = 6,
-	STAT_START_TIME = 22,
-};
-
-gboolean proc_parse_stat(const char *text, gsize len, struct proc_stat *out)
-{
-	const char *close, *p, *end, *tok;
-	struct proc_stat st = { 0 };
-	gint64 v;
-	gsize n;
-
-	if (!text)
-		return FALSE;
-	close = memrchr(text, ')', len);
-	end = text + len;
-	/* The name may hold ")" itself: only the last one closes it. */
-	if (!close || !memchr(text, '(', (gsize)(close - text)))
-		return FALSE;
-	p = memchr(text, '(', (gsize)(close - text)) + 1;
-	n = MIN((gsize)(close - p), sizeof(st.comm) - 1);
-	memcpy(st.comm, p, n);
-	p = close + 1;
-	if (!next_token(&p, end, &tok, &n) || n != 1 || !g_ascii_isalpha(*tok))
-		return FALSE;
-	st.state = *tok;
-	for (int field = STAT_STATE + 1; field <= STAT_START_TIME; field++) {
-		if (!next_token(&p, end, &tok, &n))
-			return FALSE;
-		if (field == STAT_PPID && !token_to_pid(tok, n, &st.ppid))
-			return FALSE;
-		if (field == STAT_SESSION && !token_to_pid(tok, n, &st.session))
-			return FALSE;
-		if (field == STAT_START_TIME) {
-			if (!token_to_int64(tok, n, &v) || v < 0)
-				return FALSE;
-			st.start_time = (guint64)v;
-		}
-	}
-	*out = st;
-	return TRUE;
-}
-
-GStrv proc_parse_cmdline(const char *data, gsize len)
-{
-	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
-	gsize start = 0;
-
-	/* What follows the last argument is padding, not empty arguments. */
-	while (len > 0 && data[len - 1] == '\0')
-		len--;
-	while (start < len && argv->len < PROC_ARGV_MAX) {
-		const char *nul = memchr(data + start, '\0', len - start);
-		gsize stop = nul ? (gsize)(nul - data) : len;
-
-		g_ptr_array_add(argv, g_strndup(data + start, stop - start));
-		start = stop + 1;
-	}
-	g_ptr_array_add(argv, NULL);
-	return (GStrv)g_ptr_array_free(g_steal_pointer(&argv), FALSE);
-}
+/* ---- proc trees under any root (their content: procparse.c) ---- */
 
 GArray *proc_list_pids_at(const char *root, GError **error)
 {
@@ -641,63 +417,6 @@ gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time)
 	       st.state != 'X';
 }
 
-/* The rest of the first line of [text, text + len) that starts with key,
- * as [*value, *stop). */
-static gboolean find_line(const char *text, gsize len, const char *key,
-			  const char **value, const char **stop)
-{
-	gsize klen = strlen(key);
-	const char *p = text, *end = text + len;
-
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (gsize)(end - p));
-
-		*stop = eol ? eol : end;
-		if ((gsize)(*stop - p) > klen && memcmp(p, key, klen) == 0) {
-			*value = p + klen;
-			return TRUE;
-		}
-		p = *stop + 1;
-	}
-	return FALSE;
-}
-
-/* "Key:\t<16 hex digits>" at the start of a line of [text, text + len). */
-static gboolean find_mask(const char *text, gsize len, const char *key,
-			  guint64 *mask)
-{
-	const char *v, *stop;
-	guint64 acc = 0;
-	gsize n = 0;
-
-	if (!find_line(text, len, key, &v, &stop))
-		return FALSE;
-	while (v < stop && (*v == '\t' || *v == ' '))
-		v++;
-	for (; v < stop && n <= 16; v++, n++) {
-		if (!g_ascii_isxdigit(*v))
-			break;
-		acc = acc << 4 | (guint64)g_ascii_xdigit_value(*v);
-	}
-	if (v != stop || n == 0 || n > 16)
-		return FALSE;
-	*mask = acc;
-	return TRUE;
-}
-
-gboolean proc_parse_sigmasks(const char *text, gsize len,
-			     struct proc_sigmasks *out)
-{
-	struct proc_sigmasks m;
-
-	if (!text || !find_mask(text, len, "SigBlk:", &m.blocked) ||
-	    !find_mask(text, len, "SigIgn:", &m.ignored) ||
-	    !find_mask(text, len, "SigCgt:", &m.caught))
-		return FALSE;
-	*out = m;
-	return TRUE;
-}
-
 gboolean proc_sigmasks_at(const char *root, GPid pid,
 			  struct proc_sigmasks *out, GError **error)
 {
@@ -711,44 +430,6 @@ gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
 	if (sig < 1 || sig > 64 || !proc_sigmasks_at(root, pid, &m, NULL))
 		return FALSE;
 	return (m.caught & PROC_SIGBIT(sig)) && !(m.blocked & PROC_SIGBIT(sig));
-}
-
-/* "Key:\t<4 decimal ids>" at the start of a line of [text, text + len). */
-static gboolean find_ids(const char *text, gsize len, const char *key,
-			 guint32 ids[4])
-{
-	const char *v, *stop;
-	g_autofree gchar *line = NULL;
-	g_auto(GStrv) f = NULL;
-	guint n = 0;
-
-	if (!find_line(text, len, key, &v, &stop))
-		return FALSE;
-	line = g_strndup(v, (gsize)(stop - v));
-	f = g_strsplit_set(g_strstrip(line), "\t ", -1);
-	for (guint i = 0; f[i]; i++) {
-		guint64 id;
-
-		if (!*f[i])
-			continue;
-		if (n == 4 || !g_ascii_string_to_unsigned(f[i], 10, 0,
-							   G_MAXUINT32, &id,
-							   NULL))
-			return FALSE;
-		ids[n++] = (guint32)id;
-	}
-	return n == 4;
-}
-
-gboolean proc_parse_ids(const char *text, gsize len, struct proc_ids *out)
-{
-	struct proc_ids ids;
-
-	if (!text || !find_ids(text, len, "Uid:", ids.uid) ||
-	    !find_ids(text, len, "Gid:", ids.gid))
-		return FALSE;
-	*out = ids;
-	return TRUE;
 }
 
 gboolean proc_ids_at(const char *root, GPid pid, struct proc_ids *out,

@@ -31,41 +31,6 @@ gchar *proc_exe(GPid pid);
  */
 int proc_open_if_child_of(GPid pid, GPid expected_parent);
 
-/*
- * The inodes of the listening sockets pid holds, read by duplicating each
- * socket descriptor (pidfd_getfd: our own child, or root) and asking it
- * SO_ACCEPTCONN; where pidfd_getfd is refused (a seccomp filter), its
- * sockets found among the TCP listeners of its network namespace
- * (proc_tcp_listeners). NULL when pid's descriptors cannot be listed.
- */
-GHashTable *proc_listening_inodes(GPid pid);
-
-/* The inodes of the listening TCP sockets (IPv4 and IPv6) of a network
- * namespace, from net_dir's tcp and tcp6 tables ("/proc/PID/net" for
- * pid's): proc_tcp_listeners' path where sock_diag cannot answer. The
- * kernel walks every connection of the namespace to write them. */
-GHashTable *proc_net_tcp_listeners(const char *net_dir);
-
-/* Is pid in this process's network namespace? FALSE when either one
- * cannot be read (another user's process: ptrace access needed). */
-gboolean proc_same_netns(GPid pid);
-
-/*
- * The inodes of the listening TCP sockets (IPv4 and IPv6) of pid's
- * network namespace. When it is ours, asked of the kernel through
- * sock_diag (base/sockdiag.h), which walks only the listening sockets;
- * otherwise, or when netlink is refused, read from /proc/PID/net, which
- * costs a walk of every connection of the namespace.
- */
-GHashTable *proc_tcp_listeners(GPid pid);
-
-/* The inode of the socket pid holds as descriptor fd_name ("socket:[N]"),
- * or 0 when it is not a socket or cannot be read. */
-guint64 proc_socket_inode(GPid pid, const char *fd_name);
-
-/* Does pid still hold a descriptor on one of these socket inodes? */
-gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);
-
 /* A start time from stat (clock ticks since boot) as wall-clock
  * microseconds; 0 when the boot time cannot be read. */
 gint64 proc_start_time_us(guint64 ticks);

@@ -14,255 +14,13 @@
  */
 #include "migrate/find.h"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/escape.h"
-#include "base/proc.h"
 #include "legacy/pidfile.h"
+#include "migrate/cmdline.h"
+#include "migrate/scan.h"
 #include "migrate/trust.h"
-
-/* Longest piece of untrusted text quoted in a reason. */
-#define QUOTE_MAX 200
-
-/* What an haproxy command line says; strings borrowed from its argv. */
-struct hap_cmdline {
-	gboolean mworker;	/* -W, -Ws */
-	gboolean ds;		/* -Ds: 1.x systemd mode; -D from 1.8 on */
-	gboolean renamed;	/* argv[0] "...-master": a 1.7 -Ds parent */
-	const char *basedir;	/* the last -C */
-	GPtrArray *files;	/* -f values, then the "--" tail */
-};
-
-/* haproxy's flags that take the next argument, whatever it looks like. */
-static gboolean takes_value(const char *arg)
-{
-	if (arg[1] == '\0')
-		return FALSE;
-	if (g_str_has_prefix(arg, "-cc"))
-		return TRUE;
-	return strchr("fpCLNnmxS", arg[1]) != NULL;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/* haproxy, haproxy-2.6, haproxy26, haproxy-master; not the wrappers
- * (haproxy-systemd-wrapper), which run haproxy rather than being it. */
-static gboolean haproxy_name(const char *path)
-{
-	const char *base = base_name(path);
-
-	return g_str_has_prefix(base, "haproxy") && !strstr(base, "wrapper");
-}
-
-static void hap_cmdline_parse(const char *const *argv, struct hap_cmdline *c)
-{
-	*c = (struct hap_cmdline){ .files = g_ptr_array_new() };
-	if (!argv || !argv[0])
-		return;
-	c->renamed = g_str_has_suffix(base_name(argv[0]), "-master");
-	for (guint i = 1; argv[i]; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0) {
-			while (argv[++i])
-				g_ptr_array_add(c->files, (gpointer)argv[i]);
-			break;
-		}
-		if (a[0] != '-')
-			continue;
-		if (g_str_has_prefix(a, "-sf") || g_str_has_prefix(a, "-st")) {
-			while (argv[i + 1] && argv[i + 1][0] != '-')
-				i++;
-		} else if (takes_value(a)) {
-			if (!argv[i + 1])
-				break;
-			i++;
-			if (a[1] == 'f')
-				g_ptr_array_add(c->files, (gpointer)argv[i]);
-			else if (a[1] == 'C')
-				c->basedir = argv[i];
-		} else if (g_str_has_prefix(a, "-W")) {
-			c->mworker = TRUE;
-		} else if (g_str_has_prefix(a, "-Ds")) {
-			c->ds = TRUE;
-		}
-	}
-}
-
-static void hap_cmdline_clear(struct hap_cmdline *c)
-{
-	g_clear_pointer(&c->files, g_ptr_array_unref);
-}
-
-/* Where relative names are taken, or NULL when that is unknown. */
-static gchar *files_base(const struct hap_cmdline *c, const char *cwd,
-			 gboolean in_basedir)
-{
-	gboolean cwd_ok = cwd && g_path_is_absolute(cwd);
-
-	if (!c->basedir || !*c->basedir)
-		return cwd_ok ? g_strdup(cwd) : NULL;
-	if (g_path_is_absolute(c->basedir))
-		return g_strdup(c->basedir);
-	if (!cwd_ok)
-		return NULL;
-	return in_basedir ? g_strdup(cwd)
-			  : g_build_filename(cwd, c->basedir, NULL);
-}
-
-static GStrv hap_cmdline_files(const struct hap_cmdline *c, const char *cwd,
-			       gboolean in_basedir)
-{
-	g_autofree gchar *base = files_base(c, cwd, in_basedir);
-	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
-
-	for (guint i = 0; i < c->files->len; i++) {
-		const char *name = g_ptr_array_index(c->files, i);
-		gchar *path;
-
-		if (!*name || (!g_path_is_absolute(name) && !base))
-			continue;
-		path = g_canonicalize_filename(name, base);
-		if (g_ptr_array_find_with_equal_func(out, path, g_str_equal,
-						     NULL))
-			g_free(path);
-		else
-			g_ptr_array_add(out, path);
-	}
-	g_ptr_array_add(out, NULL);
-	return (GStrv)g_ptr_array_free(g_steal_pointer(&out), FALSE);
-}
-
-GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
-				gboolean in_basedir)
-{
-	struct hap_cmdline c;
-	GStrv files;
-
-	hap_cmdline_parse(argv, &c);
-	files = hap_cmdline_files(&c, cwd, in_basedir);
-	hap_cmdline_clear(&c);
-	return files;
-}
-
-/* ---- the files we look for ---- */
-
-struct config_target {
-	gchar *path;
-	gboolean have_id;
-	dev_t dev;
-	ino_t ino;
-};
-
-static void config_target_free(gpointer p)
-{
-	struct config_target *t = p;
-
-	g_free(t->path);
-	g_free(t);
-}
-
-static GPtrArray *config_targets_new(const char *const *files)
-{
-	GPtrArray *targets = g_ptr_array_new_with_free_func(config_target_free);
-
-	for (; files && *files; files++) {
-		struct config_target *t;
-		struct stat st;
-
-		if (!**files)
-			continue;
-		t = g_new0(struct config_target, 1);
-		t->path = g_canonicalize_filename(*files, NULL);
-		if (stat(t->path, &st) == 0) {
-			t->have_id = TRUE;
-			t->dev = st.st_dev;
-			t->ino = st.st_ino;
-		}
-		g_ptr_array_add(targets, t);
-	}
-	return targets;
-}
-
-static gboolean config_matches(GPtrArray *targets, const char *path)
-{
-	struct stat st;
-	gboolean have_id = stat(path, &st) == 0;
-
-	for (guint i = 0; i < targets->len; i++) {
-		const struct config_target *t = g_ptr_array_index(targets, i);
-
-		if (strcmp(t->path, path) == 0)
-			return TRUE;
-		if (have_id && t->have_id && t->dev == st.st_dev &&
-		    t->ino == st.st_ino)
-			return TRUE;
-	}
-	return FALSE;
-}
-
-/* ---- one look at the proc tree ---- */
-
-enum verdict { UNCHECKED, HAPROXY, NOT_HAPROXY };
-
-struct node {
-	GPid pid;
-	struct proc_stat st;
-	GArray *children;	/* GPid; NULL: none */
-	gboolean argv_read;
-	GStrv argv;		/* NULL: could not be read */
-	gchar *argv_error;
-	struct hap_cmdline cmd;
-	enum verdict verdict;
-	gchar *why;		/* NOT_HAPROXY: the reason */
-	gchar *exe;
-	gboolean exe_deleted;
-	gboolean creds_checked;
-	gchar *refused;		/* why its credentials are not ours */
-};
-
-static void node_clear(struct node *n)
-{
-	g_clear_pointer(&n->children, g_array_unref);
-	g_strfreev(n->argv);
-	g_free(n->argv_error);
-	hap_cmdline_clear(&n->cmd);
-	g_free(n->why);
-	g_free(n->exe);
-	g_free(n->refused);
-}
-
-static guint child_count(const struct node *n)
-{
-	return n->children ? n->children->len : 0;
-}
-
-struct scan {
-	const char *root;
-	int rootfd;		/* root, open; -1: by path */
-	const char *const *config_files;	/* the wrapper's own */
-	/* One block for every process read: a scan of a host with many
-	 * processes allocates nothing per process it passes over. */
-	struct node *store;
-	guint stored;
-	GHashTable *nodes;	/* GPid -> struct node, in store */
-	GHashTable *ours;	/* self and its descendants */
-	GPtrArray *skipped;	/* struct foreign_skip */
-};
-
-static struct node *node_of(struct scan *s, GPid pid)
-{
-	return g_hash_table_lookup(s->nodes, GINT_TO_POINTER(pid));
-}
 
 /* n's i-th child, NULL if it was not read. */
 static struct node *child_of(struct scan *s, struct node *n, guint i)
@@ -273,146 +31,6 @@ static struct node *child_of(struct scan *s, struct node *n, guint i)
 static gboolean is_ours(struct scan *s, GPid pid)
 {
 	return g_hash_table_contains(s->ours, GINT_TO_POINTER(pid));
-}
-
-static gboolean is_zombie(const struct node *n)
-{
-	return n->st.state == 'Z' || n->st.state == 'X';
-}
-
-/* A stat line is about 300 bytes; a longer one is read the slow way. */
-#define STAT_HEAD 1024
-
-static gboolean read_stat(struct scan *s, GPid pid, struct proc_stat *st)
-{
-	char buf[STAT_HEAD];
-	gssize len = -1;
-
-	if (s->rootfd >= 0)
-		len = proc_read_head_at(s->rootfd, pid, "stat", buf,
-					sizeof(buf));
-	if (len >= 0 && (gsize)len < sizeof(buf) - 1)
-		return proc_parse_stat(buf, len, st);
-	if (len < 0 && s->rootfd >= 0)
-		return FALSE;
-	return proc_stat_at(s->root, pid, st, NULL);
-}
-
-/* Every process that can be read now, linked to its children. A process
- * that ends while it is read is simply not there. */
-static gboolean scan_load(struct scan *s, GError **error)
-{
-	g_autoptr(GArray) pids = proc_list_pids_at(s->root, error);
-
-	if (!pids)
-		return FALSE;
-	s->rootfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	s->store = g_new0(struct node, pids->len);
-	for (guint i = 0; i < pids->len; i++) {
-		struct node *n = &s->store[s->stored];
-
-		n->pid = g_array_index(pids, GPid, i);
-		if (!read_stat(s, n->pid, &n->st))
-			continue;
-		s->stored++;
-		g_hash_table_insert(s->nodes, GINT_TO_POINTER(n->pid), n);
-	}
-	for (guint i = 0; i < s->stored; i++) {
-		struct node *n = &s->store[i], *parent = node_of(s, n->st.ppid);
-
-		if (!parent || parent == n)
-			continue;
-		if (!parent->children)
-			parent->children = g_array_new(FALSE, FALSE,
-						       sizeof(GPid));
-		g_array_append_val(parent->children, n->pid);
-	}
-	return TRUE;
-}
-
-static void mark_ours(struct scan *s, GPid pid)
-{
-	struct node *n = node_of(s, pid);
-
-	/* A ppid loop in a fake (or racing) tree must not recurse forever. */
-	if (!g_hash_table_add(s->ours, GINT_TO_POINTER(pid)) || !n)
-		return;
-	for (guint i = 0; i < child_count(n); i++)
-		mark_ours(s, g_array_index(n->children, GPid, i));
-}
-
-static const char *const *node_argv(struct scan *s, struct node *n)
-{
-	g_autoptr(GError) error = NULL;
-
-	if (!n->argv_read) {
-		n->argv_read = TRUE;
-		n->argv = proc_cmdline_at(s->root, n->pid, &error);
-		if (!n->argv)
-			n->argv_error = g_strdup(error->message);
-		hap_cmdline_parse((const char *const *)n->argv, &n->cmd);
-	}
-	return (const char *const *)n->argv;
-}
-
-/* Untrusted text made fit for a log line. */
-static gchar *quote(const char *s)
-{
-	return escape_untrusted(s, QUOTE_MAX);
-}
-
-/* A process has no executable link when it is a kernel thread or is
- * gone; else the link could not be read (permissions). */
-static gchar *no_exe_reason(struct scan *s, struct node *n, GError *error)
-{
-	const char *const *argv;
-
-	if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-		argv = node_argv(s, n);
-		if (!argv)
-			return g_strdup("exited while it was looked at");
-		if (!argv[0])
-			return g_strdup("a kernel thread");
-	}
-	return g_strdup_printf("its executable cannot be read (%s)",
-			       error->message);
-}
-
-/* NULL when n is a live haproxy, else why not. */
-static gchar *check_haproxy(struct scan *s, struct node *n)
-{
-	g_autoptr(GError) error = NULL;
-	const char *const *argv;
-	g_autofree gchar *exe = NULL, *arg0 = NULL;
-
-	if (is_zombie(n))
-		return g_strdup("a zombie: it has exited");
-	n->exe = proc_exe_at(s->root, n->pid, &n->exe_deleted, &error);
-	if (!n->exe)
-		return no_exe_reason(s, n, error);
-	exe = quote(n->exe);
-	if (!haproxy_name(n->exe))
-		return g_strdup_printf("runs %s, not haproxy", exe);
-	argv = node_argv(s, n);
-	if (!argv)
-		return g_strdup_printf("its command line cannot be read (%s)",
-				       n->argv_error);
-	if (!argv[0])
-		return g_strdup("its command line is empty: it is exiting");
-	arg0 = quote(argv[0]);
-	if (!haproxy_name(argv[0]))
-		return g_strdup_printf("runs %s as \"%s\", not as haproxy",
-				       exe, arg0);
-	return NULL;
-}
-
-static gboolean verify(struct scan *s, struct node *n)
-{
-	if (n->verdict == UNCHECKED) {
-		n->why = check_haproxy(s, n);
-		n->verdict = n->why ? NOT_HAPROXY : HAPROXY;
-	}
-	return n->verdict == HAPROXY;
 }
 
 static gboolean is_daemon_of(const struct node *child,
@@ -814,76 +432,47 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 	return ok;
 }
 
-/* ---- the results ---- */
+/* ---- the pidfile alone ---- */
 
-gboolean foreign_settled(const char *proc_root, const struct foreign *f)
+gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
+			       GPid self, GPtrArray **skipped)
 {
-	if (f->kind != FOREIGN_DS_PARENT)
-		return proc_catches_signal_at(proc_root, f->pid, SIGUSR1);
-	/* The -Ds parent itself never handles a signal: its workers do. */
-	for (guint i = 0; i < f->workers->len; i++)
-		if (!proc_catches_signal_at(proc_root,
-					    g_array_index(f->workers, GPid, i),
-					    SIGUSR1))
-			return FALSE;
-	return f->workers->len > 0;
-}
+	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
+	struct scan s = {
+		.root = proc_root,
+		.rootfd = -1,
+		.skipped = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)foreign_skip_free),
+	};
+	g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	GHashTableIter it;
+	gpointer key;
+	gboolean found = FALSE;
 
-void foreign_free(struct foreign *f)
-{
-	if (!f)
-		return;
-	g_array_unref(f->workers);
-	g_array_unref(f->worker_start_times);
-	g_free(f->exe);
-	g_strfreev(f->argv);
-	g_strfreev(f->config_files);
-	g_free(f);
-}
+	pidfile_candidates(&s, pidfile, cands);
+	g_hash_table_iter_init(&it, cands);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		GPid pid = GPOINTER_TO_INT(key);
 
-void foreign_skip_free(struct foreign_skip *s)
-{
-	if (!s)
-		return;
-	g_free(s->reason);
-	g_free(s);
-}
-
-const char *foreign_kind_name(enum foreign_kind kind)
-{
-	switch (kind) {
-	case FOREIGN_STANDALONE:
-		return "standalone";
-	case FOREIGN_DS_PARENT:
-		return "-Ds parent";
-	case FOREIGN_MW_MASTER:
-		return "master-worker master";
+		g_array_append_val(pids, pid);
 	}
-	return "unknown";
-}
+	g_array_sort(pids, by_pid);
+	for (guint i = 0; i < pids->len; i++) {
+		struct node n = { .pid = g_array_index(pids, GPid, i) };
 
-static const char *source_name(guint found_by)
-{
-	if ((found_by & FOREIGN_BY_PIDFILE) && (found_by & FOREIGN_BY_CONFIG))
-		return "pidfile and configuration";
-	if (found_by & FOREIGN_BY_PIDFILE)
-		return "pidfile";
-	return "configuration";
-}
-
-gchar *foreign_describe(const struct foreign *f)
-{
-	g_autoptr(GString) line = g_string_new(NULL);
-	g_autofree gchar *exe = quote(f->exe ? f->exe : "?");
-
-	g_string_printf(line, "%s pid %d", foreign_kind_name(f->kind), f->pid);
-	for (guint i = 0; i < f->workers->len; i++)
-		g_string_append_printf(line, "%s%d", i ? ", " : " (workers ",
-				       g_array_index(f->workers, GPid, i));
-	if (f->workers->len)
-		g_string_append_c(line, ')');
-	g_string_append_printf(line, ", %s%s, found by %s", exe,
-			       f->exe_deleted ? " (deleted)" : "",
-			       source_name(f->found_by));
-	return g_string_free(g_steal_pointer(&line), FALSE);
+		if (n.pid == self)
+			continue;
+		/* The search's own checks: executable and command line. */
+		if (!proc_stat_at(proc_root, n.pid, &n.st, NULL))
+			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
+				 unlisted_reason(&s, n.pid));
+		else if (verify(&s, &n))
+			found = TRUE;
+		else
+			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
+				 g_strdup(n.why));
+		node_clear(&n);
+	}
+	*skipped = s.skipped;
+	return found;
 }

@@ -81,18 +81,6 @@ gchar *foreign_describe(const struct foreign *f);
 gboolean foreign_settled(const char *proc_root, const struct foreign *f);
 
 /*
- * The configuration files an haproxy command line loads (argv[0] included
- * and ignored): every -f value and everything after "--", in order, once
- * each, made absolute and normalised (".", "..", "//"; symlinks are left
- * alone). Relative names are taken against the last -C directory, and a
- * relative -C against cwd; in_basedir says cwd already is that directory
- * (a running haproxy has changed into it before loading its files). With
- * cwd NULL, relative names that need it are left out.
- */
-GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
-				gboolean in_basedir);
-
-/*
  * Look under proc_root ("/proc") for haproxy instances that self (and its
  * descendants, our own generations) did not start, among:
  *  - the pids in pidfile (may be NULL; a missing file names none);
@@ -112,3 +100,13 @@ GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
 gboolean find_foreign(const char *proc_root, const char *pidfile,
 		      const char *const *config_files, GPid self,
 		      GPtrArray **out, GPtrArray **skipped, GError **error);
+
+/*
+ * Does pidfile (may be NULL) name a live haproxy other than self, checked
+ * as find_foreign() checks its candidates (executable and command line)?
+ * Only the pids it names are read, never the whole proc tree: cheap on a
+ * busy host. *skipped gets why each other pid it names is no haproxy, and
+ * why the file itself could not be read, as find_foreign() says it.
+ */
+gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
+			       GPid self, GPtrArray **skipped);

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <glib-unix.h>
+#include <signal.h>
 #include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "base/proc.h"
+#include "migrate/cmdline.h"
 #include "migrate/find.h"
 
 #define PROC_ROOT "/proc"
@@ -24,6 +26,7 @@ struct watched {
 
 struct takeover {
 	GPtrArray *found;	/* struct foreign *, alive */
+	guint taken;		/* found, gone since or not: the metric */
 	GPtrArray *watches;	/* struct watched * */
 	takeover_fn settled;
 	gpointer data;
@@ -68,10 +71,11 @@ static void watch(struct takeover *t, struct foreign *f)
 	g_ptr_array_add(t->watches, w);
 }
 
-static void log_findings(GPtrArray *found, GPtrArray *skipped)
+void foreign_log_skipped(const GPtrArray *skipped)
 {
 	for (guint i = 0; skipped && i < skipped->len; i++) {
-		struct foreign_skip *k = g_ptr_array_index(skipped, i);
+		struct foreign_skip *k = g_ptr_array_index((GPtrArray *)skipped,
+							   i);
 
 		if (k->pid)
 			log_notice("not taking over pid %d: %s", k->pid,
@@ -79,6 +83,11 @@ static void log_findings(GPtrArray *found, GPtrArray *skipped)
 		else
 			log_notice("pidfile: %s", k->reason);
 	}
+}
+
+static void log_findings(GPtrArray *found, GPtrArray *skipped)
+{
+	foreign_log_skipped(skipped);
 	for (guint i = 0; i < found->len; i++) {
 		struct foreign *f = g_ptr_array_index(found, i);
 		g_autofree gchar *what = foreign_describe(f);
@@ -111,9 +120,25 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* Started after us: a restart by hand, the replacement's to adopt. */
+static void drop_newer(GPtrArray *found, guint64 started_before)
+{
+	for (guint i = 0; started_before && i < found->len;) {
+		struct foreign *f = g_ptr_array_index(found, i);
+
+		if (f->start_time <= started_before) {
+			i++;
+			continue;
+		}
+		log_info("not taking over pid %d: it started after this "
+			 "wrapper", f->pid);
+		g_ptr_array_remove_index(found, i);
+	}
+}
+
 struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
-				const char *cwd, takeover_fn settled,
-				gpointer data)
+				const char *cwd, guint64 started_before,
+				takeover_fn settled, gpointer data)
 {
 	struct takeover *t = g_new0(struct takeover, 1);
 	g_autoptr(GPtrArray) skipped = NULL;
@@ -130,7 +155,9 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 		t->found = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)foreign_free);
 	}
+	drop_newer(t->found, started_before);
 	log_findings(t->found, skipped);
+	t->taken = t->found->len;
 	for (guint i = 0; i < t->found->len; i++)
 		watch(t, g_ptr_array_index(t->found, i));
 	t->deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
@@ -139,15 +166,8 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 	return t;
 }
 
-static void add_if_same(const char *proc_root, GArray *pids, GPid pid,
-			guint64 start_time)
-{
-	if (proc_same_process_at(proc_root, pid, start_time))
-		g_array_append_val(pids, pid);
-	else
-		log_notice("pid %d is gone or is another process now; not "
-			   "listed for -sf", pid);
-}
+typedef void (*target_fn)(const char *proc_root, GPid pid,
+			  guint64 start_time, gpointer data);
 
 /*
  * Who takes haproxy's -sf signals: the standalone process; the -Ds
@@ -155,25 +175,71 @@ static void add_if_same(const char *proc_root, GArray *pids, GPid pid,
  * workers (masters before 2.2 do not forward SIGTTOU/SIGTTIN, and a
  * second SIGUSR1 to a worker is harmless).
  */
+static void each_sf_target(const char *proc_root, const GPtrArray *instances,
+			   target_fn fn, gpointer data)
+{
+	for (guint i = 0; i < instances->len; i++) {
+		struct foreign *f = g_ptr_array_index((GPtrArray *)instances, i);
+
+		if (f->kind != FOREIGN_DS_PARENT)
+			fn(proc_root, f->pid, f->start_time, data);
+		if (f->kind == FOREIGN_STANDALONE)
+			continue;
+		for (guint w = 0; w < f->workers->len; w++)
+			fn(proc_root, g_array_index(f->workers, GPid, w),
+			   g_array_index(f->worker_start_times, guint64, w),
+			   data);
+	}
+}
+
+static void add_if_same(const char *proc_root, GPid pid, guint64 start_time,
+			gpointer data)
+{
+	GArray *pids = data;
+
+	if (proc_same_process_at(proc_root, pid, start_time))
+		g_array_append_val(pids, pid);
+	else
+		log_notice("pid %d is gone or is another process now; not "
+			   "listed for -sf", pid);
+}
+
 GArray *foreign_sf_targets_at(const char *proc_root,
 			      const GPtrArray *instances)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	for (guint i = 0; i < instances->len; i++) {
-		struct foreign *f = g_ptr_array_index((GPtrArray *)instances, i);
-
-		if (f->kind != FOREIGN_DS_PARENT)
-			add_if_same(proc_root, pids, f->pid, f->start_time);
-		if (f->kind == FOREIGN_STANDALONE)
-			continue;
-		for (guint w = 0; w < f->workers->len; w++)
-			add_if_same(proc_root, pids,
-				    g_array_index(f->workers, GPid, w),
-				    g_array_index(f->worker_start_times,
-						  guint64, w));
-	}
+	each_sf_target(proc_root, instances, add_if_same, pids);
 	return pids;
+}
+
+/* SIGUSR1 through a pidfd that names the process found, never a bare pid. */
+static void soft_stop_if_same(const char *proc_root, GPid pid,
+			      guint64 start_time, gpointer data)
+{
+	guint *sent = data;
+	int fd = pidfd_open(pid, 0);
+
+	if (fd < 0 || !proc_same_process_at(proc_root, pid, start_time)) {
+		log_notice("pid %d is gone or is another process now; not "
+			   "signalled", pid);
+	} else if (!proc_pidfd_signal(fd, SIGUSR1)) {
+		log_warn("cannot send SIGUSR1 to foreign haproxy pid %d: %s",
+			 pid, g_strerror(errno));
+	} else {
+		log_notice("SIGUSR1 -> foreign haproxy pid %d: soft stop", pid);
+		(*sent)++;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+guint takeover_soft_stop(struct takeover *t)
+{
+	guint sent = 0;
+
+	each_sf_target(PROC_ROOT, t->found, soft_stop_if_same, &sent);
+	return sent;
 }
 
 GArray *foreign_sf_targets(const GPtrArray *instances)
@@ -189,6 +255,11 @@ GArray *takeover_targets(struct takeover *t)
 const GPtrArray *takeover_instances(struct takeover *t)
 {
 	return t->found;
+}
+
+guint takeover_taken(const struct takeover *t)
+{
+	return t->taken;
 }
 
 void takeover_cancel(struct takeover *t)

@@ -6,8 +6,10 @@
  * them handles SIGUSR1, and the first generation starts with their pids
  * after -sf. haproxy's own protocol then pauses them while it binds, and
  * soft-stops them once it has bound, or resumes them if it could not: a
- * failed takeover leaves them serving. The wrapper itself never signals
- * them; it watches them (pidfds) until they are gone.
+ * failed takeover leaves them serving. Instances found only once our
+ * first generation serves beside them are soft-stopped by the wrapper
+ * itself, as -sf would (takeover_soft_stop). It watches them (pidfds)
+ * until they are gone.
  */
 #pragma once
 
@@ -22,11 +24,12 @@ typedef void (*takeover_fn)(gpointer data);
  * (haproxy's arguments, argv[0] included and ignored), taken against cwd.
  * settled is called once, from the main loop, when every instance found
  * is ready for -sf, or after a bounded wait (logged), or at once if there
- * is none.
+ * is none. started_before (a start time from stat; 0: none) leaves out
+ * the instances that started later.
  */
 struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
-				const char *cwd, takeover_fn settled,
-				gpointer data);
+				const char *cwd, guint64 started_before,
+				takeover_fn settled, gpointer data);
 
 /* The pids for the first generation's -sf, each checked again to still be
  * the process that was found. */
@@ -39,8 +42,21 @@ GArray *foreign_sf_targets(const GPtrArray *instances);
 GArray *foreign_sf_targets_at(const char *proc_root,
 			      const GPtrArray *instances);
 
+/* What haproxy's -sf does once it has bound, done by us: SIGUSR1 to the
+ * same processes, each through a pidfd checked to name the process
+ * found. For instances found after our first generation serves beside
+ * them (SO_REUSEPORT). The number of processes signalled. */
+guint takeover_soft_stop(struct takeover *t);
+
 /* The instances still alive (struct foreign *), for status. */
 const GPtrArray *takeover_instances(struct takeover *t);
+/* How many were found, whether or not they have exited since: an
+ * instance our -sf ends before our generation is ready still counts. */
+guint takeover_taken(const struct takeover *t);
+
+/* The candidates a search did not take over, with why (struct
+ * foreign_skip *, may be NULL), in the log as the search says them. */
+void foreign_log_skipped(const GPtrArray *skipped);
 
 /* Stop waiting (a stop request came); the instances are left alone. */
 void takeover_cancel(struct takeover *t);

@@ -51,11 +51,11 @@ FUZZ_SRC_args    := legacy/args.c legacy/version.c
 FUZZ_SRC_pidfile := legacy/pidfile.c
 FUZZ_SRC_version := legacy/version.c
 FUZZ_SRC_control := wrapper/protocol.c
-FUZZ_SRC_proc    := base/proc.c
+FUZZ_SRC_proc    := base/procparse.c
 FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/version.c \
-                    legacy/args.c base/proc.c
+                    legacy/args.c base/proc.c base/procparse.c
 FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
-                    wrapper/child.c base/log.c base/proc.c
+                    wrapper/child.c base/log.c base/proc.c base/procparse.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 
 # The modules are gcc-clean (the normal build's -Werror); a diagnostic only

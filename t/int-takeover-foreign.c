@@ -85,7 +85,7 @@ static void test_other_users_instance_left_alone(void)
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *skip = NULL, *cfg = NULL;
+	g_autofree gchar *skip = NULL, *cfg = NULL, *done = NULL;
 	char *argv[] = { (char *)HAPROXY, (char *)"-db", NULL, NULL, NULL };
 	guint16 theirs;
 	struct t_started *other;
@@ -112,12 +112,16 @@ static void test_other_users_instance_left_alone(void)
 	cfg = t_write_config(s.dir, "haproxy.cfg", s.port, NULL);
 	g_assert_cmpstr(cfg, ==, s.cfg);
 	w = start_wrapper(&s, NULL, NULL);
-	skip = g_strdup_printf(LOG_NOT_TAKING_OVER_UID_FMT, pid, 65534u);
-	g_assert_nonnull(wrapper_wait_log(w, skip, T_WAIT));
+	/* No haproxy in the pidfile: the search runs once generation 1
+	 * serves (faststart). */
 	assert_first_sf(w, NULL, 0);
-	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER_STANDALONE));
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
+	skip = g_strdup_printf(LOG_NOT_TAKING_OVER_UID_FMT, pid, 65534u);
+	g_assert_nonnull(wrapper_wait_log(w, skip, T_WAIT));
+	done = g_strdup_printf(LOG_LATE_SEARCH_FOUND_FMT, 0u);
+	g_assert_nonnull(wrapper_wait_log(w, done, T_WAIT));
+	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER_STANDALONE));
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
 	wrapper_signal(w, SIGUSR2);
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);

@@ -293,6 +293,7 @@ static void test_no_foreign(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *done = NULL;
 	GPid gen1;
 
 	if (!have_haproxy())
@@ -304,8 +305,49 @@ static void test_no_foreign(void)
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, gen1);
+	/* The search after the start, then nothing else about foreigners. */
+	done = g_strdup_printf(LOG_LATE_SEARCH_FOUND_FMT, 0u);
+	g_assert_nonnull(wait_log_anywhere(w, done));
 	g_assert_null(wrapper_find_log(w, LOG_TAKING_OVER));
-	g_assert_null(wrapper_find_log(w, LOG_FOREIGN));
+	g_assert_cmpuint(wrapper_count_log(w, LOG_FOREIGN), ==, 1);
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+/* A daemon taken over that is gone before our generation is ready (its
+ * -sf, or anything else, ended it first) still counts as taken over. */
+static void test_takeover_counted_when_gone_before_ready(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *hold = NULL, *cfg = NULL, *held = NULL;
+	g_autofree gchar *gate = NULL, *line = NULL, *exited = NULL;
+	g_autofree gchar *status = NULL;
+	struct t_started *d;
+	GPid daemon;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	daemon = start_daemon(&s, FALSE);
+	d = t_remember(daemon, HAPROXY);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	/* Our generation 1 is held while it loads: before its -sf. */
+	hold = held_config_text(s.dir, "gen1");
+	cfg = t_write_config(s.dir, "held.cfg", s.port, hold);
+	held = g_build_filename(s.dir, "gen1.held", NULL);
+	gate = g_build_filename(s.dir, "gen1.gate", NULL);
+	w = start_wrapper(&s, NULL, cfg);
+	assert_first_sf(w, &daemon, 1);
+	line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(line);
+	t_end_started(d);
+	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, daemon, "standalone");
+	g_assert_nonnull(wait_log_anywhere(w, exited));
+	g_free(t_write_file(s.dir, "gen1.gate", ""));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	status = run_status(&s, "--format=openmetrics");
+	g_assert_nonnull(strstr(status, "\nhaproxy_wrapper_takeovers_total 1\n"));
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
 }
@@ -318,6 +360,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/takeover/daemon-under-load",
 			test_takeover_daemon_under_load);
 	g_test_add_func("/takeover/master-worker", test_takeover_master_worker);
+	g_test_add_func("/takeover/counted-when-gone-before-ready",
+			test_takeover_counted_when_gone_before_ready);
 	g_test_add_func("/takeover/cannot-bind-leaves-foreign-serving",
 			test_cannot_bind_leaves_foreign_serving);
 	g_test_add_func("/takeover/master-mid-reload",

@@ -517,7 +517,7 @@ int inheritable_fd(GPid pid)
 				"/proc/%d/fd/%d", pid, fd);
 			g_autofree gchar *to = g_file_read_link(link, NULL);
 
-			g_test_message("fd %d (%s) is inheritable", fd, to);
+			g_printerr("# fd %d (%s) is inheritable\n", fd, to);
 			return fd;
 		}
 	}

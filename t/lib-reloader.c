@@ -118,6 +118,12 @@ static void op_abandon_handoff(void *ctx)
 	effect("abandon hand-off");
 }
 
+static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
+{
+	effect("retry first %d: %s", exit_code, msg);
+	return F.retry_first;
+}
+
 static const struct reloader_ops fake_ops = {
 	.searching = op_searching,
 	.adopted_serving = op_adopted_serving,
@@ -137,6 +143,7 @@ static const struct reloader_ops fake_ops = {
 	.end_attempt = op_end_attempt,
 	.schedule_pending = op_schedule_pending,
 	.abandon_handoff = op_abandon_handoff,
+	.retry_first = op_retry_first,
 };
 
 void setup(void)

@@ -22,6 +22,7 @@ struct fake {
 	enum upgrade_choice upgrade;
 	enum launch_kind launch;
 	gboolean must_wait;
+	gboolean retry_first;	/* what retry_first answers */
 };
 
 /* The machine of the running test case and what its queries answer. */

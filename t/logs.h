@@ -348,3 +348,16 @@
 #define LOG_LAUNCHER_STOPS_FMT	"the wrapper stops: so does haproxy pid %d, a launcher still loading by hand ("
 /* A graceful stop leaves a launcher loading alone (printf: N). */
 #define LOG_LAUNCHER_SPARED_FMT	"haproxy pid %d, a launcher still loading by hand, is not signalled"
+/* ---- faststart ---- */
+/* No live haproxy in the pidfile: generation 1 starts before the search. */
+#define LOG_SEARCH_DEFERRED	"looking for other instances once generation 1 serves"
+/* "looked for foreign haproxy instances after the start: N found"
+ * (printf: N), the end of the search that waited. */
+#define LOG_LATE_SEARCH_FOUND_FMT	"looked for foreign haproxy instances after the start: %u found"
+/* "SIGUSR1 -> foreign haproxy pid P: soft stop" (printf: P). */
+#define LOG_FOREIGN_SOFT_STOP_FMT	"SIGUSR1 -> foreign haproxy pid %d: soft stop"
+/* Generation 1 failed: "...; looking for haproxy instances that may hold
+ * its addresses". */
+#define LOG_FIRST_FAILED_SEARCH	"looking for haproxy instances that may hold its addresses"
+/* "<7>...: reload: STARTING --SETTLED--> PROBING" (the first start goes on). */
+#define LOG_SETTLED_TO_PROBING	"--SETTLED--> PROBING"

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/proc.h"
+#include "base/procnet.h"
 
 /* From now on pidfd_getfd() fails with EPERM in this process. */
 static gboolean refuse_pidfd_getfd(void)

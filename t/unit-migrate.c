@@ -445,6 +445,42 @@ static void test_pidfile_problems(struct tree *t, gconstpointer data)
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "not a regular file"));
 }
 
+/* faststart: the pidfile alone, read without a scan: a live haproxy in
+ * it; or, with why not, a program that is not haproxy, a dead pid, and
+ * ourselves (no word). */
+static void test_pidfile_check(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *with = write_pidfile(t, "510\n500\n");
+	g_autoptr(GPtrArray) skipped = NULL;
+	g_autofree gchar *without = NULL;
+	const struct foreign_skip *k;
+
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 77,
+				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 78,
+				.exe = "/usr/bin/sleep", .argv = "sleep|60");
+	g_assert_true(foreign_pidfile_check(t->proc, with, 9999, &skipped));
+	g_clear_pointer(&skipped, g_ptr_array_unref);
+
+	without = write_pidfile(t, "510\n520\n9999\n");
+	g_assert_false(foreign_pidfile_check(t->proc, without, 9999,
+					     &skipped));
+	g_assert_cmpuint(skipped->len, ==, 2);
+	k = g_ptr_array_index(skipped, 0);
+	g_assert_cmpint(k->pid, ==, 510);
+	g_assert_nonnull(strstr(k->reason, "not haproxy"));
+	k = g_ptr_array_index(skipped, 1);
+	g_assert_cmpint(k->pid, ==, 520);
+	g_assert_cmpstr(k->reason, ==, "no such process");
+	g_clear_pointer(&skipped, g_ptr_array_unref);
+
+	g_assert_false(foreign_pidfile_check(t->proc, NULL, 9999, &skipped));
+	g_assert_cmpuint(skipped->len, ==, 0);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -463,5 +499,6 @@ int main(int argc, char **argv)
 	add_tree_test("/find/sf-restart", test_sf_restart);
 	add_tree_test("/find/stale-pidfile", test_stale_pidfile);
 	add_tree_test("/find/pidfile-problems", test_pidfile_problems);
+	add_tree_test("/find/pidfile-check", test_pidfile_check);
 	return g_test_run();
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests for the pure parsers of migrate/proc.c and migrate/find.c:
+ * Unit tests for the pure parsers of base/procparse.c and migrate/cmdline.c:
  * PID/stat, the signal masks and ids of PID/status, PID/cmdline (huge and
  * random ones too), the configuration files of an argv.
  */
@@ -10,6 +10,7 @@
 
 #include <glib/gstdio.h>
 
+#include "migrate/cmdline.h"
 #include "t/lib-proctree.h"
 
 static void test_parse_stat(void)

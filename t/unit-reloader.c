@@ -249,6 +249,46 @@ static void test_handoff_refused(void)
 	teardown();
 }
 
+/* faststart: generation 1 ended unready and the search that waited runs:
+ * settled again, the first start goes on (still the first: no reload
+ * counted); found nothing, the failure it had is the first start's. */
+static void test_first_start_retried(void)
+{
+	setup();
+	F.retry_first = TRUE;
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	post(RE_CHILD_EXIT, &(struct reload_input){ .exit_code = 1,
+						    .message = "no bind" });
+	assert_state(RS_STARTING);
+	expect("probe", "launch 2.6.12", "retry first 1: no bind",
+	       "end attempt", NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	ready("generation 2 serving");
+	assert_state(RS_IDLE);
+	expect("probe", "launch 2.6.12", "READY=1", "end attempt", NULL);
+	g_assert_cmpuint(reloader_attempt(F.r), ==, 0);
+	g_assert_cmpuint(reloader_reloads(F.r), ==, 0);
+	teardown();
+
+	setup();
+	F.retry_first = TRUE;
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	post(RE_CHILD_EXIT, &(struct reload_input){ .exit_code = 1,
+						    .message = "no bind" });
+	F.retry_first = FALSE;
+	failed(1, "no bind");
+	expect("probe", "launch 2.6.12", "retry first 1: no bind",
+	       "end attempt", "failed (first start): no bind",
+	       "stop service 1", "end attempt", NULL);
+	assert_state(RS_IDLE);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -261,6 +301,8 @@ int main(int argc, char **argv)
 			test_first_start_failed);
 	g_test_add_func("/reloader/reload/master-verdict", test_master_verdict);
 	g_test_add_func("/reloader/timeouts", test_timeouts);
+	g_test_add_func("/reloader/reload/first-start-retried",
+			test_first_start_retried);
 	g_test_add_func("/reloader/reload/upgrade-refused",
 			test_upgrade_refused);
 	g_test_add_func("/reloader/reload/resume", test_resume);

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/proc.h"
+#include "base/procnet.h"
 #include "base/sockdiag.h"
 
 #define NO_NETNS "no network namespace of its own for a test here"

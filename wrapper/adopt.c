@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/proc.h"
+#include "migrate/cmdline.h"
 #include "migrate/find.h"
 #include "migrate/takeover.h"
 

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/proc.h"
+#include "base/procnet.h"
 #include "wrapper/master.h"
 #include "wrapper/signals.h"
 

@@ -5,13 +5,17 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "base/escape.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "legacy/pidfile.h"
+#include "migrate/find.h"
 #include "wrapper/replacement.h"
 #include "wrapper/spawn.h"
+
+#define PROC_ROOT "/proc"
 
 struct first_start {
 	const struct wrapper_args *args;
@@ -19,14 +23,24 @@ struct first_start {
 	struct reloader *reloader;
 	struct reuseport *reuseport;
 	struct launcher *launcher;
+	guint *takeovers;		/* the supervisor's counter */
 	struct takeover *takeover;	/* foreign instances, first start */
+	/* No haproxy in the pidfile: the search waits until generation 1
+	 * serves (it reads every process: long on a busy host). */
+	gboolean late;
+	guint64 self_start;		/* ours, from stat: what started
+					 * later is a restart by hand */
+	guint late_idle;		/* the late search, from the loop */
+	int failed_code;		/* generation 1's failure, if the */
+	gchar *failed_msg;		/* search ran for it */
 };
 
 struct first_start *first_start_new(const struct wrapper_args *args,
 				    const struct wrapper_options *opts,
 				    struct reloader *reloader,
 				    struct reuseport *reuseport,
-				    struct launcher *launcher)
+				    struct launcher *launcher,
+				    guint *takeovers)
 {
 	struct first_start *f = g_new0(struct first_start, 1);
 
@@ -35,6 +49,7 @@ struct first_start *first_start_new(const struct wrapper_args *args,
 	f->reloader = reloader;
 	f->reuseport = reuseport;
 	f->launcher = launcher;
+	f->takeovers = takeovers;
 	return f;
 }
 
@@ -42,7 +57,9 @@ void first_start_free(struct first_start *f)
 {
 	if (!f)
 		return;
+	first_start_cancel(f);
 	takeover_free(f->takeover);
+	g_free(f->failed_msg);
 	g_free(f);
 }
 
@@ -92,22 +109,116 @@ static void on_takeover_settled(gpointer data)
 	reloader_post(f->reloader, RE_SETTLED, NULL);
 }
 
+/* The search for what serves this configuration or pidfile (settled is
+ * called from the loop once they handle SIGUSR1). */
+static void search(struct first_start *f, takeover_fn settled)
+{
+	g_auto(GStrv) argv = own_haproxy_argv(f->args);
+	g_autofree gchar *cwd = g_get_current_dir();
+
+	takeover_free(f->takeover);
+	f->takeover = takeover_begin(f->args->pidfile,
+				     (const char *const *)argv, cwd,
+				     f->self_start, settled, f);
+}
+
 /* The first generation: after a takeover of what already runs, if any. */
 void first_start_begin(struct first_start *f)
 {
-	g_auto(GStrv) argv = NULL;
-	g_autofree gchar *cwd = NULL;
+	g_autoptr(GPtrArray) skipped = NULL;
 
 	if (!f->opts->takeover) {
 		pidfile_notice_strangers(f);
 		reloader_post(f->reloader, RE_SETTLED, NULL);
 		return;
 	}
+	/* A -D sharing our pidfile: haproxy's own -sf takes it over. Else
+	 * start at once, and look once we serve (SO_REUSEPORT: beside any
+	 * instance we would find). */
+	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile, getpid(),
+				   &skipped)) {
+		struct proc_stat st;
+
+		foreign_log_skipped(skipped);
+		f->late = TRUE;
+		if (proc_stat_at(PROC_ROOT, getpid(), &st, NULL))
+			f->self_start = st.start_time;
+		log_info("no haproxy in the pidfile: looking for other "
+			 "instances once generation 1 serves");
+		reloader_post(f->reloader, RE_SETTLED, NULL);
+		return;
+	}
 	/* On a busy host the search takes long: haproxy -v runs meanwhile. */
 	launcher_probe_early(f->launcher);
-	argv = own_haproxy_argv(f->args);
-	cwd = g_get_current_dir();
-	f->takeover = takeover_begin(f->args->pidfile,
-				     (const char *const *)argv, cwd,
-				     on_takeover_settled, f);
+	search(f, on_takeover_settled);
+}
+
+/* Found once ours serves beside them: their queues migrate to our
+ * listeners, then they are soft-stopped as -sf would. */
+static void on_late_settled(gpointer data)
+{
+	struct first_start *f = data;
+	const GPtrArray *found = takeover_instances(f->takeover);
+
+	log_info("looked for foreign haproxy instances after the start: "
+		 "%u found", found->len);
+	if (!found->len)
+		return;
+	reuseport_attach_foreign(f->reuseport, found);
+	*f->takeovers = takeover_taken(f->takeover);
+	takeover_soft_stop(f->takeover);
+}
+
+static gboolean on_late_search(gpointer data)
+{
+	struct first_start *f = data;
+
+	f->late_idle = 0;
+	search(f, on_late_settled);
+	return G_SOURCE_REMOVE;
+}
+
+void first_start_serving(struct first_start *f)
+{
+	if (!f->late)
+		return;
+	f->late = FALSE;
+	/* After READY=1 and our listeners' own migration. */
+	f->late_idle = g_idle_add(on_late_search, f);
+}
+
+/* What generation 1's failure found: retried with their -sf, or the
+ * failure stands as it was. */
+static void on_fallback_settled(gpointer data)
+{
+	struct first_start *f = data;
+
+	if (takeover_instances(f->takeover)->len) {
+		on_takeover_settled(f);
+		return;
+	}
+	reloader_post(f->reloader, RE_FAILED, &(struct reload_input){
+		.exit_code = f->failed_code, .message = f->failed_msg });
+}
+
+gboolean first_start_retry(struct first_start *f, int exit_code,
+			   const char *msg)
+{
+	/* Once: a second failure is the first start's. */
+	if (!f->late)
+		return FALSE;
+	f->late = FALSE;
+	f->failed_code = exit_code;
+	f->failed_msg = g_strdup(msg);
+	log_notice("%s; looking for haproxy instances that may hold its "
+		   "addresses", msg);
+	search(f, on_fallback_settled);
+	return TRUE;
+}
+
+void first_start_cancel(struct first_start *f)
+{
+	g_clear_handle_id(&f->late_idle, g_source_remove);
+	if (f->takeover)
+		takeover_cancel(f->takeover);
 }

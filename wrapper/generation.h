@@ -37,7 +37,7 @@ struct generation {
 	gboolean sf_adopted;	/* adopted instances were on its -sf list */
 	guint drain_timer;
 	gint64 draining_since_us;	/* wall clock; 0: unknown */
-	/* Superseded: a check that it acted on its soft stop (reload.c). */
+	/* Superseded: a check that it acted on its soft stop (drain.c). */
 	guint stop_check_timer;
 	int stop_signal;	/* SIGUSR1 (-sf) or SIGTERM (-st) */
 	/* -Ws: the workers of the last good load, and older ones still

@@ -12,15 +12,12 @@ struct gen_exits {
 	struct reloader *reloader;
 	struct replacement *replacement;
 	const struct wrapper_options *opts;
-	const struct gen_exits_ops *ops;
-	void *ctx;
 };
 
 struct gen_exits *gen_exits_new(struct gen_table *gt, struct lifecycle *life,
 				struct reloader *reloader,
 				struct replacement *replacement,
-				const struct wrapper_options *opts,
-				const struct gen_exits_ops *ops, void *ctx)
+				const struct wrapper_options *opts)
 {
 	struct gen_exits *e = g_new0(struct gen_exits, 1);
 
@@ -29,8 +26,6 @@ struct gen_exits *gen_exits_new(struct gen_table *gt, struct lifecycle *life,
 	e->reloader = reloader;
 	e->replacement = replacement;
 	e->opts = opts;
-	e->ops = ops;
-	e->ctx = ctx;
 	return e;
 }
 
@@ -126,8 +121,8 @@ static void current_generation_exited(struct gen_exits *e,
 		forget_generation(e, g);
 		return;
 	}
-	ev = e->ops->event(e->ctx, MSGID_GENERATION_LOST, g->number,
-			   g->pid, NULL);
+	ev = reloader_event(e->reloader, MSGID_GENERATION_LOST, g->number,
+			    g->pid, NULL);
 	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
 		   "on its own; stopping", g->number, g->pid, how);
 	lifecycle_set_exit_code(e->life, lost_exit_code(g->mode, status));

@@ -5,8 +5,7 @@
  * crash: the wrapper stops with its status; or replaced by hand: a
  * search, wrapper/replacement.h), an old one finished draining. It
  * posts the reload machine's events (RETRY, CHILD_EXIT, SERVING_LOST)
- * and ends the life cycle; what else it needs of the supervisor comes
- * through struct gen_exits_ops.
+ * and ends the life cycle.
  */
 #pragma once
 
@@ -21,18 +20,11 @@
 
 struct gen_exits;
 
-struct gen_exits_ops {
-	/* A log event timed from the start of the reload attempt. */
-	struct log_event (*event)(void *ctx, const char *message_id,
-				  guint number, GPid pid, const char *result);
-};
-
 /* The pointers are the owners', and outlive it. */
 struct gen_exits *gen_exits_new(struct gen_table *gt, struct lifecycle *life,
 				struct reloader *reloader,
 				struct replacement *replacement,
-				const struct wrapper_options *opts,
-				const struct gen_exits_ops *ops, void *ctx);
+				const struct wrapper_options *opts);
 void gen_exits_free(struct gen_exits *e);
 
 /* g was spawned, or adopted across our exec: its end is watched. */

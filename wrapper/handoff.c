@@ -25,9 +25,14 @@
 #define HANDOFF_PROBE_MS 30000
 
 struct handoff {
-	const struct handoff_ops *ops;
-	void *ctx;
 	const struct wrapper_args *args;
+	/* The owners', outliving it. */
+	const struct wrapper_options *opts;
+	const struct lifecycle *life;
+	struct reloader *reloader;
+	const struct replacement *replacement;
+	struct launcher *launcher;
+	const char *image_path;
 	gboolean active;		/* under way */
 	struct control_client *client;
 	gchar *path;
@@ -35,11 +40,24 @@ struct handoff {
 };
 
 struct handoff *handoff_new(const struct wrapper_args *args,
-			    const struct handoff_ops *ops, void *ctx)
+			    const struct wrapper_options *opts,
+			    const struct lifecycle *life,
+			    struct reloader *reloader,
+			    const struct replacement *replacement,
+			    struct launcher *launcher,
+			    const char *image_path)
 {
 	struct handoff *h = g_new0(struct handoff, 1);
 
-	*h = (struct handoff){ .ops = ops, .ctx = ctx, .args = args };
+	*h = (struct handoff){
+		.args = args,
+		.opts = opts,
+		.life = life,
+		.reloader = reloader,
+		.replacement = replacement,
+		.launcher = launcher,
+		.image_path = image_path,
+	};
 	return h;
 }
 
@@ -60,7 +78,7 @@ static void handoff_end(struct handoff *h)
 	h->client = NULL;
 	g_clear_pointer(&h->probe, probe_cancel);
 	g_clear_pointer(&h->path, g_free);
-	h->ops->over(h->ctx);
+	reloader_post(h->reloader, RE_HANDOFF_OVER, NULL);
 }
 
 static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -115,7 +133,7 @@ static void tell_waiters(struct handoff *h)
 		"ok pid %d is now haproxy -Ws, started after this request; "
 		"it takes its reloads itself", getpid());
 
-	const GPtrArray *waiters = h->ops->waiters(h->ctx);
+	const GPtrArray *waiters = reloader_waiters(h->reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -126,7 +144,7 @@ static void tell_waiters(struct handoff *h)
 
 static void exec_haproxy(struct handoff *h)
 {
-	g_auto(GStrv) argv = h->ops->master_argv(h->ctx, h->path);
+	g_auto(GStrv) argv = launcher_master_argv(h->launcher, h->path);
 	g_auto(GStrv) envp = haproxy_environ_for_handoff();
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
@@ -193,8 +211,10 @@ static void on_version(const char *output, int wait_status,
 	h->probe = probe_start(argv, HANDOFF_PROBE_MS, on_checked, h);
 }
 
-void handoff_begin(struct handoff *h, struct control_client *client,
-		   const char *path, const GError *error)
+/* Check, then exec: client hears how it went. path: the haproxy to run,
+ * or NULL and why not (error). */
+static void handoff_begin(struct handoff *h, struct control_client *client,
+			  const char *path, const GError *error)
 {
 	h->active = TRUE;
 	h->client = client;
@@ -208,4 +228,27 @@ void handoff_begin(struct handoff *h, struct control_client *client,
 
 		h->probe = probe_start(argv, HANDOFF_PROBE_MS, on_version, h);
 	}
+}
+
+void handoff_request(struct handoff *h, struct control_client *client)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
+
+	if (h->life->phase != PHASE_RUNNING || reloader_busy(h->reloader)) {
+		control_reply(client, "error: a start, reload or stop is in "
+				      "progress; hand off once it is over");
+		return;
+	}
+	if (adopt_alive(replacement_adopt(h->replacement))) {
+		log_notice("hand-off refused: a haproxy adopted after a restart "
+			   "by hand runs; reload first");
+		control_reply(client, "error: a haproxy adopted after a restart "
+				      "by hand runs; reload first");
+		return;
+	}
+	/* Reloads wait while we check: nothing may change under us. */
+	reloader_post(h->reloader, RE_HANDOFF, NULL);
+	path = haproxy_locate(h->opts->haproxy, h->image_path, &error);
+	handoff_begin(h, client, path, error);
 }

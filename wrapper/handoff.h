@@ -3,8 +3,8 @@
  * The hand-off to upstream's unit: the wrapper replaces itself, same pid,
  * by "haproxy -Ws <args> -sf <live pids>", once the haproxy is known to
  * have master-worker mode and to accept the configuration. Not the
- * self-upgrade (selfupgrade.h). What it needs of the supervisor comes
- * through struct handoff_ops.
+ * self-upgrade (selfupgrade.h). It takes what it needs from the owners'
+ * handles.
  */
 #pragma once
 
@@ -12,25 +12,29 @@
 
 #include "legacy/args.h"
 #include "wrapper/control.h"
+#include "wrapper/lifecycle.h"
+#include "wrapper/reloader.h"
+#include "wrapper/replacement.h"
+#include "wrapper/spawn.h"
+#include "wrapper/supervisor.h"
 
 struct handoff;
 
-struct handoff_ops {
-	/* haproxy -Ws's command line, path its binary. */
-	GStrv (*master_argv)(void *ctx, const char *path);
-	/* The clients of reloads asked for meanwhile (struct waiter *). */
-	const GPtrArray *(*waiters)(void *ctx);
-	/* It ended short of the exec (refused, failed, abandoned). */
-	void (*over)(void *ctx);
-};
-
+/* The pointers are the owners', outliving it: the command line of -Ws
+ * (the launcher), whether it may run now (the life cycle, the machine,
+ * an adopted haproxy), the clients of reloads asked for meanwhile;
+ * image_path: our own file, beside which haproxy may be. */
 struct handoff *handoff_new(const struct wrapper_args *args,
-			    const struct handoff_ops *ops, void *ctx);
+			    const struct wrapper_options *opts,
+			    const struct lifecycle *life,
+			    struct reloader *reloader,
+			    const struct replacement *replacement,
+			    struct launcher *launcher,
+			    const char *image_path);
 void handoff_free(struct handoff *h);
 
-/* Check, then exec: client hears how it went. path: the haproxy to run,
- * or NULL and why not (error). */
-void handoff_begin(struct handoff *h, struct control_client *client,
-		   const char *path, const GError *error);
+/* --handoff: refused while anything else runs, else checked, then the
+ * exec; client hears how it went. */
+void handoff_request(struct handoff *h, struct control_client *client);
 /* A stop: a hand-off under way is abandoned, its client told. */
 void handoff_abandon(struct handoff *h);

@@ -14,13 +14,25 @@
 
 #include "base/proc.h"
 #include "base/log.h"
+#include "wrapper/drain.h"
 #include "wrapper/mwnotify.h"
 #include "wrapper/rundir.h"
 
+/* What a master of ours is to us, when it speaks. */
+enum master_role {
+	MASTER_OTHER,		/* draining: its words change nothing */
+	MASTER_STARTING,	/* its first load decides its start */
+	MASTER_SERVING,		/* serving; a load now is not ours */
+	MASTER_RELOADING,	/* serving, our SIGUSR2 sent: its verdict */
+};
+
 struct master_link {
+	struct gen_table *gt;
+	struct reloader *reloader;
+	const struct runtime *rt;
+	const struct wrapper_options *opts;
 	const struct master_link_ops *ops;
 	void *ctx;
-	guint drain_timeout_s;
 	struct mw_notify *notify;
 	/* While a reload of the serving master is ours: its children before
 	 * our SIGUSR2, and the wait until it can take the signal. */
@@ -101,10 +113,64 @@ static void retire_workers(struct master_link *m, struct generation *g,
 	if (hard) {
 		cohort_signal(c, SIGTERM);
 		c->terminated = TRUE;
-	} else if (m->drain_timeout_s) {
-		c->drain_timer = g_timeout_add_seconds(m->drain_timeout_s,
-						       on_cohort_deadline, c);
+	} else if (m->opts->drain_timeout_s) {
+		c->drain_timer = g_timeout_add_seconds(
+			m->opts->drain_timeout_s, on_cohort_deadline, c);
 	}
+}
+
+/* ---- what a master is to us, and what its words mean ---- */
+
+/* A live master of ours with that pid, or NULL. */
+static struct generation *find_master(struct master_link *m, GPid pid)
+{
+	return pid ? gen_table_find_master(m->gt, pid) : NULL;
+}
+
+static enum master_role master_role(struct master_link *m,
+				    const struct generation *g)
+{
+	if (g == m->gt->starting)
+		return MASTER_STARTING;
+	if (g != m->gt->current)
+		return MASTER_OTHER;
+	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
+	return reloader_state(m->reloader) == RS_MASTER_VERDICT
+	       ? MASTER_RELOADING : MASTER_SERVING;
+}
+
+static void reload_failed(struct master_link *m, const char *msg)
+{
+	reloader_post(m->reloader, RE_FAILED,
+		      &(struct reload_input){ .exit_code = 1,
+					      .message = msg });
+}
+
+/* Workers were retired: the bound on draining ones applies. */
+static void workers_retired(struct master_link *m)
+{
+	drain_bound(m->gt, m->opts->max_old_workers);
+}
+
+/* The reload loaded: fresh workers serve, the others retired. */
+static void reload_ok(struct master_link *m, struct generation *g,
+		      const GArray *fresh)
+{
+	g_autofree gchar *pids = pids_text(fresh);
+	g_autofree gchar *msg = NULL;
+	struct log_event ev;
+
+	drain_bound(m->gt, m->opts->max_old_workers);
+	failed_generation_clear(&m->gt->failed);
+	ev = reloader_event(m->reloader, MSGID_RELOAD_OK, g->number, g->pid,
+			    "ok");
+	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
+		   "workers %s, haproxy %s", g->number, g->pid, pids,
+		   g->version);
+	msg = g_strdup_printf("generation %u (master pid %d) serving with "
+			      "workers %s", g->number, g->pid, pids);
+	reloader_post(m->reloader, RE_READY,
+		      &(struct reload_input){ .message = msg });
 }
 
 /* ---- a reload's verdict ---- */
@@ -119,7 +185,7 @@ static void reload_loaded(struct master_link *m, struct generation *g,
 	/* The master re-executes its own binary: the version the wrapper
 	 * found is the one it runs when both are the same file. */
 	g_strlcpy(g->version, m->version, sizeof(g->version));
-	m->ops->loaded(m->ctx, g, fresh);
+	reload_ok(m, g, fresh);
 }
 
 static void reload_verdict(struct master_link *m, struct generation *g,
@@ -144,7 +210,7 @@ static void reload_verdict(struct master_link *m, struct generation *g,
 				      "new configuration (%s)",
 				      status ? status
 					     : "it started no new worker");
-	m->ops->failed(m->ctx, msg);
+	reload_failed(m, msg);
 }
 
 /* A master reloaded by someone else (a SIGUSR2 straight to it): follow. */
@@ -171,7 +237,7 @@ static void reloaded_behind_our_back(struct master_link *m,
 		   "its workers are now %s", g->pid, pids);
 	retire_workers(m, g, FALSE);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
-	m->ops->retired(m->ctx);
+	workers_retired(m);
 }
 
 static void master_ready(struct master_link *m, struct generation *g,
@@ -194,7 +260,7 @@ static void on_master_message(const struct mw_message *msg, GPid sender,
 			      gpointer data)
 {
 	struct master_link *m = data;
-	struct generation *g = m->ops->find(m->ctx, sender);
+	struct generation *g = find_master(m, sender);
 	enum mw_verdict verdict = mw_message_verdict(msg);
 	enum master_role role;
 
@@ -206,7 +272,7 @@ static void on_master_message(const struct mw_message *msg, GPid sender,
 	if (msg->stopping)
 		log_info("generation %u (pid %d) is stopping", g->number,
 			 g->pid);
-	role = m->ops->role(m->ctx, g);
+	role = master_role(m, g);
 	if (role == MASTER_RELOADING && msg->reloading)
 		m->reloading_seen = TRUE;
 	if (verdict == MW_VERDICT_NONE)
@@ -225,9 +291,9 @@ static void on_master_message(const struct mw_message *msg, GPid sender,
 
 /* ---- the notify socket ---- */
 
-const char *master_link_socket(struct master_link *m, const char *rundir,
-			       GError **error)
+const char *master_link_socket(struct master_link *m, GError **error)
 {
+	const char *rundir = m->rt->ours ? m->rt->dir : NULL;
 	g_autofree gchar *path = NULL;
 
 	if (m->notify)
@@ -260,14 +326,21 @@ void master_link_reclaim_fd(struct master_link *m)
 		mw_notify_reclaim_fd(m->notify);
 }
 
-struct master_link *master_link_new(const struct master_link_ops *ops,
-				    void *ctx, guint drain_timeout_s)
+struct master_link *master_link_new(struct gen_table *gt,
+				    struct reloader *reloader,
+				    const struct runtime *rt,
+				    const struct wrapper_options *opts,
+				    const struct master_link_ops *ops,
+				    void *ctx)
 {
 	struct master_link *m = g_new0(struct master_link, 1);
 
+	m->gt = gt;
+	m->reloader = reloader;
+	m->rt = rt;
+	m->opts = opts;
 	m->ops = ops;
 	m->ctx = ctx;
-	m->drain_timeout_s = drain_timeout_s;
 	return m;
 }
 
@@ -300,16 +373,16 @@ static void send_reload(struct master_link *m, struct generation *g)
 		msg = g_strdup_printf("cannot signal the haproxy master "
 				      "(pid %d): %s", g->pid,
 				      g_strerror(saved));
-		m->ops->failed(m->ctx, msg);
+		reload_failed(m, msg);
 		return;
 	}
-	m->ops->signalled(m->ctx);
+	reloader_post(m->reloader, RE_SIGNALLED, NULL);
 }
 
 static gboolean on_settle_poll(gpointer data)
 {
 	struct master_link *m = data;
-	struct generation *g = m->ops->find(m->ctx, m->target);
+	struct generation *g = find_master(m, m->target);
 	g_autofree gchar *msg = NULL;
 
 	if (g && proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
@@ -323,7 +396,7 @@ static gboolean on_settle_poll(gpointer data)
 	stop_waiting(m);
 	msg = g_strdup_printf("the haproxy master (pid %d) has not handled "
 			      "SIGUSR2 for %d ms", m->target, SETTLE_LIMIT_MS);
-	m->ops->failed(m->ctx, msg);
+	reload_failed(m, msg);
 	return G_SOURCE_REMOVE;
 }
 

@@ -440,10 +440,18 @@ static void handle(struct reloader *r, enum reload_event ev,
 	case RE_CHILD_EXIT:
 		if (s != RS_LOADING)
 			break;
-		if (r->stopping)
+		if (r->stopping) {
 			finish(r, FALSE, "stopped while starting");
-		else
+		} else if (r->first && r->ops->retry_first &&
+			   r->ops->retry_first(r->ctx, in->exit_code,
+					       in->message)) {
+			/* Settled again: a foreign haproxy may hold its
+			 * addresses, its pids go on the next -sf. */
+			r->ops->end_attempt(r->ctx);
+			r->state = RS_STARTING;
+		} else {
 			fail(r, in->exit_code, in->message);
+		}
 		break;
 	case RE_RETRY:
 		if (s != RS_LOADING)
@@ -578,6 +586,19 @@ int reloader_signal(const struct reloader *r)
 gint64 reloader_started_us(const struct reloader *r)
 {
 	return r->started_us;
+}
+
+struct log_event reloader_event(const struct reloader *r,
+				const char *message_id, guint number, GPid pid,
+				const char *result)
+{
+	return (struct log_event){
+		.message_id = message_id,
+		.generation = number,
+		.pid = pid,
+		.result = result,
+		.duration_us = g_get_monotonic_time() - r->started_us,
+	};
 }
 
 gboolean reloader_pending(const struct reloader *r, int *sig,

@@ -17,6 +17,7 @@
  *   any busy state --FAILED--> IDLE (failed), or the service stops
  *   LOADING --CHILD_EXIT--> IDLE (failed) ; --RETRY--> PROBING
  *   STARTING --SETTLED--> PROBING (the first start, after a takeover)
+ *   LOADING --CHILD_EXIT (the first start, retry_first)--> STARTING
  *   IDLE --HANDOFF--> HANDING_OFF --HANDOFF_OVER--> IDLE
  *   any --STOP--> IDLE (LOADING waits for its generation's end)
  */
@@ -24,6 +25,7 @@
 
 #include <glib.h>
 
+#include "base/log.h"
 #include "legacy/version.h"
 #include "wrapper/status.h"
 
@@ -137,6 +139,10 @@ struct reloader_ops {
 	void (*schedule_pending)(void *ctx);
 	/* A stop abandons the hand-off: its client is told. */
 	void (*abandon_handoff)(void *ctx);
+	/* The first generation ended unready (may be NULL): TRUE when the
+	 * first start is to be settled again (SETTLED, or FAILED with
+	 * these). */
+	gboolean (*retry_first)(void *ctx, int exit_code, const char *msg);
 };
 
 struct waiter {
@@ -161,6 +167,10 @@ guint reloader_attempt(const struct reloader *r);
 gboolean reloader_hard(const struct reloader *r);
 int reloader_signal(const struct reloader *r);
 gint64 reloader_started_us(const struct reloader *r);
+/* A log event timed from the start of the attempt. */
+struct log_event reloader_event(const struct reloader *r,
+				const char *message_id, guint number, GPid pid,
+				const char *result);
 /* The reload asked for meanwhile, if any. */
 gboolean reloader_pending(const struct reloader *r, int *sig,
 			  gboolean *hard);

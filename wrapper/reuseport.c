@@ -16,6 +16,7 @@
 
 #include "migrate/find.h"
 #include "base/proc.h"
+#include "base/procnet.h"
 #include "base/log.h"
 
 #define PROC_ROOT "/proc"

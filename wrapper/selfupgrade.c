@@ -19,11 +19,15 @@
 #include "wrapper/upgrade.h"
 
 struct selfupgrade {
-	const struct selfupgrade_ops *ops;
-	void *ctx;
-	struct gen_table *gt;		/* the supervisor's */
-	const struct runtime *rt;	/* the supervisor's */
+	/* The owners', outliving it. */
+	struct gen_table *gt;
+	const struct runtime *rt;
 	struct reloader *reloader;
+	struct master_link *master;
+	struct metrics *metrics;
+	const struct replacement *replacement;
+	struct gen_exits *exits;
+	struct lifecycle *life;
 	enum self_upgrade policy;
 	char **orig_argv;	/* our command line, for the exec */
 	struct self_image image;
@@ -31,22 +35,84 @@ struct selfupgrade {
 	struct probe *dry_run;	/* under way, or NULL */
 };
 
+/* ---- what the other owners hold ---- */
+
+/* Does a master of ours run (the new image must take masters)? */
+static gboolean masters_running(const struct selfupgrade *u)
+{
+	return gen_table_find_master(u->gt, 0) != NULL;
+}
+
+/* A master's notify socket, inheritable for the exec (-1: none). */
+static int notify_fd(struct selfupgrade *u)
+{
+	return masters_running(u) ? master_link_upgrade_fd(u->master) : -1;
+}
+
+/* The counters that cross the exec (takeovers, adoptions). */
+static void save_counters(const struct selfupgrade *u,
+			  struct upgrade_state *h)
+{
+	h->takeovers = u->metrics->takeovers;
+	h->restarts_adopted = u->metrics->restarts_adopted;
+	h->adoptions = u->metrics->adoptions;
+}
+
+static void restore_counters(struct selfupgrade *u,
+			     const struct upgrade_state *h)
+{
+	u->metrics->takeovers = h->takeovers;
+	u->metrics->restarts_adopted = h->restarts_adopted;
+	u->metrics->adoptions = h->adoptions;
+}
+
+/* The new image: the old one's notify socket (-1: none, or not ours),
+ * kept or closed. A master reports to the path in its NOTIFY_SOCKET:
+ * the socket bound there comes over with us, or is bound anew. */
+static void adopt_notify(struct selfupgrade *u, int fd)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
+	gboolean masters = masters_running(u);
+
+	if (fd >= 0) {
+		path = rundir_notify_socket(u->rt->dir);
+		if (!masters || !master_link_adopt(u->master, fd, path))
+			close(fd);
+	}
+	if (masters && !master_link_socket(u->master, &error))
+		log_warn("%s", error->message);
+}
+
+/* The new image serves with what it adopted. */
+static void resumed(struct selfupgrade *u)
+{
+	lifecycle_set_running(u->life);
+	u->metrics->adoptions += u->gt->gens->len;
+}
+
 /* ---- our own image ---- */
 
 struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
 				    char **orig_argv, struct gen_table *gt,
 				    const struct runtime *rt,
 				    struct reloader *reloader,
-				    const struct selfupgrade_ops *ops,
-				    void *ctx)
+				    struct master_link *master,
+				    struct metrics *metrics,
+				    const struct replacement *replacement,
+				    struct gen_exits *exits,
+				    struct lifecycle *life)
 {
 	struct selfupgrade *u = g_new0(struct selfupgrade, 1);
 
-	u->ops = ops;
-	u->ctx = ctx;
 	u->gt = gt;
 	u->rt = rt;
 	u->reloader = reloader;
+	u->master = master;
+	u->metrics = metrics;
+	u->replacement = replacement;
+	u->exits = exits;
+	u->life = life;
 	u->policy = policy;
 	u->orig_argv = orig_argv;
 	u->possible = self_image_init(&u->image);
@@ -121,9 +187,9 @@ static void fds_inheritable(struct selfupgrade *u, gboolean yes)
 		control_client_inheritable(w->client, yes);
 	}
 	if (yes)
-		u->ops->notify_fd(u->ctx);
+		notify_fd(u);
 	else
-		u->ops->notify_private(u->ctx);
+		master_link_reclaim_fd(u->master);
 }
 
 /* The upgrade state as it is now, serialized. */
@@ -144,12 +210,12 @@ static gchar *state_now(struct selfupgrade *u)
 		.pending_hard = pending_hard,
 		.gens = u->gt->gens,
 		.waiters = upgrade_waiters(u),
-		.notify_fd = u->ops->notify_fd(u->ctx),
+		.notify_fd = notify_fd(u),
 		.pidfile_pid = u->gt->pidfile_pid,
 	};
 	gchar *state;
 
-	u->ops->save_counters(u->ctx, &h);
+	save_counters(u, &h);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
 	return state;
@@ -169,7 +235,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 		return;
 	}
 	if (!upgrade_check_passed(output, wait_status,
-				  u->ops->masters(u->ctx))) {
+				  masters_running(u))) {
 		how = describe_wait_status(wait_status);
 		upgrade_refuse(u, WIFEXITED(wait_status) &&
 					  WEXITSTATUS(wait_status) == 0
@@ -223,7 +289,7 @@ enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
 	}
 	/* The handed-over state has no room for adopted instances: this
 	 * reload brings them under us first, the next one upgrades. */
-	if (wanted && u->ops->adopted_running(u->ctx)) {
+	if (wanted && adopt_alive(replacement_adopt(u->replacement))) {
 		log_notice("not upgrading the wrapper on this reload: a haproxy "
 			   "adopted after a restart by hand runs; this reload "
 			   "takes it over, the next one upgrades");
@@ -356,7 +422,8 @@ static gboolean adopt_generations(struct selfupgrade *u,
 
 			g_array_append_vals(g->workers, w->data, w->len);
 		}
-		u->ops->adopted(u->ctx, g);
+		/* Ours again: its end is watched. */
+		gen_exits_watch(u->exits, g);
 	}
 	/* A leaked variable must not even renumber a fresh start. */
 	if (gt->gens->len) {
@@ -366,13 +433,13 @@ static gboolean adopt_generations(struct selfupgrade *u,
 		/* Counters, not reset by a package upgrade. */
 		reloader_set_counters(u->reloader, h->reloads,
 				      h->reloads_failed);
-		u->ops->restore_counters(u->ctx, h);
+		restore_counters(u, h);
 	}
 	if (!gt->current) {
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
 	}
-	u->ops->resumed(u->ctx);
+	resumed(u);
 	log_notice("%s %s running, adopted %u generation(s)", LOG_IDENT,
 		   WRAPPER_VERSION, gt->gens->len);
 	return TRUE;
@@ -413,7 +480,7 @@ gboolean selfupgrade_restore(struct selfupgrade *u)
 	if (!take_state(&h, notify_path))
 		return FALSE;
 	adopted = adopt_generations(u, &h);
-	u->ops->adopt_notify(u->ctx, h.notify_fd);
+	adopt_notify(u, h.notify_fd);
 	adopt_waiters(u, &h, adopted);
 	if (adopted) {
 		reloader_post(u->reloader, RE_RESUME, &(struct reload_input){

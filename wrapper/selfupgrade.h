@@ -3,53 +3,40 @@
  * The self-upgrade: whether a reload upgrades the wrapper first, the new
  * image's dry run and exec (wrapper/upgrade.c), and the upgrade state
  * (wrapper/state.c) read back by the new image with suspicion. Not the
- * hand-off (handoff.c: exec into -Ws). What it needs of the supervisor
- * comes through struct selfupgrade_ops. The log lines still say
- * "handover": users grep them.
+ * hand-off (handoff.c: exec into -Ws). It takes what it needs from the
+ * owners' handles. The log lines still say "handover": users grep them.
  */
 #pragma once
 
 #include <glib.h>
 
+#include "wrapper/genexit.h"
 #include "wrapper/gentable.h"
+#include "wrapper/lifecycle.h"
+#include "wrapper/master.h"
+#include "wrapper/metrics.h"
 #include "wrapper/reloader.h"
+#include "wrapper/replacement.h"
 #include "wrapper/runtime.h"
 #include "wrapper/state.h"
 #include "wrapper/supervisor.h"
 
 struct selfupgrade;
 
-struct selfupgrade_ops {
-	/* Does a master of ours run (the new image must take masters)? */
-	gboolean (*masters)(void *ctx);
-	/* Does a haproxy adopted after a restart by hand run? */
-	gboolean (*adopted_running)(void *ctx);
-	/* A master's notify socket, inheritable for the exec (-1: none);
-	 * private again. */
-	int (*notify_fd)(void *ctx);
-	void (*notify_private)(void *ctx);
-	/* The counters that cross the exec (takeovers, adoptions), saved
-	 * into h, or restored from it. */
-	void (*save_counters)(void *ctx, struct upgrade_state *h);
-	void (*restore_counters)(void *ctx, const struct upgrade_state *h);
-	/* The new image: g, added to the table, is ours again: watched. */
-	void (*adopted)(void *ctx, struct generation *g);
-	/* The new image: the old one's notify socket (-1: none, or not
-	 * ours), kept or closed; bound anew if a master needs it. */
-	void (*adopt_notify)(void *ctx, int fd);
-	/* The new image serves with what it adopted. */
-	void (*resumed)(void *ctx);
-};
-
 /* policy: --self-upgrade; orig_argv: our command line, for the exec;
- * gt, rt, reloader: the owners' (what crosses the exec, the waiting
- * clients), outliving the self-upgrade. */
+ * the pointers are the owners' and outlive the self-upgrade: what crosses
+ * the exec and is taken back (the table, the waiting clients, a master's
+ * notify socket, the counters), whether an adopted haproxy runs, the
+ * ends of generations taken back, the life cycle the new image resumes. */
 struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
 				    char **orig_argv, struct gen_table *gt,
 				    const struct runtime *rt,
 				    struct reloader *reloader,
-				    const struct selfupgrade_ops *ops,
-				    void *ctx);
+				    struct master_link *master,
+				    struct metrics *metrics,
+				    const struct replacement *replacement,
+				    struct gen_exits *exits,
+				    struct lifecycle *life);
 void selfupgrade_free(struct selfupgrade *u);
 
 /* The running wrapper's file (NULL if /proc/self/exe is unreadable). */

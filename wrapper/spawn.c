@@ -181,16 +181,18 @@ static GArray *generations_sf_pids(struct launcher *l)
 static GArray *old_pids(struct launcher *l, gboolean *hard)
 {
 	GArray *pids = generations_sf_pids(l);
+	/* Nothing served yet: a second try after a takeover's search too. */
+	gboolean first = reloader_attempt(l->reloader) == 0;
 
 	*hard = FALSE;
-	if (l->gt->next_number == 1 && l->args->user_old_pids) {
+	if (first && l->args->user_old_pids) {
 		g_array_append_vals(pids, l->args->user_old_pids->data,
 				    l->args->user_old_pids->len);
 		*hard = l->args->user_old_hard;
 	}
 	{
-		g_autoptr(GArray) foreign = l->ops->foreign_pids(
-			l->ctx, l->gt->next_number == 1);
+		g_autoptr(GArray) foreign = l->ops->foreign_pids(l->ctx,
+								 first);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}

@@ -2,25 +2,22 @@
 /* The supervisor: it composes the owners of the state (the generation
  * table, the reload machine, the launcher, the master link, the runtime,
  * the self-upgrade, the hand-off, the replacement, the life cycle, the
- * ends of generations) and handles signals and control requests, and
- * the reload machine's effects. See doc/internals.md. */
+ * ends of generations and what serving means, the status view, the
+ * counters) and handles signals and control requests, and the reload
+ * machine's effects. See doc/internals.md. */
 #include "wrapper/supervisor.h"
 
 #include <signal.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/log.h"
-#include "legacy/launch.h"
 #include "migrate/takeover.h"
 #include "wrapper/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
-#include "wrapper/drain.h"
 #include "wrapper/firststart.h"
 #include "wrapper/generation.h"
 #include "wrapper/genexit.h"
+#include "wrapper/genready.h"
 #include "wrapper/gentable.h"
 #include "wrapper/handoff.h"
 #include "wrapper/lifecycle.h"
@@ -29,13 +26,12 @@
 #include "wrapper/reloader.h"
 #include "wrapper/replacement.h"
 #include "wrapper/reuseport.h"
-#include "wrapper/rundir.h"
 #include "wrapper/runtime.h"
 #include "wrapper/selfupgrade.h"
 #include "wrapper/signals.h"
 #include "wrapper/spawn.h"
-#include "wrapper/state.h"
 #include "wrapper/status.h"
+#include "wrapper/statusview.h"
 
 struct supervisor {
 	GMainLoop *loop;
@@ -43,10 +39,7 @@ struct supervisor {
 	const struct wrapper_options *opts;
 
 	struct gen_table gt;		/* the generations (gentable.h) */
-	guint takeovers;	/* these three: for metrics, kept across
-				 * our own exec */
-	guint restarts_adopted;
-	guint adoptions;
+	struct metrics metrics;		/* kept across our own exec */
 	struct lifecycle life;
 
 	/* Starts, reloads and the hand-off: which step, the requests
@@ -61,7 +54,8 @@ struct supervisor {
 	/* A haproxy started by hand replaced ours (replacement.h). */
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
-	GPtrArray *foreign_view;	/* takeover's and adopt's, for status */
+	struct gen_ready ready;		/* what serving means (genready.h) */
+	struct status_source status;	/* what status shows (statusview.h) */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
 	struct reuseport *reuseport;	/* per-group queue migration */
@@ -70,109 +64,19 @@ struct supervisor {
 	struct master_link *master;
 };
 
-static void sv_post(struct supervisor *s, enum reload_event ev,
-		    const struct reload_input *in);
-static struct log_event sv_event(struct supervisor *s,
-				 const char *message_id, guint number,
-				 GPid pid, const char *result);
+/* sig: the signal that asked, or 0 for the control socket. client: who
+ * waits for the verdict, if anyone. */
 static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
-			      struct control_client *client);
-static void sv_handoff(struct supervisor *s, struct control_client *client);
-static const char *sv_master_notify_socket(struct supervisor *s,
-					   GError **error);
-static const struct reloader_ops sv_reload_ops;
-static const struct master_link_ops sv_master_ops;
-static const struct launcher_ops sv_launcher_ops;
-static const struct handoff_ops sv_handoff_ops;
-static const struct selfupgrade_ops sv_selfupgrade_ops;
-static const struct replacement_ops sv_replacement_ops;
-static const struct lifecycle_ops sv_lifecycle_ops;
-static const struct gen_exits_ops sv_gen_exits_ops;
-
-/* The takeover at the first start (NULL: none). */
-static struct takeover *sv_takeover(struct supervisor *s)
+			      struct control_client *client)
 {
-	return first_start_takeover(s->first);
+	reloader_post(s->reloader, RE_REQUEST, &(struct reload_input){
+		.signal = sig, .hard = hard, .client = client });
 }
 
 /* The adopted instances (NULL before the first search). */
 static struct adopt *sv_adopt(struct supervisor *s)
 {
 	return replacement_adopt(s->replacement);
-}
-
-static gboolean sv_master_running(struct supervisor *s)
-{
-	return gen_table_find_master(&s->gt, 0) != NULL;
-}
-
-/* ---- status ---- */
-
-/* The instances we did not start: taken over at start, or adopted. */
-static const GPtrArray *foreign_view(struct supervisor *s)
-{
-	const GPtrArray *parts[] = {
-		sv_takeover(s) ? takeover_instances(sv_takeover(s)) : NULL,
-		sv_adopt(s) ? adopt_instances(sv_adopt(s)) : NULL,
-	};
-
-	g_ptr_array_set_size(s->foreign_view, 0);
-	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
-		for (guint j = 0; parts[i] && j < parts[i]->len; j++)
-			g_ptr_array_add(s->foreign_view,
-					g_ptr_array_index((GPtrArray *)parts[i],
-							  j));
-	return s->foreign_view;
-}
-
-static const struct foreign *adopted_serving(struct supervisor *s)
-{
-	const GPtrArray *in;
-
-	if (!adopt_serving(sv_adopt(s)))
-		return NULL;
-	in = adopt_instances(sv_adopt(s));
-	return in->len ? g_ptr_array_index((GPtrArray *)in, 0) : NULL;
-}
-
-static struct status_view status_view_of(struct supervisor *s)
-{
-	for (guint i = 0; i < s->gt.gens->len; i++)
-		generation_prune_cohorts(g_ptr_array_index(s->gt.gens, i));
-	return (struct status_view){
-		.wrapper_pid = getpid(),
-		.phase = phase_name(s->life.phase),
-		.reloads = reloader_reloads(s->reloader),
-		.reloads_failed = reloader_reloads_failed(s->reloader),
-		.takeovers = s->takeovers,
-		.restarts_adopted = s->restarts_adopted,
-		.adoptions = s->adoptions,
-		.last = reloader_last(s->reloader),
-		.failed = &s->gt.failed,
-		.gens = s->gt.gens,
-		.current = s->gt.current,
-		.foreign = foreign_view(s),
-		.adopted = adopted_serving(s),
-		.reuseport = reuseport_state(s->reuseport),
-	};
-}
-
-static gchar *sv_summary(struct supervisor *s)
-{
-	struct status_view v = status_view_of(s);
-
-	return status_summary(&v);
-}
-
-/* STATUS= for systemd, outside a reload or a stop that say it anyway. */
-static void tell_status(struct supervisor *s)
-{
-	g_autofree gchar *line = NULL;
-
-	if (reloader_busy(s->reloader) || s->life.phase != PHASE_RUNNING)
-		return;
-	line = sv_summary(s);
-	notify_status(line);
 }
 
 /* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
@@ -188,15 +92,23 @@ static void replacement_found(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	s->restarts_adopted++;
+	s->metrics.restarts_adopted++;
 }
 
 static void replacement_tell_status(void *ctx)
 {
-	tell_status(ctx);
+	struct supervisor *s = ctx;
+
+	status_source_tell(&s->status);
 }
 
-static void stop_service(void *ctx, int exit_code);
+static void stop_service(void *ctx, int exit_code)
+{
+	struct supervisor *s = ctx;
+
+	lifecycle_set_exit_code(&s->life, exit_code);
+	lifecycle_begin_stop(&s->life, SIGTERM);
+}
 
 static void replacement_gone(void *ctx)
 {
@@ -217,7 +129,7 @@ static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
 	struct supervisor *s = data;
-	struct status_view v = status_view_of(s);
+	struct status_view v = status_source_view(&s->status);
 	g_autofree gchar *text = NULL;
 
 	switch (command) {
@@ -226,7 +138,7 @@ static void on_control(struct control_client *c,
 		sv_request_reload(s, 0, command == CMD_HARD_RELOAD, c);
 		break;
 	case CMD_HANDOFF:
-		sv_handoff(s, c);
+		handoff_request(s->handoff, c);
 		break;
 	case CMD_STATUS:
 	case CMD_STATUS_JSON:
@@ -246,16 +158,17 @@ static void on_control(struct control_client *c,
 
 static gchar *lifecycle_summary(void *ctx)
 {
-	return sv_summary(ctx);
+	struct supervisor *s = ctx;
+
+	return status_source_summary(&s->status);
 }
 
 static void lifecycle_stopping(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	sv_post(s, RE_STOP, NULL);
-	if (sv_takeover(s))
-		takeover_cancel(sv_takeover(s));
+	reloader_post(s->reloader, RE_STOP, NULL);
+	first_start_cancel(s->first);
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 }
@@ -290,39 +203,11 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 
 /* ---- the reload machine's effects (wrapper/reloader.h) ---- */
 
-static void sv_post(struct supervisor *s, enum reload_event ev,
-	     const struct reload_input *in)
-{
-	reloader_post(s->reloader, ev, in);
-}
-
-static struct log_event sv_event(struct supervisor *s, const char *message_id,
-			  guint number, GPid pid, const char *result)
-{
-	return (struct log_event){
-		.message_id = message_id,
-		.generation = number,
-		.pid = pid,
-		.result = result,
-		.duration_us = g_get_monotonic_time() -
-			       reloader_started_us(s->reloader),
-	};
-}
-
-static struct log_event exits_event(void *ctx, const char *message_id,
-				    guint number, GPid pid, const char *result)
-{
-	return sv_event(ctx, message_id, number, pid, result);
-}
-
-static const struct gen_exits_ops sv_gen_exits_ops = {
-	.event = exits_event,
-};
-
 static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 {
 	struct supervisor *s = ctx;
-	struct log_event ev = sv_event(s, MSGID_RELOAD_FAILED, 0, 0, "failed");
+	struct log_event ev = reloader_event(s->reloader, MSGID_RELOAD_FAILED,
+					     0, 0, "failed");
 
 	switch (how) {
 	case FAILURE_FIRST_START:
@@ -343,21 +228,14 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 				   "haproxy keeps serving", msg);
 			break;
 		}
-		ev = sv_event(s, MSGID_RELOAD_FAILED, s->gt.current->number,
-			      s->gt.current->pid, "failed");
+		ev = reloader_event(s->reloader, MSGID_RELOAD_FAILED,
+				    s->gt.current->number, s->gt.current->pid,
+				    "failed");
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
 			   "(pid %d) keeps serving", msg, s->gt.current->number,
 			   s->gt.current->pid);
 		break;
 	}
-}
-
-static void stop_service(void *ctx, int exit_code)
-{
-	struct supervisor *s = ctx;
-
-	lifecycle_set_exit_code(&s->life, exit_code);
-	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
 static gboolean searching(void *ctx)
@@ -383,14 +261,16 @@ static void search(void *ctx, gboolean quick)
 
 static void notify_reloading_now(void *ctx)
 {
-	g_autofree gchar *line = sv_summary(ctx);
+	struct supervisor *s = ctx;
+	g_autofree gchar *line = status_source_summary(&s->status);
 
 	notify_reloading(line);
 }
 
 static void notify_ready_now(void *ctx)
 {
-	g_autofree gchar *line = sv_summary(ctx);
+	struct supervisor *s = ctx;
+	g_autofree gchar *line = status_source_summary(&s->status);
 
 	notify_ready(line);
 }
@@ -413,7 +293,7 @@ static gboolean run_pending_reload(gpointer data)
 	struct supervisor *s = data;
 
 	s->pending_idle = 0;
-	sv_post(s, RE_RUN_PENDING, NULL);
+	reloader_post(s->reloader, RE_RUN_PENDING, NULL);
 	return G_SOURCE_REMOVE;
 }
 
@@ -432,136 +312,26 @@ static void abandon_handoff(void *ctx)
 	handoff_abandon(s->handoff);
 }
 
-static void sv_generation_ready(struct supervisor *s, struct generation *g)
-{
-	struct generation *old = s->gt.current;
-	struct log_event ev;
-
-	witness_stop(&g->witness);
-	g->state = GEN_CURRENT;
-	gen_table_set_serving(&s->gt, g);
-	/* Its predecessor ended during its start: from its -sf, or from a
-	 * restart by hand that it must not serve next to. */
-	sv_post(s, RE_SERVING, NULL);
-	/* Started with their pids after -sf: they leave now; any found
-	 * since (a launcher's daemon) is told to. */
-	if (g->sf_adopted)
-		adopt_superseded(sv_adopt(s));
-	replacement_retire_adopted(s->replacement);
-	if (old)
-		drain_begin(old, g, reloader_hard(s->reloader),
-			    s->opts->drain_timeout_s);
-	drain_bound(&s->gt, s->opts->max_old_workers);
-	gen_table_publish(&s->gt, s->args->pidfile, g);
-	failed_generation_clear(&s->gt.failed);
-	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
-	if (g->mode == LAUNCH_MW) {
-		g_autofree gchar *workers = pids_text(g->workers);
-
-		wlog_event(&ev, LOG_NOTICE, "generation %u ready: master pid "
-			   "%d, workers %s, haproxy %s", g->number, g->pid,
-			   workers, g->version);
-	} else {
-		wlog_event(&ev, LOG_NOTICE, "generation %u ready: pid %d, "
-			   "haproxy %s", g->number, g->pid, g->version);
-	}
-	if (s->life.phase == PHASE_STARTING && sv_takeover(s))
-		s->takeovers = takeover_instances(sv_takeover(s))->len;
-	if (s->life.phase == PHASE_STARTING)
-		lifecycle_set_running(&s->life);
-	{
-		g_autofree gchar *msg = g_strdup_printf(
-			"generation %u (pid %d) serving%s", g->number, g->pid,
-			reloader_upgrade_postponed(s->reloader) ?
-			"; wrapper upgrade postponed (an adopted haproxy ran): "
-			"reload again" : "");
-
-		sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
-	}
-	reuseport_attach_generation(s->reuseport, g);
-}
-
-/* ---- a master reloads itself ---- */
-
-static const char *sv_master_notify_socket(struct supervisor *s, GError **error)
-{
-	return master_link_socket(s->master, s->rt.ours ? s->rt.dir : NULL,
-				  error);
-}
-
-static struct generation *master_find(void *ctx, GPid pid)
+static gboolean retry_first(void *ctx, int exit_code, const char *msg)
 {
 	struct supervisor *s = ctx;
 
-	return pid ? gen_table_find_master(&s->gt, pid) : NULL;
+	return first_start_retry(s->first, exit_code, msg);
 }
 
-static enum master_role master_role(void *ctx, const struct generation *g)
+/* ---- starting a generation (wrapper/spawn.h, wrapper/master.h) ---- */
+
+/* Started, or a master's first load: it serves. */
+static void generation_ready(void *ctx, struct generation *g)
 {
 	struct supervisor *s = ctx;
 
-	if (g == s->gt.starting)
-		return MASTER_STARTING;
-	if (g != s->gt.current)
-		return MASTER_OTHER;
-	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
-	return reloader_state(s->reloader) == RS_MASTER_VERDICT
-	       ? MASTER_RELOADING : MASTER_SERVING;
-}
-
-static void master_ready(void *ctx, struct generation *g)
-{
-	sv_generation_ready(ctx, g);
-}
-
-static void master_signalled(void *ctx)
-{
-	sv_post(ctx, RE_SIGNALLED, NULL);
-}
-
-static void master_loaded(void *ctx, struct generation *g,
-			  const GArray *fresh)
-{
-	struct supervisor *s = ctx;
-	g_autofree gchar *pids = pids_text(fresh);
-	g_autofree gchar *msg = NULL;
-	struct log_event ev;
-
-	drain_bound(&s->gt, s->opts->max_old_workers);
-	failed_generation_clear(&s->gt.failed);
-	ev = sv_event(s, MSGID_RELOAD_OK, g->number, g->pid, "ok");
-	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
-		   "workers %s, haproxy %s", g->number, g->pid, pids,
-		   g->version);
-	msg = g_strdup_printf("generation %u (master pid %d) serving with "
-			      "workers %s", g->number, g->pid, pids);
-	sv_post(s, RE_READY, &(struct reload_input){ .message = msg });
-}
-
-static void master_failed(void *ctx, const char *msg)
-{
-	sv_post(ctx, RE_FAILED, &(struct reload_input){ .exit_code = 1,
-							.message = msg });
-}
-
-static void master_retired(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	drain_bound(&s->gt, s->opts->max_old_workers);
+	gen_ready_serve(&s->ready, g);
 }
 
 static const struct master_link_ops sv_master_ops = {
-	.find = master_find,
-	.role = master_role,
-	.ready = master_ready,
-	.signalled = master_signalled,
-	.loaded = master_loaded,
-	.failed = master_failed,
-	.retired = master_retired,
+	.ready = generation_ready,
 };
-
-/* ---- starting a generation (wrapper/spawn.h) ---- */
 
 static void probe(void *ctx)
 {
@@ -598,11 +368,6 @@ static gchar *master_timeout_text(void *ctx, gboolean settling)
 	return launcher_master_timeout_text(s->launcher, settling);
 }
 
-static void launcher_ready(void *ctx, struct generation *g)
-{
-	sv_generation_ready(ctx, g);
-}
-
 static void launcher_watch(void *ctx, struct generation *g)
 {
 	struct supervisor *s = ctx;
@@ -614,10 +379,11 @@ static void launcher_watch(void *ctx, struct generation *g)
 static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 {
 	struct supervisor *s = ctx;
+	struct takeover *t = first_start_takeover(s->first);
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	if (first && sv_takeover(s)) {
-		g_autoptr(GArray) foreign = takeover_targets(sv_takeover(s));
+	if (first && t) {
+		g_autoptr(GArray) foreign = takeover_targets(t);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
@@ -631,7 +397,9 @@ static GArray *launcher_foreign_pids(void *ctx, gboolean first)
 
 static const char *launcher_notify_socket(void *ctx, GError **error)
 {
-	return sv_master_notify_socket(ctx, error);
+	struct supervisor *s = ctx;
+
+	return master_link_socket(s->master, error);
 }
 
 static void launcher_reload_master(void *ctx, struct generation *g,
@@ -643,7 +411,7 @@ static void launcher_reload_master(void *ctx, struct generation *g,
 }
 
 static const struct launcher_ops sv_launcher_ops = {
-	.ready = launcher_ready,
+	.ready = generation_ready,
 	.watch = launcher_watch,
 	.foreign_pids = launcher_foreign_pids,
 	.adopted_serving = adopted_serves,
@@ -651,57 +419,6 @@ static const struct launcher_ops sv_launcher_ops = {
 	.notify_socket = launcher_notify_socket,
 	.reload_master = launcher_reload_master,
 };
-
-/* ---- the hand-off (wrapper/handoff.h) ---- */
-
-static GStrv handoff_master_argv(void *ctx, const char *path)
-{
-	struct supervisor *s = ctx;
-
-	return launcher_master_argv(s->launcher, path);
-}
-
-static const GPtrArray *handoff_waiters(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return reloader_waiters(s->reloader);
-}
-
-static void handoff_over(void *ctx)
-{
-	sv_post(ctx, RE_HANDOFF_OVER, NULL);
-}
-
-static const struct handoff_ops sv_handoff_ops = {
-	.master_argv = handoff_master_argv,
-	.waiters = handoff_waiters,
-	.over = handoff_over,
-};
-
-static void sv_handoff(struct supervisor *s, struct control_client *client)
-{
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *path = NULL;
-
-	if (s->life.phase != PHASE_RUNNING || reloader_busy(s->reloader)) {
-		control_reply(client, "error: a start, reload or stop is in "
-				      "progress; hand off once it is over");
-		return;
-	}
-	if (adopt_alive(sv_adopt(s))) {
-		log_notice("hand-off refused: a haproxy adopted after a restart "
-			   "by hand runs; reload first");
-		control_reply(client, "error: a haproxy adopted after a restart "
-				      "by hand runs; reload first");
-		return;
-	}
-	/* Reloads wait while we check: nothing may change under us. */
-	sv_post(s, RE_HANDOFF, NULL);
-	path = haproxy_locate(s->opts->haproxy, selfupgrade_image_path(s->up),
-			      &error);
-	handoff_begin(s->handoff, client, path, error);
-}
 
 /* ---- the self-upgrade (wrapper/selfupgrade.h) ---- */
 
@@ -717,106 +434,6 @@ static void begin_upgrade(void *ctx)
 	struct supervisor *s = ctx;
 
 	selfupgrade_begin(s->up);
-}
-
-static gboolean upgrade_masters(void *ctx)
-{
-	return sv_master_running(ctx);
-}
-
-static gboolean upgrade_adopted_running(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return adopt_alive(sv_adopt(s));
-}
-
-static int upgrade_notify_fd(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return sv_master_running(s) ? master_link_upgrade_fd(s->master) : -1;
-}
-
-static void upgrade_notify_private(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	master_link_reclaim_fd(s->master);
-}
-
-static void upgrade_save_counters(void *ctx, struct upgrade_state *h)
-{
-	struct supervisor *s = ctx;
-
-	h->takeovers = s->takeovers;
-	h->restarts_adopted = s->restarts_adopted;
-	h->adoptions = s->adoptions;
-}
-
-static void upgrade_restore_counters(void *ctx, const struct upgrade_state *h)
-{
-	struct supervisor *s = ctx;
-
-	s->takeovers = h->takeovers;
-	s->restarts_adopted = h->restarts_adopted;
-	s->adoptions = h->adoptions;
-}
-
-static void upgrade_adopted(void *ctx, struct generation *g)
-{
-	struct supervisor *s = ctx;
-
-	gen_exits_watch(s->exits, g);
-}
-
-/* A master reports to the path in its NOTIFY_SOCKET: the socket bound
- * there comes over with us, or is bound anew. */
-static void upgrade_adopt_notify(void *ctx, int fd)
-{
-	struct supervisor *s = ctx;
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *path = NULL;
-	gboolean masters = sv_master_running(s);
-
-	if (fd >= 0) {
-		path = rundir_notify_socket(s->rt.dir);
-		if (!masters || !master_link_adopt(s->master, fd, path))
-			close(fd);
-	}
-	if (masters && !sv_master_notify_socket(s, &error))
-		log_warn("%s", error->message);
-}
-
-static void upgrade_resumed(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	lifecycle_set_running(&s->life);
-	s->adoptions += s->gt.gens->len;
-}
-
-static const struct selfupgrade_ops sv_selfupgrade_ops = {
-	.masters = upgrade_masters,
-	.adopted_running = upgrade_adopted_running,
-	.notify_fd = upgrade_notify_fd,
-	.notify_private = upgrade_notify_private,
-	.save_counters = upgrade_save_counters,
-	.restore_counters = upgrade_restore_counters,
-	.adopted = upgrade_adopted,
-	.adopt_notify = upgrade_adopt_notify,
-	.resumed = upgrade_resumed,
-};
-
-/* ---- requests ---- */
-
-/* sig: the signal that asked, or 0 for the control socket. client: who
- * waits for the verdict, if anyone. */
-static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
-		       struct control_client *client)
-{
-	sv_post(s, RE_REQUEST, &(struct reload_input){
-		.signal = sig, .hard = hard, .client = client });
 }
 
 static const struct reloader_ops sv_reload_ops = {
@@ -838,6 +455,7 @@ static const struct reloader_ops sv_reload_ops = {
 	.end_attempt = end_attempt,
 	.schedule_pending = schedule_pending,
 	.abandon_handoff = abandon_handoff,
+	.retry_first = retry_first,
 };
 
 /* ---- life cycle ---- */
@@ -853,23 +471,34 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->opts = opts;
 	gen_table_init(&s->gt);
 	s->reloader = reloader_new(&sv_reload_ops, s);
-	s->master = master_link_new(&sv_master_ops, s, opts->drain_timeout_s);
-	s->foreign_view = g_ptr_array_new();
+	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
+				    &sv_master_ops, s);
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
-				s->reloader, &sv_selfupgrade_ops, s);
-	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
-				   s->reuseport, selfupgrade_image_path(s->up),
-				   &sv_launcher_ops, s);
-	s->handoff = handoff_new(args, &sv_handoff_ops, s);
-	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher);
 	s->replacement = replacement_new(args, &s->gt, s->reloader,
 					 s->reuseport, &sv_replacement_ops, s);
 	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
 		       &sv_lifecycle_ops, s);
 	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
-				 opts, &sv_gen_exits_ops, s);
+				 opts);
+	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
+				s->reloader, s->master, &s->metrics,
+				s->replacement, s->exits, &s->life);
+	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
+				   s->reuseport, selfupgrade_image_path(s->up),
+				   &sv_launcher_ops, s);
+	s->handoff = handoff_new(args, opts, &s->life, s->reloader,
+				 s->replacement, s->launcher,
+				 selfupgrade_image_path(s->up));
+	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
+				   s->launcher, &s->metrics.takeovers);
+	s->ready = (struct gen_ready){ .args = args, .opts = opts,
+		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
+		.replacement = s->replacement, .metrics = &s->metrics,
+		.first = s->first, .reuseport = s->reuseport };
+	s->status = (struct status_source){ .gt = &s->gt, .life = &s->life,
+		.reloader = s->reloader, .metrics = &s->metrics,
+		.first = s->first, .replacement = s->replacement,
+		.reuseport = s->reuseport };
 	return s;
 }
 
@@ -922,7 +551,7 @@ int supervisor_run(struct supervisor *s)
 		return s->life.exit_code;
 	start_watchdog(s);
 	if (!selfupgrade_restore(s->up)) {
-		sv_post(s, RE_START, NULL);
+		reloader_post(s->reloader, RE_START, NULL);
 		first_start_begin(s->first);
 	}
 	if (!s->life.done)
@@ -958,7 +587,7 @@ void supervisor_free(struct supervisor *s)
 	first_start_free(s->first);
 	replacement_free(s->replacement);
 	gen_exits_free(s->exits);
-	g_ptr_array_unref(s->foreign_view);
+	status_source_clear(&s->status);
 	reuseport_free(s->reuseport);
 	runtime_clear(&s->rt);
 	selfupgrade_free(s->up);

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The sockets a process holds, and the TCP listeners of its network
+ * namespace, from /proc. */
+#include "base/procnet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/sockdiag.h"
+
+guint64 proc_socket_inode(GPid pid, const char *fd_name)
+{
+	g_autofree gchar *link = g_strdup_printf("/proc/%d/fd/%s", pid, fd_name);
+	g_autofree gchar *target = g_file_read_link(link, NULL);
+
+	if (!target || !g_str_has_prefix(target, "socket:["))
+		return 0;
+	return g_ascii_strtoull(target + 8, NULL, 10);
+}
+
+/* 1 listening, 0 not, -1 when it cannot be told (pidfd_getfd refused). */
+static int fd_listens(int pidfd, int fd)
+{
+	int dup = pidfd_getfd(pidfd, fd, 0);
+	int listening = 0;
+	socklen_t len = sizeof(listening);
+
+	if (dup < 0)
+		return -1;
+	if (getsockopt(dup, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
+		listening = 0;
+	close(dup);
+	return listening ? 1 : 0;
+}
+
+static GHashTable *inode_set_new(void)
+{
+	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+}
+
+/* The LISTEN (0A) entries of a tcp or tcp6 table: the kernel lists the
+ * listening sockets first, so the read stops at the first other one. */
+static void add_tcp_listeners(GHashTable *inodes, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	g_autofree char *line = NULL;
+	size_t size = 0;
+	char st[3];
+	guint64 ino;
+
+	if (!f)
+		return;
+	/* After the header: sl local rem st queues tr retrnsmt uid timeout
+	 * inode ... */
+	if (getline(&line, &size, f) > 0)
+		while (getline(&line, &size, f) > 0 &&
+		       sscanf(line, "%*s %*s %*s %2s %*s %*s %*s %*s %*s %"
+			      G_GUINT64_FORMAT, st, &ino) == 2 &&
+		       strcmp(st, "0A") == 0)
+			if (ino)
+				g_hash_table_add(inodes,
+						 g_memdup2(&ino, sizeof(ino)));
+	fclose(f);
+}
+
+GHashTable *proc_net_tcp_listeners(const char *net_dir)
+{
+	GHashTable *inodes = inode_set_new();
+	g_autofree gchar *tcp = g_build_filename(net_dir, "tcp", NULL);
+	g_autofree gchar *tcp6 = g_build_filename(net_dir, "tcp6", NULL);
+
+	add_tcp_listeners(inodes, tcp);
+	add_tcp_listeners(inodes, tcp6);
+	return inodes;
+}
+
+gboolean proc_same_netns(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/ns/net", pid);
+	struct stat self, other;
+
+	/* Another user's process: ns/net needs ptrace access. */
+	return stat("/proc/self/ns/net", &self) == 0 &&
+	       stat(path, &other) == 0 && self.st_dev == other.st_dev &&
+	       self.st_ino == other.st_ino;
+}
+
+GHashTable *proc_tcp_listeners(GPid pid)
+{
+	g_autofree gchar *net_dir = NULL;
+
+	/* sock_diag answers for our namespace only. */
+	if (proc_same_netns(pid)) {
+		GHashTable *inodes = sockdiag_tcp_listeners(NULL);
+
+		if (inodes)
+			return inodes;
+	}
+	net_dir = g_strdup_printf("/proc/%d/net", pid);
+	return proc_net_tcp_listeners(net_dir);
+}
+
+GHashTable *proc_listening_inodes(GPid pid)
+{
+	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	g_autoptr(GHashTable) net = NULL;
+	GHashTable *inodes;
+	const char *name;
+	int pidfd = pidfd_open(pid, 0);
+
+	if (pidfd < 0 || !dir) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return NULL;
+	}
+	inodes = inode_set_new();
+	while ((name = g_dir_read_name(dir))) {
+		guint64 ino = proc_socket_inode(pid, name);
+		int listens = ino ? fd_listens(pidfd, atoi(name)) : 0;
+
+		if (listens < 0 && !net)
+			net = proc_tcp_listeners(pid);
+		if (listens > 0 ||
+		    (listens < 0 && g_hash_table_contains(net, &ino)))
+			g_hash_table_add(inodes, g_memdup2(&ino, sizeof(ino)));
+	}
+	close(pidfd);
+	return inodes;
+}
+
+gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes)
+{
+	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	const char *name;
+
+	while (dir && (name = g_dir_read_name(dir))) {
+		guint64 ino = proc_socket_inode(pid, name);
+
+		if (ino && g_hash_table_contains(inodes, &ino))
+			return TRUE;
+	}
+	return FALSE;
+}

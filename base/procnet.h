@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The sockets a process holds and the TCP listeners of its network
+ * namespace, from /proc (and sock_diag, base/sockdiag.h, where it can
+ * answer). Inode sets are GHashTables of guint64 keys.
+ */
+#pragma once
+
+#include <glib.h>
+
+/*
+ * The inodes of the listening sockets pid holds, read by duplicating each
+ * socket descriptor (pidfd_getfd: our own child, or root) and asking it
+ * SO_ACCEPTCONN; where pidfd_getfd is refused (a seccomp filter), its
+ * sockets found among the TCP listeners of its network namespace
+ * (proc_tcp_listeners). NULL when pid's descriptors cannot be listed.
+ */
+GHashTable *proc_listening_inodes(GPid pid);
+
+/* The inodes of the listening TCP sockets (IPv4 and IPv6) of a network
+ * namespace, from net_dir's tcp and tcp6 tables ("/proc/PID/net" for
+ * pid's): proc_tcp_listeners' path where sock_diag cannot answer. The
+ * kernel walks every connection of the namespace to write them. */
+GHashTable *proc_net_tcp_listeners(const char *net_dir);
+
+/* Is pid in this process's network namespace? FALSE when either one
+ * cannot be read (another user's process: ptrace access needed). */
+gboolean proc_same_netns(GPid pid);
+
+/*
+ * The inodes of the listening TCP sockets (IPv4 and IPv6) of pid's
+ * network namespace. When it is ours, asked of the kernel through
+ * sock_diag (base/sockdiag.h), which walks only the listening sockets;
+ * otherwise, or when netlink is refused, read from /proc/PID/net, which
+ * costs a walk of every connection of the namespace.
+ */
+GHashTable *proc_tcp_listeners(GPid pid);
+
+/* The inode of the socket pid holds as descriptor fd_name ("socket:[N]"),
+ * or 0 when it is not a socket or cannot be read. */
+guint64 proc_socket_inode(GPid pid, const char *fd_name);
+
+/* Does pid still hold a descriptor on one of these socket inodes? */
+gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);

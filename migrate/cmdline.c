@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "migrate/cmdline.h"
+
+#include <sys/stat.h>
+
+/* haproxy's flags that take the next argument, whatever it looks like. */
+static gboolean takes_value(const char *arg)
+{
+	if (arg[1] == '\0')
+		return FALSE;
+	if (g_str_has_prefix(arg, "-cc"))
+		return TRUE;
+	return strchr("fpCLNnmxS", arg[1]) != NULL;
+}
+
+void hap_cmdline_parse(const char *const *argv, struct hap_cmdline *c)
+{
+	*c = (struct hap_cmdline){ .files = g_ptr_array_new() };
+	if (!argv || !argv[0])
+		return;
+	c->renamed = g_str_has_suffix(base_name(argv[0]), "-master");
+	for (guint i = 1; argv[i]; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			while (argv[++i])
+				g_ptr_array_add(c->files, (gpointer)argv[i]);
+			break;
+		}
+		if (a[0] != '-')
+			continue;
+		if (g_str_has_prefix(a, "-sf") || g_str_has_prefix(a, "-st")) {
+			while (argv[i + 1] && argv[i + 1][0] != '-')
+				i++;
+		} else if (takes_value(a)) {
+			if (!argv[i + 1])
+				break;
+			i++;
+			if (a[1] == 'f')
+				g_ptr_array_add(c->files, (gpointer)argv[i]);
+			else if (a[1] == 'C')
+				c->basedir = argv[i];
+		} else if (g_str_has_prefix(a, "-W")) {
+			c->mworker = TRUE;
+		} else if (g_str_has_prefix(a, "-Ds")) {
+			c->ds = TRUE;
+		}
+	}
+}
+
+void hap_cmdline_clear(struct hap_cmdline *c)
+{
+	g_clear_pointer(&c->files, g_ptr_array_unref);
+}
+
+/* Where relative names are taken, or NULL when that is unknown. */
+static gchar *files_base(const struct hap_cmdline *c, const char *cwd,
+			 gboolean in_basedir)
+{
+	gboolean cwd_ok = cwd && g_path_is_absolute(cwd);
+
+	if (!c->basedir || !*c->basedir)
+		return cwd_ok ? g_strdup(cwd) : NULL;
+	if (g_path_is_absolute(c->basedir))
+		return g_strdup(c->basedir);
+	if (!cwd_ok)
+		return NULL;
+	return in_basedir ? g_strdup(cwd)
+			  : g_build_filename(cwd, c->basedir, NULL);
+}
+
+GStrv hap_cmdline_files(const struct hap_cmdline *c, const char *cwd,
+			gboolean in_basedir)
+{
+	g_autofree gchar *base = files_base(c, cwd, in_basedir);
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
+
+	for (guint i = 0; i < c->files->len; i++) {
+		const char *name = g_ptr_array_index(c->files, i);
+		gchar *path;
+
+		if (!*name || (!g_path_is_absolute(name) && !base))
+			continue;
+		path = g_canonicalize_filename(name, base);
+		if (g_ptr_array_find_with_equal_func(out, path, g_str_equal,
+						     NULL))
+			g_free(path);
+		else
+			g_ptr_array_add(out, path);
+	}
+	g_ptr_array_add(out, NULL);
+	return (GStrv)g_ptr_array_free(g_steal_pointer(&out), FALSE);
+}
+
+GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
+				gboolean in_basedir)
+{
+	struct hap_cmdline c;
+	GStrv files;
+
+	hap_cmdline_parse(argv, &c);
+	files = hap_cmdline_files(&c, cwd, in_basedir);
+	hap_cmdline_clear(&c);
+	return files;
+}
+
+/* ---- the files we look for ---- */
+
+struct config_target {
+	gchar *path;
+	gboolean have_id;
+	dev_t dev;
+	ino_t ino;
+};
+
+static void config_target_free(gpointer p)
+{
+	struct config_target *t = p;
+
+	g_free(t->path);
+	g_free(t);
+}
+
+GPtrArray *config_targets_new(const char *const *files)
+{
+	GPtrArray *targets = g_ptr_array_new_with_free_func(config_target_free);
+
+	for (; files && *files; files++) {
+		struct config_target *t;
+		struct stat st;
+
+		if (!**files)
+			continue;
+		t = g_new0(struct config_target, 1);
+		t->path = g_canonicalize_filename(*files, NULL);
+		if (stat(t->path, &st) == 0) {
+			t->have_id = TRUE;
+			t->dev = st.st_dev;
+			t->ino = st.st_ino;
+		}
+		g_ptr_array_add(targets, t);
+	}
+	return targets;
+}
+
+gboolean config_matches(GPtrArray *targets, const char *path)
+{
+	struct stat st;
+	gboolean have_id = stat(path, &st) == 0;
+
+	for (guint i = 0; i < targets->len; i++) {
+		const struct config_target *t = g_ptr_array_index(targets, i);
+
+		if (strcmp(t->path, path) == 0)
+			return TRUE;
+		if (have_id && t->have_id && t->dev == st.st_dev &&
+		    t->ino == st.st_ino)
+			return TRUE;
+	}
+	return FALSE;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What an haproxy command line says: its mode, its configuration files
+ * (resolved against its directories), and whether one of them is among
+ * the files looked for.
+ */
+#pragma once
+
+#include <string.h>
+
+#include <glib.h>
+
+/* What an haproxy command line says; strings borrowed from its argv. */
+struct hap_cmdline {
+	gboolean mworker;	/* -W, -Ws */
+	gboolean ds;		/* -Ds: 1.x systemd mode; -D from 1.8 on */
+	gboolean renamed;	/* argv[0] "...-master": a 1.7 -Ds parent */
+	const char *basedir;	/* the last -C */
+	GPtrArray *files;	/* -f values, then the "--" tail */
+};
+
+static inline const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* haproxy, haproxy-2.6, haproxy26, haproxy-master; not the wrappers
+ * (haproxy-systemd-wrapper), which run haproxy rather than being it. */
+static inline gboolean haproxy_name(const char *path)
+{
+	const char *base = base_name(path);
+
+	return g_str_has_prefix(base, "haproxy") && !strstr(base, "wrapper");
+}
+
+void hap_cmdline_parse(const char *const *argv, struct hap_cmdline *c);
+void hap_cmdline_clear(struct hap_cmdline *c);
+/* c's files, absolute and normalised, once each (see below). */
+GStrv hap_cmdline_files(const struct hap_cmdline *c, const char *cwd,
+			gboolean in_basedir);
+
+/*
+ * The configuration files an haproxy command line loads (argv[0] included
+ * and ignored): every -f value and everything after "--", in order, once
+ * each, made absolute and normalised (".", "..", "//"; symlinks are left
+ * alone). Relative names are taken against the last -C directory, and a
+ * relative -C against cwd; in_basedir says cwd already is that directory
+ * (a running haproxy has changed into it before loading its files). With
+ * cwd NULL, relative names that need it are left out.
+ */
+GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
+				gboolean in_basedir);
+
+/* The files looked for (struct config_target), from names taken against
+ * the current directory; the empty ones are left out. */
+GPtrArray *config_targets_new(const char *const *files);
+/* Is path (absolute, normalised) one of targets, by name or by device and
+ * inode? */
+gboolean config_matches(GPtrArray *targets, const char *path);

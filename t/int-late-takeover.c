@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The first start costs nothing that grows with the host (issue 12): the
+ * search for foreign instances (a read of every process) runs first only
+ * when the pidfile names a live haproxy. Otherwise generation 1 starts at
+ * once and the search runs once it serves: a foreign -D serving the same
+ * configuration under another pidfile is then soft-stopped by the
+ * wrapper; one that holds the port without SO_REUSEPORT makes generation
+ * 1 fail, and the search then runs before a second try with its pid on
+ * -sf. On the real haproxy; every wait is on a real event (a log line,
+ * a process gone, a socket answering, --status) and bounded. The daemons
+ * are not our children: registered, and ended by verified pid.
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/lib-takeover.h"
+
+/* "haproxy -D -p pidfile -f the site's configuration [-f extra]" in the
+ * site's directory, its launcher gone: the daemon's pid, registered. */
+static GPid daemon_with_pidfile(struct t_site *s, const char *pidfile,
+				const char *extra)
+{
+	const char *argv[] = { HAPROXY, "-D", "-p", pidfile, "-f", s->cfg,
+			       extra ? "-f" : NULL, extra, NULL };
+	GPid pid;
+
+	t_launch_daemon(s->dir, argv);
+	pid = t_wait_pidfile(pidfile);
+	g_assert_cmpint(pid, >, 0);
+	t_remember(pid, HAPROXY);
+	return pid;
+}
+
+/* The line saying the search that waited is over, with n found. */
+static void wait_late_search(struct wrapper *w, guint n)
+{
+	g_autofree gchar *done = g_strdup_printf(LOG_LATE_SEARCH_FOUND_FMT, n);
+
+	g_assert_nonnull(wait_log_anywhere(w, done));
+}
+
+/*
+ * (a) A foreign -D on the same configuration, its own pidfile: generation
+ * 1 starts with nothing of it on -sf, serves beside it (SO_REUSEPORT),
+ * and only then is it found, told SIGUSR1, and gone; ours alone answers.
+ */
+static void test_found_after_serving(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *other = NULL, *taking = NULL, *soft = NULL;
+	g_autofree gchar *exited = NULL;
+	GPid daemon, gen1;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	other = g_build_filename(s.dir, "other.pid", NULL);
+	daemon = daemon_with_pidfile(&s, other, NULL);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+
+	w = start_wrapper(&s, NULL, NULL);
+	g_assert_nonnull(wrapper_wait_log(w, LOG_SEARCH_DEFERRED, T_WAIT));
+	assert_first_sf(w, NULL, 0);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	soft = g_strdup_printf(LOG_FOREIGN_SOFT_STOP_FMT, daemon);
+	g_assert_nonnull(wrapper_wait_log(w, soft, T_WAIT));
+	wait_late_search(w, 1);
+	assert_status_foreign(&s, daemon, "standalone",
+			      "\nhaproxy_wrapper_takeovers_total 1\n");
+
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	exited = g_strdup_printf("foreign haproxy pid %d (standalone) has "
+				 "exited", daemon);
+	g_assert_nonnull(wait_log_anywhere(w, exited));
+	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
+	g_assert_true(t_pid_alive(gen1));
+	g_assert_null(wrapper_find_log(w, LOG_FIRST_FAILED_SEARCH));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+/*
+ * (b) The same daemon bound without SO_REUSEPORT: generation 1 cannot
+ * bind and ends; the search runs then, and generation 2 starts with the
+ * daemon's pid on -sf (haproxy's own pause and soft stop) and serves.
+ */
+static void test_noreuseport_fallback(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *other = NULL, *extra = NULL, *taking = NULL;
+	g_autoptr(GArray) sf = NULL;
+	const char *second;
+	GPid daemon, gen2;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	other = g_build_filename(s.dir, "other.pid", NULL);
+	extra = t_write_file(s.dir, "noreuseport.cfg",
+			     "global\n    noreuseport\n");
+	daemon = daemon_with_pidfile(&s, other, extra);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+
+	w = start_wrapper(&s, NULL, NULL);
+	assert_first_sf(w, NULL, 0);
+	g_assert_nonnull(wrapper_wait_log(w, LOG_FIRST_FAILED_SEARCH,
+					  T_WAIT));
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	second = wrapper_executing_line(w, 2);
+	g_assert_nonnull(second);
+	sf = sf_pid_list(second);
+	g_assert_cmpuint(sf->len, ==, 2);
+	g_assert_cmpint(g_array_index(sf, GPid, 0), ==, daemon);
+
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	g_assert_cmpint(wait_answered_by(s.port, gen2), ==, gen2);
+	g_assert_null(wrapper_find_log(w, LOG_CANNOT_START));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+/*
+ * (c) A -D that shares our pidfile: the search runs first, as it always
+ * did, and generation 1 starts with the daemon on its -sf.
+ */
+static void test_pidfile_haproxy_first(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *taking = NULL;
+	GPid daemon, gen1;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	daemon = start_daemon(&s, FALSE);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+
+	w = start_wrapper(&s, NULL, NULL);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	/* After the notice: the first "executing" line, daemon on -sf. */
+	assert_first_sf(w, &daemon, 1);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
+	g_assert_null(wrapper_find_log(w, LOG_SEARCH_DEFERRED));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+/*
+ * (d) A stop while the search that waited still waits for what it found
+ * to handle SIGUSR1 (a master-worker master re-executing itself: the
+ * fake, named haproxy, for 8 s): the wrapper exits as it would, and the
+ * instance is left alone, never signalled.
+ */
+static void test_stop_during_late_search(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
+	g_autofree gchar *log = NULL, *other = NULL, *taking = NULL;
+	g_autofree gchar *soft = NULL, *events = NULL, *stopped = NULL;
+	g_auto(GStrv) env = NULL;
+	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, "-f", NULL,
+			       NULL };
+	struct t_started *p;
+	GPid master, worker;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	haproxy = copy_program(bin, fake, "haproxy");
+	fake_cfg = t_write_file(s.dir, "fake.cfg",
+				"fake-master-late-usr1-ms 8000\n");
+	log = g_build_filename(s.dir, "fake.log", NULL);
+	other = g_build_filename(s.dir, "other.pid", NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
+	argv[0] = haproxy;
+	argv[3] = other;
+	argv[5] = s.cfg;
+	argv[7] = fake_cfg;
+	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &master, &error));
+	g_assert_no_error(error);
+	p = t_remember(master, "/haproxy");
+	worker = t_wait_serving(s.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, master);
+	t_remember(worker, "/haproxy");
+	g_free(t_wait_file_line(log, "master: SIGUSR1 not handled", NULL, 1,
+				T_WAIT));
+
+	w = start_wrapper(&s, NULL, NULL);
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	taking = g_strdup_printf(LOG_TAKING_OVER_MASTER_FMT, master);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	stop_wrapper_ok(w);
+
+	soft = g_strdup_printf(LOG_FOREIGN_SOFT_STOP_FMT, master);
+	g_assert_null(wrapper_find_log(w, soft));
+	g_assert_null(wrapper_find_log(w, LOG_FOREIGN_UNSETTLED));
+	g_assert_true(t_pid_alive(master));
+	g_assert_true(g_file_get_contents(log, &events, NULL, NULL));
+	stopped = g_strdup_printf("pid=%d master stop", master);
+	g_assert_null(strstr(events, stopped));
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, worker);
+
+	g_assert_true(t_signal_verified(p, SIGKILL));
+	g_assert_cmpint(t_wait_child(master, T_WAIT), !=, -1);
+	daemon_site_clear(&s);
+}
+
+/*
+ * (e) The search that runs first (the pidfile's -D) has haproxy -v run
+ * meanwhile, and the probing step waits for that one: one probe, not two.
+ * Our haproxy is a script that holds -v until the machine is probing.
+ */
+static void test_early_probe_awaited(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *script = NULL, *text = NULL, *probes = NULL;
+	g_autofree gchar *gate = NULL, *opt = NULL, *taking = NULL;
+	g_autofree gchar *log = NULL;
+	GPid daemon;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	probes = g_build_filename(s.dir, "probes", NULL);
+	gate = g_build_filename(s.dir, "gate", NULL);
+	/* Held a minute at most: the test's own bound is shorter. */
+	text = g_strdup_printf("#!/bin/sh\n"
+			       "if [ \"$1\" = -v ]; then\n"
+			       "  echo probe >>'%s'\n"
+			       "  i=0\n"
+			       "  while [ ! -e '%s' ] && [ $i -lt 6000 ]; do\n"
+			       "    sleep 0.01; i=$((i + 1))\n"
+			       "  done\n"
+			       "fi\n"
+			       "exec " HAPROXY " \"$@\"\n", probes, gate);
+	script = t_write_file(s.dir, "haproxy-gated", text);
+	g_assert_cmpint(chmod(script, 0755), ==, 0);
+	opt = g_strdup_printf("--haproxy=%s", script);
+	daemon = start_daemon(&s, FALSE);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+
+	w = start_wrapper(&s, opt, NULL);
+	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_SETTLED_TO_PROBING, T_WAIT));
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+	g_assert_true(g_file_get_contents(probes, &log, NULL, NULL));
+	g_assert_cmpstr(log, ==, "probe\n");
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	t_cleanup_on_abort();
+
+	g_test_add_func("/late-takeover/found-after-serving",
+			test_found_after_serving);
+	g_test_add_func("/late-takeover/noreuseport-fallback",
+			test_noreuseport_fallback);
+	g_test_add_func("/late-takeover/pidfile-haproxy-first",
+			test_pidfile_haproxy_first);
+	g_test_add_func("/late-takeover/early-probe-awaited",
+			test_early_probe_awaited);
+	g_test_add_func("/late-takeover/stop-during-search",
+			test_stop_during_late_search);
+	return g_test_run();
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * proc_children() while the children change: a haproxy master forks its
+ * new worker, then reaps the old one. The kernel's PID/task/TID/children
+ * list, read while a child listed before another is reaped, skips the
+ * ones after it: the reload verdict then saw no new worker.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "base/proc.h"
+
+#define SLOTS 4096
+
+/* Shared with the churning parent: gen k is published once child k is
+ * forked; child k is killed only after gen k + 1 is. */
+struct churn {
+	atomic_long gen;
+	atomic_int pid[SLOTS];
+};
+
+static pid_t idle_child(void)
+{
+	pid_t self = getpid();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		_exit(1);
+	if (pid == 0) {
+		/* Ends with the churner, even one gone before this line. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != self)
+			_exit(0);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void __attribute__((noreturn)) churn_forever(struct churn *c)
+{
+	pid_t old;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	old = idle_child();
+	c->pid[0] = old;
+	for (long k = 1;; k++) {
+		pid_t fresh = idle_child();
+
+		c->pid[k % SLOTS] = fresh;
+		atomic_store(&c->gen, k);
+		kill(old, SIGKILL);
+		waitpid(old, NULL, 0);
+		old = fresh;
+	}
+}
+
+/* A child alive during the whole call is in its answer. */
+static void test_children_churn(void)
+{
+	struct churn *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	gint64 deadline = g_get_monotonic_time() + 3 * G_USEC_PER_SEC;
+	guint checked = 0, missed = 0;
+	pid_t parent;
+	int status;
+
+	g_assert_true(c != MAP_FAILED);
+	parent = fork();
+	g_assert_cmpint(parent, >=, 0);
+	if (parent == 0)
+		churn_forever(c);
+	while (atomic_load(&c->gen) < 1 && g_get_monotonic_time() < deadline)
+		g_usleep(100);
+	/* Enough checked calls to see the skip several times over (about
+	 * one call in a few thousand skips the new child on a 2-CPU host), and a
+	 * bound in time for a slow one. */
+	while (checked < 200000 && g_get_monotonic_time() < deadline) {
+		long gen = atomic_load(&c->gen);
+		GPid want = c->pid[gen % SLOTS];
+		g_autoptr(GArray) kids = proc_children(parent);
+
+		if (atomic_load(&c->gen) != gen)
+			continue;
+		checked++;
+		if (!proc_pids_contain(kids, want) && missed++ < 3)
+			g_test_message("child %d missed (%u listed)", want,
+				       kids->len);
+	}
+	g_assert_cmpint(kill(parent, SIGKILL), ==, 0);
+	g_assert_cmpint(waitpid(parent, &status, 0), ==, parent);
+	munmap(c, sizeof(*c));
+	g_test_message("%u calls checked, %u missed a child", checked, missed);
+	g_assert_cmpuint(checked, >, 0);
+	g_assert_cmpuint(missed, ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/proc/children-churn", test_children_churn);
+	return g_test_run();
+}
