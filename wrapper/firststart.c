@@ -30,7 +30,7 @@ struct first_start {
 	gboolean late;
 	guint64 self_start;		/* ours, from stat: what started
 					 * later is a restart by hand */
-	guint late_idle;		/* the late search, from the loop */
+	guint late_timer;		/* the late search, from the loop */
 	int failed_code;		/* generation 1's failure, if the */
 	gchar *failed_msg;		/* search ran for it */
 };
@@ -173,18 +173,25 @@ static gboolean on_late_search(gpointer data)
 {
 	struct first_start *f = data;
 
-	f->late_idle = 0;
+	f->late_timer = 0;
 	search(f, on_late_settled);
 	return G_SOURCE_REMOVE;
 }
+
+/*
+ * A second after READY=1: haproxy binds, tells us, then finishes its own
+ * start (threads, the first accept) while we would be reading every
+ * process's stat; on a host with 10,000 processes that made its first
+ * answer 6 ms later. What the search finds serves beside ours meanwhile.
+ */
+#define LATE_SEARCH_DELAY_MS 1000
 
 void first_start_serving(struct first_start *f)
 {
 	if (!f->late)
 		return;
 	f->late = FALSE;
-	/* After READY=1 and our listeners' own migration. */
-	f->late_idle = g_idle_add(on_late_search, f);
+	f->late_timer = g_timeout_add(LATE_SEARCH_DELAY_MS, on_late_search, f);
 }
 
 /* What generation 1's failure found: retried with their -sf, or the
@@ -218,7 +225,7 @@ gboolean first_start_retry(struct first_start *f, int exit_code,
 
 void first_start_cancel(struct first_start *f)
 {
-	g_clear_handle_id(&f->late_idle, g_source_remove);
+	g_clear_handle_id(&f->late_timer, g_source_remove);
 	if (f->takeover)
 		takeover_cancel(f->takeover);
 }
