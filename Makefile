@@ -27,7 +27,8 @@ CFLAGS       ?= -O2 -g
 ALL_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. $(shell $(PKG_CONFIG) --cflags $(PKGS)) \
                 -DWRAPPER_VERSION='"$(VERSION)$(VERSION_SUFFIX)"' \
                 -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
-LIBS          = $(shell $(PKG_CONFIG) --libs $(PKGS))
+# libsystemd is loaded when first needed (base/sdlib.c): headers only.
+LIBS          = $(shell $(PKG_CONFIG) --libs glib-2.0)
 
 # Objects and the static library are built out of tree, under build/obj;
 # -MMD -MP write each object's header dependencies next to it (.d).

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <systemd/sd-journal.h>
 #include <unistd.h>
+
+#include "base/sdlib.h"
 
 /* One write() per line, so that lines from haproxy sharing stderr do not
  * interleave with ours. */
@@ -73,7 +74,7 @@ static gboolean journal_send(const struct log_event *ev, int priority,
 	iov = g_new(struct iovec, f->len);
 	for (guint i = 0; i < f->len; i++)
 		iov[i] = (struct iovec){ f->pdata[i], strlen(f->pdata[i]) };
-	return sd_journal_sendv(iov, f->len) >= 0;
+	return sdlib_journal_sendv(iov, f->len) >= 0;
 }
 
 static void vlog_event(const struct log_event *ev, int priority,

@@ -43,7 +43,7 @@ FUZZ_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer
                  -I. $(shell $(PKG_CONFIG) --cflags glib-2.0) \
                  -DWRAPPER_VERSION='"$(VERSION)"' \
                  -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
-FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0 libsystemd)
+FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0)
 
 # What each target links: only the modules its parser needs, so that work
 # in progress elsewhere in the tree cannot break the fuzz build.
@@ -55,7 +55,7 @@ FUZZ_SRC_proc    := base/procparse.c
 FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/version.c \
                     legacy/args.c base/proc.c base/procparse.c
 FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
-                    wrapper/child.c base/log.c base/proc.c base/procparse.c
+                    wrapper/child.c base/log.c base/sdlib.c base/proc.c base/procparse.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 
 # The modules are gcc-clean (the normal build's -Werror); a diagnostic only

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "wrapper/notify.h"
 
-#include <systemd/sd-daemon.h>
+#include <errno.h>
 #include <time.h>
 
 #include "base/log.h"
+#include "base/sdlib.h"
 
 static void send_state(const char *state)
 {
-	int r = sd_notify(0, state);
+	int r = sdlib_notify(state);
 
-	if (r < 0)
+	if (r == -ELIBACC)
+		log_warn("sd_notify: cannot load libsystemd: %s",
+			 sdlib_load_error());
+	else if (r < 0)
 		log_warn("sd_notify: %s", g_strerror(-r));
 }
 
@@ -70,5 +74,5 @@ guint64 notify_watchdog_usec(void)
 {
 	uint64_t usec = 0;
 
-	return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
+	return sdlib_watchdog_enabled(&usec) > 0 ? usec : 0;
 }
