@@ -299,6 +299,24 @@ static gint by_pid(gconstpointer a, gconstpointer b)
 	return x < y ? -1 : x > y;
 }
 
+/* The candidates' pids, in order: what is told comes out the same way
+ * whatever the hash table's order. */
+static GArray *sorted_pids(GHashTable *cands)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	GHashTableIter it;
+	gpointer key;
+
+	g_hash_table_iter_init(&it, cands);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		GPid pid = GPOINTER_TO_INT(key);
+
+		g_array_append_val(pids, pid);
+	}
+	g_array_sort(pids, by_pid);
+	return pids;
+}
+
 /* Started with credentials we could have started it with? Told once an
  * instance in the skipped list when not. */
 static gboolean could_be_ours(struct scan *s, struct node *top, guint source)
@@ -322,17 +340,8 @@ static gboolean could_be_ours(struct scan *s, struct node *top, guint source)
 static void place_candidates(struct scan *s, GHashTable *cands,
 			    GHashTable *tops)
 {
-	g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(GPid));
-	GHashTableIter it;
-	gpointer key;
+	g_autoptr(GArray) pids = sorted_pids(cands);
 
-	g_hash_table_iter_init(&it, cands);
-	while (g_hash_table_iter_next(&it, &key, NULL)) {
-		GPid pid = GPOINTER_TO_INT(key);
-
-		g_array_append_val(pids, pid);
-	}
-	g_array_sort(pids, by_pid);
 	for (guint i = 0; i < pids->len; i++) {
 		GPid pid = g_array_index(pids, GPid, i);
 		guint source = GPOINTER_TO_UINT(
@@ -444,19 +453,11 @@ gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
 		.skipped = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)foreign_skip_free),
 	};
-	g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(GPid));
-	GHashTableIter it;
-	gpointer key;
+	g_autoptr(GArray) pids = NULL;
 	gboolean found = FALSE;
 
 	pidfile_candidates(&s, pidfile, cands);
-	g_hash_table_iter_init(&it, cands);
-	while (g_hash_table_iter_next(&it, &key, NULL)) {
-		GPid pid = GPOINTER_TO_INT(key);
-
-		g_array_append_val(pids, pid);
-	}
-	g_array_sort(pids, by_pid);
+	pids = sorted_pids(cands);
 	for (guint i = 0; i < pids->len; i++) {
 		struct node n = { .pid = g_array_index(pids, GPid, i) };
 

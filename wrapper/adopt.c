@@ -303,6 +303,21 @@ static GPtrArray *look_twice(struct adopt *a, gboolean *none)
 	return NULL;
 }
 
+/* What a look found: those adopted already are freed and dropped; the
+ * others are ours now (the array no longer frees them), in order. */
+static void take_new(struct adopt *a, GPtrArray *found)
+{
+	g_ptr_array_set_free_func(found, NULL);
+	for (guint i = found->len; i-- > 0;) {
+		struct foreign *f = g_ptr_array_index(found, i);
+
+		if (already_adopted(a, f)) {
+			foreign_free(f);
+			g_ptr_array_remove_index(found, i);
+		}
+	}
+}
+
 static void search_step(struct adopt *a)
 {
 	gboolean late = g_get_monotonic_time() >= a->deadline, none;
@@ -310,16 +325,9 @@ static void search_step(struct adopt *a)
 					  : look_twice(a, &none);
 
 	if (found) {
-		/* Ours now: the array no longer frees them. */
-		g_ptr_array_set_free_func(found, NULL);
-		for (guint i = 0; i < found->len; i++) {
-			struct foreign *f = g_ptr_array_index(found, i);
-
-			if (already_adopted(a, f))
-				foreign_free(f);
-			else
-				adopt_one(a, f);
-		}
+		take_new(a, found);
+		for (guint i = 0; i < found->len; i++)
+			adopt_one(a, g_ptr_array_index(found, i));
 	}
 	if (!a->found && !late && !(a->quick && none))
 		return;
@@ -578,16 +586,9 @@ static void last_look(struct adopt *a)
 	found = look(a, TRUE, &none);
 	if (!found)
 		return;
-	/* Ours now: the array no longer frees them. */
-	g_ptr_array_set_free_func(found, NULL);
-	for (guint i = 0; i < found->len; i++) {
-		struct foreign *f = g_ptr_array_index(found, i);
-
-		if (already_adopted(a, f))
-			foreign_free(f);
-		else
-			stop_found(a, f);
-	}
+	take_new(a, found);
+	for (guint i = 0; i < found->len; i++)
+		stop_found(a, g_ptr_array_index(found, i));
 }
 
 void adopt_retire(struct adopt *a, int sig)
