@@ -392,6 +392,25 @@ static GPid held_launcher(struct t_site *s, gchar **pidfile, gchar **gate)
 	return launcher;
 }
 
+/* Ours serving, a launcher held loading by hand, then a restart by hand
+ * (-sf) that replaces ours while the search waits for that launcher: the
+ * restart's pid. */
+static GPid replaced_while_launcher_held(struct t_site *s, Wrapper **w,
+					 gchar **h2pid, gchar **gate,
+					 GPid *launcher)
+{
+	g_autofree gchar *hand_cfg = NULL;
+	GPid pid;
+
+	start_serving(s, NULL, w);
+	*launcher = held_launcher(s, h2pid, gate);
+	hand_cfg = t_write_config(s->dir, "hand.cfg", s->port, NULL);
+	pid = restart_by_hand_with(s, hand_cfg, "-sf", FALSE);
+	g_assert_nonnull(wrapper_wait_log(*w, LOG_LOOKING_FOR_REPLACEMENT,
+					  T_WAIT));
+	return pid;
+}
+
 /*
  * A restart by hand (-sf) replaces generation 1 while a second "haproxy
  * -D" still loads, held: the search waits for it. A stop comes during
@@ -404,7 +423,7 @@ static void test_adopt_stop_during_search(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *h2pid = NULL, *gate = NULL, *hand_cfg = NULL;
+	g_autofree gchar *h2pid = NULL, *gate = NULL;
 	g_autofree gchar *stops = NULL, *launcher_stops = NULL;
 	g_autofree gchar *adopting = NULL;
 	const char *line;
@@ -414,12 +433,7 @@ static void test_adopt_stop_during_search(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	start_serving(&s, NULL, &w);
-	launcher = held_launcher(&s, &h2pid, &gate);
-	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
-	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
-					  T_WAIT));
+	pid = replaced_while_launcher_held(&s, &w, &h2pid, &gate, &launcher);
 	wrapper_signal(w, SIGTERM);
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
 
@@ -453,7 +467,7 @@ static void test_adopt_graceful_stop_launcher(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *h2pid = NULL, *gate = NULL, *hand_cfg = NULL;
+	g_autofree gchar *h2pid = NULL, *gate = NULL;
 	g_autofree gchar *stops = NULL, *spared = NULL, *stops2 = NULL;
 	const char *line;
 	GPid pid, launcher, second;
@@ -461,12 +475,7 @@ static void test_adopt_graceful_stop_launcher(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	start_serving(&s, NULL, &w);
-	launcher = held_launcher(&s, &h2pid, &gate);
-	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
-	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
-					  T_WAIT));
+	pid = replaced_while_launcher_held(&s, &w, &h2pid, &gate, &launcher);
 	wrapper_signal(w, SIGUSR1);
 
 	stops = g_strdup_printf(LOG_STOPS_TOO_FMT, pid);

@@ -68,7 +68,7 @@ static void test_found_after_serving(void)
 	assert_first_sf(w, NULL, 0);
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	soft = g_strdup_printf(LOG_FOREIGN_SOFT_STOP_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, soft, T_WAIT));
@@ -77,8 +77,7 @@ static void test_found_after_serving(void)
 			      "\nhaproxy_wrapper_takeovers_total 1\n");
 
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
-	exited = g_strdup_printf("foreign haproxy pid %d (standalone) has "
-				 "exited", daemon);
+	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, daemon, "standalone");
 	g_assert_nonnull(wait_log_anywhere(w, exited));
 	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
 	g_assert_true(t_pid_alive(gen1));
@@ -114,7 +113,7 @@ static void test_noreuseport_fallback(void)
 	assert_first_sf(w, NULL, 0);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_FIRST_FAILED_SEARCH,
 					  T_WAIT));
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
 	g_assert_cmpint(gen2, >, 0);
@@ -149,7 +148,7 @@ static void test_pidfile_haproxy_first(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	/* After the notice: the first "executing" line, daemon on -sf. */
 	assert_first_sf(w, &daemon, 1);
@@ -266,7 +265,7 @@ static void test_early_probe_awaited(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 
 	w = start_wrapper(&s, opt, NULL);
-	taking = g_strdup_printf("taking over standalone pid %d, ", daemon);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, LOG_SETTLED_TO_PROBING, T_WAIT));
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
