@@ -572,6 +572,7 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 	g_assert_nonnull(line);
 	daemon = (GPid)g_ascii_strtoll(line + strlen("pid="), NULL, 10);
 	g_assert_cmpint(daemon, >, 0);
+	g_clear_pointer(&line, g_free);
 	t_remember(daemon, "/haproxy");
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
 	daemon_spared = g_strdup_printf(LOG_LAUNCHER_SPARED_FMT, daemon);
@@ -580,7 +581,9 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 
 	g_assert_true(g_file_set_contents(setsid_gate, "", 0, NULL));
 	daemon_stops = g_strdup_printf(LOG_STOPS_TOO_FMT, daemon);
-	g_assert_nonnull(wait_log_anywhere(w, daemon_stops));
+	line = g_strdup(wait_log_anywhere(w, daemon_stops));
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, "(SIGUSR1)" LOG_IT_REPLACED_OURS));
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	daemon_site_clear(&s);

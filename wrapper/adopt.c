@@ -556,9 +556,8 @@ static gboolean on_spared_check(gpointer data)
 		d->launcher = FALSE;
 		g_ptr_array_add(a->instances, d->f);
 		what = foreign_describe(d->f);
-		log_notice("the wrapper stops: so does %s (%s); it left its "
-			   "launcher's session, a daemon", what,
-			   signal_name(a->stop_sig));
+		log_notice("the wrapper stops: so does %s (%s); it replaced "
+			   "ours", what, signal_name(a->stop_sig));
 		signal_one(a, d, a->stop_sig);
 	}
 	if (waiting)
