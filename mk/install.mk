@@ -20,11 +20,13 @@
 # Installed units (contrib/systemd/, the wrapper's path substituted):
 #   $(UNITDIR)/haproxy-systemd-wrapper.service    from haproxy.service
 #   $(UNITDIR)/haproxy-systemd-wrapper@.service   from haproxy@.service
-# Not named haproxy.service: that is Debian's haproxy package's unit. Every
-# unit, under its contrib/ name, also goes to $(DOCDIR)/examples/: the
-# historic 1.5-era one, the Type=notify-reload one (systemd >= 253), the
-# drop-in running Debian's own haproxy.service through the wrapper, and a
-# timer writing the metrics for node_exporter.
+#   $(UNITDIR)/haproxy-systemd-wrapper-metrics.{service,timer}  the metrics
+#                    for node_exporter, every 15 s once the timer is enabled
+# Not named haproxy.service: that is Debian's haproxy package's unit. The
+# service units, under their contrib/ names, also go to $(DOCDIR)/examples/,
+# with the historic 1.5-era one, the Type=notify-reload one (systemd >=
+# 253) and the drop-in running Debian's own haproxy.service through the
+# wrapper.
 
 .PHONY: install uninstall man-lint deb deb-lint unit-security
 
@@ -36,12 +38,11 @@ DOCDIR       ?= $(PREFIX)/share/doc/$(PROG)
 UNITDIR      ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 
 MAN_PAGE     := doc/$(PROG).8
-UNIT_SRC     := haproxy.service haproxy@.service
-UNIT_DST     := $(PROG).service $(PROG)@.service
+METRICS_UNITS := $(PROG)-metrics.service $(PROG)-metrics.timer
+UNIT_SRC     := haproxy.service haproxy@.service $(METRICS_UNITS)
+UNIT_DST     := $(PROG).service $(PROG)@.service $(METRICS_UNITS)
 EXAMPLES     := haproxy.service haproxy@.service haproxy-historic.service \
-                haproxy-notify-reload.service haproxy.service.d/wrapper.conf \
-                haproxy-systemd-wrapper-metrics.service \
-                haproxy-systemd-wrapper-metrics.timer
+                haproxy-notify-reload.service haproxy.service.d/wrapper.conf
 
 # The units name /usr/sbin/haproxy-systemd-wrapper and /usr/sbin/haproxy.
 UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
@@ -137,6 +138,8 @@ $(DEB_FILE): $(DEB_INPUTS)
 DEB_NEXT_DIR  := build/deb-next
 DEB_NEXT_FILE := $(DEB_NEXT_DIR)/$(PROG)_$(VERSION)+next_$(DEB_ARCH).deb
 tests: $(DEB_NEXT_FILE)
+.PHONY: deb-next
+deb-next: $(DEB_NEXT_FILE)
 
 $(DEB_NEXT_FILE): $(DEB_INPUTS)
 	$(call build_deb,$(DEB_NEXT_DIR),+next)
