@@ -46,7 +46,7 @@ static void site_launch(Site *s, const char *opt)
 		args[0] = opt;
 	}
 	g_clear_pointer(&s->w, wrapper_free);
-	s->w = wrapper_start(args, NULL);
+	s->w = wrapper_start(args, (const char *const *)s->env->pdata);
 }
 
 /* The same, once generation 1 serves: its pid. */
@@ -186,9 +186,10 @@ static void test_default_removed_at_stop(void)
 	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
 }
 
-/* One given by --runtime-dir is the administrator's: it keeps haproxy's
- * version for the next start. */
-static void test_given_keeps_version(void)
+/* One given by --runtime-dir (by_env: by $RUNTIME_DIRECTORY, as systemd
+ * does) is not the wrapper's to remove: it keeps haproxy's version for the
+ * next start. */
+static void given_keeps_version(gboolean by_env)
 {
 	g_auto(TSite) s = { 0 };
 	g_autofree gchar *cache = NULL;
@@ -197,9 +198,21 @@ static void test_given_keeps_version(void)
 		return;
 	site_init(&s);
 	cache = g_build_filename(s.rundir, "haproxy-version", NULL);
-	site_start(&s, s.rundir_opt);
+	if (by_env)
+		t_site_setenv(&s, "RUNTIME_DIRECTORY", s.rundir);
+	site_start(&s, by_env ? NULL : s.rundir_opt);
 	site_stop(&s);
 	g_assert_true(g_file_test(cache, G_FILE_TEST_IS_REGULAR));
+}
+
+static void test_given_keeps_version(void)
+{
+	given_keeps_version(FALSE);
+}
+
+static void test_env_keeps_version(void)
+{
+	given_keeps_version(TRUE);
 }
 
 /* `make demo` (demo/run) leaves nothing behind: neither its pidfile nor
@@ -580,6 +593,7 @@ int main(int argc, char **argv)
 			test_default_removed_at_stop);
 	g_test_add_func("/rundir/given-keeps-version",
 			test_given_keeps_version);
+	g_test_add_func("/rundir/env-keeps-version", test_env_keeps_version);
 	g_test_add_func("/rundir/demo-leaves-nothing",
 			test_demo_leaves_nothing);
 	g_test_add_func("/rundir/pidfile-61", test_pidfile_61);

@@ -38,9 +38,7 @@ int runtime_setup(struct runtime *rt, const char *runtime_dir,
 	int dirfd;
 
 	rt->dir = rundir_path(runtime_dir, pidfile);
-	rt->derived = !(runtime_dir && *runtime_dir) &&
-		      !(g_getenv("RUNTIME_DIRECTORY") &&
-			*g_getenv("RUNTIME_DIRECTORY"));
+	rt->derived = rundir_is_default(runtime_dir);
 	dirfd = rundir_open(rt->dir, RUNDIR_OWNER, &error);
 	if (dirfd < 0) {
 		/* A new image after an upgrade must not orphan haproxy. */
