@@ -268,6 +268,93 @@ static void test_unitmove(struct fixture *f, gconstpointer data)
 	RUN(f->c, "systemctl stop " OLD);
 }
 
+/*
+ * What the shortcuts cost, measured for README.wrapper rather than
+ * promised: run with HSW_UNITMOVE_MEASURE=1 (prove -v shows the counts).
+ * Asserted is only what does not depend on timing: a unit whose main
+ * process is signalled by hand comes back through Restart=always, masked
+ * at runtime or not.
+ */
+static guint load_step(struct t_load *l, struct mark *m, const char *what)
+{
+	struct mark d = load_since(l, m);
+
+	g_test_message("measured: %s: %u requests, %u failed", what,
+		       d.requests, d.failures);
+	return d.failures;
+}
+
+static void test_shortcuts(struct fixture *f, gconstpointer data)
+{
+	g_autofree gchar *deb = deb_path();
+	guint16 port = t_free_port();
+	struct mark m = { 0 };
+	struct t_load l;
+	GPid main_pid;
+
+	if (!g_getenv("HSW_UNITMOVE_MEASURE")) {
+		g_test_skip("a measurement: HSW_UNITMOVE_MEASURE=1 runs it");
+		return;
+	}
+	if (!fx_ready(f))
+		return;
+	if (!deb || !g_file_test(deb, G_FILE_TEST_EXISTS)) {
+		g_test_skip("no build/deb/" PROG "_*.deb: run make deb");
+		return;
+	}
+	copy_in(f->c, deb, "/tmp/hsw.deb", 0644);
+	RUN(f->c, "dpkg -i /tmp/hsw.deb >/dev/null");
+	put_config(f->c, CFG, port, NULL);
+	put_text(f->c, UNIT_DIR "/" NEW ".d/test.conf",
+		 "[Unit]\nStartLimitIntervalSec=0\n");
+	RUN(f->c, "systemctl daemon-reload && systemctl start " NEW);
+	t_load_start_paced(&l, port, PACE_US);
+	g_assert_true(t_load_wait_answers(&l, wait_new_answer(port, 0), 10));
+	load_since(&l, &m);
+
+	for (guint i = 0; i < 3; i++) {
+		RUN(f->c, "systemctl restart " NEW);
+		g_assert_true(t_load_wait_answers(&l, wait_new_answer(port, 0),
+						  10));
+		load_step(&l, &m, "systemctl restart");
+	}
+	RUN(f->c, "systemctl reload " NEW);
+	load_step(&l, &m, "systemctl reload");
+
+	/* SIGUSR1 by hand, Restart=always: started again. */
+	main_pid = prop_int(f->c, NEW, "MainPID");
+	RUN(f->c, "systemctl kill -s SIGUSR1 --kill-who=main " NEW);
+	g_assert_true(wait_gone_in(f->c, main_pid));
+	g_assert_true(wait_props(f->c, NEW, (const char *const[]){
+		"NRestarts", "1", "ActiveState", "active", NULL }));
+	g_assert_true(t_load_wait_answers(&l, wait_new_answer(port, 0), 10));
+	load_step(&l, &m, "kill -s SIGUSR1, Restart=always");
+
+	/* The same, masked at runtime first: not started again, and
+	 * nothing serves until it is unmasked and started. */
+	main_pid = prop_int(f->c, NEW, "MainPID");
+	RUN(f->c, "systemctl mask --runtime " NEW);
+	RUN(f->c, "systemctl kill -s SIGUSR1 --kill-who=main " NEW);
+	g_assert_true(wait_gone_in(f->c, main_pid));
+	g_assert_true(wait_props(f->c, NEW, (const char *const[]){
+		"MainPID", "0", NULL }));
+	shell(f->c, NULL, "systemctl show -p ActiveState,SubState,Result,"
+		  "NRestarts,LoadState " NEW);
+	RUN(f->c, "systemctl unmask --runtime " NEW);
+	shell(f->c, NULL, "systemctl reset-failed " NEW "; systemctl start "
+		  NEW);
+	g_assert_true(t_load_wait_answers(&l, wait_new_answer(port, 0), 10));
+	load_step(&l, &m, "mask --runtime, kill -s SIGUSR1, unmask, start");
+
+	/* A stop with nothing else serving: refused until the next start. */
+	RUN(f->c, "systemctl disable --now " NEW);
+	RUN(f->c, "systemctl start " NEW);
+	g_assert_true(t_load_wait_answers(&l, wait_new_answer(port, 0), 10));
+	load_step(&l, &m, "disable --now, then start");
+	t_load_finish(&l);
+	RUN(f->c, "systemctl stop " NEW);
+}
+
 static const struct boot with_dpkg = { .tag = "mv", .dpkg = TRUE };
 
 int main(int argc, char **argv)
@@ -276,5 +363,7 @@ int main(int argc, char **argv)
 	container_handlers_install();
 	g_test_add("/unitmove/historic-to-upstream", struct fixture,
 		   &with_dpkg, fx_setup, test_unitmove, fx_teardown);
+	g_test_add("/unitmove/shortcuts-measured", struct fixture, &with_dpkg,
+		   fx_setup, test_shortcuts, fx_teardown);
 	return g_test_run();
 }
