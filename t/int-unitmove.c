@@ -2,8 +2,8 @@
 /*
  * README.wrapper's "Moving to upstream's unit, one host at a time", run as
  * written under a real systemd 252 (t/container.c) with the .deb
- * installed, under a load from the host that counts every refused or
- * failed request:
+ * installed, and again in a Debian 13 tree (systemd 257, haproxy 3.0),
+ * under a load from the host that counts every refused or failed request:
  *
  *   1. the historic unit (haproxy.service from contrib's
  *      haproxy-historic.service) -> the packaged
@@ -371,6 +371,8 @@ static void test_shortcuts(struct fixture *f, gconstpointer data)
 }
 
 static const struct boot with_dpkg = { .tag = "mv", .dpkg = TRUE };
+/* Debian 13: systemd 257, haproxy 3.0, its own dpkg database. */
+static const struct boot trixie = { .tag = "mv13", .tree = trixie_tree };
 
 int main(int argc, char **argv)
 {
@@ -378,6 +380,8 @@ int main(int argc, char **argv)
 	container_handlers_install();
 	g_test_add("/unitmove/historic-to-upstream", struct fixture,
 		   &with_dpkg, fx_setup, test_unitmove, fx_teardown);
+	g_test_add("/unitmove/debian13/historic-to-upstream", struct fixture,
+		   &trixie, fx_setup, test_unitmove, fx_teardown);
 	g_test_add("/unitmove/shortcuts-measured", struct fixture, &with_dpkg,
 		   fx_setup, test_shortcuts, fx_teardown);
 	return g_test_run();
