@@ -207,6 +207,7 @@ static void test_unitmove(struct fixture *f, gconstpointer data)
 	worker = wait_new_answer(port, 0);
 	g_assert_cmpint(parent_of(f->c, worker), ==, main_pid);
 	RUN(f->c, "systemctl reload " NEW);
+	RUN(f->c, SBIN_WRAPPER " --status --json -p " PIDFILE);
 	step_done(&l, &m, "1 historic -> " NEW);
 	assert_left_alone(f->c, OLD);
 
