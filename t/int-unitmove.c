@@ -113,6 +113,7 @@ static void bridge_start(struct container *c)
 	RUN(c, "systemd-run --unit=" BRIDGE " -p Type=notify "
 	       "-p KillSignal=SIGUSR1 -p KillMode=mixed "
 	       "-p SuccessExitStatus=143 "
+	       "-p BindReadOnlyPaths=-/dev/log:/var/lib/haproxy/dev/log "
 	       HAPROXY " -Ws -f /run/haproxy-bridge.cfg "
 	       "-p /run/haproxy-bridge.pid");
 	assert_prop(c, BRIDGE, "ActiveState", "active");
