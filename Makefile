@@ -82,8 +82,8 @@ $(OBJ_DIR)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # A test program: its own object, then what it needs, then the library.
-TEST_LINK     = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $(filter %.o,$^) \
-                $(filter $(HARNESS),$^) $(LIB) $(LIBS)
+TEST_LINK     = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) -o $@ \
+                $(filter %.o,$^) $(filter $(HARNESS),$^) $(LIB) $(LIBS)
 
 $(HARNESS): $(HARNESS_OBJ)
 	@rm -f $@

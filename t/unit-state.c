@@ -234,7 +234,8 @@ static void test_salvage_after_refused_parse(void)
 		const char *text;
 		guint bad, gens;
 	} cases[] = {
-		{ "1 3 2 12 1 4 0 0 1:10:1:2:0:v w:bad 2:11:1:1:0:v w7:4", 1, 2 },
+		{ "1 3 2 12 1 4 0 0 1:10:1:2:0:v w:bad 2:11:1:1:0:v w7:4",
+		  1, 2 },
 		{ "1 3 2 12 1 4 0 bad 1:10:1:2:0:v", 9, 1 },
 		{ "5:10:1:1:0:v", 1, 1 },
 	};
