@@ -6,6 +6,7 @@
  * that moment) is tried again at the next call.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -82,10 +83,12 @@ static GArray *fill_descriptors(void)
 {
 	GArray *taken = g_array_new(FALSE, FALSE, sizeof(int));
 	struct rlimit rl = { FD_LIMIT, FD_LIMIT };
-	int fd;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), fd;
 
+	g_assert_cmpint(null, >=, 0);
+	g_array_append_val(taken, null);
 	g_assert_cmpint(setrlimit(RLIMIT_NOFILE, &rl), ==, 0);
-	while ((fd = dup(STDIN_FILENO)) >= 0)
+	while ((fd = fcntl(null, F_DUPFD_CLOEXEC, 0)) >= 0)
 		g_array_append_val(taken, fd);
 	g_assert_cmpint(errno, ==, EMFILE);
 	return taken;
