@@ -27,7 +27,7 @@ struct failed_generation {
 struct status_view {
 	GPid wrapper_pid;
 	const char *phase;
-	guint reloads;
+	guint reloads;		/* the ones that worked */
 	guint reloads_failed;
 	guint takeovers;
 	guint restarts_adopted;
