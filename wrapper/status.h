@@ -22,6 +22,7 @@ struct failed_generation {
 	gchar version[64];
 	gint64 started_us;
 	gchar *how;
+	guint attempt;		/* the reload attempt it was started for */
 };
 
 struct status_view {
