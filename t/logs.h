@@ -359,5 +359,10 @@
 /* Generation 1 failed: "...; looking for haproxy instances that may hold
  * its addresses". */
 #define LOG_FIRST_FAILED_SEARCH	"looking for haproxy instances that may hold its addresses"
-/* "<7>...: reload: STARTING --SETTLED--> PROBING" (the first start goes on). */
+/* "<7>...: reload: STARTING --SETTLED--> PROBING" (the first start goes on);
+ * the steps of the reload state machine are logged with --debug only. */
 #define LOG_SETTLED_TO_PROBING	"--SETTLED--> PROBING"
+/* Every step line: "<7>...: reload: A --EVENT--> B" (--debug only). */
+#define LOG_RELOAD_STEP		"--> "
+/* The step that ends a reload that worked. */
+#define LOG_STEP_READY_IDLE	"--READY--> IDLE"

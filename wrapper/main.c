@@ -31,6 +31,7 @@ struct cli {
 	gint drain_timeout;
 	gboolean help;
 	gboolean version;
+	gboolean debug;
 	gboolean upgrade_check;
 	gboolean upgrade_dry_run;
 	/* client commands */
@@ -105,6 +106,9 @@ static GOptionContext *option_context(struct cli *c)
 		  "reloaded in place: auto (default: when the configuration "
 		  "needs it, nbproc > 1 before 2.5), on (also -W/-Ws) or off",
 		  "WHEN" },
+		{ "debug", 0, 0, G_OPTION_ARG_NONE, &c->debug,
+		  "Also log every step of the reload state machine (<7> "
+		  "\"reload: A --EVENT--> B\" lines)", NULL },
 		{ "runtime-dir", 0, 0, G_OPTION_ARG_FILENAME,
 		  &c->opts.runtime_dir,
 		  "Directory of the control socket (default: "
@@ -266,6 +270,7 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "--format takes text, json or openmetrics");
 		return FALSE;
 	}
+	log_set_steps(c->debug);
 	c->opts.stop_timeout_s = c->stop_timeout;
 	c->opts.ready_timeout_s = c->ready_timeout;
 	c->opts.drain_timeout_s = c->drain_timeout;
