@@ -85,6 +85,9 @@
 /* systemd's STATUS=: "generation N (pid P, haproxy V) serving; ..."
  * (printf: N, P), then "; last reload FAILED (...)" after a failure. */
 #define STATUS_SERVING_FMT	"generation %u (pid %d, haproxy "
+/* STATUS= once handed off: "handed off to haproxy -Ws: its master, pid P,
+ * serves..." (printf: P, the wrapper's pid, now haproxy's master's). */
+#define STATUS_HANDED_OFF_FMT	"handed off to haproxy -Ws: its master, pid %d, "
 #define STATUS_LAST_FAILED	"; last reload FAILED ("
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */

@@ -509,7 +509,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, opts, &s->life, s->reloader,
-				 s->replacement, s->launcher,
+				 s->replacement, s->launcher, &s->status,
 				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher, &s->metrics.takeovers);
