@@ -488,7 +488,7 @@ static void handle(struct reloader *r, enum reload_event ev,
 		break;
 	}
 	log_step("reload: %s --%s--> %s", reload_state_name(s),
-		  reload_event_name(ev), reload_state_name(r->state));
+		 reload_event_name(ev), reload_state_name(r->state));
 }
 
 /* ---- posting ---- */

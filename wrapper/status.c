@@ -371,7 +371,6 @@ gchar *status_summary(const struct status_view *v)
 				ms) :
 		g_strdup_printf("; last reload FAILED (%" G_GINT64_FORMAT
 				" ms): %s", ms, v->last->message);
-
 	g_autofree gchar *failed = v->reloads_failed ?
 		g_strdup_printf(" (%u failed)", v->reloads_failed) :
 		g_strdup("");
