@@ -106,7 +106,7 @@ $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 # The tests that boot systemd in a container share t/container.c (the
 # container), t/container-files.c (files put in it) and t/unitcheck.c (the
 # checks of a unit under its systemd).
-CONTAINER_TESTS := t/int-systemd t/int-distro
+CONTAINER_TESTS := t/int-systemd t/int-distro t/int-package t/int-unitmove
 CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/container-files.o \
                    $(OBJ_DIR)/t/unitcheck.o
 $(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS) $(LIB)

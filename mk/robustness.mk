@@ -124,11 +124,11 @@ ASAN_REPORTS  = $(abspath $(ASAN_DIR))/reports
 # in leak reports.
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:fast_unwind_on_malloc=0:log_path=$(ASAN_REPORTS)/asan \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(ASAN_REPORTS)/ubsan
-# t/int-systemd and t/int-distro run the wrapper under systemd in a
-# container, where these options and the reports directory do not reach, or
-# from the .deb, which dpkg-buildpackage builds without sanitizers: nothing
-# to see there.
-ASAN_SKIP    := t/int-systemd t/int-distro
+# t/int-systemd, t/int-distro and t/int-unitmove run the wrapper under
+# systemd in a container, where these options and the reports directory do
+# not reach, or from the .deb, which dpkg-buildpackage builds without
+# sanitizers: nothing to see there.
+ASAN_SKIP    := t/int-systemd t/int-distro t/int-unitmove
 ASAN_PROGS    = $(filter-out $(ASAN_SKIP),$(TEST_PROGS))
 
 # A copy of the tree (no .git, no build/), cleaned of whatever was built

@@ -48,6 +48,9 @@ gchar *rundir_instance_name(const char *pidfile);
 
 /* The directory's path, lexically normal. */
 gchar *rundir_path(const char *option, const char *pidfile);
+/* It is the one named after the pidfile under RUNDIR_BASE: neither
+ * option (--runtime-dir) nor systemd's $RUNTIME_DIRECTORY names one. */
+gboolean rundir_is_default(const char *option);
 
 /* The pidfile of the packaged unit (contrib/systemd/haproxy.service), whose
  * RuntimeDirectory= is rundir_path(NULL, RUNDIR_PACKAGED_PIDFILE). */
