@@ -583,6 +583,35 @@ static void test_debian_stock(void)
 	site_stop(&s);
 }
 
+/*
+ * A client command with no -p looks for the packaged unit's service
+ * first: its RuntimeDirectory= (that of -p /run/haproxy.pid). That one is
+ * not running on this host, so the client says where it looked; --help
+ * says how a client finds its wrapper and that -p names another. The
+ * service itself answering is t/int-systemd's.
+ */
+static void test_client_defaults(void)
+{
+	static const char packaged[] = "/run/haproxy-systemd-wrapper/run-haproxy";
+	const char *help_argv[] = { t_wrapper_path(), "--help", NULL };
+	g_autofree gchar *sock = g_strconcat(packaged, "/control.sock", NULL);
+	g_autofree gchar *help = NULL;
+	g_autofree gchar *err = NULL;
+
+	g_assert_cmpint(t_run_command(help_argv, T_WAIT, &help, NULL), ==, 0);
+	if (!strstr(help, "-p PIDFILE") || !strstr(help, "/run/haproxy.pid") ||
+	    !strstr(help, "RUNTIME_DIRECTORY"))
+		g_error("--help does not say how a client finds its "
+			"wrapper:\n%s", help);
+	if (g_file_test(packaged, G_FILE_TEST_EXISTS)) {
+		g_test_skip("a packaged service's runtime directory exists");
+		return;
+	}
+	g_assert_cmpint(t_client("--status", NULL, NULL, NULL, &err), ==, 69);
+	if (!strstr(err, sock) || !strstr(err, "-p PIDFILE"))
+		g_error("--status without -p: %s", err);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -605,5 +634,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/rundir/planted-symlinks", test_planted_symlinks);
 	g_test_add_func("/rundir/fragment-unwritable", test_fragment_unwritable);
 	g_test_add_func("/rundir/debian-stock", test_debian_stock);
+	g_test_add_func("/rundir/client-defaults", test_client_defaults);
 	return g_test_run();
 }
