@@ -272,9 +272,11 @@ static void test_metrics_timer(struct fixture *f, gconstpointer data)
 			      METRICS_TIMER, NULL), ==, 0);
 	assert_prop(f->c, METRICS_TIMER, "ActiveState", "active");
 
-	/* The wrapper stopped: its next run removes the file rather than
-	 * leave the last figures standing as if they were current. */
+	/* The wrapper stopped: the unit removes the file with it, rather
+	 * than leave the last figures standing as if they were current,
+	 * and so does the timer's next run. */
 	check_stop(f->c, &s);
+	g_assert_false(exists_in(f->c, METRICS_FILE));
 	g_assert_cmpint(sctl(f->c, "start", METRICS_SVC), ==, 0);
 	assert_prop(f->c, METRICS_SVC, "Result", "success");
 	g_assert_false(exists_in(f->c, METRICS_FILE));
