@@ -213,8 +213,11 @@ static void assert_clean_fds(GPid hap, GPid wrapper)
 	for (guint i = 0; i < mine->len; i++) {
 		const char *link = g_ptr_array_index(mine, i);
 
+		/* Upstream 2.x keeps its startup log in a deleted file of
+		 * its own in /dev/shm. */
 		if (g_str_has_prefix(link, "socket:") ||
 		    g_str_has_prefix(link, "anon_inode:") ||
+		    g_str_has_prefix(link, "/dev/shm/haproxy_startup_logs_") ||
 		    g_str_equal(link, "/dev/null"))
 			continue;
 		if (!g_str_has_prefix(link, "pipe:") ||
@@ -258,7 +261,9 @@ static void test_child_environment(void)
 	/* No blocked signal inherited from the wrapper's signalfd mask. */
 	status_path = g_strdup_printf("/proc/%d/status", s.pid);
 	g_assert_true(g_file_get_contents(status_path, &text, NULL, NULL));
-	if (!strstr(text, "\nSigBlk:\t0000000000000000\n"))
+	/* 1.8 (1.8.30 observed) blocks SIGUSR2 itself once running. */
+	if ((!t_haproxy_at_least(1, 8) || t_haproxy_at_least(1, 9)) &&
+	    !strstr(text, "\nSigBlk:\t0000000000000000\n"))
 		g_test_fail_printf("haproxy starts with signals blocked:\n%s",
 				   text);
 
