@@ -44,14 +44,16 @@ static int connect_to(guint16 port)
 }
 
 /* haproxy before 2.2 answers "302" to "/pid=N" (t_config_text): N, or 0
- * for any other answer. */
+ * for any other answer. 2.0 writes the header's name in lower case. */
 static GPid redirect_to_pid(const char *resp)
 {
-	const char *at = strstr(resp, "\r\nLocation: /pid=");
+	static const char location[] = "\r\nlocation: /pid=";
+	g_autofree gchar *lower = g_ascii_strdown(resp, -1);
+	const char *at = strstr(lower, location);
 
 	if (!g_str_has_prefix(resp, "HTTP/1.1 302 ") || !at)
 		return 0;
-	return atoi(at + strlen("\r\nLocation: /pid="));
+	return atoi(at + strlen(location));
 }
 
 gchar *t_http_get(guint16 port, guint timeout_ms)
