@@ -104,8 +104,8 @@ static void test_double_dash_15(void)
 
 	t_site_init_fake(&f, "fake-nbproc 1\n");
 	env = fx_env(&f, "1.5.18");
-	/* the historic line ends in a space */
-	file = g_strdup_printf(" -f %s ", f.cfg);
+	/* before the flags: 1.5 takes -sf/-st only last */
+	file = g_strdup_printf(" -f %s -Ds ", f.cfg);
 	{
 		const char *args[] = { haproxy, "-p", f.pidfile, "--", f.cfg,
 				       NULL };
@@ -114,14 +114,14 @@ static void test_double_dash_15(void)
 			args, (const char *const *)env->pdata);
 	}
 	exec1 = dup_wait_log(w, LOG_EXECUTING);
-	g_assert_true(g_str_has_suffix(exec1, file));
+	g_assert_nonnull(strstr(exec1, file));
 	g_assert_false(has_arg(exec1, "--"));
 	gen1 = wait_ready_version(w, 1, "1.5.18");
 	wait_workers(&f, gen1, 1);
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
 	wrapper_signal(w, SIGUSR2);
 	exec2 = dup_wait_log(w, LOG_EXECUTING);
-	g_assert_true(g_str_has_suffix(exec2, file));
+	g_assert_nonnull(strstr(exec2, file));
 	gen2 = wait_ready_version(w, 2, "1.5.18");
 	wait_workers(&f, gen2, 1);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
