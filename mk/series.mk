@@ -6,13 +6,13 @@
 #   make check          also runs them on SERIES_CHECK
 #   make check-series   runs them on every build of SERIES_ALL
 #
-# Only the int-real-* files, a few seconds a series: the container tests
-# and the rest of the suite stay on Debian's haproxy.
+# The int-real-* and int-reload* files (under a minute a series): the
+# container tests and the rest of the suite stay on Debian's haproxy.
 
 SERIES_DIR   ?= ../shared/haproxy
 SERIES_ALL   := 1.5.18 1.7.0 1.8.30 2.0.0 2.8.0 3.0.0 3.4.0
 SERIES_CHECK ?= 1.5.18 1.8.30 3.4.0
-SERIES_TESTS ?= $(sort $(patsubst %.c,%,$(wildcard t/int-real-*.c)))
+SERIES_TESTS ?= $(sort $(patsubst %.c,%,$(wildcard t/int-real-*.c t/int-reload*.c)))
 
 CHECK_EXTRA  += series-check
 
