@@ -139,6 +139,7 @@ gboolean t_haproxy_switched(void);
 gboolean t_have_haproxy(void);
 /* Its version ("1.5.18", "2.6.12-1+deb12u4"). */
 const char *t_haproxy_version(void);
+/* TRUE also when there is none: the test skips as it starts. */
 gboolean t_haproxy_at_least(guint major, guint minor);
 /* TRUE if it is major.minor or later; else the test is skipped with
  * why ("haproxy 1.5.18: <what> needs 1.8 or later") and FALSE. */
