@@ -5,6 +5,10 @@
 #
 #   make check          also runs them on SERIES_CHECK
 #   make check-series   runs them on every build of SERIES_ALL
+#   make test-run HSW_TEST_HAPROXY=PATH
+#                       the whole suite's real-haproxy tests on PATH
+#                       (a variable set on make's command line reaches
+#                       the tests' environment)
 #
 # The int-real-* and int-reload* files (under a minute a series): the
 # container tests and the rest of the suite stay on Debian's haproxy.
