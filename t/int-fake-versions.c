@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "legacy/pidfile.h"
 #include "t/lib-fake.h"
 
 static void check_ds_family(const char *version, guint nbproc)
@@ -76,6 +77,43 @@ static void check_ds_family(const char *version, guint nbproc)
 
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
 	g_assert_cmpuint(wrapper_count_log(w, "-db"), ==, 0);
+	wrapper_free(w);
+	t_site_clear(&f);
+}
+
+/* Right at generation n's ready line: its -Ds parent has forked all
+ * nbproc workers and the pidfile names exactly them. */
+static void assert_forked_at_ready(struct t_site *f, Wrapper *w, guint n,
+				   guint nbproc)
+{
+	GPid gen = wait_ready_version(w, n, "1.7.0");
+	g_autoptr(GArray) workers = proc_children(gen);
+	g_autoptr(GArray) written = NULL;
+
+	g_assert_cmpuint(workers->len, ==, nbproc);
+	g_assert_true(pidfile_read(f->pidfile, &written, NULL, NULL));
+	g_assert_cmpuint(written->len, ==, nbproc);
+	for (guint i = 0; i < nbproc; i++)
+		g_assert_true(pids_contain(workers,
+					   g_array_index(written, GPid, i)));
+}
+
+/* haproxy 1.5 and 1.7 (the fake as they do) signal their -sf pids, the
+ * witness among them, before the -Ds parent forks: ready waits for the
+ * workers (t/int-real-reload shows it on the real 1.5.18 and 1.7.0). */
+static void test_ds_ready_after_fork(void)
+{
+	struct t_site f;
+	Wrapper *w;
+
+	t_site_init_fake(&f, "fake-nbproc 2\n");
+	w = fx_start(&f, "1.7.0", NULL);
+	assert_forked_at_ready(&f, w, 1, 2);
+	for (guint i = 2; i <= 11; i++) {
+		wrapper_signal(w, SIGUSR2);
+		assert_forked_at_ready(&f, w, i, 2);
+	}
+	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
 	wrapper_free(w);
 	t_site_clear(&f);
 }
@@ -230,6 +268,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/fake/version-1.5", test_version_15);
 	g_test_add_func("/fake/version-1.7", test_version_17);
 	g_test_add_func("/fake/double-dash-1.5", test_double_dash_15);
+	g_test_add_func("/fake/ds-ready-after-fork", test_ds_ready_after_fork);
 	g_test_add_func("/fake/version-1.8-and-later",
 			test_version_18_and_later);
 	g_test_add_func("/fake/version-unparseable", test_version_unparseable);
