@@ -42,37 +42,16 @@ guint real_generation_size(void)
 
 GPid real_worker(struct t_site *s)
 {
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
+	g_autoptr(GArray) workers = NULL;
 
 	if (t_haproxy_at_least(1, 8))
 		return s->pid;
-	/* -Ds (before 1.8): the generation forks its one worker. */
-	do {
-		g_autoptr(GArray) below = t_descendants(s->pid);
-
-		for (guint i = 0; i < below->len; i++) {
-			GPid pid = g_array_index(below, GPid, i);
-
-			if (proc_parent(pid) == s->pid && real_is_haproxy(pid))
-				return pid;
-		}
-		g_usleep(10 * 1000);
-	} while (g_get_monotonic_time() < end);
-	g_test_message("generation pid %d forked no worker", s->pid);
-	g_assert_not_reached();
-}
-
-/* The worker's pid, once the pidfile holds it: a -Ds parent (before
- * 1.8) writes it after the fork, and its listeners answer from before
- * the fork on. From 1.8 on the pidfile is complete when the generation
- * is ready. */
-static GPid pidfile_written(struct t_site *s)
-{
-	GPid worker = real_worker(s);
-
-	if (!t_haproxy_at_least(1, 8))
-		g_assert_cmpint(t_wait_pidfile(s->pidfile), ==, worker);
-	return worker;
+	/* -Ds (before 1.8): a generation is ready once its parent has
+	 * forked its one worker. */
+	workers = proc_children(s->pid);
+	g_assert_cmpuint(workers->len, ==, 1);
+	g_assert_true(real_is_haproxy(g_array_index(workers, GPid, 0)));
+	return g_array_index(workers, GPid, 0);
 }
 
 void real_assert_pidfile(struct t_site *s)
@@ -80,7 +59,7 @@ void real_assert_pidfile(struct t_site *s)
 	if (s->no_pidfile)
 		g_assert_false(g_file_test(s->pidfile, G_FILE_TEST_EXISTS));
 	else
-		t_assert_pidfile_holds(s->pidfile, pidfile_written(s));
+		t_assert_pidfile_holds(s->pidfile, real_worker(s));
 }
 
 void real_serve(struct t_site *s)
