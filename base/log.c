@@ -12,6 +12,18 @@
 
 #include "base/sdlib.h"
 
+static gboolean steps;
+
+void log_set_steps(gboolean on)
+{
+	steps = on;
+}
+
+gboolean log_steps_on(void)
+{
+	return steps;
+}
+
 /* One write() per line, so that lines from haproxy sharing stderr do not
  * interleave with ours. */
 static void write_line(const char *line, gsize len)

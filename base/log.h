@@ -43,6 +43,17 @@ gboolean log_stderr_is_journal(void);
 #define log_info(...)	wlog(LOG_INFO, __VA_ARGS__)
 #define log_debug(...)	wlog(LOG_DEBUG, __VA_ARGS__)
 
+/* The steps of the wrapper's own machinery (the reload state machine's
+ * transitions): <7> lines, only when asked for (--debug), so that the
+ * journal and `systemctl status` keep to the events. */
+void log_set_steps(gboolean on);
+gboolean log_steps_on(void);
+#define log_step(...)						\
+	do {							\
+		if (log_steps_on())				\
+			wlog(LOG_DEBUG, __VA_ARGS__);		\
+	} while (0)
+
 /* The historic "executing" line: every element followed by one space. */
 void log_executing(char *const *argv);
 

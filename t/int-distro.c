@@ -234,6 +234,7 @@ static void test_journal(struct fixture *f, gconstpointer data)
 	g_auto(GStrv) stop = NULL;
 	g_autofree gchar *text = NULL;
 	g_autofree gchar *gen2 = NULL;
+	g_autofree gchar *gen3 = NULL;
 	struct svc s;
 
 	if (!fx_ready(f))
@@ -259,11 +260,16 @@ static void test_journal(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(g_strv_length(failed), ==, 1);
 	assert_field(failed[0], "RELOAD_RESULT", "failed");
 	assert_field(failed[0], "PRIORITY", "3");
-	assert_field(failed[0], "HAPROXY_GENERATION", "2");
 	assert_field(failed[0], "SYSLOG_IDENTIFIER", PROG);
 	g_assert_nonnull(strstr(failed[0], "\"MESSAGE\":\"" PROG ": reload "
 				"failed: generation 3 (pid "));
 	g_assert_nonnull(strstr(failed[0], "keeps serving\""));
+	/* Its fields are the failed generation's, not the serving one's
+	 * (the message names that one). */
+	gen3 = g_strdup_printf("%d", t_pid_in(failed[0], "failed: generation 3 "
+					      "(pid "));
+	assert_field(failed[0], "HAPROXY_GENERATION", "3");
+	assert_field(failed[0], "HAPROXY_PID", gen3);
 	cexec(f->c, &text, "journalctl", "--no-pager", "-o", "cat", "-u",
 	      s.unit, NULL);
 	g_assert_nonnull(strstr(text, PROG ": reload failed: "));

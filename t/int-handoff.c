@@ -17,11 +17,16 @@ struct site {
 	GPid gen1;
 };
 
-static void site_start(struct site *s)
+/* n: a NOTIFY_SOCKET of the test's for the wrapper (NULL: none). */
+static void site_start(struct site *s, struct t_notify *n)
 {
 	t_site_init(&s->t);
 	t_site_config(&s->t, NULL);
 	s->t.with_runtime_dir = TRUE;
+	if (n) {
+		t_notify_open(n, s->t.dir);
+		t_site_setenv(&s->t, "NOTIFY_SOCKET", n->path);
+	}
 	t_site_start_wrapper(&s->t, NULL, NULL);
 	s->gen1 = wrapper_wait_ready(s->t.w, 1, T_WAIT);
 	g_assert_cmpint(s->gen1, >, 0);
@@ -56,8 +61,36 @@ static gchar *exe_of(GPid pid)
 	return g_file_read_link(link, NULL);
 }
 
+/*
+ * systemd keeps the last STATUS= until haproxy sends one (2.7 and later;
+ * 2.6 sends none): the wrapper's last one says it handed off to the
+ * master, its own pid, not which generation served before.
+ */
+static void assert_status_handed_off(struct t_notify *n, GPid master)
+{
+	g_autofree gchar *want = g_strdup_printf(STATUS_HANDED_OFF_FMT, master);
+	g_autofree gchar *last = NULL;
+	gint64 deadline = t_deadline(T_WAIT);
+
+	for (;;) {
+		g_autofree gchar *msg = t_notify_recv(n, t_ms_left(deadline));
+		g_autofree gchar *status = msg ? t_notify_field(msg, "STATUS")
+					       : NULL;
+
+		if (!msg)
+			g_error("no STATUS= of the hand-off; last: %s", last);
+		if (!status)
+			continue;
+		g_free(last);
+		last = g_steal_pointer(&status);
+		if (g_str_has_prefix(last, want))
+			return;
+	}
+}
+
 static void test_handoff(void)
 {
+	g_auto(TNotify) n = { 0 };
 	struct site s = { 0 };
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *exe = NULL;
@@ -69,9 +102,10 @@ static void test_handoff(void)
 		g_test_skip("no /usr/sbin/haproxy");
 		return;
 	}
-	site_start(&s);
+	site_start(&s, &n);
 	g_assert_cmpint(run_handoff(&s, &out), ==, 0);
 	g_assert_nonnull(strstr(out, "is now haproxy -Ws"));
+	assert_status_handed_off(&n, s.t.w->pid);
 
 	/* Same pid, now haproxy's master. The answer comes just before the
 	 * exec: wait (bounded) for it to have happened. */
@@ -122,7 +156,7 @@ static void test_handoff_bad_config(void)
 		g_test_skip("no /usr/sbin/haproxy");
 		return;
 	}
-	site_start(&s);
+	site_start(&s, NULL);
 	g_free(t_write_config(s.t.dir, "haproxy.cfg", s.t.port,
 			      "    no-such-keyword\n"));
 	g_assert_cmpint(run_handoff(&s, &out), ==, 1);

@@ -264,7 +264,10 @@ static void test_early_probe_awaited(void)
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 
-	w = start_wrapper(&s, opt, NULL);
+	/* --debug: the state machine's steps are the event waited for. */
+	w = wrapper_start((const char *const[]){
+		s.rundir_opt, opt, "--debug", "-f", s.cfg, "-p", s.pidfile,
+		NULL }, NULL);
 	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, LOG_SETTLED_TO_PROBING, T_WAIT));

@@ -75,7 +75,7 @@ static void test_real_serial_reloads(void)
 	status = site_status(&s);
 	master_line = g_strdup_printf("generation 1 pid %d ", s.master);
 	g_assert_nonnull(strstr(status, master_line));
-	g_assert_nonnull(strstr(status, "reloads 8\n"));
+	g_assert_nonnull(strstr(status, "reloads 8 ok 8 failed 0\n"));
 	g_assert_cmpint(read_pidfile(s.t.pidfile), ==, s.master);
 	for (guint i = 0; i < retired->len; i++)
 		g_assert_true(t_wait_gone(g_array_index(retired, GPid, i),

@@ -49,6 +49,40 @@ static void test_sighup_reloads(void)
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 }
 
+/* Started (with opts), reloaded by SIGUSR2, stopped: how many lines held
+ * needle, counted once the exit line, the last, was read. */
+static guint reload_log_count(const char *const *opts, const char *needle)
+{
+	g_auto(TSite) s = { 0 };
+
+	if (!t_site_init_real(&s, NULL))
+		return G_MAXUINT;
+	real_start(&s, NULL, opts);
+	real_reload(&s, SIGUSR2, TRUE);
+	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
+	g_assert_nonnull(wrapper_wait_log(s.w, LOG_EXIT_RC, T_WAIT));
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_RELOADING_ON), ==, 1);
+	return wrapper_count_log(s.w, needle);
+}
+
+/* The journal (and `systemctl status`) keeps to the events: the reload
+ * state machine's steps are logged only when --debug asks for them. */
+static void test_reload_log_steps(void)
+{
+	static const char *const debug[] = { "--debug", NULL };
+	guint quiet = reload_log_count(NULL, LOG_RELOAD_STEP);
+	guint steps;
+
+	if (quiet == G_MAXUINT)
+		return;
+	g_assert_cmpuint(quiet, ==, 0);
+	steps = reload_log_count(debug, LOG_RELOAD_STEP);
+	g_test_message("a start and a reload: %u step line(s) with --debug",
+		       steps);
+	g_assert_cmpuint(steps, >, 0);
+	g_assert_cmpuint(reload_log_count(debug, LOG_STEP_READY_IDLE), >=, 1);
+}
+
 /* systemd hears READY=1 with the serving generation in STATUS=, and, when
  * failed, that the last reload failed. */
 static void expect_ready(struct t_notify *n, struct t_site *s, gboolean failed)
@@ -265,6 +299,7 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/real/serial-reloads", test_serial_reloads);
 	g_test_add_func("/real/sighup-reloads", test_sighup_reloads);
+	g_test_add_func("/real/reload-log-steps", test_reload_log_steps);
 	g_test_add_func("/real/bad-config-reload", test_bad_config_reload);
 	g_test_add_func("/real/burst-coalesce", test_burst_coalesce);
 	g_test_add_func("/real/ds-ready-after-fork", test_ds_ready_after_fork);

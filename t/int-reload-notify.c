@@ -237,7 +237,7 @@ static void test_no_notify_socket(void)
 	s.pid = gen2;
 	reload_serving(&s, "--reload", 3);
 	status = client_status(&s, NULL);
-	g_assert_nonnull(strstr(status, "reloads 2\n"));
+	g_assert_nonnull(strstr(status, "reloads 2 ok 2 failed 0\n"));
 	t_site_stop(&s);
 	g_assert_null(wrapper_find_log(s.w, LOG_SD_NOTIFY));
 	g_assert_null(wrapper_find_log(s.w, LOG_PRIO_WARNING));

@@ -129,28 +129,59 @@ static gboolean json_valid(const char *text)
 	return end && !*end;
 }
 
-/* The client's output is the answer, lines; the last one is "ok...". */
-static gchar **answer_lines(const char *out)
+/*
+ * What a real JSON parser (python3's) makes of the client's whole
+ * stdout: the top-level keys named, one value a line, or NULL where it
+ * rejects the text (a verdict line after the JSON, say).
+ */
+static gchar *json_parsed(const char *out, const char *const *keys)
 {
-	g_autofree gchar *text = g_strdup(out);
+	g_autofree gchar *keylist = g_strjoinv(",", (gchar **)keys);
+	g_autofree gchar *python = g_find_program_in_path("python3");
+	const char *argv[] = {
+		python, "-c",
+		"import json, sys\n"
+		"d = json.loads(sys.argv[1])\n"
+		"for k in sys.argv[2].split(','): print(k, d[k])\n",
+		out, keylist, NULL,
+	};
+	gchar *parsed = NULL;
 
-	return g_strsplit(g_strchomp(text), "\n", -1);
+	if (!python)
+		fail("no python3 to parse --status --json");
+	if (t_run_command(argv, T_WAIT, &parsed, NULL) != 0)
+		g_clear_pointer(&parsed, g_free);
+	return parsed;
 }
 
+/* stdout is one JSON value and nothing else (jq, json.tool take it). */
 static void assert_json_status(struct t_site *s, GPid draining)
 {
+	static const char *const keys[] = { "reloads", NULL };
 	g_autofree gchar *out = client_status(s, "--json");
 	g_autofree gchar *pid = g_strdup_printf("\"pid\":%d,", draining);
-	g_auto(GStrv) lines = answer_lines(out);
+	g_autofree gchar *parsed = json_parsed(out, keys);
 
-	g_assert_cmpuint(g_strv_length(lines), ==, 2);
-	g_assert_true(g_str_has_prefix(lines[0], "{"));
-	if (!json_valid(lines[0]))
-		fail("not JSON: %s", lines[0]);
-	g_assert_nonnull(strstr(lines[0], "\"generations\":["));
-	g_assert_nonnull(strstr(lines[0], pid));
-	g_assert_nonnull(strstr(lines[0], "\"state\":\"draining\""));
-	g_assert_cmpstr(lines[1], ==, "ok");
+	if (!json_valid(out) || !parsed)
+		fail("--status --json is not JSON alone: %s", out);
+	g_assert_true(g_str_has_prefix(out, "{"));
+	g_assert_nonnull(strstr(out, "\"generations\":["));
+	g_assert_nonnull(strstr(out, pid));
+	g_assert_nonnull(strstr(out, "\"state\":\"draining\""));
+}
+
+/* The reload counts by result, in JSON through the parser. */
+static void assert_json_counts(struct t_site *s, const char *want)
+{
+	static const char *const keys[] = {
+		"reloads", "reloads_ok", "reloads_failed", NULL,
+	};
+	g_autofree gchar *out = client_status(s, "--json");
+	g_autofree gchar *parsed = json_parsed(out, keys);
+
+	if (!parsed)
+		fail("--status --json is not JSON alone: %s", out);
+	g_assert_cmpstr(parsed, ==, want);
 }
 
 static void test_status(void)
@@ -174,33 +205,37 @@ static void test_status(void)
 	text = client_status(&s, NULL);
 	wrapper = g_strdup_printf("wrapper pid %d ", s.w->pid);
 	g_assert_true(g_str_has_prefix(text, wrapper));
-	g_assert_nonnull(strstr(text, "\nreloads 1\n"));
+	g_assert_nonnull(strstr(text, "\nreloads 1 ok 1 failed 0\n"));
 	g_assert_nonnull(strstr(text, "\nlast reload: ok in "));
 	assert_status_gen(text, 2, gen2, "current");
 	assert_status_gen(text, 1, gen1, "draining");
 	g_assert_true(g_str_has_suffix(g_strchomp(text), "\nok"));
 	assert_json_status(&s, gen1);
 
-	/* A failed reload leaves a "failed" entry behind. */
+	/* A failed reload leaves a "failed" entry behind; failed reloads
+	 * are counted apart (two of them, one ok: no count is another). */
 	t_site_config(&s, LONG_DRAIN BROKEN);
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, CLIENT_FAILED);
 	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, &err),
 			==, CLIENT_FAILED);
-	gen3 = t_pid_in(err, "error: generation 3 (pid ");
+	gen3 = t_pid_in(err, "error: generation 4 (pid ");
 	g_assert_cmpint(gen3, >, 0);
 	failed = client_status(&s, NULL);
-	g_assert_nonnull(strstr(failed, "\nreloads 1\n"));
+	g_assert_nonnull(strstr(failed, "\nreloads 3 ok 1 failed 2\n"));
 	g_assert_nonnull(strstr(failed, "\nlast reload: failed in "));
 	assert_status_gen(failed, 2, gen2, "current");
 	assert_status_gen(failed, 1, gen1, "draining");
-	assert_status_gen(failed, 3, gen3, "failed");
+	assert_status_gen(failed, 4, gen3, "failed");
 	{
-		g_autofree gchar *line = status_line(failed, 3);
+		g_autofree gchar *line = status_line(failed, 4);
 
 		g_assert_nonnull(strstr(line, " failed: exited with status 1"));
 	}
 	json = client_status(&s, "--json");
 	g_assert_nonnull(strstr(json, "\"state\":\"failed\""));
 	g_assert_nonnull(strstr(json, "\"result\":\"failed\""));
+	assert_json_counts(&s, "reloads 3\nreloads_ok 1\nreloads_failed 2\n");
 	close(conn);
 	t_site_stop(&s);
 }

@@ -36,6 +36,37 @@
 
 /* ---- tests ---- */
 
+/* An operator's shell (no $RUNTIME_DIRECTORY) reaches the packaged
+ * service with no argument at all; --status --json is JSON alone, which
+ * python3's parser takes. */
+static void assert_client_finds(struct container *c, GPid main_pid)
+{
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *json = NULL;
+	g_autofree gchar *head = g_strdup_printf("wrapper pid %d ", main_pid);
+	g_autofree gchar *pid = NULL;
+	g_autofree gchar *python = g_find_program_in_path("python3");
+	const char *parse[] = {
+		NULL, "-c",
+		"import json, sys\n"
+		"print(json.loads(sys.argv[1])['wrapper_pid'])",
+		NULL, NULL,
+	};
+
+	g_assert_cmpint(cexec(c, &text, "env", "-u", "RUNTIME_DIRECTORY",
+			      SBIN_WRAPPER, "--status", NULL), ==, 0);
+	if (!g_str_has_prefix(text, head))
+		g_error("--status without arguments: %s", text);
+	g_assert_cmpint(cexec(c, &json, "env", "-u", "RUNTIME_DIRECTORY",
+			      SBIN_WRAPPER, "--status", "--json", NULL), ==, 0);
+	/* Parsed here: a minimal tree (Debian 13's) has no python3. */
+	parse[0] = python;
+	parse[3] = json;
+	g_assert_nonnull(python);
+	g_assert_cmpint(t_run_command(parse, T_WAIT, &pid, NULL), ==, 0);
+	g_assert_cmpint(atoi(pid), ==, main_pid);
+}
+
 static void test_recommended(struct fixture *f, gconstpointer data)
 {
 	g_autofree gchar *out = NULL;
@@ -51,6 +82,7 @@ static void test_recommended(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(cexec(f->c, &out, SBIN_WRAPPER, "--status", "-p",
 			      "/run/haproxy.pid", NULL), ==, 0);
 	g_test_message("--status: %s", out);
+	assert_client_finds(f->c, s.main_pid);
 	check_reloads(f->c, &s, RELOADS);
 	g_assert_cmpuint(s.stale, ==, 0);
 	g_assert_cmpuint(g_hash_table_size(s.seen), ==, RELOADS + 1);
@@ -552,6 +584,7 @@ static void test_deb(struct fixture *f, gconstpointer data)
 		 "[Unit]\nStartLimitIntervalSec=0\n");
 	g_assert_cmpint(sctl(f->c, "daemon-reload", NULL), ==, 0);
 	check_start(f->c, &s);
+	assert_client_finds(f->c, s.main_pid);
 	check_reloads(f->c, &s, 5);
 	g_assert_cmpuint(s.stale, ==, 0);
 	check_stop(f->c, &s);

@@ -22,6 +22,8 @@
 #define LOG_PRIO_NOTICE		"<5>"
 /* "sd_notify: ERROR" (a notification that could not be sent). */
 #define LOG_SD_NOTIFY		"sd_notify"
+/* "sd_notify: cannot load libsystemd: DLERROR", once for each reason. */
+#define LOG_LIBSYSTEMD_NOT_LOADED	"sd_notify: cannot load libsystemd: "
 /* "[hard-]reloading on request." / "... on SIGUSR2." */
 #define LOG_RELOADING		"reloading"
 #define LOG_HARD_RELOADING_ON_REQUEST	"hard-reloading on request."
@@ -85,6 +87,9 @@
 /* systemd's STATUS=: "generation N (pid P, haproxy V) serving; ..."
  * (printf: N, P), then "; last reload FAILED (...)" after a failure. */
 #define STATUS_SERVING_FMT	"generation %u (pid %d, haproxy "
+/* STATUS= once handed off: "handed off to haproxy -Ws: its master, pid P,
+ * serves..." (printf: P, the wrapper's pid, now haproxy's master's). */
+#define STATUS_HANDED_OFF_FMT	"handed off to haproxy -Ws: its master, pid %d, "
 #define STATUS_LAST_FAILED	"; last reload FAILED ("
 
 /* gaps: a -D launcher found still loading is awaited, not adopted. */
@@ -359,5 +364,10 @@
 /* Generation 1 failed: "...; looking for haproxy instances that may hold
  * its addresses". */
 #define LOG_FIRST_FAILED_SEARCH	"looking for haproxy instances that may hold its addresses"
-/* "<7>...: reload: STARTING --SETTLED--> PROBING" (the first start goes on). */
+/* "<7>...: reload: STARTING --SETTLED--> PROBING" (the first start goes on);
+ * the steps of the reload state machine are logged with --debug only. */
 #define LOG_SETTLED_TO_PROBING	"--SETTLED--> PROBING"
+/* Every step line: "<7>...: reload: A --EVENT--> B" (--debug only). */
+#define LOG_RELOAD_STEP		"--> "
+/* The step that ends a reload that worked. */
+#define LOG_STEP_READY_IDLE	"--READY--> IDLE"

@@ -293,6 +293,76 @@ static void test_master_worker_asked(void)
 	wrapper_args_clear(&a);
 }
 
+/* A document's words, one space between them, without roff's font
+ * macros and escapes or the "#" of a unit file's comments. */
+static gchar *doc_words(const char *path)
+{
+	g_autofree gchar *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	GString *out = g_string_new(NULL);
+
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		const char *p = *l;
+
+		if (*p == '.' || *p == '#')
+			p = strchr(p, ' ') ? strchr(p, ' ') + 1 : "";
+		for (; *p; p++) {
+			if (p[0] == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				continue;
+			if (g_ascii_isspace(*p) && out->len &&
+			    out->str[out->len - 1] == ' ')
+				continue;
+			g_string_append_c(out, g_ascii_isspace(*p) ? ' ' : *p);
+		}
+		if (out->len && out->str[out->len - 1] != ' ')
+			g_string_append_c(out, ' ');
+	}
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * -W, -Ws and -S (in the units' EXTRAOPTS, say) select master-worker mode
+ * behind the wrapper, and no document an operator reads says otherwise
+ * (that the wrapper refuses them, that they must stay out of EXTRAOPTS).
+ */
+static void test_master_worker_flags_documented(void)
+{
+	static const char *const docs[] = {
+		"README.wrapper", "doc/haproxy-systemd-wrapper.8",
+		"debian/README.Debian", "contrib/systemd/haproxy.service",
+		"contrib/systemd/haproxy@.service",
+		"contrib/systemd/haproxy-notify-reload.service",
+		"contrib/systemd/haproxy.service.d/wrapper.conf", NULL,
+	};
+	static const char *const untrue[] = {
+		"refuses -W", "Do not put -S", "do not put -S", "not put -W",
+		"remove -Ws and -S", NULL,
+	};
+	struct wrapper_args a;
+
+	parse_ok(ARGV("-f", "a.cfg", "-W"), &a);
+	g_assert_true(a.master_worker);
+	wrapper_args_clear(&a);
+	parse_ok(ARGV("-f", "a.cfg", "-Ws"), &a);
+	g_assert_true(a.master_worker);
+	wrapper_args_clear(&a);
+	parse_ok(ARGV("-f", "a.cfg", "-S", "/run/haproxy-master.sock"), &a);
+	g_assert_true(a.master_worker);
+	wrapper_args_clear(&a);
+	for (const char *const *d = docs; *d; d++) {
+		g_autofree gchar *words = doc_words(*d);
+
+		for (const char *const *u = untrue; *u; u++)
+			if (strstr(words, *u))
+				g_error("%s says \"%s\", but -W, -Ws and -S "
+					"select master-worker mode", *d, *u);
+	}
+}
+
 /* -S <bind>[,<option>...] is haproxy's master CLI: master-worker mode,
  * with -S and its one value left for haproxy. */
 static void test_master_cli(void)
@@ -540,6 +610,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/args/old-pids-invalid", test_old_pids_invalid);
 	g_test_add_func("/args/master-worker-asked",
 			test_master_worker_asked);
+	g_test_add_func("/args/master-worker-flags-documented",
+			test_master_worker_flags_documented);
 	g_test_add_func("/args/master-cli", test_master_cli);
 	g_test_add_func("/args/oneshot", test_oneshot);
 	g_test_add_func("/args/oneshot-after-dashdash",

@@ -147,6 +147,33 @@ static void test_runtime_dir_env(void)
 	g_unsetenv("RUNTIME_DIRECTORY");
 }
 
+/* Clients: one directory when anything names it; with nothing, the
+ * packaged unit's, then that of a wrapper without -p. */
+static void test_client_paths(void)
+{
+	g_auto(GStrv) bare = NULL;
+	g_auto(GStrv) pid = NULL;
+	g_auto(GStrv) opt = NULL;
+	g_auto(GStrv) env = NULL;
+
+	g_unsetenv("RUNTIME_DIRECTORY");
+	bare = rundir_client_paths(NULL, NULL);
+	g_assert_cmpuint(g_strv_length(bare), ==, 2);
+	g_assert_cmpstr(bare[0], ==, RUNDIR_BASE "/run-haproxy");
+	g_assert_cmpstr(bare[1], ==, RUNDIR_BASE "/haproxy");
+	pid = rundir_client_paths(NULL, "/run/other.pid");
+	g_assert_cmpuint(g_strv_length(pid), ==, 1);
+	g_assert_cmpstr(pid[0], ==, RUNDIR_BASE "/run-other");
+	opt = rundir_client_paths("/tmp/rt", NULL);
+	g_assert_cmpuint(g_strv_length(opt), ==, 1);
+	g_assert_cmpstr(opt[0], ==, "/tmp/rt");
+	g_setenv("RUNTIME_DIRECTORY", "/run/unit", TRUE);
+	env = rundir_client_paths(NULL, NULL);
+	g_assert_cmpuint(g_strv_length(env), ==, 1);
+	g_assert_cmpstr(env[0], ==, "/run/unit");
+	g_unsetenv("RUNTIME_DIRECTORY");
+}
+
 /* ---- trust ---- */
 
 struct tree {
@@ -360,6 +387,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/rundir/sweep", test_sweep);
 	g_test_add_func("/rundir/names", test_names);
 	g_test_add_func("/rundir/runtime-directory", test_runtime_dir_env);
+	g_test_add_func("/rundir/client-paths", test_client_paths);
 	g_test_add_func("/rundir/too-long", test_too_long);
 	g_test_add_func("/rundir/config-word", test_config_word);
 	g_test_add("/rundir/trust/evil", struct tree, NULL, tree_setup,

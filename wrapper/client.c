@@ -107,8 +107,10 @@ int client_run(const char *socket_path, const char *command)
 	close(fd);
 	verdict = last_line(answer);
 	if (g_str_has_prefix(verdict, "ok")) {
-		/* OpenMetrics ends at "# EOF": the verdict is left out. */
-		if (g_str_equal(command, "status openmetrics"))
+		/* JSON and OpenMetrics are for parsers: the verdict is
+		 * left out, the exit status says it. */
+		if (g_str_equal(command, "status openmetrics") ||
+		    g_str_equal(command, "status json"))
 			g_string_truncate(answer, verdict - answer->str);
 		printf("%s%s", answer->str,
 		       g_str_has_suffix(answer->str, "\n") ? "" : "\n");

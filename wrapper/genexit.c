@@ -75,6 +75,7 @@ static void starting_generation_exited(struct gen_exits *e,
 		.pid = pid,
 		.started_us = g->started_us,
 		.how = g_strdup(how),
+		.attempt = reloader_attempt(e->reloader),
 	};
 	g_strlcpy(e->gt->failed.version, g->version, sizeof(e->gt->failed.version));
 	forget_generation(e, g);

@@ -19,8 +19,10 @@
 #include "base/log.h"
 #include "legacy/launch.h"
 #include "legacy/version.h"
+#include "wrapper/notify.h"
 #include "wrapper/probe.h"
 #include "wrapper/reloader.h"
+#include "wrapper/statusview.h"
 
 #define HANDOFF_PROBE_MS 30000
 
@@ -32,6 +34,7 @@ struct handoff {
 	struct reloader *reloader;
 	const struct replacement *replacement;
 	struct launcher *launcher;
+	struct status_source *status;
 	const char *image_path;
 	gboolean active;		/* under way */
 	struct control_client *client;
@@ -45,6 +48,7 @@ struct handoff *handoff_new(const struct wrapper_args *args,
 			    struct reloader *reloader,
 			    const struct replacement *replacement,
 			    struct launcher *launcher,
+			    struct status_source *status,
 			    const char *image_path)
 {
 	struct handoff *h = g_new0(struct handoff, 1);
@@ -56,6 +60,7 @@ struct handoff *handoff_new(const struct wrapper_args *args,
 		.reloader = reloader,
 		.replacement = replacement,
 		.launcher = launcher,
+		.status = status,
 		.image_path = image_path,
 	};
 	return h;
@@ -149,11 +154,17 @@ static void exec_haproxy(struct handoff *h)
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
 		getpid());
+	g_autofree gchar *status = g_strdup_printf(
+		"handed off to haproxy -Ws: its master, pid %d, serves and "
+		"takes its reloads itself", getpid());
 	g_autofree gchar *failed = NULL;
 	int saved;
 
 	log_notice("handing off to haproxy -Ws in place (pid %d)", getpid());
 	log_executing(argv);
+	/* systemd keeps the last STATUS= until haproxy sends one (2.7 and
+	 * later): none may name a generation that is about to go. */
+	notify_status(status);
 	/* Sent, not closed: the client's end of file is the exec's success
 	 * (close-on-exec), and a failure is told after it, last. */
 	control_send_now(h->client, answer);
@@ -169,6 +180,7 @@ static void exec_haproxy(struct handoff *h)
 				 "wrapper goes on", argv[0], g_strerror(saved));
 	control_reply(h->client, failed);
 	handoff_end(h);
+	status_source_tell(h->status);
 }
 
 static void on_checked(const char *output, int wait_status,

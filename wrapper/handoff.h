@@ -19,17 +19,20 @@
 #include "wrapper/supervisor.h"
 
 struct handoff;
+struct status_source;
 
 /* The pointers are the owners', outliving it: the command line of -Ws
  * (the launcher), whether it may run now (the life cycle, the machine,
- * an adopted haproxy), the clients of reloads asked for meanwhile;
- * image_path: our own file, beside which haproxy may be. */
+ * an adopted haproxy), the clients of reloads asked for meanwhile, the
+ * STATUS= told again when the exec fails; image_path: our own file,
+ * beside which haproxy may be. */
 struct handoff *handoff_new(const struct wrapper_args *args,
 			    const struct wrapper_options *opts,
 			    const struct lifecycle *life,
 			    struct reloader *reloader,
 			    const struct replacement *replacement,
 			    struct launcher *launcher,
+			    struct status_source *status,
 			    const char *image_path);
 void handoff_free(struct handoff *h);
 

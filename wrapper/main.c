@@ -31,6 +31,7 @@ struct cli {
 	gint drain_timeout;
 	gboolean help;
 	gboolean version;
+	gboolean debug;
 	gboolean upgrade_check;
 	gboolean upgrade_dry_run;
 	/* client commands */
@@ -47,6 +48,23 @@ static const char summary[] =
 	"every argument goes to haproxy; SIGUSR2 or SIGHUP reloads, SIGTERM or\n"
 	"SIGINT stops, SIGUSR1 stops gracefully. The wrapper's own options are\n"
 	"long options, written --name=value, before any \"--\".";
+
+/* How a client command finds its wrapper (see rundir_client_paths()). */
+static const char client_help[] =
+	"Client commands (--status, --reload, --hard-reload, --handoff) talk\n"
+	"to the control socket in the running wrapper's runtime directory,\n"
+	"the first of:\n"
+	"  1. the directory --runtime-dir=DIR names;\n"
+	"  2. $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=, set for\n"
+	"     ExecReload=);\n"
+	"  3. with -p PIDFILE, the directory of the wrapper started with that\n"
+	"     -p: " RUNDIR_BASE "/NAME, NAME made from the path\n"
+	"     (-p /run/haproxy.pid: run-haproxy);\n"
+	"  4. with none of them, the packaged unit's service (-p "
+	RUNDIR_PACKAGED_PIDFILE "),\n"
+	"     else a wrapper started without -p.\n"
+	"For another instance, give its -p, e.g.\n"
+	"  " LOG_IDENT " --status -p /run/haproxy-other.pid\n";
 
 static GOptionContext *option_context(struct cli *c)
 {
@@ -88,6 +106,9 @@ static GOptionContext *option_context(struct cli *c)
 		  "reloaded in place: auto (default: when the configuration "
 		  "needs it, nbproc > 1 before 2.5), on (also -W/-Ws) or off",
 		  "WHEN" },
+		{ "debug", 0, 0, G_OPTION_ARG_NONE, &c->debug,
+		  "Also log every step of the reload state machine (<7> "
+		  "\"reload: A --EVENT--> B\" lines)", NULL },
 		{ "runtime-dir", 0, 0, G_OPTION_ARG_FILENAME,
 		  &c->opts.runtime_dir,
 		  "Directory of the control socket (default: "
@@ -121,6 +142,7 @@ static GOptionContext *option_context(struct cli *c)
 
 	g_option_context_set_help_enabled(ctx, FALSE);
 	g_option_context_set_summary(ctx, summary);
+	g_option_context_set_description(ctx, client_help);
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	return ctx;
 }
@@ -248,6 +270,7 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 			    "--format takes text, json or openmetrics");
 		return FALSE;
 	}
+	log_set_steps(c->debug);
 	c->opts.stop_timeout_s = c->stop_timeout;
 	c->opts.ready_timeout_s = c->ready_timeout;
 	c->opts.drain_timeout_s = c->drain_timeout;
@@ -260,37 +283,64 @@ static int usage_error(const char *msg)
 	return EXIT_USAGE;
 }
 
-/* Client commands find the wrapper from the same command line. */
-static int run_client(const struct cli *c, const struct wrapper_args *args)
+/* The control socket in dir, if it is there and trusted: its path. NULL
+ * and error otherwise; a RUNDIR_ERROR other than RUNDIR_ERROR_OS is a
+ * socket or directory another user could have planted. */
+static gchar *trusted_control_socket(const char *dir, GError **error)
 {
-	g_autofree gchar *dir = rundir_path(c->opts.runtime_dir, args->pidfile);
-	g_autofree gchar *socket = rundir_control_socket(dir);
-	g_autoptr(GError) error = NULL;
-	const char *command = c->reload ? "reload" :
-			      c->hard_reload ? "hard-reload" :
-			      c->handoff ? "handoff" :
-			      c->json || !g_strcmp0(c->format, "json") ?
-				"status json" :
-			      !g_strcmp0(c->format, "openmetrics") ?
-				"status openmetrics" : "status";
-	int dirfd = rundir_open(dir, RUNDIR_CLIENT, &error);
+	int dirfd = rundir_open(dir, RUNDIR_CLIENT, error);
 	gboolean trusted = dirfd >= 0 &&
-			   rundir_socket_trusted(dirfd, "control.sock", &error);
+			   rundir_socket_trusted(dirfd, "control.sock", error);
 
 	if (dirfd >= 0)
 		close(dirfd);
-	/* A socket another user could have planted must not answer. */
-	if (!trusted && error->domain == RUNDIR_ERROR &&
-	    error->code != RUNDIR_ERROR_OS) {
-		log_err("%s", error->message);
-		return EXIT_USAGE;
+	return trusted ? rundir_control_socket(dir) : NULL;
+}
+
+static gboolean planted(const GError *error)
+{
+	return error->domain == RUNDIR_ERROR && error->code != RUNDIR_ERROR_OS;
+}
+
+static const char *client_command(const struct cli *c)
+{
+	return c->reload ? "reload" :
+	       c->hard_reload ? "hard-reload" :
+	       c->handoff ? "handoff" :
+	       c->json || !g_strcmp0(c->format, "json") ? "status json" :
+	       !g_strcmp0(c->format, "openmetrics") ? "status openmetrics" :
+	       "status";
+}
+
+/* Client commands find the wrapper from the same command line; with no
+ * -p, the packaged unit's service first (rundir_client_paths()). */
+static int run_client(const struct cli *c, const struct wrapper_args *args)
+{
+	g_auto(GStrv) dirs = rundir_client_paths(c->opts.runtime_dir,
+						 args->pidfile);
+	g_autoptr(GError) first_error = NULL;
+	g_autofree gchar *socket = NULL;
+
+	for (char **dir = dirs; *dir; dir++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *found = trusted_control_socket(*dir, &error);
+
+		if (found)
+			return client_run(found, client_command(c));
+		/* A socket another user could have planted must not answer. */
+		if (planted(error)) {
+			log_err("%s", error->message);
+			return EXIT_USAGE;
+		}
+		if (!first_error)
+			first_error = g_steal_pointer(&error);
 	}
-	if (!trusted) {
-		fprintf(stderr, "%s: cannot reach the wrapper at %s: %s\n",
-			LOG_IDENT, socket, error->message);
-		return EXIT_CLIENT_UNREACHABLE;
-	}
-	return client_run(socket, command);
+	socket = rundir_control_socket(dirs[0]);
+	fprintf(stderr, "%s: cannot reach the wrapper at %s: %s%s\n",
+		LOG_IDENT, socket, first_error->message,
+		args->pidfile || c->opts.runtime_dir ? "" :
+		" (another instance: give its -p PIDFILE or --runtime-dir)");
+	return EXIT_CLIENT_UNREACHABLE;
 }
 
 /* -c, -v...: haproxy answers at once; nothing to supervise. */

@@ -487,8 +487,8 @@ static void handle(struct reloader *r, enum reload_event ev,
 		stop(r);
 		break;
 	}
-	log_debug("reload: %s --%s--> %s", reload_state_name(s),
-		  reload_event_name(ev), reload_state_name(r->state));
+	log_step("reload: %s --%s--> %s", reload_state_name(s),
+		 reload_event_name(ev), reload_state_name(r->state));
 }
 
 /* ---- posting ---- */

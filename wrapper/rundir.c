@@ -75,6 +75,13 @@ gchar *rundir_instance_name(const char *pidfile)
 	return g_strdup_printf("%s@%s", *tail ? tail : "haproxy", hash);
 }
 
+gboolean rundir_is_default(const char *option)
+{
+	const char *env = g_getenv("RUNTIME_DIRECTORY");
+
+	return !(option && *option) && !(env && *env);
+}
+
 gchar *rundir_path(const char *option, const char *pidfile)
 {
 	const char *env = g_getenv("RUNTIME_DIRECTORY");
@@ -91,6 +98,24 @@ gchar *rundir_path(const char *option, const char *pidfile)
 	}
 	name = rundir_instance_name(pidfile);
 	return g_build_filename(RUNDIR_BASE, name, NULL);
+}
+
+gchar **rundir_client_paths(const char *option, const char *pidfile)
+{
+	const char *env = g_getenv("RUNTIME_DIRECTORY");
+	g_autoptr(GPtrArray) dirs = g_ptr_array_new();
+
+	if ((option && *option) || (env && *env) || (pidfile && *pidfile)) {
+		g_ptr_array_add(dirs, rundir_path(option, pidfile));
+	} else {
+		/* Nothing says which: the packaged unit's service first,
+		 * then a wrapper started without -p. */
+		g_ptr_array_add(dirs, rundir_path(NULL,
+						  RUNDIR_PACKAGED_PIDFILE));
+		g_ptr_array_add(dirs, rundir_path(NULL, NULL));
+	}
+	g_ptr_array_add(dirs, NULL);
+	return (gchar **)g_ptr_array_free(g_steal_pointer(&dirs), FALSE);
 }
 
 /* ---- opening it, trusted ---- */

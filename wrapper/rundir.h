@@ -48,6 +48,21 @@ gchar *rundir_instance_name(const char *pidfile);
 
 /* The directory's path, lexically normal. */
 gchar *rundir_path(const char *option, const char *pidfile);
+/* It is the one named after the pidfile under RUNDIR_BASE: neither
+ * option (--runtime-dir) nor systemd's $RUNTIME_DIRECTORY names one. */
+gboolean rundir_is_default(const char *option);
+
+/* The pidfile of the packaged unit (contrib/systemd/haproxy.service), whose
+ * RuntimeDirectory= is rundir_path(NULL, RUNDIR_PACKAGED_PIDFILE). */
+#define RUNDIR_PACKAGED_PIDFILE "/run/haproxy.pid"
+
+/*
+ * The directories a client command (--status, --reload...) looks in, in
+ * order: rundir_path()'s alone when --runtime-dir, $RUNTIME_DIRECTORY or
+ * -p says which; with none of them, the packaged unit's (that of -p
+ * RUNDIR_PACKAGED_PIDFILE), then that of a wrapper started without -p.
+ */
+gchar **rundir_client_paths(const char *option, const char *pidfile);
 
 enum rundir_role {
 	RUNDIR_OWNER,	/* the wrapper: creates it, must own it */

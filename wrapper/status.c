@@ -75,7 +75,10 @@ gchar *status_text(const struct status_view *v)
 
 	g_string_append_printf(s, "wrapper pid %d version %s %s\n",
 			       v->wrapper_pid, WRAPPER_VERSION, v->phase);
-	g_string_append_printf(s, "reloads %u\n", v->reloads);
+	/* By result: a failed reload is a reload too. */
+	g_string_append_printf(s, "reloads %u ok %u failed %u\n",
+			       v->reloads + v->reloads_failed, v->reloads,
+			       v->reloads_failed);
 	text_last(s, v->last);
 	for (guint i = v->gens->len; i-- > 0;)
 		text_generation(s, g_ptr_array_index((GPtrArray *)v->gens, i));
@@ -184,8 +187,10 @@ gchar *status_json(const struct status_view *v)
 	json_string(s, WRAPPER_VERSION);
 	g_string_append(s, ",\"state\":");
 	json_string(s, v->phase);
-	g_string_append_printf(s, ",\"reloads\":%u,\"last_reload\":",
-			       v->reloads);
+	g_string_append_printf(s, ",\"reloads\":%u,\"reloads_ok\":%u,"
+			       "\"reloads_failed\":%u,\"last_reload\":",
+			       v->reloads + v->reloads_failed, v->reloads,
+			       v->reloads_failed);
 	json_last(s, v->last);
 	if (v->reuseport) {
 		g_string_append(s, ",\"reuseport_migration\":");
@@ -366,8 +371,12 @@ gchar *status_summary(const struct status_view *v)
 				ms) :
 		g_strdup_printf("; last reload FAILED (%" G_GINT64_FORMAT
 				" ms): %s", ms, v->last->message);
+	g_autofree gchar *failed = v->reloads_failed ?
+		g_strdup_printf(" (%u failed)", v->reloads_failed) :
+		g_strdup("");
 
-	return g_strdup_printf("%s; %u reload(s)%s", serving, v->reloads, last);
+	return g_strdup_printf("%s; %u reload(s)%s%s", serving,
+			       v->reloads + v->reloads_failed, failed, last);
 }
 
 void reload_report_clear(struct reload_report *r)

@@ -22,12 +22,13 @@ struct failed_generation {
 	gchar version[64];
 	gint64 started_us;
 	gchar *how;
+	guint attempt;		/* the reload attempt it was started for */
 };
 
 struct status_view {
 	GPid wrapper_pid;
 	const char *phase;
-	guint reloads;
+	guint reloads;		/* the ones that worked */
 	guint reloads_failed;
 	guint takeovers;
 	guint restarts_adopted;

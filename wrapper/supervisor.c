@@ -203,11 +203,36 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 
 /* ---- the reload machine's effects (wrapper/reloader.h) ---- */
 
+/*
+ * The journal fields of a failed reload name what failed: the generation
+ * started for this attempt, or a master whose reload in place failed;
+ * none when nothing was started (a probe that failed). Never the one that
+ * keeps serving: the message says that one.
+ */
+static struct log_event failure_event(struct supervisor *s)
+{
+	const struct failed_generation *f = &s->gt.failed;
+	const struct generation *c = s->gt.current;
+	guint number = 0;
+	GPid pid = 0;
+
+	if (f->valid && f->attempt == reloader_attempt(s->reloader)) {
+		number = f->number;
+		pid = f->pid;
+	} else if (c && c->mode == LAUNCH_MW &&
+		   (reloader_state(s->reloader) == RS_MASTER_SETTLING ||
+		    reloader_state(s->reloader) == RS_MASTER_VERDICT)) {
+		number = c->number;
+		pid = c->pid;
+	}
+	return reloader_event(s->reloader, MSGID_RELOAD_FAILED, number, pid,
+			      "failed");
+}
+
 static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 {
 	struct supervisor *s = ctx;
-	struct log_event ev = reloader_event(s->reloader, MSGID_RELOAD_FAILED,
-					     0, 0, "failed");
+	struct log_event ev = failure_event(s);
 
 	switch (how) {
 	case FAILURE_FIRST_START:
@@ -228,9 +253,6 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 				   "haproxy keeps serving", msg);
 			break;
 		}
-		ev = reloader_event(s->reloader, MSGID_RELOAD_FAILED,
-				    s->gt.current->number, s->gt.current->pid,
-				    "failed");
 		wlog_event(&ev, LOG_ERR, "reload failed: %s; generation %u "
 			   "(pid %d) keeps serving", msg, s->gt.current->number,
 			   s->gt.current->pid);
@@ -487,7 +509,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   s->reuseport, selfupgrade_image_path(s->up),
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, opts, &s->life, s->reloader,
-				 s->replacement, s->launcher,
+				 s->replacement, s->launcher, &s->status,
 				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher, &s->metrics.takeovers);
