@@ -309,6 +309,9 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 
 	g_ptr_array_add(argv, g_strdup(haproxy_path));
 	add_strv(argv, a->haproxy_args);
+	/* haproxy 1.5 takes -sf/-st only as its last arguments. */
+	if (!knows_double_dash(v))
+		add_config_tail_as_f(argv, a);
 	add_strv(argv, (GStrv)extra);
 	g_ptr_array_add(argv, g_strdup(launch_mode_flag(mode)));
 	if (n_old > 0 || witness > 0) {
@@ -321,8 +324,6 @@ GStrv haproxy_argv_build(const char *haproxy_path, enum launch_mode mode,
 	/* Last, so that "-Ds" and the pids are never taken for config files. */
 	if (knows_double_dash(v))
 		add_config_tail(argv, a);
-	else
-		add_config_tail_as_f(argv, a);
 	return ptr_array_steal_strv(&argv);
 }
 

@@ -204,11 +204,16 @@ static void parse_args(int argc, char **argv)
 			else
 				usage();
 			i = parse_old_pids(argc, argv, i);
+			/* 1.5 takes -sf/-st only as its last arguments. */
+			if (version_before(1, 6) && i + 1 < argc)
+				usage();
 			break;
 		case 'f': case 'p': case 'C': case 'L': case 'N':
 		case 'n': case 'm': case 'x': case 'S':
-			/* the master CLI came with 1.9 */
+			/* the master CLI came with 1.9, -x with 1.8 */
 			if (a[1] == 'S' && version_before(1, 9))
+				usage();
+			if (a[1] == 'x' && version_before(1, 8))
 				usage();
 			if (++i >= argc)
 				usage();
@@ -229,8 +234,9 @@ static void parse_args(int argc, char **argv)
 	}
 	if (!g.ncfgs)
 		usage();
-	/* 3.x refuses a master CLI without a master; older ones warn. */
-	if (g.master_cli && !g.master && !g.check && !version_before(3, 0)) {
+	/* 3.x refuses a master CLI without a master, even to check a
+	 * configuration; older ones warn. */
+	if (g.master_cli && !g.master && !version_before(3, 0)) {
 		fprintf(stderr, "[ALERT] fake: a master CLI socket was "
 			"defined, but master-worker mode (-W) is not "
 			"enabled.\n");

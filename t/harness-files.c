@@ -94,9 +94,43 @@ gchar *t_write_file(const char *dir, const char *name, const char *content)
 	return path;
 }
 
+/* Is the haproxy under test older than major.minor? Debian's when there
+ * is none: the text is then never run. */
+static gboolean config_before(guint major, guint minor)
+{
+	return t_have_haproxy() && !t_haproxy_at_least(major, minor);
+}
+
+/* hard-stop-after came with 1.8: an older haproxy refuses the line, and
+ * lets a drain run to its client timeout instead. */
+static gchar *without_hard_stop(const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	for (guint i = 0; lines[i]; i++) {
+		if (strstr(lines[i], "hard-stop-after"))
+			continue;
+		g_string_append(out, lines[i]);
+		if (lines[i + 1])
+			g_string_append_c(out, '\n');
+	}
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+/* haproxy before 2.2 cannot make up a body: it redirects to "/pid=N"
+ * instead, which the harness's HTTP probes read as the body "pid=N". */
+static const char *pid_answer(void)
+{
+	if (config_before(2, 2))
+		return "    http-request redirect location /pid=%pid code 302\n";
+	return "    http-request return status 200 content-type text/plain "
+	       "lf-string \"pid=%pid\\n\"\n";
+}
+
 gchar *t_config_text(guint16 port, const char *extra)
 {
-	return g_strdup_printf(
+	g_autofree gchar *text = g_strdup_printf(
 		"global\n"
 		"    hard-stop-after 10s\n"
 		"defaults\n"
@@ -106,10 +140,13 @@ gchar *t_config_text(guint16 port, const char *extra)
 		"    timeout server 10s\n"
 		"frontend fe\n"
 		"    bind 127.0.0.1:%u\n"
-		"    http-request return status 200 content-type text/plain "
-		"lf-string \"pid=%%pid\\n\"\n"
+		"%s"
 		"%s",
-		port, extra ? extra : "");
+		port, pid_answer(), extra ? extra : "");
+
+	if (config_before(1, 8))
+		return without_hard_stop(text);
+	return g_steal_pointer(&text);
 }
 
 gchar *t_write_config(const char *dir, const char *name, guint16 port,
@@ -118,11 +155,6 @@ gchar *t_write_config(const char *dir, const char *name, guint16 port,
 	g_autofree gchar *cfg = t_config_text(port, extra);
 
 	return t_write_file(dir, name, cfg);
-}
-
-gboolean t_have_haproxy(void)
-{
-	return g_file_test("/usr/sbin/haproxy", G_FILE_TEST_IS_EXECUTABLE);
 }
 
 GPid t_wait_pidfile(const char *pidfile)

@@ -43,6 +43,19 @@ static int connect_to(guint16 port)
 	return fd;
 }
 
+/* haproxy before 2.2 answers "302" to "/pid=N" (t_config_text): N, or 0
+ * for any other answer. 2.0 writes the header's name in lower case. */
+static GPid redirect_to_pid(const char *resp)
+{
+	static const char location[] = "\r\nlocation: /pid=";
+	g_autofree gchar *lower = g_ascii_strdown(resp, -1);
+	const char *at = strstr(lower, location);
+
+	if (!g_str_has_prefix(resp, "HTTP/1.1 302 ") || !at)
+		return 0;
+	return atoi(at + strlen(location));
+}
+
 gchar *t_http_get(guint16 port, guint timeout_ms)
 {
 	static const char req[] = "GET / HTTP/1.0\r\nHost: t\r\n\r\n";
@@ -64,8 +77,11 @@ gchar *t_http_get(guint16 port, guint timeout_ms)
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		g_string_append_len(resp, buf, n);
 	close(fd);
-	if (n < 0 || !g_str_has_prefix(resp->str, "HTTP/1.") ||
-	    !strstr(resp->str, " 200 "))
+	if (n < 0 || !g_str_has_prefix(resp->str, "HTTP/1."))
+		return NULL;
+	if (redirect_to_pid(resp->str))
+		return g_strdup_printf("pid=%d\n", redirect_to_pid(resp->str));
+	if (!strstr(resp->str, " 200 "))
 		return NULL;
 	body = strstr(resp->str, "\r\n\r\n");
 	return body ? g_strdup(body + 4) : NULL;
@@ -144,6 +160,11 @@ gchar *t_request_pid(guint16 port, GPid *pid)
 		   sizeof(abort_close));
 	close(fd);
 	buf[got] = '\0';
+	if (!why && redirect_to_pid(buf)) {
+		if (pid)
+			*pid = redirect_to_pid(buf);
+		return NULL;
+	}
 	if (!why && (!g_str_has_prefix(buf, "HTTP/1.") ||
 		     !strstr(buf, " 200 ") || !strstr(buf, "pid=")))
 		why = g_strdup_printf("bad answer: \"%s\"", buf);

@@ -141,10 +141,17 @@ void t_site_init(struct t_site *s)
 gboolean t_site_init_real(struct t_site *s, const char *extra)
 {
 	if (!t_have_haproxy()) {
-		g_test_skip("no /usr/sbin/haproxy");
+		g_autofree gchar *why = g_strconcat("no ", t_haproxy_path(),
+						    NULL);
+
+		g_test_skip(why);
 		return FALSE;
 	}
 	t_site_init(s);
+	/* Debian's is where the wrapper looks by itself; any other is
+	 * named. */
+	if (t_haproxy_switched())
+		s->haproxy = g_strdup(t_haproxy_path());
 	t_site_config(s, extra);
 	return TRUE;
 }

@@ -128,8 +128,22 @@ gchar *t_write_config(const char *dir, const char *name, guint16 port,
 		      const char *extra);
 gchar *t_write_file(const char *dir, const char *name, const char *content);
 
+/*
+ * The real haproxy under test (t/harness-haproxy.c): $HSW_TEST_HAPROXY,
+ * else Debian's /usr/sbin/haproxy. Switched (another one than Debian's),
+ * the site of a real-haproxy test passes it as --haproxy=.
+ */
+const char *t_haproxy_path(void);
+gboolean t_haproxy_switched(void);
 /* Is the real haproxy there? Tests skip cleanly when not. */
 gboolean t_have_haproxy(void);
+/* Its version ("1.5.18", "2.6.12-1+deb12u4"). */
+const char *t_haproxy_version(void);
+/* TRUE also when there is none: the test skips as it starts. */
+gboolean t_haproxy_at_least(guint major, guint minor);
+/* TRUE if it is major.minor or later; else the test is skipped with
+ * why ("haproxy 1.5.18: <what> needs 1.8 or later") and FALSE. */
+gboolean t_haproxy_needs(guint major, guint minor, const char *what);
 
 /* Like wrapper_start_at(), with the wrapper run through a command prefix
  * (NULL-terminated, e.g. { "valgrind", "--tool=memcheck", NULL }) that

@@ -27,6 +27,8 @@ static void test_no_pidfile(void)
  * leaves it at exit, whether it names another pid or ours among others. */
 static void test_pidfile_rewritten(void)
 {
+	if (!t_haproxy_needs(1, 8, "a pidfile the wrapper writes (-db)"))
+		return;
 	for (guint i = 0; i < 2; i++) {
 		g_auto(TSite) s = { 0 };
 		g_autofree gchar *text = NULL;

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "t/lib-real.h"
 
 static void test_serial_reloads(void)
@@ -28,7 +29,8 @@ static void test_serial_reloads(void)
 		g_assert_cmpuint(s.generation, ==, i + 2);
 		g_assert_cmpint(s.w->pid, ==, wpid);
 	}
-	g_assert_cmpuint(real_count_haproxy_below(wpid), ==, 1);
+	g_assert_cmpuint(real_count_haproxy_below(wpid), ==,
+			 real_generation_size());
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 }
 
@@ -242,8 +244,49 @@ static void test_burst_coalesce(void)
 		if (p && p != s.pid)
 			g_assert_true(t_wait_gone(p, T_WAIT));
 	}
-	g_assert_cmpuint(real_count_haproxy_below(s.w->pid), ==, 1);
-	g_assert_cmpint(wait_answered_by(s.port, s.pid), ==, s.pid);
+	g_assert_cmpuint(real_count_haproxy_below(s.w->pid), ==,
+			 real_generation_size());
+	g_assert_cmpint(wait_answered_by(s.port, real_worker(&s)), ==,
+			real_worker(&s));
+	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
+}
+
+/* Right at the ready line, not later: the -Ds parent (before 1.8) has
+ * forked its worker and the pidfile names it. */
+static void assert_worker_written(struct t_site *s, const char *ready)
+{
+	GPid gen = t_pid_in(ready, "pid ");
+	g_autoptr(GArray) workers = proc_children(gen);
+
+	g_assert_cmpuint(workers->len, ==, 1);
+	g_assert_true(real_is_haproxy(g_array_index(workers, GPid, 0)));
+	t_assert_pidfile_holds(s->pidfile, g_array_index(workers, GPid, 0));
+}
+
+/*
+ * haproxy 1.5 and 1.7 signal their -sf pids (our witness among them) once
+ * bound, before the -Ds parent forks the worker and writes the pidfile.
+ * Ready (READY=1, --reload's answer, the next reload's -sf) must wait for
+ * the worker: else the pidfile is empty, and a reload coming at once
+ * signals the -Ds parent, which never acts on it.
+ */
+static void test_ds_ready_after_fork(void)
+{
+	g_auto(TSite) s = { 0 };
+
+	if (t_haproxy_at_least(1, 8)) {
+		g_test_skip("haproxy 1.8 and later run as -db: one process "
+			    "a generation, nothing forked");
+		return;
+	}
+	if (!t_site_init_real(&s, NULL))
+		return;
+	t_site_start_wrapper(&s, NULL, NULL);
+	assert_worker_written(&s, t_site_wait_log(&s, LOG_READY_PID));
+	for (guint i = 0; i < 20; i++) {
+		wrapper_signal(s.w, SIGUSR2);
+		assert_worker_written(&s, t_site_wait_log(&s, LOG_READY_PID));
+	}
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 }
 
@@ -259,5 +302,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/real/reload-log-steps", test_reload_log_steps);
 	g_test_add_func("/real/bad-config-reload", test_bad_config_reload);
 	g_test_add_func("/real/burst-coalesce", test_burst_coalesce);
+	g_test_add_func("/real/ds-ready-after-fork", test_ds_ready_after_fork);
 	return g_test_run();
 }

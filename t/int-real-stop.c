@@ -41,7 +41,7 @@ static void test_sigterm_leaves_nothing(void)
 	/* No SIGKILL within T_WAIT: only the relayed SIGTERM can end the
 	 * draining generation in time. */
 	real_start(&s, NULL, opts);
-	old = s.pid;
+	old = real_worker(&s);
 
 	/* Make sure generation 1 accepted the idle connection. */
 	conn = t_hold_connection(s.port);
@@ -67,12 +67,15 @@ static void test_sigterm_leaves_nothing(void)
 static void test_sigint_stops(void)
 {
 	g_auto(TSite) s = { 0 };
+	GPid worker;
 
 	if (!t_site_init_real(&s, NULL))
 		return;
+
 	real_start(&s, NULL, NULL);
+	worker = real_worker(&s);
 	t_assert_exit_code(real_stop(&s, SIGINT), 0);
-	assert_relayed(&s, "SIGINT", s.pid);
+	assert_relayed(&s, "SIGINT", worker);
 }
 
 static void test_graceful_sigusr1(void)
@@ -100,6 +103,10 @@ static void test_external_kill(gconstpointer data)
 	g_auto(TSite) s = { 0 };
 	int status;
 
+	/* Observed on 1.5.18 and 1.7.0: the -Ds parent survives it. */
+	if (sig == SIGTERM &&
+	    !t_haproxy_needs(1, 8, "a generation that SIGTERM ends"))
+		return;
 	if (!t_site_init_real(&s, NULL))
 		return;
 	real_start(&s, NULL, NULL);
@@ -136,8 +143,9 @@ static void test_stray_signals(void)
 	/* Neither the wrapper nor haproxy took any of them. */
 	real_assert_running(&s);
 	g_assert_true(real_is_haproxy(hap));
-	g_assert_cmpint(t_http_pid(s.port), ==, hap);
-	g_assert_cmpuint(real_count_haproxy_below(s.w->pid), ==, 1);
+	g_assert_cmpint(t_http_pid(s.port), ==, real_worker(&s));
+	g_assert_cmpuint(real_count_haproxy_below(s.w->pid), ==,
+			 real_generation_size());
 
 	real_reload(&s, SIGUSR2, TRUE);
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);

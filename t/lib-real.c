@@ -15,7 +15,7 @@ gboolean real_is_haproxy(GPid pid)
 {
 	g_autofree gchar *exe = proc_exe(pid);
 
-	return t_pid_alive(pid) && g_strcmp0(exe, HAPROXY) == 0;
+	return t_pid_alive(pid) && g_strcmp0(exe, t_haproxy_path()) == 0;
 }
 
 guint real_count_haproxy_below(GPid root)
@@ -35,12 +35,31 @@ gchar *real_reloading_line(int sig)
 	return g_strdup_printf(LOG_RELOADING_ON_FMT, name);
 }
 
+guint real_generation_size(void)
+{
+	return t_haproxy_at_least(1, 8) ? 1 : 2;
+}
+
+GPid real_worker(struct t_site *s)
+{
+	g_autoptr(GArray) workers = NULL;
+
+	if (t_haproxy_at_least(1, 8))
+		return s->pid;
+	/* -Ds (before 1.8): a generation is ready once its parent has
+	 * forked its one worker. */
+	workers = proc_children(s->pid);
+	g_assert_cmpuint(workers->len, ==, 1);
+	g_assert_true(real_is_haproxy(g_array_index(workers, GPid, 0)));
+	return g_array_index(workers, GPid, 0);
+}
+
 void real_assert_pidfile(struct t_site *s)
 {
 	if (s->no_pidfile)
 		g_assert_false(g_file_test(s->pidfile, G_FILE_TEST_EXISTS));
 	else
-		t_assert_pidfile_holds(s->pidfile, s->pid);
+		t_assert_pidfile_holds(s->pidfile, real_worker(s));
 }
 
 void real_serve(struct t_site *s)
@@ -48,7 +67,7 @@ void real_serve(struct t_site *s)
 	s->pid = wrapper_wait_ready(s->w, 1, T_WAIT);
 	g_assert_cmpint(s->pid, >, 0);
 	s->generation = 1;
-	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, real_worker(s));
 	/* Direct child of the wrapper, not a daemon. */
 	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
 	real_assert_pidfile(s);
@@ -81,7 +100,8 @@ void real_reload(struct t_site *s, int sig, gboolean wait_old)
 	g_assert_cmpint(s->pid, !=, old);
 	g_assert_cmpint(proc_parent(s->pid), ==, s->w->pid);
 	real_assert_pidfile(s);
-	g_assert_cmpint(wait_answered_by(s->port, s->pid), ==, s->pid);
+	g_assert_cmpint(wait_answered_by(s->port, real_worker(s)), ==,
+			real_worker(s));
 	if (wait_old)
 		g_assert_true(t_wait_gone(old, T_WAIT));
 	real_assert_running(s);
@@ -90,9 +110,10 @@ void real_reload(struct t_site *s, int sig, gboolean wait_old)
 void real_assert_reload_failed(struct t_site *s)
 {
 	t_site_wait_log(s, LOG_RELOAD_FAILED);
-	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, s->pid);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, real_worker(s));
 	g_assert_true(real_is_haproxy(s->pid));
-	g_assert_cmpuint(real_count_haproxy_below(s->w->pid), ==, 1);
+	g_assert_cmpuint(real_count_haproxy_below(s->w->pid), ==,
+			 real_generation_size());
 	/* The pidfile still names the generation that serves. */
 	real_assert_pidfile(s);
 	real_assert_running(s);

@@ -18,6 +18,13 @@ guint real_count_haproxy_below(GPid root);
 /* LOG_RELOADING_ON_FMT for sig. */
 gchar *real_reloading_line(int sig);
 
+/* The process of s->pid's generation that serves and that the pidfile
+ * names: s->pid itself, or before 1.8 the worker that s->pid (-Ds)
+ * forked. */
+GPid real_worker(struct t_site *s);
+/* How many haproxy processes one serving generation is: 1, or 2 before
+ * 1.8 (the -Ds parent and its worker). */
+guint real_generation_size(void);
 /* s->w has just started: generation 1 gets ready, answers, is a direct
  * child of the wrapper (not a daemon) and the pidfile names it; it is
  * s->pid from then on. */

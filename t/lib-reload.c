@@ -42,6 +42,11 @@ void reload_tests_init(int *argc, char ***argv)
 
 gboolean reload_site_init(struct t_site *s, const char *extra)
 {
+	/* Before 1.8 a generation is a -Ds parent and the worker it
+	 * forks: t/int-real-* follows that, these tests do not. */
+	if (!t_haproxy_needs(1, 8, "a generation of one process (-db), "
+			     "which the reload tests follow,"))
+		return FALSE;
 	if (!t_site_init_real(s, extra))
 		return FALSE;
 	s->with_runtime_dir = TRUE;

@@ -366,16 +366,17 @@ GPid restart_by_hand_with(struct t_site *s, const char *cfg,
 {
 	GPid old = t_wait_pidfile(s->pidfile), pid;
 	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
-	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
-				 cfg, how, oldarg, NULL };
-	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
-				  "-f", cfg, how, oldarg, NULL };
+	/* The haproxy under test: the wrapper runs the same. */
+	const char *daemon[] = { t_haproxy_path(), "-D", "-p", s->pidfile,
+				 "-f", cfg, how, oldarg, NULL };
+	const char *mworker[] = { t_haproxy_path(), "-W", "-D", "-p",
+				  s->pidfile, "-f", cfg, how, oldarg, NULL };
 
 	g_assert_cmpint(old, >, 0);
 	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
 	pid = wait_pidfile_other(s->pidfile, old);
 	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, HAPROXY);
+	t_remember(pid, t_haproxy_path());
 	return pid;
 }
 

@@ -549,13 +549,14 @@ static void check_build_version(const char *ver, enum launch_mode mode,
 	wrapper_args_clear(&a);
 }
 
-/* haproxy 1.5 has no "--" (1.6 added it): each file becomes -f FILE. */
+/* haproxy 1.5 has no "--" (1.6 added it): each file becomes -f FILE,
+ * before the flags, since 1.5 takes -sf/-st only last. */
 static void test_argv_build_no_double_dash(void)
 {
 	check_build_version("1.5.18", LAUNCH_DS,
 			    ARGV("-f", "a.cfg", "--", "b.cfg", "-c.cfg"),
-			    ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-Ds",
-				 "-sf", "7", "-f", "b.cfg", "-f", "-c.cfg"));
+			    ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-f",
+				 "b.cfg", "-f", "-c.cfg", "-Ds", "-sf", "7"));
 	check_build_version("1.5.0", LAUNCH_DS, ARGV("-f", "a.cfg", "--"),
 			    ARGV("/usr/sbin/haproxy", "-f", "a.cfg", "-Ds",
 				 "-sf", "7"));

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/proc.h"
+#include "base/procnet.h"
 #include "legacy/config.h"
 #include "legacy/launch.h"
 #include "legacy/mworker.h"
@@ -39,6 +41,8 @@ struct launcher {
 	struct probe *probe;		/* "haproxy -v" under way */
 	guint ready_timer;
 	guint extend_timer;
+	guint ds_fork_timer;		/* a bound -Ds parent, not forked yet */
+	gint64 ds_fork_deadline;
 	gchar *haproxy_path;		/* of the generation being started */
 	struct version_cache vcache;
 	gboolean told_migrate_req;
@@ -79,6 +83,7 @@ void launcher_end_attempt(struct launcher *l)
 {
 	g_clear_handle_id(&l->extend_timer, g_source_remove);
 	g_clear_handle_id(&l->ready_timer, g_source_remove);
+	g_clear_handle_id(&l->ds_fork_timer, g_source_remove);
 	g_clear_pointer(&l->haproxy_path, g_free);
 }
 
@@ -109,6 +114,57 @@ static void launch_failed(struct launcher *l, int exit_code, const char *fmt,
 		.exit_code = exit_code, .message = msg });
 }
 
+/*
+ * haproxy before 1.8 signals its -sf pids (the witness among them) once
+ * bound, before its -Ds parent forks the workers, writes their pids to
+ * the pidfile and closes its own copies of the listeners. Ready is when
+ * it has: else the pidfile is still empty, and a reload right then
+ * would send its -sf to the parent, which never acts on it. Bounded: a
+ * parent that never gets there is taken as ready all the same.
+ */
+#define DS_FORK_LIMIT_MS 2000
+
+static gboolean ds_forked(const struct generation *g)
+{
+	g_autoptr(GArray) workers = proc_children(g->pid);
+	g_autoptr(GHashTable) listening = NULL;
+
+	if (workers->len == 0)
+		return FALSE;
+	listening = proc_listening_inodes(g->pid);
+	return !listening || g_hash_table_size(listening) == 0;
+}
+
+static gboolean on_ds_fork_check(gpointer data)
+{
+	struct launcher *l = data;
+	struct generation *g = l->gt->starting;
+
+	/* Its exit, if it came first, is the verdict. */
+	if (!g || g->exited) {
+		l->ds_fork_timer = 0;
+		return G_SOURCE_REMOVE;
+	}
+	if (!ds_forked(g) && g_get_monotonic_time() < l->ds_fork_deadline)
+		return G_SOURCE_CONTINUE;
+	l->ds_fork_timer = 0;
+	l->ops->ready(l->ctx, g);
+	return G_SOURCE_REMOVE;
+}
+
+static void generation_bound(struct launcher *l, struct generation *g)
+{
+	if (g->mode != LAUNCH_DS || ds_forked(g)) {
+		l->ops->ready(l->ctx, g);
+		return;
+	}
+	if (l->ds_fork_timer)
+		return;
+	l->ds_fork_deadline = g_get_monotonic_time() +
+			      DS_FORK_LIMIT_MS * G_TIME_SPAN_MILLISECOND;
+	l->ds_fork_timer = g_timeout_add(1, on_ds_fork_check, l);
+}
+
 static void on_witness(int signo, GPid sender, gpointer data)
 {
 	struct launcher *l = data;
@@ -122,7 +178,7 @@ static void on_witness(int signo, GPid sender, gpointer data)
 	switch (signo) {
 	case SIGUSR1:
 	case SIGTERM:
-		l->ops->ready(l->ctx, g);
+		generation_bound(l, g);
 		break;
 	case SIGTTOU:
 		if (!g->warned_addr_in_use)
