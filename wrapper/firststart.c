@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/proc.h"
 #include "legacy/pidfile.h"
+#include "migrate/cmdline.h"
 #include "migrate/find.h"
 #include "wrapper/replacement.h"
 #include "wrapper/spawn.h"
@@ -126,6 +127,8 @@ static void search(struct first_start *f, takeover_fn settled)
 void first_start_begin(struct first_start *f)
 {
 	g_autoptr(GPtrArray) skipped = NULL;
+	g_auto(GStrv) argv = NULL, configs = NULL;
+	g_autofree gchar *cwd = NULL;
 
 	if (!f->opts->takeover) {
 		pidfile_notice_strangers(f);
@@ -135,7 +138,12 @@ void first_start_begin(struct first_start *f)
 	/* A -D sharing our pidfile: haproxy's own -sf takes it over. Else
 	 * start at once, and look once we serve (SO_REUSEPORT: beside any
 	 * instance we would find). */
-	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile, getpid(),
+	argv = own_haproxy_argv(f->args);
+	cwd = g_get_current_dir();
+	configs = foreign_argv_config_files((const char *const *)argv, cwd,
+					    FALSE);
+	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile,
+				   (const char *const *)configs, getpid(),
 				   &skipped)) {
 		struct proc_stat st;
 
