@@ -76,7 +76,9 @@ static void end_sleeper(GPid pid)
 static void test_promote_same_process(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s",
+						 cfg);
+	g_autofree gchar *pidfile = tpath(t, "h.pid");
 	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
 	struct outcome o = { .loop = g_main_loop_new(NULL, FALSE) };
 	GPid same = sleeper(), reused = sleeper();
@@ -90,7 +92,7 @@ static void test_promote_same_process(struct tree *t, gconstpointer data)
 	     .exe = HAPROXY, .cwd = "/", .argv = bars);
 	FAKE(t, .pid = reused, .ppid = 40, .sid = 40, .start = 600,
 	     .exe = HAPROXY, .cwd = "/", .argv = bars);
-	a = adopt_new_at(t->proc, NULL, argv, "/", on_event, &o);
+	a = adopt_new_at(t->proc, pidfile, argv, "/", on_event, &o);
 	adopt_look(a);
 	timer = g_timeout_add(WAIT_MS, on_timeout, o.loop);
 	if (!o.seen)
