@@ -285,6 +285,10 @@ gchar *identity_refusal(const struct identity *id, GPid pid,
 	if (id->distrust)
 		return g_strdup(id->distrust);
 	why = namespace_refusal(id, pid);
+	if (!why)
+		why = foreign_credentials_refusal(
+			id->proc_root, pid,
+			(const char *const *)id->config_files);
 	hap_cmdline_parse(argv, &c);
 	if (!why)
 		why = pidfile_refusal(id, &c, cwd);
@@ -295,10 +299,6 @@ gchar *identity_refusal(const struct identity *id, GPid pid,
 		why = ancestor_refusal(id, pid);
 	if (!why)
 		why = cgroup_refusal(id, pid);
-	if (!why)
-		why = foreign_credentials_refusal(
-			id->proc_root, pid,
-			(const char *const *)id->config_files);
 	if (why && !g_str_has_suffix(why, "left alone")) {
 		gchar *told = g_strconcat(why, ": not this service's own; "
 					  "left alone", NULL);

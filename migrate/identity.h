@@ -41,15 +41,15 @@ const char *identity_pidfile_distrust(const struct identity *id);
  * for a notice (valid UTF-8, untrusted text escaped). argv and cwd are the
  * command line and directory its -p and -f are read from: pid's own, or
  * its first worker's when pid blanked its arguments (a 1.7 -Ds parent).
- * All of these must hold:
+ * All of these must hold, checked in this order:
  *  a. it is in the wrapper's mount and network namespaces;
- *  b. its last -p names the wrapper's pidfile (same normalised absolute
+ *  b. this wrapper could have started it (migrate/trust.h);
+ *  c. its last -p names the wrapper's pidfile (same normalised absolute
  *     path, or same device and inode), which can be trusted;
- *  c. its configuration files are the wrapper's, the whole set (by path,
+ *  d. its configuration files are the wrapper's, the whole set (by path,
  *     or device and inode);
- *  d. no ancestor but this wrapper is a haproxy-systemd-wrapper;
- *  e. its cgroup is the wrapper's, or not a systemd service's (*.service);
- *  f. this wrapper could have started it (migrate/trust.h).
+ *  e. no ancestor but this wrapper is a haproxy-systemd-wrapper;
+ *  f. its cgroup is the wrapper's, or not a systemd service's (*.service).
  */
 gchar *identity_refusal(const struct identity *id, GPid pid,
 			const char *const *argv, const char *cwd);
