@@ -86,6 +86,16 @@ static gchar *pidfile_distrust(const char *pidfile)
 	return file_distrust(pidfile, &f);
 }
 
+gchar *pidfile_distrust_reason(const char *pidfile)
+{
+	g_autofree gchar *path = NULL;
+
+	if (!pidfile || !*pidfile)
+		return NULL;
+	path = g_canonicalize_filename(pidfile, NULL);
+	return pidfile_distrust(path);
+}
+
 static gchar *read_link(const char *path)
 {
 	return g_file_read_link(path, NULL);

@@ -34,6 +34,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Identity, identity_free)
  * owned by one of them that no one else can write to, or that is sticky.
  */
 const char *identity_pidfile_distrust(const struct identity *id);
+/* The same for pidfile alone (may be NULL: then NULL), without a whole
+ * identity; to be freed. */
+gchar *pidfile_distrust_reason(const char *pidfile);
 
 /*
  * NULL when the haproxy at pid (the top of an instance: a standalone

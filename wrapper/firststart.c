@@ -13,6 +13,7 @@
 #include "legacy/pidfile.h"
 #include "migrate/cmdline.h"
 #include "migrate/find.h"
+#include "migrate/identity.h"
 #include "wrapper/replacement.h"
 #include "wrapper/spawn.h"
 
@@ -128,9 +129,18 @@ void first_start_begin(struct first_start *f)
 {
 	g_autoptr(GPtrArray) skipped = NULL;
 	g_auto(GStrv) argv = NULL, configs = NULL;
-	g_autofree gchar *cwd = NULL;
+	g_autofree gchar *cwd = NULL, *distrust = NULL;
 
 	if (!f->opts->takeover) {
+		pidfile_notice_strangers(f);
+		reloader_post(f->reloader, RE_SETTLED, NULL);
+		return;
+	}
+	/* Whoever could write it chose what it names: no search at all. */
+	distrust = pidfile_distrust_reason(f->args->pidfile);
+	if (distrust) {
+		log_notice("pidfile: %s: nothing is taken over at this start",
+			   distrust);
 		pidfile_notice_strangers(f);
 		reloader_post(f->reloader, RE_SETTLED, NULL);
 		return;
