@@ -171,6 +171,12 @@ gchar *finish_request(int fd, const char *rest, GPid *pid)
 struct wrapper *start_wrapper(struct t_site *s, const char *option,
 				     const char *cfg)
 {
+	return start_wrapper_env(s, option, cfg, NULL);
+}
+
+struct wrapper *start_wrapper_env(struct t_site *s, const char *option,
+				  const char *cfg, const char *const *env)
+{
 	g_autoptr(GPtrArray) args = g_ptr_array_new();
 
 	g_ptr_array_add(args, s->rundir_opt);
@@ -181,7 +187,7 @@ struct wrapper *start_wrapper(struct t_site *s, const char *option,
 	g_ptr_array_add(args, "-p");
 	g_ptr_array_add(args, s->pidfile);
 	g_ptr_array_add(args, NULL);
-	return wrapper_start((const char *const *)args->pdata, NULL);
+	return wrapper_start((const char *const *)args->pdata, env);
 }
 
 /* A log line that may have come before or after the last one waited for. */

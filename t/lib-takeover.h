@@ -36,6 +36,15 @@ gchar *finish_request(int fd, const char *rest, GPid *pid);
 const char *wait_log_anywhere(struct wrapper *w, const char *needle);
 struct wrapper *start_wrapper(struct t_site *s, const char *option,
 				     const char *cfg);
+/* The same with env additions ("K=V", NULL-terminated): the wrapper's
+ * haproxy sees them, so that a ".if defined(K)" block of the one file it
+ * shares with a foreign haproxy applies to its generations alone. */
+struct wrapper *start_wrapper_env(struct t_site *s, const char *option,
+				  const char *cfg, const char *const *env);
+/* Configuration text only t/fake-haproxy reads: the real haproxy skips
+ * it (".if defined(...)" of a name never defined; the fake ignores the
+ * ".if" lines). A file shared by a fake and the wrapper's real haproxy. */
+#define FAKE_ONLY(text) ".if defined(HSW_TEST_FAKE_ONLY)\n" text ".endif\n"
 GArray *sf_pid_list(const char *line);
 void assert_first_sf(struct wrapper *w, const GPid *want, guint n);
 void stop_wrapper_ok(struct wrapper *w);
