@@ -76,7 +76,14 @@ GPid restart_adopted(struct t_site *s, Wrapper *w);
  * loading it until dir/NAME.gate exists (a minute at most), after
  * writing "held" to dir/NAME.held. */
 gchar *held_config_text(const char *dir, const char *name);
-/* "haproxy -D -p pidfile -f the site's configuration -f extra_cfg" started
- * by hand in the site's directory, not reaped: the launcher's pid. */
-GPid start_daemon_by_hand(struct t_site *s, const char *pidfile,
-			  const char *extra_cfg);
+/* The same, in a ".if defined(var)" block: only a haproxy whose
+ * environment defines var is held; the others (the wrapper's, a restart by
+ * hand) load the very same file at once. */
+gchar *held_config_text_if(const char *dir, const char *name,
+			   const char *var);
+/* "haproxy -D -p PIDFILE -f CFG" of the site, started by hand in its
+ * directory with hold_var=1 in its environment, not reaped: the
+ * launcher's pid. */
+GPid start_daemon_by_hand(struct t_site *s, const char *hold_var);
+/* The variable that holds a launcher started by hand (see above). */
+#define HOLD_VAR "HSW_TEST_HOLD"
