@@ -158,16 +158,20 @@ GPtrArray *config_targets_new(const char *const *files)
 	return targets;
 }
 
-/* The index of the target path is, or -1. */
-static gint target_index(GPtrArray *targets, const char *path)
+/* The index of the target path is, or -1. Seen through root (a process's
+ * root in another mount namespace), a name proves nothing: only the file
+ * it leads to there counts. */
+static gint target_index(GPtrArray *targets, const char *path,
+			 const char *root)
 {
+	g_autofree gchar *seen = root ? g_strconcat(root, path, NULL) : NULL;
 	struct stat st;
-	gboolean have_id = stat(path, &st) == 0;
+	gboolean have_id = stat(seen ? seen : path, &st) == 0;
 
 	for (guint i = 0; i < targets->len; i++) {
 		const struct config_target *t = g_ptr_array_index(targets, i);
 
-		if (strcmp(t->path, path) == 0)
+		if (!root && strcmp(t->path, path) == 0)
 			return i;
 		if (have_id && t->have_id && t->dev == st.st_dev &&
 		    t->ino == st.st_ino)
@@ -178,10 +182,11 @@ static gint target_index(GPtrArray *targets, const char *path)
 
 gboolean config_matches(GPtrArray *targets, const char *path)
 {
-	return target_index(targets, path) >= 0;
+	return target_index(targets, path, NULL) >= 0;
 }
 
-gboolean config_set_equal(GPtrArray *targets, const char *const *files)
+gboolean config_set_equal(GPtrArray *targets, const char *const *files,
+			  const char *root)
 {
 	g_autofree gboolean *seen = g_new0(gboolean, targets->len + 1);
 	guint matched = 0, wanted = 0;
@@ -190,12 +195,12 @@ gboolean config_set_equal(GPtrArray *targets, const char *const *files)
 	for (guint i = 0; i < targets->len; i++) {
 		const struct config_target *t = g_ptr_array_index(targets, i);
 
-		if (target_index(targets, t->path) == (gint)i)
+		if (target_index(targets, t->path, NULL) == (gint)i)
 			wanted++;
 	}
 
 	for (; files && *files; files++) {
-		gint i = target_index(targets, *files);
+		gint i = target_index(targets, *files, root);
 
 		/* One of its files is not ours: another service's set. */
 		if (i < 0)

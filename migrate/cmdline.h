@@ -67,5 +67,7 @@ GPtrArray *config_targets_new(const char *const *files);
 gboolean config_matches(GPtrArray *targets, const char *path);
 /* Are files (absolute, normalised; NULL-terminated) the whole set of
  * targets: each one of them, and every one of them, by name or by device
- * and inode? */
-gboolean config_set_equal(GPtrArray *targets, const char *const *files);
+ * and inode? With root (a process's "/proc/PID/root", in another mount
+ * namespace), each file is looked at through it, by device and inode only. */
+gboolean config_set_equal(GPtrArray *targets, const char *const *files,
+			  const char *root);

@@ -174,37 +174,47 @@ const char *identity_pidfile_distrust(const struct identity *id)
 	return id->distrust;
 }
 
-/* A path seen in another namespace names another file: a container's. */
-static gchar *namespace_refusal(const struct identity *id, GPid pid)
+#define OTHER_MNT "it runs in another mnt namespace, where "
+
+/*
+ * Its sockets must be in our network namespace. Its mount namespace may
+ * differ (a unit with PrivateTmp= or ProtectSystem= has one of its own),
+ * but then its names prove nothing: *root gets the root its paths are
+ * looked at through ("/proc/PID/root"), so that only the files they lead
+ * to there count (a container's file mounted at the same path is another
+ * file). NULL: the same namespace, names compared as they are.
+ */
+static gchar *namespace_refusal(const struct identity *id, GPid pid,
+				gchar **root)
 {
-	static const char *const kinds[] = { "mnt", "net" };
-	const char *const ours[] = { id->mnt_ns, id->net_ns };
+	g_autofree gchar *net = ns_of(id->proc_root, pid, "net");
+	g_autofree gchar *mnt = ns_of(id->proc_root, pid, "mnt");
 
-	for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
-		g_autofree gchar *its = ns_of(id->proc_root, pid, kinds[i]);
-
-		if (!its || !ours[i])
-			return g_strdup_printf("its %s namespace cannot be "
-					       "compared with ours", kinds[i]);
-		if (strcmp(its, ours[i]) != 0)
-			return g_strdup_printf("it runs in another %s "
-					       "namespace", kinds[i]);
-	}
+	*root = NULL;
+	if (!net || !id->net_ns || !mnt || !id->mnt_ns)
+		return g_strdup("its namespaces cannot be compared with ours");
+	if (strcmp(net, id->net_ns) != 0)
+		return g_strdup("it runs in another net namespace");
+	if (strcmp(mnt, id->mnt_ns) != 0)
+		*root = g_strdup_printf("%s/%d/root", id->proc_root, pid);
 	return NULL;
 }
 
-static gboolean same_file(const char *a, const char *b)
+/* Its name its (seen through root, unless NULL) and ours: one file? */
+static gboolean same_file(const char *its, const char *root, const char *ours)
 {
+	g_autofree gchar *seen = root ? g_strconcat(root, its, NULL) : NULL;
 	struct stat x, y;
 
-	if (strcmp(a, b) == 0)
+	if (!root && strcmp(its, ours) == 0)
 		return TRUE;
-	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
-	       x.st_ino == y.st_ino;
+	return stat(seen ? seen : its, &x) == 0 && stat(ours, &y) == 0 &&
+	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 static gchar *pidfile_refusal(const struct identity *id,
-			      const struct hap_cmdline *c, const char *cwd)
+			      const struct hap_cmdline *c, const char *cwd,
+			      const char *root)
 {
 	g_autofree gchar *its = hap_cmdline_pidfile(c, cwd, TRUE);
 	g_autofree gchar *name = NULL;
@@ -214,20 +224,23 @@ static gchar *pidfile_refusal(const struct identity *id,
 				"haproxy by");
 	if (!its)
 		return g_strdup("its command line names no pidfile (-p)");
-	if (same_file(its, id->pidfile))
+	if (same_file(its, root, id->pidfile))
 		return NULL;
 	name = escape_untrusted(its, QUOTE_MAX);
-	return g_strdup_printf("its pidfile is %s, not ours", name);
+	return g_strdup_printf("%sits pidfile is %s, not ours",
+			       root ? OTHER_MNT : "", name);
 }
 
 static gchar *config_refusal(const struct identity *id,
-			     const struct hap_cmdline *c, const char *cwd)
+			     const struct hap_cmdline *c, const char *cwd,
+			     const char *root)
 {
 	g_auto(GStrv) files = hap_cmdline_files(c, cwd, TRUE);
 
-	if (config_set_equal(id->targets, (const char *const *)files))
+	if (config_set_equal(id->targets, (const char *const *)files, root))
 		return NULL;
-	return g_strdup("its configuration files are not exactly ours");
+	return g_strdup_printf("%sits configuration files are not exactly "
+			       "ours", root ? OTHER_MNT : "");
 }
 
 static gboolean is_wrapper(const char *proc_root, GPid pid,
@@ -289,21 +302,22 @@ static gchar *cgroup_refusal(const struct identity *id, GPid pid)
 gchar *identity_refusal(const struct identity *id, GPid pid,
 			const char *const *argv, const char *cwd)
 {
+	g_autofree gchar *root = NULL;
 	struct hap_cmdline c;
 	gchar *why;
 
 	if (id->distrust)
 		return g_strdup(id->distrust);
-	why = namespace_refusal(id, pid);
+	why = namespace_refusal(id, pid, &root);
 	if (!why)
 		why = foreign_credentials_refusal(
 			id->proc_root, pid,
 			(const char *const *)id->config_files);
 	hap_cmdline_parse(argv, &c);
 	if (!why)
-		why = pidfile_refusal(id, &c, cwd);
+		why = pidfile_refusal(id, &c, cwd, root);
 	if (!why)
-		why = config_refusal(id, &c, cwd);
+		why = config_refusal(id, &c, cwd, root);
 	hap_cmdline_clear(&c);
 	if (!why)
 		why = ancestor_refusal(id, pid);

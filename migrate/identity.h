@@ -45,7 +45,9 @@ gchar *pidfile_distrust_reason(const char *pidfile);
  * command line and directory its -p and -f are read from: pid's own, or
  * its first worker's when pid blanked its arguments (a 1.7 -Ds parent).
  * All of these must hold, checked in this order:
- *  a. it is in the wrapper's mount and network namespaces;
+ *  a. it is in the wrapper's network namespace; in another mount namespace
+ *     (a unit's PrivateTmp=), its names are looked at through its root
+ *     (/proc/PID/root): only the same files by device and inode count;
  *  b. this wrapper could have started it (migrate/trust.h);
  *  c. its last -p names the wrapper's pidfile (same normalised absolute
  *     path, or same device and inode), which can be trusted;

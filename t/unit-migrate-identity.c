@@ -24,28 +24,81 @@ static void assert_refused(struct tree *t, GPid pid, const char *want)
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "not this service's own"));
 }
 
-/* The same daemon, ours, then in another mount, then network namespace. */
+/* A directory standing for another mount namespace's root: t->dir seen
+ * there holds h.pid and h.cfg, each the real one (a symlink) or another
+ * file. */
+static gchar *other_root(struct tree *t, const char *name, gboolean pidfile,
+			 gboolean cfg)
+{
+	gchar *root = tpath(t, name);
+	g_autofree gchar *dir = g_strconcat(root, t->dir, NULL);
+	g_autofree gchar *pid_there = g_build_filename(dir, "h.pid", NULL);
+	g_autofree gchar *cfg_there = g_build_filename(dir, "h.cfg", NULL);
+	g_autofree gchar *pid_here = tpath(t, "h.pid");
+	g_autofree gchar *cfg_here = tpath(t, "h.cfg");
+
+	g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+	if (pidfile)
+		g_assert_cmpint(symlink(pid_here, pid_there), ==, 0);
+	else
+		g_assert_true(g_file_set_contents(pid_there, "", 0, NULL));
+	if (cfg)
+		g_assert_cmpint(symlink(cfg_here, cfg_there), ==, 0);
+	else
+		g_assert_true(g_file_set_contents(cfg_there, "global\n", -1,
+						  NULL));
+	return root;
+}
+
+/*
+ * Its sockets must be in our network namespace. In another mount
+ * namespace (a unit's PrivateTmp=), names prove nothing: its files, seen
+ * through its root, must be ours; a container's file at the same path is
+ * another file.
+ */
 static void test_namespaces(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "");
 	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s",
 						 cfg);
+	g_autofree gchar *same = other_root(t, "same", TRUE, TRUE);
+	g_autofree gchar *other_cfg = other_root(t, "ocfg", TRUE, FALSE);
+	g_autofree gchar *other_pid = other_root(t, "opid", FALSE, TRUE);
 
 	fake_system(t);
 	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
 	     .cwd = "/", .argv = argv);
+	/* Its root unreadable: nothing can be proved. */
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
 	     .cwd = "/", .argv = argv, .mntns = "mnt:[1]");
 	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
 	     .cwd = "/", .argv = argv, .netns = "net:[1]");
+	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
+	     .cwd = "/", .argv = argv, .mntns = "mnt:[2]");
+	link_to(t, 530, "root", same);
+	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
+	     .cwd = "/", .argv = argv, .mntns = "mnt:[3]");
+	link_to(t, 540, "root", other_cfg);
+	FAKE(t, .pid = 550, .ppid = 1, .sid = 550, .exe = HAPROXY,
+	     .cwd = "/", .argv = argv, .mntns = "mnt:[4]");
+	link_to(t, 550, "root", other_pid);
 
-	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 500);
-	g_assert_cmpuint(t->skipped->len, ==, 2);
+	g_assert_cmpint(instance(t, 1)->pid, ==, 530);
+	g_assert_cmpuint(t->skipped->len, ==, 4);
 	g_assert_cmpint(skip(t, 0)->pid, ==, 510);
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "another mnt namespace"));
 	g_assert_cmpint(skip(t, 1)->pid, ==, 520);
 	g_assert_nonnull(strstr(skip(t, 1)->reason, "another net namespace"));
+	g_assert_cmpint(skip(t, 2)->pid, ==, 540);
+	g_assert_nonnull(strstr(skip(t, 2)->reason,
+				"another mnt namespace, where its "
+				"configuration files are not"));
+	g_assert_cmpint(skip(t, 3)->pid, ==, 550);
+	g_assert_nonnull(strstr(skip(t, 3)->reason,
+				"another mnt namespace, where its pidfile"));
 }
 
 /* Its own -p decides, the last one, relative to its directory; a
