@@ -24,6 +24,11 @@
  * exist before its setsid(): forked, not yet in a session of its own);
  * anything else is ignored.
  *
+ * FAKE_HAPROXY_SETSID_GATE=PATH in the environment does what
+ * fake-setsid-gate does, and FAKE_HAPROXY_LAUNCH_GATE=PATH holds a -D
+ * launcher before it forks (still loading): for one process of several
+ * that load the same configuration.
+ *
  * -W/-Ws (>= 1.8): a master that forks the workers, reloads on SIGUSR2 or
  * SIGHUP (a fresh load of the configuration in a child: its exit status
  * is the verdict), relays stop signals, and with -Ws sends the sd_notify
@@ -260,13 +265,32 @@ static void __attribute__((noreturn)) check_mode(void)
 
 /* --------------------------------------------------------------- modes */
 
+/* Until path exists, a minute at most. */
+static void wait_gate(const char *path)
+{
+	for (int i = 0; i < 6000 && access(path, F_OK); i++)
+		sleep_ms(10);
+}
+
 static void wait_setsid_gate(void)
 {
-	if (!g.setsid_gate)
+	const char *env = getenv("FAKE_HAPROXY_SETSID_GATE");
+	const char *gate = env && *env ? env : g.setsid_gate;
+
+	if (!gate)
 		return;
 	log_event("daemon waits to setsid");
-	for (int i = 0; i < 6000 && access(g.setsid_gate, F_OK); i++)
-		sleep_ms(10);
+	wait_gate(gate);
+}
+
+static void wait_launch_gate(void)
+{
+	const char *gate = getenv("FAKE_HAPROXY_LAUNCH_GATE");
+
+	if (!gate || !*gate)
+		return;
+	log_event("launcher waits to fork");
+	wait_gate(gate);
 }
 
 static void __attribute__((noreturn)) daemon_mode(int pidfd)
@@ -274,6 +298,7 @@ static void __attribute__((noreturn)) daemon_mode(int pidfd)
 	int i, null;
 	pid_t pid;
 
+	wait_launch_gate();
 	fflush(NULL);
 	for (i = 0; i < (version_before(1, 8) ? g.nbproc : 1); i++) {
 		pid = fork();

@@ -501,12 +501,100 @@ static void test_adopt_graceful_stop_launcher(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * A graceful stop while a launcher loads by hand, and its daemon caught
+ * between its fork and its setsid() when the launcher exits (the fake
+ * holds it at both points): the last look sees the daemon still in the
+ * launcher's session, a launcher to spare. Once it leads its own session
+ * it is the daemon, and it gets SIGUSR1 like the instance it joined; the
+ * wrapper exits 0 when it is gone, instead of waiting for it forever.
+ */
+static void test_adopt_graceful_stop_daemon_before_setsid(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *bin = NULL, *haproxy = NULL, *log = NULL;
+	g_autofree gchar *launch_gate = NULL, *setsid_gate = NULL;
+	g_autofree gchar *line = NULL;
+	g_autofree gchar *stops = NULL, *spared = NULL, *daemon_stops = NULL;
+	g_autofree gchar *daemon_spared = NULL;
+	g_auto(GStrv) env = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
+	GPid pid, launcher, daemon;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	start_serving(&s, NULL, &w);
+	bin = g_build_filename(s.dir, "bin", NULL);
+	haproxy = copy_program(bin, fake, "haproxy");
+	launch_gate = g_build_filename(s.dir, "launch.gate", NULL);
+	setsid_gate = g_build_filename(s.dir, "setsid.gate", NULL);
+	log = g_build_filename(s.dir, "fake.log", NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
+	env = g_environ_setenv(env, "FAKE_HAPROXY_LAUNCH_GATE", launch_gate,
+			       TRUE);
+	env = g_environ_setenv(env, "FAKE_HAPROXY_SETSID_GATE", setsid_gate,
+			       TRUE);
+	argv[0] = haproxy;
+	/* The service's pidfile and file: this service's own. */
+	argv[3] = s.pidfile;
+	argv[5] = s.cfg;
+	g_assert_true(g_spawn_async(s.dir, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &launcher, &error));
+	g_assert_no_error(error);
+	t_remember(launcher, "/haproxy");
+	line = t_wait_file_line(log, "launcher waits to fork", NULL, 1,
+				T_WAIT);
+	g_assert_nonnull(line);
+	g_clear_pointer(&line, g_free);
+
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
+					  T_WAIT));
+	wrapper_signal(w, SIGUSR1);
+	stops = g_strdup_printf(LOG_STOPS_TOO_FMT, pid);
+	g_assert_nonnull(wait_log_anywhere(w, stops));
+	spared = g_strdup_printf(LOG_LAUNCHER_SPARED_FMT, launcher);
+	g_assert_nonnull(wait_log_anywhere(w, spared));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+
+	/* The launcher forks; its daemon waits before setsid(). */
+	g_assert_true(g_file_set_contents(launch_gate, "", 0, NULL));
+	line = t_wait_file_line(log, "daemon waits to setsid", NULL, 1,
+				T_WAIT);
+	g_assert_nonnull(line);
+	daemon = (GPid)g_ascii_strtoll(line + strlen("pid="), NULL, 10);
+	g_assert_cmpint(daemon, >, 0);
+	g_clear_pointer(&line, g_free);
+	t_remember(daemon, "/haproxy");
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	daemon_spared = g_strdup_printf(LOG_LAUNCHER_SPARED_FMT, daemon);
+	g_assert_nonnull(wait_log_anywhere(w, daemon_spared));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+
+	g_assert_true(g_file_set_contents(setsid_gate, "", 0, NULL));
+	daemon_stops = g_strdup_printf(LOG_STOPS_TOO_FMT, daemon);
+	line = g_strdup(wait_log_anywhere(w, daemon_stops));
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, "(SIGUSR1)" LOG_IT_REPLACED_OURS));
+	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	t_cleanup_on_abort();
 
 	g_test_add_func("/adopt/sf", test_adopt_sf);
+	g_test_add_func("/adopt/graceful-stop-daemon-before-setsid",
+			test_adopt_graceful_stop_daemon_before_setsid);
 	g_test_add_func("/adopt/st", test_adopt_st);
 	g_test_add_func("/adopt/master-worker-by-hand",
 			test_adopt_master_worker_by_hand);

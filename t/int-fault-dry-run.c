@@ -221,16 +221,22 @@ static void test_signal_in_handoff(gconstpointer data)
  */
 static void test_reload_client_in_handoff(void)
 {
-	struct t_command handoff = { 0 }, reload = { 0 };
+	struct t_command handoff = { 0 }, reload = { 0 }, status = { 0 };
 	struct t_site f;
 	int gone;
 
 	fx_hold_request(&f, "-v", &handoff, "--handoff");
-	gone = connect_control(&f);
-	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	/* The --reload client first, alone: the queued line is its own (a
+	 * client that connected only after the exec would find no wrapper). */
 	fx_client(&f, &reload, "--reload");
 	g_assert_true(wrapper_wait_log(f.w, LOG_RELOAD_QUEUED_BY_CLIENT,
 				       T_WAIT) != NULL);
+	gone = connect_control(&f);
+	g_assert_cmpint(send(gone, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	/* A status answer comes after the loop has read what was sent
+	 * before it asked. */
+	fx_client(&f, &status, "--status");
+	g_assert_cmpint(t_command_finish(&status, T_WAIT), ==, 0);
 	close(gone);
 	fx_open_gate(&f);
 	g_assert_cmpint(t_command_finish(&handoff, T_WAIT), ==, 0);
@@ -242,6 +248,7 @@ static void test_reload_client_in_handoff(void)
 	g_assert_cmpint(wrapper_wait_exit(f.w, T_WAIT), ==, 0);
 	t_command_clear(&handoff);
 	t_command_clear(&reload);
+	t_command_clear(&status);
 	t_site_clear(&f);
 }
 

@@ -53,6 +53,7 @@ struct adopt {
 	guint found;		/* adopted by this search */
 
 	guint timer;		/* searching */
+	guint spared_timer;	/* stopping, while a launcher is spared */
 	gint64 deadline;
 	int inotify_fd;		/* the pidfile's directory, while searching */
 	guint inotify_source;
@@ -521,6 +522,58 @@ static void signal_one(struct adopt *a, struct adopted *d, int sig)
 }
 
 /*
+ * A spared "launcher" may be a daemon caught between its fork and its
+ * setsid(): its launcher exited, and the last look saw the daemon still in
+ * the launcher's session. Nothing announces the setsid() that follows
+ * within moments, so a graceful stop checks on a short schedule; once it
+ * leads its own session (the same process, by its start time) it is the
+ * daemon, and it gets the stop's signal like any instance.
+ */
+static gboolean daemon_now(struct adopt *a, struct adopted *d)
+{
+	struct proc_stat st;
+
+	return proc_stat_at(a->proc_root, d->f->pid, &st, NULL) &&
+	       st.session == d->f->pid &&
+	       proc_same_process_at(a->proc_root, d->f->pid, d->f->start_time);
+}
+
+static gboolean on_spared_check(gpointer data)
+{
+	struct adopt *a = data;
+	gboolean waiting = FALSE;
+
+	for (guint i = 0; i < a->adopted->len; i++) {
+		struct adopted *d = g_ptr_array_index(a->adopted, i);
+		g_autofree gchar *what = NULL;
+
+		if (!d->launcher || !d->spared)
+			continue;
+		if (!daemon_now(a, d)) {
+			waiting = TRUE;
+			continue;
+		}
+		d->launcher = FALSE;
+		g_ptr_array_add(a->instances, d->f);
+		what = foreign_describe(d->f);
+		log_notice("the wrapper stops: so does %s (%s); it replaced "
+			   "ours", what, signal_name(a->stop_sig));
+		signal_one(a, d, a->stop_sig);
+	}
+	if (waiting)
+		return G_SOURCE_CONTINUE;
+	a->spared_timer = 0;
+	return G_SOURCE_REMOVE;
+}
+
+static void watch_spared(struct adopt *a)
+{
+	if (!a->spared_timer)
+		a->spared_timer = g_timeout_add(SEARCH_POLL_MS,
+						on_spared_check, a);
+}
+
+/*
  * A launcher still loading by hand handles no signal yet: SIGUSR1 would
  * kill it, and nothing of it serves, so a graceful stop leaves it alone;
  * once it exits, the daemon it started gets the stop's signal
@@ -535,6 +588,7 @@ static gboolean spare_launcher(struct adopted *d, int sig)
 			   "is not signalled: once it exits, the daemon it "
 			   "started gets %s", d->f->pid, signal_name(sig));
 	d->spared = TRUE;
+	watch_spared(d->a);
 	return TRUE;
 }
 
@@ -620,6 +674,7 @@ void adopt_free(struct adopt *a)
 	if (!a)
 		return;
 	search_end(a);
+	g_clear_handle_id(&a->spared_timer, g_source_remove);
 	g_ptr_array_unref(a->instances);
 	g_ptr_array_unref(a->adopted);
 	g_free(a->proc_root);
