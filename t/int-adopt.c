@@ -517,18 +517,18 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 						  NULL);
 	g_autofree gchar *bin = NULL, *haproxy = NULL, *log = NULL;
 	g_autofree gchar *launch_gate = NULL, *setsid_gate = NULL;
-	g_autofree gchar *line = NULL;
+	g_autofree gchar *line = NULL, *pidfile_text = NULL;
 	g_autofree gchar *stops = NULL, *spared = NULL, *daemon_stops = NULL;
 	g_autofree gchar *daemon_spared = NULL;
 	g_auto(GStrv) env = NULL;
 	g_autoptr(GError) error = NULL;
 	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
-	GPid pid, launcher, daemon;
+	GPid gen1, pid, launcher, daemon;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	start_serving(&s, NULL, &w);
+	gen1 = start_serving(&s, NULL, &w);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = copy_program(bin, fake, "haproxy");
 	launch_gate = g_build_filename(s.dir, "launch.gate", NULL);
@@ -553,6 +553,10 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 	g_assert_nonnull(line);
 	g_clear_pointer(&line, g_free);
 
+	/* The launcher emptied the pidfile; the deploy script's -sf names
+	 * generation 1, which serves. */
+	pidfile_text = g_strdup_printf("%d\n", gen1);
+	g_assert_true(g_file_set_contents(s.pidfile, pidfile_text, -1, NULL));
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
 					  T_WAIT));
