@@ -11,34 +11,36 @@
 #define LIBSYSTEMD "libsystemd.so.0"
 
 static struct {
-	gboolean tried;
-	char *error;		/* dlerror()'s text, kept */
+	char *error;		/* the last failed load's dlerror(), kept */
 	__typeof__(sd_notify) *notify;
 	__typeof__(sd_watchdog_enabled) *watchdog_enabled;
 	__typeof__(sd_journal_sendv) *journal_sendv;
 } lib;
 
-/* Once per process: a failure stays a failure. */
+/*
+ * Loaded once; a failure is tried again at the next call: it may be
+ * passing (no descriptor or no memory left at that moment), and a cached
+ * one would never send READY=1 or WATCHDOG=1 again.
+ */
 static gboolean load(void)
 {
 	void *h;
 
-	if (lib.tried)
-		return lib.notify != NULL;
-	lib.tried = TRUE;
+	if (lib.notify)
+		return TRUE;
 	/* Never unloaded: the pointers stay valid for the process's life. */
 	h = dlopen(LIBSYSTEMD, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (h) {
-		lib.notify = dlsym(h, "sd_notify");
 		lib.watchdog_enabled = dlsym(h, "sd_watchdog_enabled");
 		lib.journal_sendv = dlsym(h, "sd_journal_sendv");
+		/* Last: set only when all three are there. */
+		if (lib.watchdog_enabled && lib.journal_sendv)
+			lib.notify = dlsym(h, "sd_notify");
 	}
-	if (!h || !lib.notify || !lib.watchdog_enabled || !lib.journal_sendv) {
+	g_clear_pointer(&lib.error, g_free);
+	if (!lib.notify)
 		lib.error = g_strdup(dlerror() ? : LIBSYSTEMD ": missing symbol");
-		lib.notify = NULL;
-		return FALSE;
-	}
-	return TRUE;
+	return lib.notify != NULL;
 }
 
 int sdlib_notify(const char *state)

@@ -5,7 +5,7 @@
  * pulls in cost every start half a millisecond before the first haproxy,
  * and most starts outside systemd never need it. Same return values as
  * libsystemd's own functions; -ELIBACC when it cannot be loaded
- * (sdlib_load_error() says why).
+ * (sdlib_load_error() says why), and the next call tries again.
  */
 #pragma once
 
@@ -18,5 +18,6 @@ int sdlib_notify(const char *state);
 int sdlib_watchdog_enabled(uint64_t *usec);
 /* sd_journal_sendv(iov, n). */
 int sdlib_journal_sendv(const struct iovec *iov, int n);
-/* Why libsystemd could not be loaded (NULL: it could, or was not tried). */
+/* Why libsystemd could not be loaded the last time it was tried (NULL:
+ * it was loaded, or never tried). */
 const char *sdlib_load_error(void);

@@ -20,11 +20,13 @@
 # Installed units (contrib/systemd/, the wrapper's path substituted):
 #   $(UNITDIR)/haproxy-systemd-wrapper.service    from haproxy.service
 #   $(UNITDIR)/haproxy-systemd-wrapper@.service   from haproxy@.service
-# Not named haproxy.service: that is Debian's haproxy package's unit. Every
-# unit, under its contrib/ name, also goes to $(DOCDIR)/examples/: the
-# historic 1.5-era one, the Type=notify-reload one (systemd >= 253), the
-# drop-in running Debian's own haproxy.service through the wrapper, and a
-# timer writing the metrics for node_exporter.
+#   $(UNITDIR)/haproxy-systemd-wrapper-metrics.{service,timer}  the metrics
+#                    for node_exporter, every 15 s once the timer is enabled
+# Not named haproxy.service: that is Debian's haproxy package's unit. The
+# service units, under their contrib/ names, also go to $(DOCDIR)/examples/,
+# with the historic 1.5-era one, the Type=notify-reload one (systemd >=
+# 253) and the drop-in running Debian's own haproxy.service through the
+# wrapper.
 
 .PHONY: install uninstall man-lint deb deb-lint unit-security
 
@@ -36,12 +38,11 @@ DOCDIR       ?= $(PREFIX)/share/doc/$(PROG)
 UNITDIR      ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 
 MAN_PAGE     := doc/$(PROG).8
-UNIT_SRC     := haproxy.service haproxy@.service
-UNIT_DST     := $(PROG).service $(PROG)@.service
+METRICS_UNITS := $(PROG)-metrics.service $(PROG)-metrics.timer
+UNIT_SRC     := haproxy.service haproxy@.service $(METRICS_UNITS)
+UNIT_DST     := $(PROG).service $(PROG)@.service $(METRICS_UNITS)
 EXAMPLES     := haproxy.service haproxy@.service haproxy-historic.service \
-                haproxy-notify-reload.service haproxy.service.d/wrapper.conf \
-                haproxy-systemd-wrapper-metrics.service \
-                haproxy-systemd-wrapper-metrics.timer
+                haproxy-notify-reload.service haproxy.service.d/wrapper.conf
 
 # The units name /usr/sbin/haproxy-systemd-wrapper and /usr/sbin/haproxy.
 UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
@@ -99,25 +100,49 @@ deb: $(DEB_FILE)
 
 # A copy of the sources only (no .git, objects, build/), built in a
 # directory of its own (two builds at once do not mix), the results moved
-# into place by rename.
-$(DEB_FILE): $(DEB_INPUTS)
-	@mkdir -p $(DEB_DIR)
-	@set -e; tmp=$$(mktemp -d $(DEB_DIR)/build.XXXXXX); \
+# into place by rename. $(1): the directory of the results; $(2): a
+# version suffix, empty for the release: then debian/changelog gets an
+# entry of that version on top and the wrapper says it (VERSION_SUFFIX).
+define build_deb
+	@mkdir -p $(1)
+	@set -e; tmp=$$(mktemp -d $(1)/build.XXXXXX); \
 	trap 'rm -rf "$$tmp"' EXIT; \
 	src=$$tmp/$(PROG)-$(VERSION); mkdir $$src; \
 	tar -cf - --exclude=./.git --exclude=./build --exclude='*.o' \
 		--exclude='*.a' . | tar -xf - -C $$src; \
-	echo "dpkg-buildpackage -us -uc -b in $$src"; \
-	if ! (cd $$src && dpkg-buildpackage -us -uc -b) >$$tmp/build.log 2>&1; then \
-		cp $$tmp/build.log $(DEB_DIR)/build.log; \
-		tail -n 40 $(DEB_DIR)/build.log; exit 1; \
+	if [ -n "$(2)" ]; then \
+		{ printf '%s (%s) unstable; urgency=medium\n\n' $(PROG) $(VERSION)$(2); \
+		  printf '  * The next version, for the package upgrade tests.\n\n'; \
+		  sed -n '/^ -- /{p;q}' debian/changelog; echo; \
+		  cat debian/changelog; } > $$src/debian/changelog; \
 	fi; \
-	cp $$tmp/build.log $(DEB_DIR)/build.log; \
+	echo "dpkg-buildpackage -us -uc -b in $$src"; \
+	if ! (cd $$src && VERSION_SUFFIX=$(2) dpkg-buildpackage -us -uc -b) \
+			>$$tmp/build.log 2>&1; then \
+		cp $$tmp/build.log $(1)/build.log; \
+		tail -n 40 $(1)/build.log; exit 1; \
+	fi; \
+	cp $$tmp/build.log $(1)/build.log; \
 	for f in $$tmp/*.deb $$tmp/*.buildinfo $$tmp/*.changes; do \
-		mv -f $$f $(DEB_DIR)/; \
+		mv -f $$f $(1)/; \
 	done
 	test -f $@
-	@echo "built $@ (log: $(DEB_DIR)/build.log)"
+	@echo "built $@ (log: $(1)/build.log)"
+endef
+
+$(DEB_FILE): $(DEB_INPUTS)
+	$(call build_deb,$(DEB_DIR),)
+
+# The same package as a higher version (its wrapper says so too):
+# t/int-package upgrades to it and downgrades back.
+DEB_NEXT_DIR  := build/deb-next
+DEB_NEXT_FILE := $(DEB_NEXT_DIR)/$(PROG)_$(VERSION)+next_$(DEB_ARCH).deb
+tests: $(DEB_NEXT_FILE)
+.PHONY: deb-next
+deb-next: $(DEB_NEXT_FILE)
+
+$(DEB_NEXT_FILE): $(DEB_INPUTS)
+	$(call build_deb,$(DEB_NEXT_DIR),+next)
 
 deb-lint: $(DEB_FILE)
 	lintian --fail-on error --info --display-info $(DEB_FILE) \
@@ -126,7 +151,7 @@ deb-lint: $(DEB_FILE)
 .PHONY: deb-clean
 clean: deb-clean
 deb-clean:
-	rm -rf $(DEB_DIR)
+	rm -rf $(DEB_DIR) $(DEB_NEXT_DIR)
 
 # ---- the units' sandboxing ----
 

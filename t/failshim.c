@@ -23,6 +23,9 @@
  *   short-10s-timer	not a failure: g_timeout_add() of 10 s (the version
  *			probe's time limit) made 1.5 s, so that a test sees
  *			a probe that never answers time out sooner
+ *   dlopen-libsystemd	dlopen() of libsystemd.so.0 run with no descriptor
+ *			to spare (RLIMIT_NOFILE 0 for the call): it fails
+ *			as it would with EMFILE, its own dlerror()
  * FAILSHIM_LOG		a file to which "<pid> <token>" is appended for each
  *			failure injected, so that a test knows it happened.
  *
@@ -40,6 +43,7 @@
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -62,6 +66,7 @@ static int (*real_execv)(const char *, char *const[]);
 static int (*real_openat)(int, const char *, int, ...);
 static ssize_t (*real_write)(int, const void *, size_t);
 static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+static void *(*real_dlopen)(const char *, int);
 /* GLib's; NULL in a process without it. */
 static unsigned int (*real_g_timeout_add)(unsigned int, int (*)(void *),
 					  void *);
@@ -77,6 +82,7 @@ static void resolve(void)
 	real_openat = dlsym(RTLD_NEXT, "openat");
 	real_write = dlsym(RTLD_NEXT, "write");
 	real_bind = dlsym(RTLD_NEXT, "bind");
+	real_dlopen = dlsym(RTLD_NEXT, "dlopen");
 	real_g_timeout_add = dlsym(RTLD_NEXT, "g_timeout_add");
 }
 
@@ -330,6 +336,34 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	    is_control_sock(un->sun_path) && inject("control-bind", EROFS))
 		return -1;
 	return real_bind(fd, addr, len);
+}
+
+/* The real load, with no descriptor to open the library with. */
+static void *dlopen_without_fds(const char *file, int flags)
+{
+	struct rlimit saved, none = { 0, 0 };
+	void *h;
+
+	if (getrlimit(RLIMIT_NOFILE, &saved) < 0)
+		return real_dlopen(file, flags);
+	none.rlim_max = saved.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &none);
+	h = real_dlopen(file, flags);
+	setrlimit(RLIMIT_NOFILE, &saved);
+	return h;
+}
+
+void *dlopen(const char *file, int flags)
+{
+	/* Called before our constructor ran: resolved now. */
+	if (!real_dlopen)
+		real_dlopen = dlsym(RTLD_NEXT, "dlopen");
+	if (file && strcmp(file, "libsystemd.so.0") == 0 &&
+	    listed("dlopen-libsystemd")) {
+		note("dlopen-libsystemd");
+		return dlopen_without_fds(file, flags);
+	}
+	return real_dlopen(file, flags);
 }
 
 #define TEN_S_MS 10000

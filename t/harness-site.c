@@ -5,6 +5,7 @@
  * registered once for the whole test program.
  */
 #include "t/harness.h"
+#include "wrapper/rundir.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -252,6 +253,23 @@ void t_site_stop(struct t_site *s)
 					  T_WAIT));
 }
 
+/* The wrapper's own runtime directory, named after the site's pidfile
+ * (never $RUNTIME_DIRECTORY: that one is not the site's): a wrapper that
+ * a test killed, or that failed, leaves it in /run, and nobody else
+ * would remove it. Without a pidfile the name ("haproxy") is every such
+ * site's: left alone. */
+static void remove_default_rundir(struct t_site *s)
+{
+	g_autofree gchar *name = NULL;
+	g_autofree gchar *dir = NULL;
+
+	if (!s->pidfile || s->no_pidfile)
+		return;
+	name = rundir_instance_name(s->pidfile);
+	dir = g_build_filename(RUNDIR_BASE, name, NULL);
+	t_rmtree(dir);
+}
+
 void t_site_clear(struct t_site *s)
 {
 	if (!s->dir)
@@ -262,6 +280,7 @@ void t_site_clear(struct t_site *s)
 		t_kill_own_children(TRUE);
 	kill_strays(s);
 	sites_remove(s);
+	remove_default_rundir(s);
 	t_rmtree(s->dir);
 	g_free(s->dir);
 	g_free(s->cfg);

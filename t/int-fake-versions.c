@@ -117,13 +117,13 @@ static void test_double_dash_15(void)
 	g_assert_true(g_str_has_suffix(exec1, file));
 	g_assert_false(has_arg(exec1, "--"));
 	gen1 = wait_ready_version(w, 1, "1.5.18");
-	wait_workers(&f, gen1, 1);
+	g_array_unref(wait_workers(&f, gen1, 1));
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), >, 0);
 	wrapper_signal(w, SIGUSR2);
 	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(g_str_has_suffix(exec2, file));
 	gen2 = wait_ready_version(w, 2, "1.5.18");
-	wait_workers(&f, gen2, 1);
+	g_array_unref(wait_workers(&f, gen2, 1));
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
 	wrapper_free(w);

@@ -175,6 +175,56 @@ static void test_fork_fails_at_upgrade(void)
 	t_site_clear(&f);
 }
 
+/* A reload asked for by a client, which hears "ok": the reload's
+ * RELOADING=1 and READY=1 have been sent, or tried. */
+static void reload_told_ok(struct t_site *f)
+{
+	g_autofree gchar *out = NULL;
+
+	g_assert_cmpint(t_site_client(f, "--reload", &out, NULL), ==, 0);
+	g_assert_true(g_str_has_prefix(out, "ok"));
+}
+
+/*
+ * libsystemd cannot be loaded when READY=1 first needs it (no descriptor
+ * to spare at that moment): nothing is sent, and that is said once,
+ * however many notifications fail for the same reason. Once it can be
+ * loaded, the next reload's RELOADING=1 and READY=1 reach systemd: a
+ * failed load is not kept for the wrapper's life, or a unit with
+ * WatchdogSec= would be killed for the WATCHDOG=1 never sent.
+ */
+static void test_libsystemd_load_retried(void)
+{
+	struct t_notify n = { .fd = -1 };
+	struct shim s;
+	struct t_site f;
+
+	if (!fx_init_real(&f))
+		return;
+	t_notify_open(&n, f.dir);
+	t_site_setenv(&f, "NOTIFY_SOCKET", n.path);
+	shim_setup(&f, &s, "dlopen-libsystemd");
+	t_site_start_wrapper(&f, NULL, NULL);
+	fx_serving(&f, 1);
+	t_site_wait_log(&f, LOG_LIBSYSTEMD_NOT_LOADED);
+	g_assert_true(shim_injected(&s, "dlopen-libsystemd"));
+	reload_told_ok(&f);
+	g_assert_null(t_notify_recv(&n, 0));
+
+	shim_set(&s, "");
+	reload_told_ok(&f);
+	g_free(t_notify_expect(&n, "RELOADING=1", "MONOTONIC_USEC=", "STATUS=",
+			       NULL));
+	g_free(t_notify_expect(&n, "READY=1", "STATUS=", NULL));
+	g_assert_cmpuint(wrapper_count_log(f.w, LOG_LIBSYSTEMD_NOT_LOADED), ==,
+			 1);
+	fx_stop_ok(&f);
+	g_free(t_notify_expect(&n, "STOPPING=1", "STATUS=", NULL));
+	t_notify_clear(&n);
+	shim_clear(&s);
+	t_site_clear(&f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -193,5 +243,7 @@ int main(int argc, char **argv)
 			test_handoff_exec_fails);
 	g_test_add_func("/failpaths/upgrade/fork-fails",
 			test_fork_fails_at_upgrade);
+	g_test_add_func("/faults/shim/libsystemd-load-retried",
+			test_libsystemd_load_retried);
 	return g_test_run();
 }

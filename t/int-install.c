@@ -17,8 +17,12 @@
 static const char *const examples[] = {
 	"haproxy.service", "haproxy@.service", "haproxy-historic.service",
 	"haproxy-notify-reload.service", "haproxy.service.d/wrapper.conf",
-	"haproxy-systemd-wrapper-metrics.service",
-	"haproxy-systemd-wrapper-metrics.timer", NULL,
+	NULL,
+};
+
+/* Installed as they are named in contrib/, not only as examples. */
+static const char *const units_as_is[] = {
+	PROG "-metrics.service", PROG "-metrics.timer", NULL,
 };
 
 /* make TARGET VAR=VALUE..., without the outer make's jobserver. */
@@ -174,6 +178,11 @@ static void check_tree(const char *destdir, const char *sbindir,
 	assert_same(destdir, man, "doc/" PROG ".8");
 	assert_unit(destdir, svc, "haproxy.service", sbindir);
 	assert_unit(destdir, tpl, "haproxy@.service", sbindir);
+	for (const char *const *u = units_as_is; *u; u++) {
+		g_autofree gchar *path = g_build_filename(unitdir, *u, NULL);
+
+		assert_unit(destdir, path, *u, sbindir);
+	}
 	for (const char *const *e = examples; *e; e++) {
 		g_autofree gchar *path = g_build_filename(docdir, "examples",
 							  *e, NULL);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "wrapper/rundir.h"
 
 #define NOBODY 65534
 
@@ -45,7 +46,7 @@ static void site_launch(Site *s, const char *opt)
 		args[0] = opt;
 	}
 	g_clear_pointer(&s->w, wrapper_free);
-	s->w = wrapper_start(args, NULL);
+	s->w = wrapper_start(args, (const char *const *)s->env->pdata);
 }
 
 /* The same, once generation 1 serves: its pid. */
@@ -164,6 +165,85 @@ static void long_pidfile_test(guint len)
 	site_start(&s, NULL);
 	reloads_under_load(&s, "-p", s.pidfile, 3);
 	site_stop(&s);
+}
+
+/* The default directory, named after the pidfile, is gone once the
+ * wrapper stopped: nobody else would remove it. */
+static void test_default_removed_at_stop(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *dir = NULL;
+
+	if (!test_begin())
+		return;
+	site_init(&s);
+	dir = rundir_path(NULL, s.pidfile);
+	site_start(&s, NULL);
+	g_assert_true(g_file_test(dir, G_FILE_TEST_IS_DIR));
+	reloads_under_load(&s, "-p", s.pidfile, 1);
+	site_stop(&s);
+	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(s.pidfile, G_FILE_TEST_EXISTS));
+}
+
+/* One given by --runtime-dir (by_env: by $RUNTIME_DIRECTORY, as systemd
+ * does) is not the wrapper's to remove: it keeps haproxy's version for the
+ * next start. */
+static void given_keeps_version(gboolean by_env)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *cache = NULL;
+
+	if (!test_begin())
+		return;
+	site_init(&s);
+	cache = g_build_filename(s.rundir, "haproxy-version", NULL);
+	if (by_env)
+		t_site_setenv(&s, "RUNTIME_DIRECTORY", s.rundir);
+	site_start(&s, by_env ? NULL : s.rundir_opt);
+	site_stop(&s);
+	g_assert_true(g_file_test(cache, G_FILE_TEST_IS_REGULAR));
+}
+
+static void test_given_keeps_version(void)
+{
+	given_keeps_version(FALSE);
+}
+
+static void test_env_keeps_version(void)
+{
+	given_keeps_version(TRUE);
+}
+
+/* `make demo` (demo/run) leaves nothing behind: neither its pidfile nor
+ * the runtime directory named after it. */
+static void test_demo_leaves_nothing(void)
+{
+	g_autofree gchar *port = g_strdup_printf("DEMO_PORT=%u",
+						 t_free_port());
+	const char *argv[] = { "/usr/bin/env", port, "demo/run", NULL };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *dir = NULL;
+	g_auto(GStrv) words = NULL;
+	const char *pidfile;
+
+	if (!test_begin())
+		return;
+	if (!g_file_test("demo/run", G_FILE_TEST_IS_EXECUTABLE) ||
+	    !g_file_test("/usr/bin/curl", G_FILE_TEST_IS_EXECUTABLE)) {
+		g_test_skip("no demo/run here, or no curl");
+		return;
+	}
+	g_assert_cmpint(t_run_command(argv, T_WAIT, &out, NULL), ==, 0);
+	g_test_message("%s", out);
+	/* "demo: pidfile PATH says PID" */
+	pidfile = strstr(out, "demo: pidfile ");
+	g_assert_nonnull(pidfile);
+	words = g_strsplit(pidfile, " ", 4);
+	g_assert_cmpuint(g_strv_length(words), ==, 4);
+	dir = rundir_path(NULL, words[2]);
+	g_assert_false(g_file_test(words[2], G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
 }
 
 static void test_pidfile_61(void)
@@ -509,6 +589,13 @@ int main(int argc, char **argv)
 	g_unsetenv("RUNTIME_DIRECTORY");
 	g_unsetenv("NOTIFY_SOCKET");
 	t_cleanup_on_abort();
+	g_test_add_func("/rundir/default-removed-at-stop",
+			test_default_removed_at_stop);
+	g_test_add_func("/rundir/given-keeps-version",
+			test_given_keeps_version);
+	g_test_add_func("/rundir/env-keeps-version", test_env_keeps_version);
+	g_test_add_func("/rundir/demo-leaves-nothing",
+			test_demo_leaves_nothing);
 	g_test_add_func("/rundir/pidfile-61", test_pidfile_61);
 	g_test_add_func("/rundir/pidfile-230", test_pidfile_230);
 	g_test_add_func("/rundir/space", test_space);

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -619,6 +620,82 @@ static void test_leaked_state(void)
 	t_site_clear(&site);
 }
 
+/* A copy of sleep(1) at path: a program a stray child runs. */
+static void copy_sleep(const char *path)
+{
+	g_autofree gchar *data = NULL;
+	gsize len;
+
+	g_assert_true(g_file_get_contents("/bin/sleep", &data, &len, NULL));
+	g_assert_true(g_file_set_contents(path, data, len, NULL));
+	g_assert_cmpint(chmod(path, 0755), ==, 0);
+}
+
+/*
+ * A child of ours the handed-over state does not name is killed and
+ * named in the log by its executable's path, which anyone who can write
+ * a file chose: escaped there, as every path read from /proc. Raw, its
+ * newline would start a line of ours at emergency priority ("<0>").
+ * Modelled by a shell that starts the real haproxy and the stray, then
+ * execs the wrapper with a state naming haproxy only.
+ */
+static void test_stray_path_escaped(void)
+{
+	g_autofree gchar *script = NULL, *stray_exe = NULL;
+	g_autofree gchar *started = NULL, *pids = NULL, *want = NULL;
+	const char *prefix[] = { "/bin/sh", "-c", NULL, NULL };
+	const char *args[4];
+	struct t_site site;
+	GPid gen1, stray, gen2;
+
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return;
+	}
+	t_site_init(&site);
+	t_site_config(&site, NULL);
+	stray_exe = g_build_filename(site.dir, "<0>x\n<0>stray\001", NULL);
+	copy_sleep(stray_exe);
+	started = g_build_filename(site.dir, "started", NULL);
+	/* The path holds no single quote. */
+	script = g_strdup_printf(
+		"/usr/sbin/haproxy -f %s -db & gen=$!\n"
+		"'%s' 600 & stray=$!\n"
+		"echo \"$gen $stray\" > %s.tmp\n"
+		"mv %s.tmp %s\n"
+		"export HAPROXY_WRAPPER_STATE=\"1 2 0 12 0 1 0 0 "
+		"1:$gen:1:1:0:2.6\"\n"
+		"exec \"$0\" \"$@\"\n",
+		site.cfg, stray_exe, started, started, started);
+	prefix[2] = script;
+	/* A runtime directory of its own: nothing cached by another run. */
+	args[0] = site.rundir_opt;
+	args[1] = "-f";
+	args[2] = site.cfg;
+	args[3] = NULL;
+	site.w = wrapper_start_prefixed(prefix, args, NULL);
+	/* Written whole, then renamed: both pids in its one line. */
+	pids = t_wait_file_line(started, " ", NULL, 1, T_WAIT);
+	g_assert_nonnull(pids);
+	g_assert_cmpint(sscanf(pids, "%d %d", &gen1, &stray), ==, 2);
+
+	g_assert_true(t_wait_gone(stray, T_WAIT));
+	want = g_strdup_printf("pid %d (%s/<0>x\\n<0>stray\\x01), a child "
+			       "the handover does not name: killed", stray,
+			       site.dir);
+	g_assert_nonnull(wrapper_wait_log(site.w, want, T_WAIT));
+	for (guint i = 0; i < site.w->lines->len; i++)
+		g_assert_false(g_str_has_prefix(
+			g_ptr_array_index(site.w->lines, i), "<0>stray"));
+	/* The reload the state was about: generation 2 serves. */
+	gen2 = wrapper_wait_ready(site.w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_cmpint(t_wait_serving(site.port, T_WAIT), ==, gen2);
+	stop_cleanly(site.w);
+	t_site_clear(&site);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -635,5 +712,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/upgrade/never", test_never);
 	g_test_add_func("/upgrade/always", test_always);
 	g_test_add_func("/upgrade/leaked-state", test_leaked_state);
+	g_test_add_func("/upgrade/stray-path-escaped", test_stray_path_escaped);
 	return g_test_run();
 }

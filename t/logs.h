@@ -22,6 +22,8 @@
 #define LOG_PRIO_NOTICE		"<5>"
 /* "sd_notify: ERROR" (a notification that could not be sent). */
 #define LOG_SD_NOTIFY		"sd_notify"
+/* "sd_notify: cannot load libsystemd: DLERROR", once for each reason. */
+#define LOG_LIBSYSTEMD_NOT_LOADED	"sd_notify: cannot load libsystemd: "
 /* "[hard-]reloading on request." / "... on SIGUSR2." */
 #define LOG_RELOADING		"reloading"
 #define LOG_HARD_RELOADING_ON_REQUEST	"hard-reloading on request."

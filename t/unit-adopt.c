@@ -3,7 +3,9 @@
  * wrapper/adopt.c on a fake proc tree: what a search adopts, and what an
  * awaited -D launcher becomes once it leads its own session. The pids
  * are real children of the test (sleep), for the pidfds; what they look
- * like comes from the tree.
+ * like comes from the tree. find_foreign() is wrapped at link time
+ * (-Wl,--wrap=find_foreign, Makefile): a test changes the tree between
+ * two looks of one search step, where a real host races.
  */
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,6 +16,41 @@
 #include "wrapper/adopt.h"
 
 #define WAIT_MS 10000
+/* SigCgt with SIGUSR1: haproxy past loading, -sf can reach it. */
+#define CATCHES_USR1 (1ull << (SIGUSR1 - 1))
+
+/* ---- the looks at the proc tree, counted; a change after the first ---- */
+
+gboolean __real_find_foreign(const char *proc_root, const char *pidfile,
+			     const char *const *config_files, GPid self,
+			     GPtrArray **out, GPtrArray **skipped,
+			     GError **error);
+gboolean __wrap_find_foreign(const char *proc_root, const char *pidfile,
+			     const char *const *config_files, GPid self,
+			     GPtrArray **out, GPtrArray **skipped,
+			     GError **error);
+
+static struct {
+	guint looks;
+	void (*after_first)(gpointer data);	/* once, then NULL */
+	gpointer data;
+} gate;
+
+gboolean __wrap_find_foreign(const char *proc_root, const char *pidfile,
+			     const char *const *config_files, GPid self,
+			     GPtrArray **out, GPtrArray **skipped,
+			     GError **error)
+{
+	gboolean ok = __real_find_foreign(proc_root, pidfile, config_files,
+					  self, out, skipped, error);
+	void (*fn)(gpointer) = gate.after_first;
+
+	gate.looks++;
+	gate.after_first = NULL;
+	if (fn)
+		fn(gate.data);
+	return ok;
+}
 
 struct outcome {
 	GMainLoop *loop;
@@ -119,10 +156,76 @@ static void test_promote_same_process(struct tree *t, gconstpointer data)
 	g_main_loop_unref(o.loop);
 }
 
+struct forking {
+	struct tree *t;
+	GPid daemon;
+	const char *argv;
+};
+
+/* The launcher forked: its daemon leads a session of its own, and has
+ * its handlers. */
+static void daemon_forked(gpointer data)
+{
+	struct forking *k = data;
+
+	FAKE(k->t, .pid = k->daemon, .ppid = 1, .sid = k->daemon,
+	     .start = 700, .exe = HAPROXY, .cwd = "/", .argv = k->argv);
+	put_status(k->t, k->daemon, 0, CATCHES_USR1);
+}
+
+/*
+ * A -D launcher forks its daemon while the search looks: the first look
+ * reads the launcher once it has exited (a zombie, passed over) and
+ * lists the daemon not yet. That look finds nothing, and a quick search
+ * would end on it (NONE: the service lost). The next look has the
+ * daemon: what two looks in a row find the same is taken, and that is
+ * the daemon, adopted as the instance.
+ */
+static void test_daemon_forked_during_look(struct tree *t,
+					   gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
+	struct outcome o = { .loop = g_main_loop_new(NULL, FALSE) };
+	GPid launcher = sleeper(), daemon = sleeper();
+	struct forking k = { .t = t, .daemon = daemon, .argv = bars };
+	const struct foreign *f;
+	struct adopt *a;
+	guint timer;
+
+	fake_system(t);
+	FAKE(t, .pid = launcher, .ppid = 40, .sid = 40, .start = 500,
+	     .exe = HAPROXY, .cwd = "/", .argv = bars, .state = 'Z');
+	a = adopt_new_at(t->proc, NULL, argv, "/", on_event, &o);
+	gate.looks = 0;
+	gate.after_first = daemon_forked;
+	gate.data = &k;
+	adopt_look(a);
+	timer = g_timeout_add(WAIT_MS, on_timeout, o.loop);
+	if (!o.seen)
+		g_main_loop_run(o.loop);
+	g_source_remove(timer);
+	g_assert_null(gate.after_first);
+	g_assert_true(o.seen);
+	g_assert_cmpint(o.event, ==, ADOPT_FOUND);
+	g_assert_cmpuint(adopt_instances(a)->len, ==, 1);
+	f = g_ptr_array_index((GPtrArray *)adopt_instances(a), 0);
+	g_assert_cmpint(f->pid, ==, daemon);
+	g_assert_true(adopt_serving(a));
+
+	adopt_free(a);
+	end_sleeper(launcher);
+	end_sleeper(daemon);
+	g_main_loop_unref(o.loop);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	add_tree_test("/adopt/promote-same-process",
 		      test_promote_same_process);
+	add_tree_test("/adopt/daemon-forked-during-look",
+		      test_daemon_forked_during_look);
 	return g_test_run();
 }

@@ -7,13 +7,26 @@
 #include "base/log.h"
 #include "base/sdlib.h"
 
+/* Each load is tried again at the next call: one line for each reason
+ * it failed, not one per READY=1 or WATCHDOG=1 where it is absent. */
+static void warn_load_failed(void)
+{
+	static gchar *said;
+	const char *why = sdlib_load_error();
+
+	if (g_strcmp0(said, why) == 0)
+		return;
+	g_free(said);
+	said = g_strdup(why);
+	log_warn("sd_notify: cannot load libsystemd: %s", why);
+}
+
 static void send_state(const char *state)
 {
 	int r = sdlib_notify(state);
 
 	if (r == -ELIBACC)
-		log_warn("sd_notify: cannot load libsystemd: %s",
-			 sdlib_load_error());
+		warn_load_failed();
 	else if (r < 0)
 		log_warn("sd_notify: %s", g_strerror(-r));
 }

@@ -75,6 +75,13 @@ gchar *rundir_instance_name(const char *pidfile)
 	return g_strdup_printf("%s@%s", *tail ? tail : "haproxy", hash);
 }
 
+gboolean rundir_is_default(const char *option)
+{
+	const char *env = g_getenv("RUNTIME_DIRECTORY");
+
+	return !(option && *option) && !(env && *env);
+}
+
 gchar *rundir_path(const char *option, const char *pidfile)
 {
 	const char *env = g_getenv("RUNTIME_DIRECTORY");

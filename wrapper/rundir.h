@@ -48,6 +48,9 @@ gchar *rundir_instance_name(const char *pidfile);
 
 /* The directory's path, lexically normal. */
 gchar *rundir_path(const char *option, const char *pidfile);
+/* It is the one named after the pidfile under RUNDIR_BASE: neither
+ * option (--runtime-dir) nor systemd's $RUNTIME_DIRECTORY names one. */
+gboolean rundir_is_default(const char *option);
 
 enum rundir_role {
 	RUNDIR_OWNER,	/* the wrapper: creates it, must own it */

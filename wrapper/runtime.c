@@ -8,6 +8,7 @@
 #include "wrapper/rundir.h"
 #include "wrapper/state.h"
 #include "wrapper/supervisor.h"
+#include "wrapper/vcache.h"
 
 /* The fragment that makes every generation expose its listening sockets
  * on a private socket, from which the next one takes them (-x). */
@@ -37,6 +38,7 @@ int runtime_setup(struct runtime *rt, const char *runtime_dir,
 	int dirfd;
 
 	rt->dir = rundir_path(runtime_dir, pidfile);
+	rt->derived = rundir_is_default(runtime_dir);
 	dirfd = rundir_open(rt->dir, RUNDIR_OWNER, &error);
 	if (dirfd < 0) {
 		/* A new image after an upgrade must not orphan haproxy. */
@@ -84,8 +86,21 @@ void runtime_teardown(struct runtime *rt)
 		unlink(rt->expose_sock);
 	}
 	/* Only if empty: haproxy's socket stays. Never one not verified. */
-	if (rt->ours)
-		rmdir(rt->dir);
+	if (!rt->ours)
+		return;
+	/* The directory named after the pidfile is ours alone, and nobody
+	 * removes it after us (systemd removes its RuntimeDirectory=; one
+	 * given by --runtime-dir is the administrator's, the version kept
+	 * there for the next start): one left per pidfile ever used would
+	 * pile up in /run. A version cached there only saves the next start
+	 * one "haproxy -v". */
+	if (rt->derived) {
+		g_autofree gchar *cache = g_build_filename(rt->dir, VCACHE_FILE,
+							   NULL);
+
+		unlink(cache);
+	}
+	rmdir(rt->dir);
 }
 
 void runtime_clear(struct runtime *rt)

@@ -14,6 +14,8 @@
 struct runtime {
 	gchar *dir;
 	gboolean ours;		/* no other live wrapper uses it */
+	gboolean derived;	/* named after the pidfile under RUNDIR_BASE,
+				 * neither --runtime-dir nor systemd's */
 	struct control *control;
 	gchar *expose_cfg;	/* our -f fragment; NULL: no -x */
 	gchar *expose_sock;
@@ -25,6 +27,8 @@ struct runtime {
 int runtime_setup(struct runtime *rt, const char *runtime_dir,
 		  const char *pidfile, gboolean seamless,
 		  control_fn on_control, gpointer data);
-/* Every haproxy of ours is gone: the sockets and the directory go. */
+/* Every haproxy of ours is gone: the sockets and the directory go (with
+ * the version cache, if the directory is the one named after the
+ * pidfile). */
 void runtime_teardown(struct runtime *rt);
 void runtime_clear(struct runtime *rt);

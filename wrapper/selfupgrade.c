@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "wrapper/child.h"
@@ -339,13 +340,17 @@ static void discard_strays(const GPtrArray *gens)
 	}
 	for (guint i = 0; i < kids->len; i++) {
 		GPid pid = g_array_index(kids, GPid, i);
-		g_autofree gchar *exe = NULL;
+		g_autofree gchar *exe = NULL, *shown = NULL;
 
 		if (proc_pids_contain(keep, pid))
 			continue;
 		exe = proc_exe(pid);
+		/* Its path is anyone's choice: a newline in it would start
+		 * a line of ours. */
+		shown = exe ? escape_untrusted(exe, 0)
+			    : g_strdup("unknown program");
 		log_warn("pid %d (%s), a child the handover does not name: "
-			 "killed", pid, exe ? exe : "unknown program");
+			 "killed", pid, shown);
 	}
 	child_discard_strays(keep);
 }

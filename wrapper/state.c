@@ -246,6 +246,8 @@ guint state_salvage(const char *text, struct upgrade_state *h)
 	guint n = g_strv_length(tok), bad = 0, first = HEADER_FIELDS, seen = 0;
 	g_autofree gchar *header = NULL;
 
+	/* The refused parse's arrays: parsed anew below. */
+	upgrade_state_clear(h);
 	if (n >= HEADER_FIELDS)
 		header = g_strjoinv(" ", (gchar *[]){
 			tok[0], tok[1], tok[2], tok[3], tok[4], tok[5],

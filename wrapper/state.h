@@ -47,7 +47,8 @@ gchar *state_serialize(const struct upgrade_state *h);
 gboolean state_parse(const char *text, struct upgrade_state *h);
 
 /* What can be read of a state state_parse() refused: the header (else
- * defaults), and every token that parses; how many did not. */
+ * defaults), and every token that parses; how many did not. h is what
+ * that state_parse() left (its arrays are freed here), or zeroed. */
 guint state_salvage(const char *text, struct upgrade_state *h);
 
 void upgrade_state_clear(struct upgrade_state *h);
