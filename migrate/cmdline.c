@@ -38,6 +38,8 @@ void hap_cmdline_parse(const char *const *argv, struct hap_cmdline *c)
 			i++;
 			if (a[1] == 'f')
 				g_ptr_array_add(c->files, (gpointer)argv[i]);
+			else if (strcmp(a, "-p") == 0)
+				c->pidfile = argv[i];
 			else if (a[1] == 'C')
 				c->basedir = argv[i];
 		} else if (g_str_has_prefix(a, "-W")) {
@@ -92,6 +94,19 @@ GStrv hap_cmdline_files(const struct hap_cmdline *c, const char *cwd,
 	return (GStrv)g_ptr_array_free(g_steal_pointer(&out), FALSE);
 }
 
+gchar *hap_cmdline_pidfile(const struct hap_cmdline *c, const char *cwd,
+			   gboolean in_basedir)
+{
+	g_autofree gchar *base = NULL;
+
+	if (!c->pidfile || !*c->pidfile)
+		return NULL;
+	if (g_path_is_absolute(c->pidfile))
+		return g_canonicalize_filename(c->pidfile, NULL);
+	base = files_base(c, cwd, in_basedir);
+	return base ? g_canonicalize_filename(c->pidfile, base) : NULL;
+}
+
 GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
 				gboolean in_basedir)
 {
@@ -143,19 +158,56 @@ GPtrArray *config_targets_new(const char *const *files)
 	return targets;
 }
 
-gboolean config_matches(GPtrArray *targets, const char *path)
+/* The index of the target path is, or -1. Seen through root (a process's
+ * root in another mount namespace), a name proves nothing: only the file
+ * it leads to there counts. */
+static gint target_index(GPtrArray *targets, const char *path,
+			 const char *root)
 {
+	g_autofree gchar *seen = root ? g_strconcat(root, path, NULL) : NULL;
 	struct stat st;
-	gboolean have_id = stat(path, &st) == 0;
+	gboolean have_id = stat(seen ? seen : path, &st) == 0;
 
 	for (guint i = 0; i < targets->len; i++) {
 		const struct config_target *t = g_ptr_array_index(targets, i);
 
-		if (strcmp(t->path, path) == 0)
-			return TRUE;
+		if (!root && strcmp(t->path, path) == 0)
+			return i;
 		if (have_id && t->have_id && t->dev == st.st_dev &&
 		    t->ino == st.st_ino)
-			return TRUE;
+			return i;
 	}
-	return FALSE;
+	return -1;
+}
+
+gboolean config_matches(GPtrArray *targets, const char *path)
+{
+	return target_index(targets, path, NULL) >= 0;
+}
+
+gboolean config_set_equal(GPtrArray *targets, const char *const *files,
+			  const char *root)
+{
+	g_autofree gboolean *seen = g_new0(gboolean, targets->len + 1);
+	guint matched = 0, wanted = 0;
+
+	/* A file named twice by the wrapper is wanted once. */
+	for (guint i = 0; i < targets->len; i++) {
+		const struct config_target *t = g_ptr_array_index(targets, i);
+
+		if (target_index(targets, t->path, NULL) == (gint)i)
+			wanted++;
+	}
+
+	for (; files && *files; files++) {
+		gint i = target_index(targets, *files, root);
+
+		/* One of its files is not ours: another service's set. */
+		if (i < 0)
+			return FALSE;
+		if (!seen[i])
+			matched++;
+		seen[i] = TRUE;
+	}
+	return wanted > 0 && matched == wanted;
 }

@@ -16,6 +16,7 @@ struct hap_cmdline {
 	gboolean ds;		/* -Ds: 1.x systemd mode; -D from 1.8 on */
 	gboolean renamed;	/* argv[0] "...-master": a 1.7 -Ds parent */
 	const char *basedir;	/* the last -C */
+	const char *pidfile;	/* the last -p; NULL: none */
 	GPtrArray *files;	/* -f values, then the "--" tail */
 };
 
@@ -41,6 +42,11 @@ void hap_cmdline_clear(struct hap_cmdline *c);
 GStrv hap_cmdline_files(const struct hap_cmdline *c, const char *cwd,
 			gboolean in_basedir);
 
+/* c's pidfile (the last -p), absolute and normalised as its files are;
+ * NULL when it has none or its directory is unknown. */
+gchar *hap_cmdline_pidfile(const struct hap_cmdline *c, const char *cwd,
+			   gboolean in_basedir);
+
 /*
  * The configuration files an haproxy command line loads (argv[0] included
  * and ignored): every -f value and everything after "--", in order, once
@@ -59,3 +65,9 @@ GPtrArray *config_targets_new(const char *const *files);
 /* Is path (absolute, normalised) one of targets, by name or by device and
  * inode? */
 gboolean config_matches(GPtrArray *targets, const char *path);
+/* Are files (absolute, normalised; NULL-terminated) the whole set of
+ * targets: each one of them, and every one of them, by name or by device
+ * and inode? With root (a process's "/proc/PID/root", in another mount
+ * namespace), each file is looked at through it, by device and inode only. */
+gboolean config_set_equal(GPtrArray *targets, const char *const *files,
+			  const char *root);

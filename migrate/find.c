@@ -19,8 +19,8 @@
 
 #include "legacy/pidfile.h"
 #include "migrate/cmdline.h"
+#include "migrate/identity.h"
 #include "migrate/scan.h"
-#include "migrate/trust.h"
 
 /* n's i-th child, NULL if it was not read. */
 static struct node *child_of(struct scan *s, struct node *n, guint i)
@@ -317,14 +317,34 @@ static GArray *sorted_pids(GHashTable *cands)
 	return pids;
 }
 
-/* Started with credentials we could have started it with? Told once an
- * instance in the skipped list when not. */
-static gboolean could_be_ours(struct scan *s, struct node *top, guint source)
+/* Why top is not this service's own, or NULL. Its -p and -f are read
+ * from its first worker when it names neither (a 1.7 -Ds parent blanks
+ * its arguments). */
+static gchar *own_refusal(struct scan *s, struct node *top)
 {
-	if (!top->creds_checked) {
-		top->creds_checked = TRUE;
-		top->refused = foreign_credentials_refusal(s->root, top->pid,
-							   s->config_files);
+	struct node *from = top, *daemon;
+	g_autofree gchar *cwd = NULL;
+
+	if (!node_argv(s, top))
+		return g_strdup("its command line cannot be read");
+	if (!top->cmd.files->len && !top->cmd.pidfile) {
+		g_autoptr(GPtrArray) workers = workers_of(s, top, &daemon);
+
+		if (workers->len && node_argv(s, workers->pdata[0]))
+			from = workers->pdata[0];
+	}
+	cwd = proc_cwd_at(s->root, from->pid);
+	return identity_refusal(s->identity, top->pid, node_argv(s, from),
+				cwd);
+}
+
+/* This service's own haproxy (migrate/identity.h)? Told once an instance
+ * in the skipped list when not. */
+static gboolean is_own(struct scan *s, struct node *top, guint source)
+{
+	if (!top->identity_checked) {
+		top->identity_checked = TRUE;
+		top->refused = own_refusal(s, top);
 		if (top->refused)
 			add_skip(s->skipped, top->pid, source,
 				 g_strdup(top->refused));
@@ -361,7 +381,7 @@ static void place_candidates(struct scan *s, GHashTable *cands,
 			continue;
 		}
 		top = instance_top(s, n);
-		if (!could_be_ours(s, top, source))
+		if (!is_own(s, top, source))
 			continue;
 		old = GPOINTER_TO_UINT(g_hash_table_lookup(tops, top));
 		g_hash_table_insert(tops, top, GUINT_TO_POINTER(old | source));
@@ -407,10 +427,13 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 {
 	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
 	g_autoptr(GHashTable) tops = g_hash_table_new(NULL, NULL);
+	g_autoptr(Identity) id = identity_new(proc_root, pidfile, config_files,
+					      self);
 	struct scan s = {
 		.root = proc_root,
 		.rootfd = -1,
 		.config_files = config_files,
+		.identity = id,
 		.nodes = g_hash_table_new(NULL, NULL),
 		.ours = g_hash_table_new(NULL, NULL),
 		.skipped = g_ptr_array_new_with_free_func(
@@ -421,7 +444,17 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 	*out = NULL;
 	if (skipped)
 		*skipped = NULL;
-	if (ok) {
+	if (ok && identity_pidfile_distrust(id)) {
+		/* Whoever wrote it chose what it names: nothing is ours. */
+		add_skip(s.skipped, 0, FOREIGN_BY_PIDFILE,
+			 g_strdup_printf("%s: nothing is taken over, adopted "
+					 "or stopped",
+					 identity_pidfile_distrust(id)));
+		*out = g_ptr_array_new_with_free_func(
+			(GDestroyNotify)foreign_free);
+		if (skipped)
+			*skipped = g_ptr_array_ref(s.skipped);
+	} else if (ok) {
 		mark_ours(&s, self);
 		pidfile_candidates(&s, pidfile, cands);
 		config_candidates(&s, config_files, cands);
@@ -443,35 +476,56 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 
 /* ---- the pidfile alone ---- */
 
+/* Is n (a haproxy the pidfile names) this service's own, its command
+ * line read alone, without the tree around it? */
+static gboolean pidfile_pid_is_own(struct scan *s, struct node *n)
+{
+	g_autofree gchar *cwd = proc_cwd_at(s->root, n->pid);
+
+	n->refused = identity_refusal(s->identity, n->pid, node_argv(s, n),
+				      cwd);
+	return n->refused == NULL;
+}
+
 gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
-			       GPid self, GPtrArray **skipped)
+			       const char *const *config_files, GPid self,
+			       GPtrArray **skipped)
 {
 	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
+	g_autoptr(Identity) id = identity_new(proc_root, pidfile, config_files,
+					      self);
 	struct scan s = {
 		.root = proc_root,
 		.rootfd = -1,
+		.identity = id,
 		.skipped = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)foreign_skip_free),
 	};
 	g_autoptr(GArray) pids = NULL;
 	gboolean found = FALSE;
 
-	pidfile_candidates(&s, pidfile, cands);
+	/* An untrusted pidfile names nothing; the search says so. */
+	if (!identity_pidfile_distrust(id))
+		pidfile_candidates(&s, pidfile, cands);
 	pids = sorted_pids(cands);
 	for (guint i = 0; i < pids->len; i++) {
 		struct node n = { .pid = g_array_index(pids, GPid, i) };
 
 		if (n.pid == self)
 			continue;
-		/* The search's own checks: executable and command line. */
+		/* The search's own checks: executable and command line,
+		 * then the pid's own -p and -f, as a worker shows them. */
 		if (!proc_stat_at(proc_root, n.pid, &n.st, NULL))
 			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
 				 unlisted_reason(&s, n.pid));
-		else if (verify(&s, &n))
-			found = TRUE;
-		else
+		else if (!verify(&s, &n))
 			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
 				 g_strdup(n.why));
+		else if (!pidfile_pid_is_own(&s, &n))
+			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
+				 g_strdup(n.refused));
+		else
+			found = TRUE;
 		node_clear(&n);
 	}
 	*skipped = s.skipped;

@@ -88,9 +88,10 @@ gboolean foreign_settled(const char *proc_root, const struct foreign *f);
  *    terminated, may be NULL; relative names are taken against the current
  *    directory), compared by normalised absolute path and, for files that
  *    exist, by device and inode, so that a symlinked path matches too.
- * An instance is reported only if this wrapper could have started it
- * (foreign_credentials_refusal(), migrate/trust.h; config_files are also
- * what names the user haproxy switches to).
+ * An instance is reported only if it is this service's own
+ * (identity_refusal(), migrate/identity.h: its -p is pidfile, its -f files
+ * are config_files, all of them, and more); when the pidfile cannot be
+ * trusted, none is.
  * *out gets the instances (struct foreign, oldest first); *skipped (may be
  * NULL) the candidates that are not reported, with why: a stale pidfile, a
  * pid reused by another program, a zombie, a haproxy launcher that is
@@ -102,11 +103,13 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 		      GPtrArray **out, GPtrArray **skipped, GError **error);
 
 /*
- * Does pidfile (may be NULL) name a live haproxy other than self, checked
- * as find_foreign() checks its candidates (executable and command line)?
+ * Does pidfile (may be NULL) name a live haproxy other than self that is
+ * this service's own, checked as find_foreign() checks its candidates
+ * (executable, command line, migrate/identity.h with config_files)?
  * Only the pids it names are read, never the whole proc tree: cheap on a
  * busy host. *skipped gets why each other pid it names is no haproxy, and
  * why the file itself could not be read, as find_foreign() says it.
  */
 gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
-			       GPid self, GPtrArray **skipped);
+			       const char *const *config_files, GPid self,
+			       GPtrArray **skipped);

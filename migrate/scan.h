@@ -29,14 +29,15 @@ struct node {
 	gchar *why;		/* NOT_HAPROXY: the reason */
 	gchar *exe;
 	gboolean exe_deleted;
-	gboolean creds_checked;
-	gchar *refused;		/* why its credentials are not ours */
+	gboolean identity_checked;
+	gchar *refused;		/* why it is not this service's own */
 };
 
 struct scan {
 	const char *root;
 	int rootfd;		/* root, open; -1: by path */
 	const char *const *config_files;	/* the wrapper's own */
+	const struct identity *identity;	/* migrate/identity.h */
 	/* One block for every process read: a scan of a host with many
 	 * processes allocates nothing per process it passes over. */
 	struct node *store;

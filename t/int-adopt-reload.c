@@ -73,16 +73,31 @@ static void test_adopted_gone_before_ready(void)
 	daemon_site_clear(&s);
 }
 
-/* The wrapper's configuration from now on keeps haproxy loading until
- * open_load_gate() (held_config_text, "load"); a copy that loads at once,
- * for a restart by hand meanwhile. */
-static gchar *held_config(struct t_site *s, const char *more)
+/* Serving generation 1, the wrapper's environment defining HOLD_VAR (for
+ * held_config); the pid that answers. */
+static GPid start_serving_holdable(struct t_site *s, const char *option,
+				   Wrapper **w)
 {
-	g_autofree gchar *extra = held_config_text(s->dir, "load");
-	g_autofree gchar *text = g_strconcat(extra, more, NULL);
+	const char *env[] = { HOLD_VAR "=1", NULL };
+	GPid gen1;
+
+	*w = start_wrapper_env(s, option, NULL, env);
+	gen1 = wrapper_wait_ready(*w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	return answering_for(s->port, gen1);
+}
+
+/* The service's file from now on keeps the wrapper's haproxy loading
+ * until open_load_gate() (held_config_text, "load"), then reads more; a
+ * restart by hand (HOLD_VAR not in its environment) loads the very same
+ * file at once, without more. */
+static void held_config(struct t_site *s, const char *more)
+{
+	g_autofree gchar *held = held_config_text(s->dir, "load");
+	g_autofree gchar *text = g_strdup_printf(".if defined(" HOLD_VAR ")\n"
+						 "%s%s.endif\n", held, more);
 
 	g_free(t_write_config(s->dir, "haproxy.cfg", s->port, text));
-	return t_write_config(s->dir, "hand.cfg", s->port, NULL);
 }
 
 /* The generation held loading goes on: after this, not before. */
@@ -101,7 +116,7 @@ static void check_during_reload_start(const char *option)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
+	g_autofree gchar *adopting = NULL;
 	g_autofree gchar *ready2 = NULL, *leaves = NULL;
 	gboolean seamless = !option;
 	struct t_load l;
@@ -110,11 +125,11 @@ static void check_during_reload_start(const char *option)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	gen1 = start_serving(&s, option, &w);
-	hand_cfg = held_config(&s, "");
+	gen1 = start_serving_holdable(&s, option, &w);
+	held_config(&s, "");
 	wrapper_signal(w, SIGUSR2);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	ready2 = g_strdup_printf(LOG_READY_FMT, 2);
 	g_assert_null(wrapper_find_log(w, ready2));
@@ -177,17 +192,17 @@ static void test_adopt_failed_reload(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *adopting = NULL, *hand_cfg = NULL;
+	g_autofree gchar *adopting = NULL;
 	GPid gen1, pid, gen3;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	gen1 = start_serving(&s, "--seamless-reload=off", &w);
-	hand_cfg = held_config(&s, "    no-such-keyword here\n");
+	gen1 = start_serving_holdable(&s, "--seamless-reload=off", &w);
+	held_config(&s, "    no-such-keyword here\n");
 	wrapper_signal(w, SIGUSR2);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_null(wrapper_find_log(w, LOG_RELOAD_FAILED));
 	open_load_gate(&s);
@@ -240,7 +255,7 @@ static void test_adopt_during_probe(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *haproxy = NULL, *option = NULL, *gate = NULL;
 	g_autofree gchar *probe_log = NULL, *probing = NULL, *held = NULL;
-	g_autofree gchar *slow = NULL, *h2pid = NULL, *hand_cfg = NULL;
+	g_autofree gchar *slow_cfg = NULL;
 	g_autofree gchar *exec2 = NULL, *adopting = NULL, *slow_text = NULL;
 	g_autofree gchar *second_gate = NULL, *second_held = NULL;
 	g_autoptr(GArray) sf = NULL;
@@ -256,9 +271,9 @@ static void test_adopt_during_probe(void)
 	haproxy = gated_haproxy(s.dir, "1");
 	option = g_strdup_printf("--haproxy=%s", haproxy);
 	gen1 = start_serving(&s, option, &w);
-	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	slow_text = held_config_text(s.dir, "second");
-	slow = t_write_file(s.dir, "slow.cfg", slow_text);
+	/* The service's file: held for the second launcher alone. */
+	slow_text = held_config_text_if(s.dir, "second", HOLD_VAR);
+	slow_cfg = t_write_config(s.dir, "haproxy.cfg", s.port, slow_text);
 	second_gate = g_build_filename(s.dir, "second.gate", NULL);
 	second_held = g_build_filename(s.dir, "second.held", NULL);
 
@@ -269,13 +284,12 @@ static void test_adopt_during_probe(void)
 	probing = t_wait_file_line(probe_log, "probing", NULL, 2, T_WAIT);
 	g_assert_nonnull(probing);
 
-	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
-	launcher = start_daemon_by_hand(&s, h2pid, slow);
+	launcher = start_daemon_by_hand(&s, HOLD_VAR);
 	/* Loading: a launcher the search must wait for, not one it may
 	 * miss by looking before the exec. */
 	held = t_wait_file_line(second_held, "held", NULL, 1, T_WAIT);
 	g_assert_nonnull(held);
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
 					  T_WAIT));
@@ -286,9 +300,11 @@ static void test_adopt_during_probe(void)
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wait_log_anywhere(w, adopting));
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	second = t_wait_pidfile(h2pid);
+	/* Written as its launcher exits, before any generation of ours. */
+	second = wait_pidfile_other(s.pidfile, pid);
 	g_assert_cmpint(second, >, 0);
 	t_remember(second, HAPROXY);
+	g_assert_cmpint(proc_parent(second), !=, w->pid);
 	exec2 = g_strdup(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
 	sf = sf_pid_list(exec2);
 	g_assert_true(proc_pids_contain(sf, pid));

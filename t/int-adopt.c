@@ -222,9 +222,8 @@ static void test_adopt_launcher_loading(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *hand_cfg = NULL, *gate = NULL, *held = NULL;
-	g_autofree gchar *hold_text = NULL;
-	g_autofree gchar *hold = NULL, *h2pid = NULL, *exec2 = NULL;
+	g_autofree gchar *gate = NULL, *held = NULL;
+	g_autofree gchar *hold_text = NULL, *exec2 = NULL;
 	g_autofree gchar *adopting = NULL, *adopting_launcher = NULL;
 	g_autofree gchar *adopting_second = NULL, *held_line = NULL;
 	g_autofree gchar *launcher_end = NULL;
@@ -236,17 +235,16 @@ static void test_adopt_launcher_loading(void)
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
-	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
 	gate = g_build_filename(s.dir, "launch.gate", NULL);
 	held = g_build_filename(s.dir, "launch.held", NULL);
-	hold_text = held_config_text(s.dir, "launch");
-	hold = t_write_file(s.dir, "hold.cfg", hold_text);
-	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
-	launcher = start_daemon_by_hand(&s, h2pid, hold);
+	/* The service's file and pidfile: held for the launcher alone. */
+	hold_text = held_config_text_if(s.dir, "launch", HOLD_VAR);
+	t_site_config(&s, hold_text);
+	launcher = start_daemon_by_hand(&s, HOLD_VAR);
 	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
 	g_assert_nonnull(held_line);
 
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
@@ -256,7 +254,7 @@ static void test_adopt_launcher_loading(void)
 
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	second = t_wait_pidfile(h2pid);
+	second = wait_pidfile_other(s.pidfile, pid);
 	g_assert_cmpint(second, >, 0);
 	t_remember(second, HAPROXY);
 	adopting_second = g_strdup_printf(LOG_ADOPTING "%d", second);
@@ -306,42 +304,40 @@ static void test_adopt_daemon_before_setsid(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
+	g_autofree gchar *bin = NULL, *haproxy = NULL;
 	g_autofree gchar *log = NULL, *gate = NULL, *cfg_text = NULL;
-	g_autofree gchar *h2pid = NULL, *hand_cfg = NULL, *exec2 = NULL;
+	g_autofree gchar *exec2 = NULL, *pidfile_text = NULL;
 	g_autofree gchar *adopting = NULL, *waiting = NULL, *awaited = NULL;
 	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
 						  NULL);
 	g_auto(GStrv) env = NULL;
 	g_autoptr(GArray) sf = NULL;
 	g_autoptr(GError) error = NULL;
-	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, "-f", NULL,
-			       NULL };
+	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	struct proc_stat st;
-	GPid launcher, daemon, pid, gen2;
+	GPid gen1, launcher, daemon, pid, gen2;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	start_serving(&s, NULL, &w);
+	gen1 = start_serving(&s, NULL, &w);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = copy_program(bin, fake, "haproxy");
 	gate = g_build_filename(s.dir, "setsid.gate", NULL);
-	cfg_text = g_strdup_printf("fake-setsid-gate %s\n", gate);
-	fake_cfg = t_write_file(s.dir, "fake.cfg", cfg_text);
+	/* The service's file and pidfile; the gate for the fake alone. */
+	cfg_text = g_strdup_printf(FAKE_ONLY("fake-setsid-gate %s\n"), gate);
+	t_site_config(&s, cfg_text);
 	log = g_build_filename(s.dir, "fake.log", NULL);
-	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
 	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
 	argv[0] = haproxy;
-	argv[3] = h2pid;
+	argv[3] = s.pidfile;
 	argv[5] = s.cfg;
-	argv[7] = fake_cfg;
 	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
 				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
 				    &launcher, &error));
 	g_assert_no_error(error);
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	daemon = t_wait_pidfile(h2pid);
+	daemon = wait_pidfile_other(s.pidfile, gen1);
 	g_assert_cmpint(daemon, >, 0);
 	t_remember(daemon, "/haproxy");
 	waiting = t_wait_file_line(log, "daemon waits to setsid", NULL, 1,
@@ -350,8 +346,10 @@ static void test_adopt_daemon_before_setsid(void)
 	g_assert_true(proc_stat_at("/proc", daemon, &st, NULL));
 	g_assert_cmpint(st.session, !=, daemon);
 
-	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	/* The deploy script's -sf names generation 1, which serves. */
+	pidfile_text = g_strdup_printf("%d\n", gen1);
+	g_assert_true(g_file_set_contents(s.pidfile, pidfile_text, -1, NULL));
+	pid = restart_by_hand(&s, "-sf", FALSE);
 	adopting = g_strdup_printf(LOG_ADOPTING "%d", pid);
 	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
 	awaited = g_strdup_printf(LOG_LAUNCHER_AWAITED_FMT, daemon);
@@ -373,20 +371,20 @@ static void test_adopt_daemon_before_setsid(void)
 	daemon_site_clear(&s);
 }
 
-/* A "haproxy -D" of the site's configuration started by hand, held
- * loading (its Lua) until dir/launch.gate exists: its pid; the pidfile it
- * will write in *pidfile, the gate in *gate. */
-static GPid held_launcher(struct t_site *s, gchar **pidfile, gchar **gate)
+/* A "haproxy -D" of the site's configuration and pidfile started by
+ * hand, held loading (its Lua, for it alone) until dir/launch.gate
+ * exists: its pid; the gate in *gate. */
+static GPid held_launcher(struct t_site *s, gchar **gate)
 {
 	g_autofree gchar *held = g_build_filename(s->dir, "launch.held", NULL);
-	g_autofree gchar *text = held_config_text(s->dir, "launch");
-	g_autofree gchar *hold = t_write_file(s->dir, "hold.cfg", text);
+	g_autofree gchar *text = held_config_text_if(s->dir, "launch",
+						     HOLD_VAR);
 	g_autofree gchar *line = NULL;
 	GPid launcher;
 
 	*gate = g_build_filename(s->dir, "launch.gate", NULL);
-	*pidfile = g_build_filename(s->dir, "h2.pid", NULL);
-	launcher = start_daemon_by_hand(s, *pidfile, hold);
+	t_site_config(s, text);
+	launcher = start_daemon_by_hand(s, HOLD_VAR);
 	line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
 	g_assert_nonnull(line);
 	return launcher;
@@ -396,16 +394,13 @@ static GPid held_launcher(struct t_site *s, gchar **pidfile, gchar **gate)
  * (-sf) that replaces ours while the search waits for that launcher: the
  * restart's pid. */
 static GPid replaced_while_launcher_held(struct t_site *s, Wrapper **w,
-					 gchar **h2pid, gchar **gate,
-					 GPid *launcher)
+					 gchar **gate, GPid *launcher)
 {
-	g_autofree gchar *hand_cfg = NULL;
 	GPid pid;
 
 	start_serving(s, NULL, w);
-	*launcher = held_launcher(s, h2pid, gate);
-	hand_cfg = t_write_config(s->dir, "hand.cfg", s->port, NULL);
-	pid = restart_by_hand_with(s, hand_cfg, "-sf", FALSE);
+	*launcher = held_launcher(s, gate);
+	pid = restart_by_hand(s, "-sf", FALSE);
 	g_assert_nonnull(wrapper_wait_log(*w, LOG_LOOKING_FOR_REPLACEMENT,
 					  T_WAIT));
 	return pid;
@@ -423,9 +418,10 @@ static void test_adopt_stop_during_search(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *h2pid = NULL, *gate = NULL;
+	g_autofree gchar *gate = NULL;
 	g_autofree gchar *stops = NULL, *launcher_stops = NULL;
 	g_autofree gchar *adopting = NULL;
+	g_autoptr(GArray) left = NULL;
 	const char *line;
 	GPid pid, launcher;
 	int status;
@@ -433,7 +429,7 @@ static void test_adopt_stop_during_search(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	pid = replaced_while_launcher_held(&s, &w, &h2pid, &gate, &launcher);
+	pid = replaced_while_launcher_held(&s, &w, &gate, &launcher);
 	wrapper_signal(w, SIGTERM);
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 0);
 
@@ -452,7 +448,10 @@ static void test_adopt_stop_during_search(void)
 	status = t_wait_child(launcher, T_WAIT);
 	g_assert_true(WIFSIGNALED(status));
 	g_assert_cmpint(WTERMSIG(status), ==, SIGTERM);
-	g_assert_false(g_file_test(h2pid, G_FILE_TEST_EXISTS));
+	/* It never wrote the pidfile: it still names the restart by hand. */
+	g_assert_true(pidfile_read(s.pidfile, &left, NULL, NULL));
+	g_assert_cmpuint(left->len, ==, 1);
+	g_assert_cmpint(g_array_index(left, GPid, 0), ==, pid);
 	daemon_site_clear(&s);
 }
 
@@ -467,7 +466,7 @@ static void test_adopt_graceful_stop_launcher(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *h2pid = NULL, *gate = NULL;
+	g_autofree gchar *gate = NULL;
 	g_autofree gchar *stops = NULL, *spared = NULL, *stops2 = NULL;
 	const char *line;
 	GPid pid, launcher, second;
@@ -475,7 +474,7 @@ static void test_adopt_graceful_stop_launcher(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	pid = replaced_while_launcher_held(&s, &w, &h2pid, &gate, &launcher);
+	pid = replaced_while_launcher_held(&s, &w, &gate, &launcher);
 	wrapper_signal(w, SIGUSR1);
 
 	stops = g_strdup_printf(LOG_STOPS_TOO_FMT, pid);
@@ -490,7 +489,7 @@ static void test_adopt_graceful_stop_launcher(void)
 
 	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	second = t_wait_pidfile(h2pid);
+	second = wait_pidfile_other(s.pidfile, pid);
 	g_assert_cmpint(second, >, 0);
 	t_remember(second, HAPROXY);
 	stops2 = g_strdup_printf(LOG_STOPS_TOO_FMT, second);
@@ -518,31 +517,31 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 						  NULL);
 	g_autofree gchar *bin = NULL, *haproxy = NULL, *log = NULL;
 	g_autofree gchar *launch_gate = NULL, *setsid_gate = NULL;
-	g_autofree gchar *h2pid = NULL, *hand_cfg = NULL, *line = NULL;
+	g_autofree gchar *line = NULL, *pidfile_text = NULL;
 	g_autofree gchar *stops = NULL, *spared = NULL, *daemon_stops = NULL;
 	g_autofree gchar *daemon_spared = NULL;
 	g_auto(GStrv) env = NULL;
 	g_autoptr(GError) error = NULL;
 	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
-	GPid pid, launcher, daemon;
+	GPid gen1, pid, launcher, daemon;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	start_serving(&s, NULL, &w);
+	gen1 = start_serving(&s, NULL, &w);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = copy_program(bin, fake, "haproxy");
 	launch_gate = g_build_filename(s.dir, "launch.gate", NULL);
 	setsid_gate = g_build_filename(s.dir, "setsid.gate", NULL);
 	log = g_build_filename(s.dir, "fake.log", NULL);
-	h2pid = g_build_filename(s.dir, "h2.pid", NULL);
 	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
 	env = g_environ_setenv(env, "FAKE_HAPROXY_LAUNCH_GATE", launch_gate,
 			       TRUE);
 	env = g_environ_setenv(env, "FAKE_HAPROXY_SETSID_GATE", setsid_gate,
 			       TRUE);
 	argv[0] = haproxy;
-	argv[3] = h2pid;
+	/* The service's pidfile and file: this service's own. */
+	argv[3] = s.pidfile;
 	argv[5] = s.cfg;
 	g_assert_true(g_spawn_async(s.dir, (char **)argv, env,
 				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
@@ -554,8 +553,11 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 	g_assert_nonnull(line);
 	g_clear_pointer(&line, g_free);
 
-	hand_cfg = t_write_config(s.dir, "hand.cfg", s.port, NULL);
-	pid = restart_by_hand_with(&s, hand_cfg, "-sf", FALSE);
+	/* The launcher emptied the pidfile; the deploy script's -sf names
+	 * generation 1, which serves. */
+	pidfile_text = g_strdup_printf("%d\n", gen1);
+	g_assert_true(g_file_set_contents(s.pidfile, pidfile_text, -1, NULL));
+	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_LOOKING_FOR_REPLACEMENT,
 					  T_WAIT));
 	wrapper_signal(w, SIGUSR1);

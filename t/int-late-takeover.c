@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "t/lib-takeover.h"
 
 /* "haproxy -D -p pidfile -f the site's configuration [-f extra]" in the
@@ -44,24 +46,25 @@ static void wait_late_search(struct wrapper *w, guint n)
 }
 
 /*
- * (a) A foreign -D on the same configuration, its own pidfile: generation
- * 1 starts with nothing of it on -sf, serves beside it (SO_REUSEPORT),
- * and only then is it found, told SIGUSR1, and gone; ours alone answers.
+ * (a) A foreign -D on the same configuration and pidfile, the pidfile
+ * gone since: generation 1 starts with nothing of it on -sf, serves beside
+ * it (SO_REUSEPORT), and only then is it found by its command line, told
+ * SIGUSR1, and gone; ours alone answers.
  */
 static void test_found_after_serving(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *other = NULL, *taking = NULL, *soft = NULL;
+	g_autofree gchar *taking = NULL, *soft = NULL;
 	g_autofree gchar *exited = NULL;
 	GPid daemon, gen1;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	other = g_build_filename(s.dir, "other.pid", NULL);
-	daemon = daemon_with_pidfile(&s, other, NULL);
+	daemon = daemon_with_pidfile(&s, s.pidfile, NULL);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	g_assert_cmpint(g_unlink(s.pidfile), ==, 0);
 
 	w = start_wrapper(&s, NULL, NULL);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_SEARCH_DEFERRED, T_WAIT));
@@ -95,7 +98,7 @@ static void test_noreuseport_fallback(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *other = NULL, *extra = NULL, *taking = NULL;
+	g_autofree gchar *taking = NULL;
 	g_autoptr(GArray) sf = NULL;
 	const char *second;
 	GPid daemon, gen2;
@@ -103,11 +106,11 @@ static void test_noreuseport_fallback(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	other = g_build_filename(s.dir, "other.pid", NULL);
-	extra = t_write_file(s.dir, "noreuseport.cfg",
-			     "global\n    noreuseport\n");
-	daemon = daemon_with_pidfile(&s, other, extra);
+	/* The service's file, the pidfile gone since (as in (a)). */
+	t_site_config(&s, "global\n    noreuseport\n");
+	daemon = daemon_with_pidfile(&s, s.pidfile, NULL);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	g_assert_cmpint(g_unlink(s.pidfile), ==, 0);
 
 	w = start_wrapper(&s, NULL, NULL);
 	assert_first_sf(w, NULL, 0);
@@ -174,12 +177,11 @@ static void test_stop_during_late_search(void)
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
 						  NULL);
-	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
-	g_autofree gchar *log = NULL, *other = NULL, *taking = NULL;
+	g_autofree gchar *bin = NULL, *haproxy = NULL;
+	g_autofree gchar *log = NULL, *taking = NULL;
 	g_autofree gchar *soft = NULL, *events = NULL, *stopped = NULL;
 	g_auto(GStrv) env = NULL;
-	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, "-f", NULL,
-			       NULL };
+	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
 	GPid master, worker;
 
@@ -188,15 +190,13 @@ static void test_stop_during_late_search(void)
 	daemon_site_init(&s);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = copy_program(bin, fake, "haproxy");
-	fake_cfg = t_write_file(s.dir, "fake.cfg",
-				"fake-master-late-usr1-ms 8000\n");
+	/* One file for the fake master and our haproxy: the same service. */
+	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 8000\n"));
 	log = g_build_filename(s.dir, "fake.log", NULL);
-	other = g_build_filename(s.dir, "other.pid", NULL);
 	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
 	argv[0] = haproxy;
-	argv[3] = other;
+	argv[3] = s.pidfile;
 	argv[5] = s.cfg;
-	argv[7] = fake_cfg;
 	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
 				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
 				    &master, &error));
@@ -208,6 +208,9 @@ static void test_stop_during_late_search(void)
 	t_remember(worker, "/haproxy");
 	g_free(t_wait_file_line(log, "master: SIGUSR1 not handled", NULL, 1,
 				T_WAIT));
+	/* The pidfile gone: the search waits until generation 1 serves. */
+	g_assert_cmpint(t_wait_pidfile(s.pidfile), ==, master);
+	g_assert_cmpint(g_unlink(s.pidfile), ==, 0);
 
 	w = start_wrapper(&s, NULL, NULL);
 	g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/wait.h>
@@ -146,11 +147,13 @@ static void test_daemon(void)
 {
 	struct t_site s = { 0 };
 	const struct foreign *f;
+	g_autofree gchar *moved = NULL;
 	GPid pid, serving;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
+	moved = g_strconcat(s.pidfile, ".old", NULL);
 	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", s.pidfile,
 					     "-f", s.cfg, NULL });
 	pid = t_wait_pidfile(s.pidfile);
@@ -172,11 +175,18 @@ static void test_daemon(void)
 	g_assert_true(proc_same_process_at("/proc", pid, f->start_time));
 	g_assert_true(wait_settled(f));
 
-	/* Each way alone finds it too. */
-	g_assert_cmpuint(find(s.pidfile, NULL), ==, 1);
+	/* Its pidfile gone, its command line still names it: found by its
+	 * configuration alone. */
+	g_assert_cmpint(rename(s.pidfile, moved), ==, 0);
+	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 1);
 	g_assert_cmpint(instance(0)->pid, ==, pid);
-	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
-	g_assert_cmpint(instance(0)->pid, ==, pid);
+	g_assert_cmpuint(instance(0)->found_by, ==, FOREIGN_BY_CONFIG);
+	/* Another service's pidfile, or a part of our files: not ours. */
+	g_assert_cmpuint(find(moved, s.cfg), ==, 0);
+	g_assert_cmpuint(skipped->len, ==, 1);
+	g_assert_nonnull(strstr(((struct foreign_skip *)skipped->pdata[0])
+					->reason, "not ours"));
+	g_assert_cmpint(rename(moved, s.pidfile), ==, 0);
 
 	/* A pidfile naming one of its threads names no process. */
 	assert_thread_skipped(pid);
@@ -201,7 +211,7 @@ static void test_daemon_relative(void)
 	t_remember(pid, "/haproxy");
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
 
-	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
+	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 1);
 	g_assert_cmpint(instance(0)->pid, ==, pid);
 	g_assert_cmpstr(instance(0)->config_files[0], ==, s.cfg);
 	daemon_site_clear(&s);
@@ -252,7 +262,7 @@ static void test_master_worker_daemon(void)
 		g_usleep(20 * 1000);
 	g_assert_cmpint(reloaded, !=, serving);
 	show_shape(reloaded);
-	g_assert_cmpuint(find(NULL, s.cfg), ==, 1);
+	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 1);
 	f = instance(0);
 	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
 	g_assert_cmpint(f->pid, ==, pid);

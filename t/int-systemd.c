@@ -371,10 +371,12 @@ static void test_sandbox(struct fixture *f, gconstpointer data)
 }
 
 /*
- * A haproxy started outside the unit (an init script's -D), with all of
- * root's capabilities, taken over by the recommended unit's wrapper, whose
- * bounding set is smaller: reading that haproxy's /proc/PID/exe and fd/
- * takes CAP_SYS_PTRACE.
+ * A haproxy started outside the unit (an init script's -D run from a
+ * shell: a scope, not a service), with all of root's capabilities, taken
+ * over by the recommended unit's wrapper, whose bounding set is smaller:
+ * reading that haproxy's /proc/PID/exe and fd/ takes CAP_SYS_PTRACE. The
+ * unit has a mount namespace of its own (PrivateTmp=): the files are
+ * compared through the haproxy's root.
  */
 static void test_takeover(struct fixture *f, gconstpointer data)
 {
@@ -386,9 +388,8 @@ static void test_takeover(struct fixture *f, gconstpointer data)
 	if (!fx_ready(f))
 		return;
 	recommended(f->c, &s);
-	g_assert_cmpint(cexec(f->c, NULL, "systemd-run", "--unit=foreign",
-			      "-p", "Type=forking", "-p",
-			      "PIDFile=/run/haproxy.pid", HAPROXY, "-D", "-p",
+	g_assert_cmpint(cexec(f->c, NULL, "systemd-run", "--scope",
+			      "--unit=foreign", HAPROXY, "-D", "-p",
 			      "/run/haproxy.pid", "-f",
 			      "/etc/haproxy/haproxy.cfg", NULL), ==, 0);
 	foreign = wait_serving(s.port, 0);
@@ -418,6 +419,124 @@ static void test_takeover(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/*
+ * The same haproxy, the same files and pidfile, but started as another
+ * systemd service: that unit's, left alone. The recommended unit serves
+ * beside it (SO_REUSEPORT), and its stop leaves it serving.
+ */
+static void test_other_unit_left_alone(struct fixture *f, gconstpointer data)
+{
+	g_autofree gchar *refused = NULL, *pid_text = NULL;
+	GPid foreign, ours;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	g_assert_cmpint(cexec(f->c, NULL, "systemd-run", "--unit=foreign",
+			      "-p", "Type=forking", "-p",
+			      "PIDFile=/run/haproxy.pid", HAPROXY, "-D", "-p",
+			      "/run/haproxy.pid", "-f",
+			      "/etc/haproxy/haproxy.cfg", NULL), ==, 0);
+	foreign = wait_serving(s.port, 0);
+	g_assert_cmpint(foreign, >, 0);
+	pid_text = g_strdup_printf("%d", foreign);
+
+	g_assert_cmpint(sctl(f->c, "start", s.unit), ==, 0);
+	refused = g_strdup_printf("not taking over pid %d: it belongs to "
+				  "another systemd service (foreign.service)",
+				  foreign);
+	g_assert_true(journal_has(f->c, s.unit, "notice", refused));
+	g_assert_true(journal_has(f->c, s.unit, "info",
+				  "looked for foreign haproxy instances after "
+				  "the start: 0 found"));
+	g_assert_false(journal_has(f->c, s.unit, "notice",
+				   "taking over standalone"));
+	ours = wait_serving(s.port, foreign);
+	g_assert_cmpint(ours, >, 0);
+	g_assert_cmpint(cexec(f->c, NULL, "kill", "-0", pid_text, NULL), ==,
+			0);
+
+	g_assert_cmpint(sctl(f->c, "stop", s.unit), ==, 0);
+	assert_prop(f->c, s.unit, "Result", "success");
+	g_assert_cmpint(cexec(f->c, NULL, "kill", "-0", pid_text, NULL), ==,
+			0);
+	g_assert_cmpint(wait_serving(s.port, 0), ==, foreign);
+	assert_prop(f->c, "foreign.service", "ActiveState", "active");
+	g_assert_cmpint(sctl(f->c, "stop", "foreign.service"), ==, 0);
+	g_assert_true(wait_gone_in(f->c, foreign));
+	svc_clear(&s);
+}
+
+/*
+ * Two instances of the shipped template sharing one file
+ * (/etc/haproxy/common.cfg, through EXTRAOPTS), each its own: started and
+ * stopped in both orders, neither disturbs the other.
+ */
+static void check_template_shared(struct fixture *f, gboolean alpha_first,
+				  gboolean stop_first)
+{
+	struct svc a = {
+		.unit = "haproxy@alpha.service",
+		.pidfile = "/run/haproxy-alpha.pid",
+		.port = t_free_port(),
+		.notify = TRUE,
+	};
+	struct svc b = {
+		.unit = "haproxy@beta.service",
+		.pidfile = "/run/haproxy-beta.pid",
+		.port = t_free_port(),
+		.notify = TRUE,
+	};
+	struct svc *one = alpha_first ? &a : &b, *two = alpha_first ? &b : &a;
+	struct svc *gone = stop_first ? one : two;
+	struct svc *stays = stop_first ? two : one;
+	static const char extra[] = "EXTRAOPTS=\"-f /etc/haproxy/common.cfg\"\n";
+
+	if (!fx_ready(f))
+		return;
+	install_wrapper(f->c);
+	install_unit(f->c, "haproxy@.service", "haproxy@.service");
+	put_config(f->c, "/etc/haproxy/alpha.cfg", a.port, NULL);
+	put_config(f->c, "/etc/haproxy/beta.cfg", b.port, NULL);
+	put_text(f->c, "/etc/haproxy/common.cfg", "global\n    maxconn 4000\n");
+	put_text(f->c, "/etc/default/haproxy-alpha", extra);
+	put_text(f->c, "/etc/default/haproxy-beta", extra);
+	g_assert_cmpint(sctl(f->c, "daemon-reload", NULL), ==, 0);
+	check_start(f->c, one);
+	g_assert_true(journal_has(f->c, one->unit, "info",
+				  "looked for foreign haproxy instances after "
+				  "the start: 0 found"));
+	check_start(f->c, two);
+	g_assert_true(journal_has(f->c, two->unit, "info",
+				  "looked for foreign haproxy instances after "
+				  "the start: 0 found"));
+	g_assert_false(journal_has(f->c, two->unit, "notice",
+				   "taking over standalone"));
+	g_assert_cmpint(t_http_pid(one->port), ==, one->haproxy);
+	g_assert_cmpint(prop_int(f->c, one->unit, "MainPID"), ==,
+			one->main_pid);
+
+	check_stop(f->c, gone);
+	g_assert_cmpint(t_http_pid(stays->port), ==, stays->haproxy);
+	assert_prop(f->c, stays->unit, "ActiveState", "active");
+	g_assert_false(journal_has(f->c, stays->unit, "notice", "adopting"));
+	check_stop(f->c, stays);
+	svc_clear(&a);
+	svc_clear(&b);
+}
+
+static void test_template_shared_alpha_first(struct fixture *f,
+					     gconstpointer data)
+{
+	check_template_shared(f, TRUE, TRUE);
+}
+
+static void test_template_shared_beta_first(struct fixture *f,
+					    gconstpointer data)
+{
+	check_template_shared(f, FALSE, FALSE);
+}
 
 static void test_historic(struct fixture *f, gconstpointer data)
 {
@@ -624,6 +743,12 @@ int main(int argc, char **argv)
 	ADD("recommended/master-worker", test_master_worker, plain);
 	ADD("recommended/sandbox", test_sandbox, plain);
 	ADD("recommended/takeover", test_takeover, plain);
+	ADD("recommended/other-unit-left-alone", test_other_unit_left_alone,
+	    plain);
+	ADD("template/shared-file-alpha-first",
+	    test_template_shared_alpha_first, plain);
+	ADD("template/shared-file-beta-first",
+	    test_template_shared_beta_first, plain);
 	ADD("historic/start-reload-stop", test_historic, plain);
 	ADD("template/two-instances", test_template, plain);
 	ADD("deb/start-reload-stop", test_deb, with_dpkg);

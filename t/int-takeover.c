@@ -145,15 +145,14 @@ static void test_takeover_master_mid_reload(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *bin = NULL, *haproxy = NULL, *fake_cfg = NULL;
+	g_autofree gchar *bin = NULL, *haproxy = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL, *exited = NULL;
 	g_autofree gchar *stopped = NULL, *events = NULL;
 	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
 						  NULL);
 	g_auto(GStrv) env = NULL;
 	g_autoptr(GError) error = NULL;
-	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, "-f", NULL,
-			       NULL };
+	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
 	GPid master, worker, gen1;
 	int status;
@@ -163,14 +162,13 @@ static void test_takeover_master_mid_reload(void)
 	daemon_site_init(&s);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = copy_program(bin, fake, "haproxy");
-	fake_cfg = t_write_file(s.dir, "fake.cfg",
-				"fake-master-late-usr1-ms 2000\n");
+	/* One file for the fake master and our haproxy: the same service. */
+	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 2000\n"));
 	log = g_build_filename(s.dir, "fake.log", NULL);
 	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
 	argv[0] = haproxy;
 	argv[3] = s.pidfile;
 	argv[5] = s.cfg;
-	argv[7] = fake_cfg;
 	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
 				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
 				    &master, &error));
@@ -213,8 +211,9 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL, *wcfg = NULL, *bind_q = NULL;
+	g_autofree gchar *taking = NULL, *bind_q = NULL;
 	g_autofree gchar *ready1 = NULL;
+	const char *env[] = { "HSW_TEST_BIND_Q=1", NULL };
 	guint16 q = t_free_port();
 	GPid daemon;
 	int holder;
@@ -222,14 +221,15 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
+	/* The same file and pidfile, so the daemon is ours; only our
+	 * haproxy, its environment says, also binds q. */
+	bind_q = g_strdup_printf(".if defined(HSW_TEST_BIND_Q)\n"
+				 "    bind 127.0.0.1:%u\n.endif\n", q);
+	t_site_config(&s, bind_q);
 	daemon = start_daemon(&s, FALSE);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	holder = t_plain_listener(q);
-
-	/* Same pidfile, so the daemon is found; a config that also binds q. */
-	bind_q = g_strdup_printf("    bind 127.0.0.1:%u\n", q);
-	wcfg = t_write_config(s.dir, "w.cfg", s.port, bind_q);
-	w = start_wrapper(&s, NULL, wcfg);
+	w = start_wrapper_env(&s, NULL, NULL, env);
 	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
 	assert_first_sf(w, &daemon, 1);
@@ -316,6 +316,19 @@ static void test_no_foreign(void)
 
 /* A daemon taken over that is gone before our generation is ready (its
  * -sf, or anything else, ended it first) still counts as taken over. */
+/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
+static GPid start_daemon_on(struct t_site *s, const char *cfg)
+{
+	const char *argv[] = { HAPROXY, "-D", "-p", s->pidfile, "-f", cfg,
+			       NULL };
+	GPid pid;
+
+	t_launch_daemon(s->dir, argv);
+	pid = t_wait_pidfile(s->pidfile);
+	g_assert_cmpint(pid, >, 0);
+	return pid;
+}
+
 static void test_takeover_counted_when_gone_before_ready(void)
 {
 	struct t_site s = { 0 };
@@ -329,14 +342,19 @@ static void test_takeover_counted_when_gone_before_ready(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	daemon = start_daemon(&s, FALSE);
-	d = t_remember(daemon, HAPROXY);
-	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
-	/* Our generation 1 is held while it loads: before its -sf. */
+	/* The daemon and our generation 1 load the same file; the gate is
+	 * open for the daemon, closed for generation 1: held while it
+	 * loads, before its -sf. */
 	hold = held_config_text(s.dir, "gen1");
 	cfg = t_write_config(s.dir, "held.cfg", s.port, hold);
 	held = g_build_filename(s.dir, "gen1.held", NULL);
 	gate = g_build_filename(s.dir, "gen1.gate", NULL);
+	g_free(t_write_file(s.dir, "gen1.gate", ""));
+	daemon = start_daemon_on(&s, cfg);
+	d = t_remember(daemon, HAPROXY);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	g_assert_cmpint(g_unlink(gate), ==, 0);
+	g_assert_cmpint(g_unlink(held), ==, 0);
 	w = start_wrapper(&s, NULL, cfg);
 	assert_first_sf(w, &daemon, 1);
 	line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);

@@ -85,10 +85,14 @@ void put_stat(struct tree *t, GPid pid, const char *comm, char state,
 	put(t, pid, "stat", stat, -1);
 }
 
-/* argv as "a|b|c": every "|" becomes the NUL that ends an argument. */
+/* argv as "a|b|c": every "|" becomes the NUL that ends an argument, and
+ * "@P" the tree's h.pid. */
 void put_cmdline(struct tree *t, GPid pid, const char *bars)
 {
-	g_autofree gchar *data = g_strconcat(bars, "|", NULL);
+	g_autofree gchar *pidfile = tpath(t, "h.pid");
+	g_auto(GStrv) parts = g_strsplit(bars, "@P", -1);
+	g_autofree gchar *argv = g_strjoinv(pidfile, parts);
+	g_autofree gchar *data = g_strconcat(argv, "|", NULL);
 	gsize len = strlen(data);
 
 	g_strdelimit(data, "|", '\0');
@@ -158,13 +162,18 @@ gchar *write_pidfile(struct tree *t, const char *content)
 	return path;
 }
 
-/* Runs find_foreign, keeps the results in t; the number of instances. */
+/* Runs find_foreign, keeps the results in t; the number of instances.
+ * A NULL pidfile is the tree's h.pid, written or not ("@P" in a fake's
+ * command line). */
 guint find(struct tree *t, const char *pidfile, const char *config,
 		  GPid self)
 {
 	const char *configs[] = { config, NULL };
 	g_autoptr(GError) error = NULL;
+	g_autofree gchar *own = tpath(t, "h.pid");
 
+	if (!pidfile)
+		pidfile = own;
 	g_clear_pointer(&t->found, g_ptr_array_unref);
 	g_clear_pointer(&t->skipped, g_ptr_array_unref);
 	g_assert_true(find_foreign(t->proc, pidfile, configs, self, &t->found,
@@ -230,6 +239,26 @@ void add_tree_test(const char *name,
 	g_test_add(name, struct tree, NULL, tree_setup, fn, tree_teardown);
 }
 
+/* The namespaces and cgroup migrate/identity.c compares with the
+ * test's own (the wrapper's): the same unless the fake says otherwise. */
+void put_identity(struct tree *t, const struct fake *f)
+{
+	g_autofree gchar *mnt = g_file_read_link("/proc/self/ns/mnt", NULL);
+	g_autofree gchar *net = g_file_read_link("/proc/self/ns/net", NULL);
+	g_autofree gchar *cgroup = NULL;
+	g_autofree gchar *name = g_strdup_printf("%d/ns", f->pid);
+	g_autofree gchar *ns = g_build_filename(t->proc, name, NULL);
+
+	g_assert_nonnull(mnt);
+	g_assert_nonnull(net);
+	g_assert_true(g_file_get_contents("/proc/self/cgroup", &cgroup, NULL,
+					  NULL));
+	g_mkdir_with_parents(ns, 0755);
+	link_to(t, f->pid, "ns/mnt", f->mntns ? f->mntns : mnt);
+	link_to(t, f->pid, "ns/net", f->netns ? f->netns : net);
+	put(t, f->pid, "cgroup", f->cgroup ? f->cgroup : cgroup, -1);
+}
+
 void fake(struct tree *t, const struct fake *f)
 {
 	guint32 uid = f->uid ? f->uid : geteuid();
@@ -255,4 +284,5 @@ void fake(struct tree *t, const struct fake *f)
 	if (f->cwd)
 		link_to(t, f->pid, "cwd", f->cwd);
 	put(t, f->pid, "status", status, -1);
+	put_identity(t, f);
 }

@@ -28,10 +28,15 @@ struct fake {
 	const char *exe;	/* NULL: no exe link */
 	const char *comm;	/* NULL: exe's base name (as executed) */
 	const char *cwd;	/* NULL: no cwd link */
-	const char *argv;	/* "a|b|c"; NULL: empty cmdline */
+	/* "a|b|c", "@P" standing for the tree's h.pid (the wrapper's
+	 * pidfile in find()); NULL: empty cmdline */
+	const char *argv;
 	char state;		/* 0: 'S' */
 	guint32 uid, gid;	/* 0: the test's own euid, egid */
 	guint32 ruid;		/* real uid; 0: uid */
+	const char *mntns;	/* ns/mnt link; NULL: the test's own */
+	const char *netns;	/* ns/net link; NULL: the test's own */
+	const char *cgroup;	/* cgroup text; NULL: the test's own */
 };
 
 /* FAKE(t, .pid = 1, .exe = ...) */
@@ -66,5 +71,7 @@ void assert_configs(const struct foreign *f, const char *want);
 gchar *write_config_text(struct tree *t, const char *name,
 				const char *text);
 void fake(struct tree *t, const struct fake *f);
+/* f's ns/mnt, ns/net and cgroup alone (fake() writes them too). */
+void put_identity(struct tree *t, const struct fake *f);
 void add_tree_test(const char *name,
 			  void (*fn)(struct tree *, gconstpointer));

@@ -177,6 +177,12 @@ gchar *finish_request(int fd, const char *rest, GPid *pid)
 struct wrapper *start_wrapper(struct t_site *s, const char *option,
 				     const char *cfg)
 {
+	return start_wrapper_env(s, option, cfg, NULL);
+}
+
+struct wrapper *start_wrapper_env(struct t_site *s, const char *option,
+				  const char *cfg, const char *const *env)
+{
 	g_autoptr(GPtrArray) args = g_ptr_array_new();
 
 	g_ptr_array_add(args, s->rundir_opt);
@@ -187,7 +193,7 @@ struct wrapper *start_wrapper(struct t_site *s, const char *option,
 	g_ptr_array_add(args, "-p");
 	g_ptr_array_add(args, s->pidfile);
 	g_ptr_array_add(args, NULL);
-	return wrapper_start((const char *const *)args->pdata, NULL);
+	return wrapper_start((const char *const *)args->pdata, env);
 }
 
 /* A log line that may have come before or after the last one waited for. */
@@ -473,20 +479,29 @@ GPid restart_adopted(struct t_site *s, Wrapper *w)
 	return pid;
 }
 
-GPid start_daemon_by_hand(struct t_site *s, const char *pidfile,
-			  const char *extra_cfg)
+GPid start_daemon_by_hand(struct t_site *s, const char *hold_var)
 {
-	const char *argv[] = { HAPROXY, "-D", "-p", pidfile, "-f", s->cfg,
-			       "-f", extra_cfg, NULL };
+	const char *argv[] = { HAPROXY, "-D", "-p", s->pidfile, "-f", s->cfg,
+			       NULL };
 	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) env = g_environ_setenv(g_get_environ(), hold_var, "1",
+					     TRUE);
 	GPid launcher = 0;
 
-	g_spawn_async(s->dir, (char **)argv, NULL,
+	g_spawn_async(s->dir, (char **)argv, env,
 		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
 		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &launcher,
 		      &error);
 	g_assert_no_error(error);
 	return launcher;
+}
+
+gchar *held_config_text_if(const char *dir, const char *name,
+			   const char *var)
+{
+	g_autofree gchar *text = held_config_text(dir, name);
+
+	return g_strdup_printf(".if defined(%s)\n%s.endif\n", var, text);
 }
 
 gchar *held_config_text(const char *dir, const char *name)

@@ -36,6 +36,15 @@ gchar *finish_request(int fd, const char *rest, GPid *pid);
 const char *wait_log_anywhere(struct wrapper *w, const char *needle);
 struct wrapper *start_wrapper(struct t_site *s, const char *option,
 				     const char *cfg);
+/* The same with env additions ("K=V", NULL-terminated): the wrapper's
+ * haproxy sees them, so that a ".if defined(K)" block of the one file it
+ * shares with a foreign haproxy applies to its generations alone. */
+struct wrapper *start_wrapper_env(struct t_site *s, const char *option,
+				  const char *cfg, const char *const *env);
+/* Configuration text only t/fake-haproxy reads: the real haproxy skips
+ * it (".if defined(...)" of a name never defined; the fake ignores the
+ * ".if" lines). A file shared by a fake and the wrapper's real haproxy. */
+#define FAKE_ONLY(text) ".if defined(HSW_TEST_FAKE_ONLY)\n" text ".endif\n"
 GArray *sf_pid_list(const char *line);
 void assert_first_sf(struct wrapper *w, const GPid *want, guint n);
 void stop_wrapper_ok(struct wrapper *w);
@@ -67,7 +76,14 @@ GPid restart_adopted(struct t_site *s, Wrapper *w);
  * loading it until dir/NAME.gate exists (a minute at most), after
  * writing "held" to dir/NAME.held. */
 gchar *held_config_text(const char *dir, const char *name);
-/* "haproxy -D -p pidfile -f the site's configuration -f extra_cfg" started
- * by hand in the site's directory, not reaped: the launcher's pid. */
-GPid start_daemon_by_hand(struct t_site *s, const char *pidfile,
-			  const char *extra_cfg);
+/* The same, in a ".if defined(var)" block: only a haproxy whose
+ * environment defines var is held; the others (the wrapper's, a restart by
+ * hand) load the very same file at once. */
+gchar *held_config_text_if(const char *dir, const char *name,
+			   const char *var);
+/* "haproxy -D -p PIDFILE -f CFG" of the site, started by hand in its
+ * directory with hold_var=1 in its environment, not reaped: the
+ * launcher's pid. */
+GPid start_daemon_by_hand(struct t_site *s, const char *hold_var);
+/* The variable that holds a launcher started by hand (see above). */
+#define HOLD_VAR "HSW_TEST_HOLD"

@@ -113,7 +113,9 @@ static void end_sleeper(GPid pid)
 static void test_promote_same_process(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s",
+						 cfg);
+	g_autofree gchar *pidfile = tpath(t, "h.pid");
 	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
 	struct outcome o = { .loop = g_main_loop_new(NULL, FALSE) };
 	GPid same = sleeper(), reused = sleeper();
@@ -127,7 +129,7 @@ static void test_promote_same_process(struct tree *t, gconstpointer data)
 	     .exe = HAPROXY, .cwd = "/", .argv = bars);
 	FAKE(t, .pid = reused, .ppid = 40, .sid = 40, .start = 600,
 	     .exe = HAPROXY, .cwd = "/", .argv = bars);
-	a = adopt_new_at(t->proc, NULL, argv, "/", on_event, &o);
+	a = adopt_new_at(t->proc, pidfile, argv, "/", on_event, &o);
 	adopt_look(a);
 	timer = g_timeout_add(WAIT_MS, on_timeout, o.loop);
 	if (!o.seen)
@@ -183,7 +185,9 @@ static void test_daemon_forked_during_look(struct tree *t,
 					   gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s",
+						 cfg);
+	g_autofree gchar *pidfile = tpath(t, "h.pid");
 	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
 	struct outcome o = { .loop = g_main_loop_new(NULL, FALSE) };
 	GPid launcher = sleeper(), daemon = sleeper();
@@ -195,7 +199,7 @@ static void test_daemon_forked_during_look(struct tree *t,
 	fake_system(t);
 	FAKE(t, .pid = launcher, .ppid = 40, .sid = 40, .start = 500,
 	     .exe = HAPROXY, .cwd = "/", .argv = bars, .state = 'Z');
-	a = adopt_new_at(t->proc, NULL, argv, "/", on_event, &o);
+	a = adopt_new_at(t->proc, pidfile, argv, "/", on_event, &o);
 	gate.looks = 0;
 	gate.after_first = daemon_forked;
 	gate.data = &k;

@@ -31,7 +31,8 @@ static void test_vanishing(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
 	g_autofree gchar *pidfile = write_pidfile(t, "920\n921\n922\n");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|%s|-f|%s",
+						 pidfile, cfg);
 	g_autofree gchar *gone = g_build_filename(t->proc, "920", NULL);
 
 	fake_system(t);
@@ -44,6 +45,7 @@ static void test_vanishing(struct tree *t, gconstpointer data)
 	put_cmdline(t, 922, argv);
 	link_to(t, 922, "exe", HAPROXY);
 	put_status(t, 922, 0, 0);
+	put_identity(t, &(struct fake){ .pid = 922 });
 
 	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 922);
@@ -59,8 +61,8 @@ static void test_ours_excluded(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
 	g_autofree gchar *pidfile = write_pidfile(t, "951\n952\n960\n");
-	g_autofree gchar *ours = g_strdup_printf(HAPROXY "|-f|%s|-db", cfg);
-	g_autofree gchar *ds = g_strdup_printf(HAPROXY "|-f|%s|-Ds", cfg);
+	g_autofree gchar *ours = g_strdup_printf(HAPROXY "|-p|@P|-f|%s|-db", cfg);
+	g_autofree gchar *ds = g_strdup_printf(HAPROXY "|-p|@P|-f|%s|-Ds", cfg);
 	g_autofree gchar *wrapper = g_strdup_printf(
 		"/usr/sbin/haproxy-systemd-wrapper|-f|%s", cfg);
 
@@ -92,10 +94,11 @@ static void test_deleted_exe(struct tree *t, gconstpointer data)
 
 	fake_system(t);
 	FAKE(t, .pid = 970, .ppid = 1, .sid = 970,
-				.exe = HAPROXY " (deleted)", .cwd = "/",
-				.argv = "haproxy|-D|-f|/etc/h.cfg");
+				.exe = HAPROXY " (deleted)", .comm = "lb",
+				.cwd = "/",
+				.argv = "haproxy|-D|-p|@P|-f|/etc/h.cfg");
 
-	g_assert_cmpuint(find(t, pidfile, NULL, 9999), ==, 1);
+	g_assert_cmpuint(find(t, pidfile, "/etc/h.cfg", 9999), ==, 1);
 	f = instance(t, 0);
 	g_assert_cmpstr(f->exe, ==, HAPROXY);
 	g_assert_true(f->exe_deleted);
@@ -108,7 +111,7 @@ static void test_deleted_exe(struct tree *t, gconstpointer data)
 static void test_describe(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-p|@P|-f|%s", cfg);
 	g_autofree gchar *line = NULL;
 
 	fake_system(t);
@@ -131,8 +134,8 @@ static void test_garbage_tree(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
 	g_autofree gchar *pidfile = write_pidfile(t, "990 991 992 993 994 995");
-	g_autofree gchar *argv = g_strdup_printf("haproxy\xff\xfe|-f|%s", cfg);
-	g_autofree gchar *nasty = g_strdup_printf("haproxy|-f|%s|-f", cfg);
+	g_autofree gchar *argv = g_strdup_printf("haproxy\xff\xfe|-p|@P|-f|%s", cfg);
+	g_autofree gchar *nasty = g_strdup_printf("haproxy|-p|@P|-f|%s|-f", cfg);
 	static const char binary[] = "\0\1\2)\xff (\0 S";
 
 	fake_system(t);
@@ -146,12 +149,14 @@ static void test_garbage_tree(struct tree *t, gconstpointer data)
 	link_to(t, 994, "exe", HAPROXY);
 	link_to(t, 994, "cwd", "/");
 	put_status(t, 994, 0, 0);
+	put_identity(t, &(struct fake){ .pid = 994 });
 	/* A cwd that is no absolute path, a trailing -f with no value. */
 	put_stat(t, 995, "haproxy", 'S', 1, 995, 10);
 	put_cmdline(t, 995, nasty);
 	link_to(t, 995, "exe", HAPROXY);
 	link_to(t, 995, "cwd", "(unreachable)/x");
 	put_status(t, 995, 0, 0);
+	put_identity(t, &(struct fake){ .pid = 995 });
 	/* Entries that are no pids. */
 	put(t, 0, "stat", "0 (x) S 0 0 0", -1);
 	g_free(write_config(t, "proc/self/stat"));
@@ -171,8 +176,8 @@ static void test_garbage_tree(struct tree *t, gconstpointer data)
 static void test_settled(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
-	g_autofree gchar *dsargv = g_strdup_printf(HAPROXY "|-Ds|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-p|@P|-f|%s", cfg);
+	g_autofree gchar *dsargv = g_strdup_printf(HAPROXY "|-Ds|-p|@P|-f|%s", cfg);
 	/* What a settled 2.6 master shows, and one in the middle of its
 	 * re-execution. */
 	const guint64 master = 0x100716a03, execing = 0x310a01;
@@ -233,8 +238,8 @@ static gboolean pids_have(GArray *pids, GPid pid)
 static void test_sf_pid_reused(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *daemon = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
-	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autofree gchar *daemon = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s", cfg);
+	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-p|@P|-f|%s", cfg);
 	g_autoptr(GArray) before = NULL;
 	g_autoptr(GArray) after = NULL;
 
@@ -304,8 +309,8 @@ static void test_credentials(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
 	g_autofree gchar *pidfile = write_pidfile(t, "510\n");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
-	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s", cfg);
+	g_autofree gchar *mw = g_strdup_printf(HAPROXY "|-W|-p|@P|-f|%s", cfg);
 	const struct foreign *f;
 
 	fake_system(t);
@@ -353,7 +358,7 @@ static void test_credentials(struct tree *t, gconstpointer data)
 static void test_credentials_unreadable(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s", cfg);
 
 	fake_system(t);
 	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
@@ -396,7 +401,7 @@ static void test_credentials_dropped(struct tree *t, gconstpointer data)
 		g_autofree gchar *name = g_strdup_printf("c%u.cfg", i);
 		g_autofree gchar *cfg = write_config_text(t, name,
 							  cases[i].config);
-		g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s",
+		g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s",
 							 cfg);
 		GPid pid = 600 + (GPid)i;
 

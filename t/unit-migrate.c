@@ -21,10 +21,12 @@ static void test_daemon_by_pidfile(struct tree *t, gconstpointer data)
 	const struct foreign *f;
 
 	fake_system(t);
+	/* Run through a link of another name: not found by configuration. */
 	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 77,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
+				.exe = HAPROXY, .comm = "hap", .cwd = "/",
+				.argv = argv);
 
-	g_assert_cmpuint(find(t, pidfile, NULL, 9999), ==, 1);
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
 	f = instance(t, 0);
 	g_assert_cmpint(f->kind, ==, FOREIGN_STANDALONE);
 	g_assert_cmpint(f->pid, ==, 500);
@@ -38,11 +40,6 @@ static void test_daemon_by_pidfile(struct tree *t, gconstpointer data)
 	assert_configs(f, cfg);
 	g_assert_cmpuint(f->found_by, ==, FOREIGN_BY_PIDFILE);
 	g_assert_cmpuint(t->skipped->len, ==, 0);
-
-	/* Found both ways, it is still one instance. */
-	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
-	g_assert_cmpuint(instance(t, 0)->found_by, ==,
-			 BOTH);
 }
 
 static void test_daemon_by_config_relative(struct tree *t, gconstpointer data)
@@ -54,13 +51,13 @@ static void test_daemon_by_config_relative(struct tree *t, gconstpointer data)
 	fake_system(t);
 	/* Started from etc/ as "haproxy -D -f h.cfg". */
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
-				.cwd = etc, .argv = "haproxy|-D|-f|h.cfg");
+				.cwd = etc, .argv = "haproxy|-D|-p|@P|-f|h.cfg");
 	/* Another service on the same host. */
 	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
-				.cwd = etc, .argv = "haproxy|-D|-f|other.cfg");
+				.cwd = etc, .argv = "haproxy|-D|-p|@P|-f|other.cfg");
 	/* The same name from elsewhere is another file. */
 	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
-				.cwd = "/", .argv = "haproxy|-D|-f|h.cfg");
+				.cwd = "/", .argv = "haproxy|-D|-p|@P|-f|h.cfg");
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 510);
@@ -80,13 +77,13 @@ static void test_basedir(struct tree *t, gconstpointer data)
 	g_autofree gchar *cfg = write_config(t, "conf/h.cfg");
 	g_autofree gchar *conf = tpath(t, "conf");
 	g_autofree gchar *abs_argv = g_strdup_printf(
-		"haproxy|-C|%s|-D|-f|h.cfg", conf);
+		"haproxy|-C|%s|-D|-p|@P|-f|h.cfg", conf);
 
 	fake_system(t);
 	/* "-C conf" relative: haproxy has changed into it, cwd shows it. */
 	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
 				.cwd = conf,
-				.argv = "haproxy|-C|conf|-D|-f|h.cfg");
+				.argv = "haproxy|-C|conf|-D|-p|@P|-f|h.cfg");
 	/* An absolute -C wins over a cwd that moved (a chroot). */
 	FAKE(t, .pid = 550, .ppid = 1, .sid = 550, .exe = HAPROXY,
 				.cwd = "/var/lib/haproxy", .argv = abs_argv);
@@ -104,8 +101,8 @@ static void test_symlinked_config(struct tree *t, gconstpointer data)
 	g_autofree gchar *link = tpath(t, "h-link.cfg");
 	g_autofree gchar *dirlink = tpath(t, "etc-link");
 	g_autofree gchar *real = tpath(t, "real");
-	g_autofree gchar *argv1 = g_strdup_printf("haproxy|-D|-f|%s", link);
-	g_autofree gchar *argv2 = g_strdup_printf("haproxy|-D|--|%s/h.cfg",
+	g_autofree gchar *argv1 = g_strdup_printf("haproxy|-D|-p|@P|-f|%s", link);
+	g_autofree gchar *argv2 = g_strdup_printf("haproxy|-D|-p|@P|--|%s/h.cfg",
 						  dirlink);
 
 	g_assert_cmpint(symlink(cfg, link), ==, 0);
@@ -135,10 +132,10 @@ static void test_symlinked_config(struct tree *t, gconstpointer data)
 static void test_config_needs_comm(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf("haproxy|-D|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf("haproxy|-D|-p|@P|-f|%s", cfg);
 	g_autofree gchar *wrapper = g_strdup_printf(
 		"/usr/sbin/haproxy-systemd-wrapper|-f|%s", cfg);
-	g_autofree gchar *pidfile = write_pidfile(t, "580\n");
+	g_autofree gchar *pidfile = NULL;
 
 	fake_system(t);
 	FAKE(t, .pid = 580, .ppid = 1, .sid = 580, .exe = HAPROXY,
@@ -154,6 +151,7 @@ static void test_config_needs_comm(struct tree *t, gconstpointer data)
 	g_assert_cmpuint(t->skipped->len, ==, 1);
 	g_assert_cmpint(skip(t, 0)->pid, ==, 600);
 
+	pidfile = write_pidfile(t, "580\n");
 	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 2);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 580);
 	g_assert_cmpuint(instance(t, 0)->found_by, ==, FOREIGN_BY_PIDFILE);
@@ -164,7 +162,7 @@ static void test_config_needs_comm(struct tree *t, gconstpointer data)
 static void test_config_fexecve_comm(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf("haproxy|-D|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf("haproxy|-D|-p|@P|-f|%s", cfg);
 
 	fake_system(t);
 	FAKE(t, .pid = 580, .ppid = 1, .sid = 580, .exe = HAPROXY,
@@ -174,7 +172,8 @@ static void test_config_fexecve_comm(struct tree *t, gconstpointer data)
 	g_assert_cmpint(instance(t, 0)->pid, ==, 580);
 }
 
-/* The 1.7 -Ds parent, under the historic wrapper. */
+/* The 1.7 -Ds parent, its historic wrapper gone (killed, or its unit
+ * stopped another way), and another one that runs the same files. */
 static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
@@ -191,7 +190,7 @@ static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 	FAKE(t, .pid = 590, .ppid = 1, .sid = 590,
 				.exe = "/usr/sbin/haproxy-systemd-wrapper",
 				.cwd = "/", .argv = wrapper_argv);
-	FAKE(t, .pid = 600, .ppid = 590, .sid = 590,
+	FAKE(t, .pid = 600, .ppid = 1, .sid = 590,
 				.exe = HAPROXY, .cwd = "/");
 	put(t, 600, "cmdline", renamed, sizeof(renamed));
 	/* The workers called setsid(). */
@@ -217,11 +216,6 @@ static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 	g_assert_cmpint(skip(t, 0)->pid, ==, 590);
 	g_assert_cmpuint(skip(t, 0)->found_by, ==, FOREIGN_BY_CONFIG);
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "not haproxy"));
-
-	/* From the pidfile alone, the same. */
-	g_assert_cmpuint(find(t, pidfile, NULL, 9999), ==, 1);
-	g_assert_cmpint(instance(t, 0)->pid, ==, 600);
-	g_assert_cmpuint(instance(t, 0)->found_by, ==, FOREIGN_BY_PIDFILE);
 }
 
 /* 1.5 does not rename its -Ds parent; a 1.8+ -Ds master-worker is no -Ds
@@ -229,7 +223,7 @@ static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 static void test_ds_parent_15(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s|-Ds", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s|-Ds", cfg);
 	static const GPid ds_workers[] = { 611 };
 	static const GPid mw_workers[] = { 621 };
 
@@ -293,7 +287,7 @@ static void test_mw_master(struct tree *t, gconstpointer data)
 	/* A worker alone in the pidfile leads to its master too. */
 	g_clear_pointer(&pidfile, g_free);
 	pidfile = write_pidfile(t, "702\n");
-	g_assert_cmpuint(find(t, pidfile, NULL, 9999), ==, 1);
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 700);
 	assert_workers(instance(t, 0), workers, 3);
 }
@@ -302,7 +296,7 @@ static void test_mw_master(struct tree *t, gconstpointer data)
 static void test_mw_by_config_keyword(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s", cfg);
 	static const GPid workers[] = { 801 };
 
 	fake_system(t);
@@ -329,8 +323,8 @@ static void test_mw_by_config_keyword(struct tree *t, gconstpointer data)
 static void test_launcher(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-D|-f|%s", cfg);
-	g_autofree gchar *dargv = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-W|-D|-p|@P|-f|%s", cfg);
+	g_autofree gchar *dargv = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s", cfg);
 	static const GPid workers[] = { 852 };
 
 	fake_system(t);
@@ -362,8 +356,8 @@ static void test_launcher(struct tree *t, gconstpointer data)
 static void test_sf_restart(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *old = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
-	g_autofree gchar *new = g_strdup_printf(HAPROXY "|-D|-f|%s|-sf|870",
+	g_autofree gchar *old = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s", cfg);
+	g_autofree gchar *new = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s|-sf|870",
 						cfg);
 
 	fake_system(t);
@@ -451,7 +445,8 @@ static void test_pidfile_problems(struct tree *t, gconstpointer data)
 static void test_pidfile_check(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
-	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-D|-f|%s", cfg);
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s", cfg);
+	const char *configs[] = { cfg, NULL };
 	g_autofree gchar *with = write_pidfile(t, "510\n500\n");
 	g_autoptr(GPtrArray) skipped = NULL;
 	g_autofree gchar *without = NULL;
@@ -462,11 +457,11 @@ static void test_pidfile_check(struct tree *t, gconstpointer data)
 				.exe = HAPROXY, .cwd = "/", .argv = argv);
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 78,
 				.exe = "/usr/bin/sleep", .argv = "sleep|60");
-	g_assert_true(foreign_pidfile_check(t->proc, with, 9999, &skipped));
+	g_assert_true(foreign_pidfile_check(t->proc, with, configs, 9999, &skipped));
 	g_clear_pointer(&skipped, g_ptr_array_unref);
 
 	without = write_pidfile(t, "510\n520\n9999\n");
-	g_assert_false(foreign_pidfile_check(t->proc, without, 9999,
+	g_assert_false(foreign_pidfile_check(t->proc, without, configs, 9999,
 					     &skipped));
 	g_assert_cmpuint(skipped->len, ==, 2);
 	k = g_ptr_array_index(skipped, 0);
@@ -477,7 +472,7 @@ static void test_pidfile_check(struct tree *t, gconstpointer data)
 	g_assert_cmpstr(k->reason, ==, "no such process");
 	g_clear_pointer(&skipped, g_ptr_array_unref);
 
-	g_assert_false(foreign_pidfile_check(t->proc, NULL, 9999, &skipped));
+	g_assert_false(foreign_pidfile_check(t->proc, NULL, configs, 9999, &skipped));
 	g_assert_cmpuint(skipped->len, ==, 0);
 }
 

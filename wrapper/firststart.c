@@ -11,7 +11,9 @@
 #include "base/log.h"
 #include "base/proc.h"
 #include "legacy/pidfile.h"
+#include "migrate/cmdline.h"
 #include "migrate/find.h"
+#include "migrate/identity.h"
 #include "wrapper/replacement.h"
 #include "wrapper/spawn.h"
 
@@ -126,8 +128,19 @@ static void search(struct first_start *f, takeover_fn settled)
 void first_start_begin(struct first_start *f)
 {
 	g_autoptr(GPtrArray) skipped = NULL;
+	g_auto(GStrv) argv = NULL, configs = NULL;
+	g_autofree gchar *cwd = NULL, *distrust = NULL;
 
 	if (!f->opts->takeover) {
+		pidfile_notice_strangers(f);
+		reloader_post(f->reloader, RE_SETTLED, NULL);
+		return;
+	}
+	/* Whoever could write it chose what it names: no search at all. */
+	distrust = pidfile_distrust_reason(f->args->pidfile);
+	if (distrust) {
+		log_notice("pidfile: %s: nothing is taken over at this start",
+			   distrust);
 		pidfile_notice_strangers(f);
 		reloader_post(f->reloader, RE_SETTLED, NULL);
 		return;
@@ -135,7 +148,12 @@ void first_start_begin(struct first_start *f)
 	/* A -D sharing our pidfile: haproxy's own -sf takes it over. Else
 	 * start at once, and look once we serve (SO_REUSEPORT: beside any
 	 * instance we would find). */
-	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile, getpid(),
+	argv = own_haproxy_argv(f->args);
+	cwd = g_get_current_dir();
+	configs = foreign_argv_config_files((const char *const *)argv, cwd,
+					    FALSE);
+	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile,
+				   (const char *const *)configs, getpid(),
 				   &skipped)) {
 		struct proc_stat st;
 
