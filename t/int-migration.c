@@ -213,7 +213,7 @@ static void test_reloads_zero_loss(void)
 		       "reloads", failed, requests, RELOADS);
 	g_assert_cmpuint(failed, ==, 0);
 	/* The group the configuration added got it as well. */
-	on2 = g_strdup_printf(LOG_MIGRATION_ON_PORT_FMT, s.port2);
+	on2 = g_strdup(LOG_MIGRATION_ON "2 " LOG_HAPROXY_PID_KEY);
 	g_assert_nonnull(wrapper_find_log(w, on2));
 	assert_migration_state(&s, "active\"");
 	stop_wrapper(w);
@@ -354,7 +354,7 @@ static void test_adopted_zero_loss(void)
 	g_assert_nonnull(line);
 	adopted = t_pid_in(line, LOG_PID_KEY);
 	t_remember(adopted, HAPROXY);
-	on2 = g_strdup_printf(LOG_MIGRATION_ON_FMT, s.port2, adopted);
+	on2 = g_strdup_printf(LOG_MIGRATION_ON_FMT, 2, adopted);
 	g_assert_nonnull(wrapper_wait_log(w, on2, T_WAIT));
 	g_assert_true(t_load_wait_answers(&l[0], adopted, 10));
 	loads_start(l2, G_N_ELEMENTS(l2), s.port2);
@@ -401,10 +401,63 @@ static void test_user_switched(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
 	g_assert_true(proc_ids_at("/proc", pid, &ids, NULL));
 	g_assert_cmpuint(ids.uid[1], ==, 65534);
-	on = g_strdup_printf(LOG_MIGRATION_ON_FMT, s.port, pid);
+	on = g_strdup_printf(LOG_MIGRATION_ON_FMT, 1, pid);
 	/* Attached once the reload is answered, not before. */
 	g_assert_nonnull(wrapper_wait_log(w, on, T_WAIT));
 	assert_migration_state(&s, "active\"");
+	stop_wrapper(w);
+	site_clear(&s);
+}
+
+/*
+ * A configuration with many binds: one line a generation, with their
+ * count, not one a listener (thousands of binds would flood the journal
+ * at every reload).
+ */
+#define MANY_BINDS 50
+
+static gchar *many_binds(guint16 first)
+{
+	GString *extra = g_string_new(NULL);
+	g_autoptr(GHashTable) ports = g_hash_table_new(NULL, NULL);
+
+	g_hash_table_add(ports, GUINT_TO_POINTER(first));
+	while (g_hash_table_size(ports) < MANY_BINDS) {
+		guint16 port = t_free_port();
+
+		if (g_hash_table_add(ports, GUINT_TO_POINTER(port)))
+			g_string_append_printf(extra, "    bind 127.0.0.1:%u\n",
+					       port);
+	}
+	return g_string_free(extra, FALSE);
+}
+
+static void test_many_binds_one_line(void)
+{
+	struct site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *extra = NULL, *on1 = NULL, *on2 = NULL;
+	GPid gen1, gen2;
+
+	if (!have_haproxy())
+		return;
+	site_init(&s);
+	extra = many_binds(s.port);
+	site_config(&s, extra);
+	w = start_wrapper(&s, "--seamless-reload=off", NULL);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	on1 = g_strdup_printf(LOG_MIGRATION_ON_FMT, MANY_BINDS, gen1);
+	g_assert_nonnull(wrapper_wait_log(w, on1, T_WAIT));
+	wrapper_signal(w, SIGUSR2);
+	gen2 = wrapper_wait_ready(w, 2, T_WAIT);
+	g_assert_cmpint(gen2, >, 0);
+	on2 = g_strdup_printf(LOG_MIGRATION_ON_FMT, MANY_BINDS, gen2);
+	g_assert_nonnull(wrapper_wait_log(w, on2, T_WAIT));
+	/* Answered after generation 2's round: its lines are written. */
+	assert_migration_state(&s, "active\"");
+	wrapper_pump(w, 0);
+	g_assert_cmpuint(wrapper_count_log(w, LOG_MIGRATION_ON), ==, 2);
 	stop_wrapper(w);
 	site_clear(&s);
 }
@@ -464,8 +517,7 @@ static void test_ds_workers(void)
 	site_init(&s);
 	cfg = g_strdup_printf("bind 127.0.0.1:%u\n", s.port);
 	g_free(t_write_file(s.dir, "h.cfg", cfg));
-	on = g_strdup_printf(LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY,
-			     s.port);
+	on = g_strdup(LOG_MIGRATION_ON "1 " LOG_HAPROXY_PID_KEY);
 	for (guint off = 0; off <= 1; off++) {
 		g_autoptr(Wrapper) w = start_wrapper_env(
 			&s, env, haproxy,
@@ -508,6 +560,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/migration/adopted-zero-loss", test_adopted_zero_loss);
 	g_test_add_func("/migration/user-switched", test_user_switched);
 	g_test_add_func("/migration/noreuseport-told", test_noreuseport_told);
+	g_test_add_func("/migration/many-binds-one-line",
+			test_many_binds_one_line);
 	g_test_add_func("/migration/ds-workers", test_ds_workers);
 	return g_test_run();
 }

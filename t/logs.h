@@ -324,14 +324,14 @@
 /* "haproxy pid P is a launcher still loading; its daemon is adopted once
  * it forks" (printf: P). */
 #define LOG_LAUNCHER_AWAITED_FMT	"haproxy pid %d " LOG_LAUNCHER_AWAITED
-/* "SO_REUSEPORT migration on for 127.0.0.1:PORT (haproxy pid P)" (printf:
- * PORT[, P]; the tests bind 127.0.0.1 only); any line of the migration;
- * the holder's pid after "(haproxy pid ". */
+/* "SO_REUSEPORT migration on for N listeners of haproxy pid P" (printf:
+ * N, P), one line for all that a round attached in one process; any line
+ * of the migration; the holder's pid after "listeners of haproxy pid ". */
 #define LOG_MIGRATION		"SO_REUSEPORT migration"
-#define LOG_HAPROXY_PID_KEY	"(haproxy pid "
-#define LOG_MIGRATION_ON_PORT_FMT	LOG_MIGRATION " on for 127.0.0.1:%u "
+#define LOG_MIGRATION_ON	LOG_MIGRATION " on for "
+#define LOG_HAPROXY_PID_KEY	"listeners of haproxy pid "
 #define LOG_MIGRATION_ON_FMT \
-	LOG_MIGRATION_ON_PORT_FMT LOG_HAPROXY_PID_KEY "%d)"
+	LOG_MIGRATION_ON "%u " LOG_HAPROXY_PID_KEY "%d"
 /* The notice's first words, "<5>haproxy-systemd-wrapper: ...". */
 #define LOG_IDENT_PREFIX	"haproxy-systemd-wrapper: "
 /* "SO_REUSEPORT migration: haproxy pid P listens on 127.0.0.1:PORT without

@@ -235,8 +235,6 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 			   "haproxy pid %d: %s", key, pid, g_strerror(err));
 		return;
 	}
-	log_debug("SO_REUSEPORT migration on for %s (haproxy pid %d)", key,
-		  pid);
 	rd->attached++;
 }
 
@@ -279,6 +277,20 @@ static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
 	}
 }
 
+/* One line for all the listeners of pid this round attached: a
+ * configuration with thousands of binds writes one line a reload, not one
+ * a listener. */
+static void attach_process_told(struct reuseport *r, struct round *rd,
+				int pidfd, GPid pid)
+{
+	guint before = rd->attached;
+
+	attach_process(r, rd, pidfd, pid);
+	if (rd->attached > before)
+		log_debug("SO_REUSEPORT migration on for %u listeners of "
+			  "haproxy pid %d", rd->attached - before, pid);
+}
+
 static void round_begin(struct round *rd)
 {
 	*rd = (struct round){
@@ -308,7 +320,7 @@ guint reuseport_attach_pidfd(struct reuseport *r, int pidfd, GPid pid)
 	if (!reuseport_usable(r))
 		return 0;
 	round_begin(&rd);
-	attach_process(r, &rd, pidfd, pid);
+	attach_process_told(r, &rd, pidfd, pid);
 	attached = rd.attached;
 	round_end(r, &rd);
 	return attached;
@@ -320,7 +332,7 @@ static void round_add_pidfd(struct reuseport *r, struct round *rd, int pidfd,
 {
 	if (pidfd < 0)
 		return;
-	attach_process(r, rd, pidfd, pid);
+	attach_process_told(r, rd, pidfd, pid);
 	close(pidfd);
 }
 
