@@ -20,14 +20,15 @@ HAPROXY_FALLBACK ?= /usr/sbin/haproxy
 
 CC           ?= cc
 PKG_CONFIG   ?= pkg-config
-PKGS         := glib-2.0 libsystemd
+PKGS         := glib-2.0 json-glib-1.0 libsystemd
 WARN         := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                 -Wno-unused-parameter
 CFLAGS       ?= -O2 -g
 ALL_CFLAGS    = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. $(shell $(PKG_CONFIG) --cflags $(PKGS)) \
                 -DWRAPPER_VERSION='"$(VERSION)$(VERSION_SUFFIX)"' \
                 -DHAPROXY_FALLBACK='"$(HAPROXY_FALLBACK)"'
-# libsystemd is loaded when first needed (base/sdlib.c): headers only.
+# libsystemd and json-glib are loaded when first needed (base/sdlib.c,
+# base/jsonlib.c): headers only.
 LIBS          = $(shell $(PKG_CONFIG) --libs glib-2.0)
 
 # Objects and the static library are built out of tree, under build/obj;
@@ -54,7 +55,7 @@ NEXT_WRAPPER := t/$(PROG)-next
 # it must be refused (t/int-failpaths).
 NEXT_REJECTING := t/$(PROG)-next-rejecting
 
-DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libsystemd-dev haproxy perl curl procps
+DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-dev haproxy perl curl procps
 
 .PHONY: all check tests test-run demo clean deps layers-check
 
@@ -102,6 +103,10 @@ HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse t/unit-adopt \
                  $(patsubst %.c,%,$(wildcard t/unit-migrate*.c t/unit-reloader*.c))
 $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
+
+# It parses the status JSON with json-glib itself (the wrapper loads it
+# when first needed).
+t/unit-status: LIBS = $(shell $(PKG_CONFIG) --libs glib-2.0 json-glib-1.0)
 
 # Its looks at the proc tree go through the test first (a tree changed
 # between two looks, as on a busy host).

@@ -71,24 +71,20 @@ gchar *escape_untrusted(const char *text, gsize max_chars)
 	return g_string_free(out, FALSE);
 }
 
-void escape_json_append(GString *out, const char *text)
+gchar *escape_json_controls(const char *json)
 {
-	const char *p = text, *end = text + strlen(text);
+	const char *p = json, *end = json + strlen(json);
+	GString *out = g_string_sized_new(end - p);
 
-	g_string_append_c(out, '"');
 	while (p < end) {
 		gsize len;
 		gint32 c = next_char(p, end, &len);
 
-		if (c < 0)
-			g_string_append(out, "\\ufffd");
-		else if (c == '"' || c == '\\')
-			g_string_append_printf(out, "\\%c", (char)c);
-		else if (is_control(c))
+		if (c >= 0 && is_control(c))
 			g_string_append_printf(out, "\\u%04x", (guint)c);
 		else
 			g_string_append_len(out, p, (gssize)len);
 		p += len;
 	}
-	g_string_append_c(out, '"');
+	return g_string_free(out, FALSE);
 }

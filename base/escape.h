@@ -19,7 +19,11 @@
  */
 gchar *escape_untrusted(const char *text, gsize max_chars);
 
-/* text as a JSON string, quotes included, appended to out: '"' and '\\'
- * escaped, control characters (C0, DEL, C1) as \uNNNN, bytes that are not
- * UTF-8 as \ufffd. Always valid JSON, whatever text holds. */
-void escape_json_append(GString *out, const char *text);
+/*
+ * A compact JSON document (no newline or other whitespace between its
+ * tokens) with every control character still raw in it (C0, DEL, C1) as
+ * \uNNNN. Outside its strings such a document has none, so only strings
+ * change: json-glib 1.6 writes U+001F and the C1 controls as they are,
+ * and a strict parser rejects a raw U+001F.
+ */
+gchar *escape_json_controls(const char *json);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/jsonlib.h"
 #include "base/proc.h"
 #include "migrate/find.h"
 
@@ -12,11 +13,6 @@ static gchar *iso_time(gint64 us)
 	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(us / G_USEC_PER_SEC);
 
 	return t ? g_date_time_format_iso8601(t) : g_strdup("?");
-}
-
-static void json_string(GString *s, const char *text)
-{
-	escape_json_append(s, text);
 }
 
 static void text_pids(GString *s, const GArray *pids)
@@ -107,125 +103,175 @@ gchar *status_text(const struct status_view *v)
 	return g_string_free(s, FALSE);
 }
 
-static void json_generation(GString *s, guint number, GPid pid,
-			    const char *version, gint64 started_us,
-			    const char *state)
-{
-	g_autofree gchar *started = iso_time(started_us);
+/* ---- JSON (json-glib builds and writes it) ---- */
 
-	g_string_append_printf(s, "{\"number\":%u,\"pid\":%d,\"haproxy\":",
-			       number, pid);
-	json_string(s, version);
-	g_string_append(s, ",\"started\":");
-	json_string(s, started);
-	g_string_append(s, ",\"state\":");
-	json_string(s, state);
-	g_string_append_c(s, '}');
+/* A document being built: json-glib's functions and the builder. */
+struct json_out {
+	const struct jsonlib *j;
+	JsonBuilder *b;
+};
+
+static void json_key(struct json_out *o, const char *key)
+{
+	o->j->set_member_name(o->b, key);
 }
 
-static void json_pids(GString *s, const GArray *pids)
+/* json-glib needs valid UTF-8: a byte that is not becomes U+FFFD. */
+static void json_member_string(struct json_out *o, const char *key,
+			       const char *text)
 {
-	g_string_append_c(s, '[');
+	g_autofree gchar *valid = g_utf8_make_valid(text, -1);
+
+	json_key(o, key);
+	o->j->add_string(o->b, valid);
+}
+
+static void json_member_int(struct json_out *o, const char *key,
+			    gint64 value)
+{
+	json_key(o, key);
+	o->j->add_int(o->b, value);
+}
+
+static void json_member_null(struct json_out *o, const char *key)
+{
+	json_key(o, key);
+	o->j->add_null(o->b);
+}
+
+static void json_member_time(struct json_out *o, const char *key, gint64 us)
+{
+	g_autofree gchar *iso = iso_time(us);
+
+	json_member_string(o, key, iso);
+}
+
+static void json_pids(struct json_out *o, const GArray *pids)
+{
+	o->j->begin_array(o->b);
 	for (guint i = 0; i < pids->len; i++)
-		g_string_append_printf(s, "%s%d", i ? "," : "",
-				       g_array_index(pids, GPid, i));
-	g_string_append_c(s, ']');
+		o->j->add_int(o->b, g_array_index(pids, GPid, i));
+	o->j->end_array(o->b);
 }
 
-/* A master: its workers, current then older, added to its object. */
-static void json_master(GString *s, const struct generation *g)
+/* A master's workers, current then older ones, in its object. */
+static void json_master(struct json_out *o, const struct generation *g)
 {
-	g_string_truncate(s, s->len - 1);
-	g_string_append(s, ",\"master\":true,\"workers\":");
-	json_pids(s, g->workers);
-	g_string_append(s, ",\"old_workers\":[");
+	json_key(o, "master");
+	o->j->add_boolean(o->b, TRUE);
+	json_key(o, "workers");
+	json_pids(o, g->workers);
+	json_key(o, "old_workers");
+	o->j->begin_array(o->b);
 	for (guint i = 0; i < g->cohorts->len; i++) {
 		const struct worker_cohort *c = g_ptr_array_index(g->cohorts, i);
 
-		if (i)
-			g_string_append_c(s, ',');
-		json_pids(s, c->pids);
+		json_pids(o, c->pids);
 	}
-	g_string_append(s, "]}");
+	o->j->end_array(o->b);
+}
+
+/* The members every generation has; the caller closes the object. */
+static void json_generation(struct json_out *o, guint number, GPid pid,
+			    const char *version, gint64 started_us,
+			    const char *state)
+{
+	o->j->begin_object(o->b);
+	json_member_int(o, "number", number);
+	json_member_int(o, "pid", pid);
+	json_member_string(o, "haproxy", version);
+	json_member_time(o, "started", started_us);
+	json_member_string(o, "state", state);
 }
 
 /* Not ours: no number, no known version; its executable and kind. */
-static void json_foreign(GString *s, const struct foreign *f)
+static void json_foreign(struct json_out *o, const struct foreign *f)
 {
-	g_autofree gchar *started = iso_time(proc_start_time_us(f->start_time));
-
-	g_string_append_printf(s, "{\"number\":null,\"pid\":%d,"
-			       "\"haproxy\":null,\"executable\":", f->pid);
-	json_string(s, f->exe);
-	g_string_append(s, ",\"kind\":");
-	json_string(s, foreign_kind_name(f->kind));
-	g_string_append(s, ",\"started\":");
-	json_string(s, started);
-	g_string_append(s, ",\"state\":\"foreign\"}");
+	o->j->begin_object(o->b);
+	json_member_null(o, "number");
+	json_member_int(o, "pid", f->pid);
+	json_member_null(o, "haproxy");
+	json_member_string(o, "executable", f->exe);
+	json_member_string(o, "kind", foreign_kind_name(f->kind));
+	json_member_time(o, "started", proc_start_time_us(f->start_time));
+	json_member_string(o, "state", "foreign");
+	o->j->end_object(o->b);
 }
 
-static void json_last(GString *s, const struct reload_report *r)
+static void json_last(struct json_out *o, const struct reload_report *r)
 {
 	if (!r->valid) {
-		g_string_append(s, "null");
+		json_member_null(o, "last_reload");
 		return;
 	}
-	g_string_append_printf(s, "{\"result\":\"%s\",\"duration_ms\":%"
-			       G_GINT64_FORMAT ",\"message\":",
-			       r->ok ? "ok" : "failed", r->duration_us / 1000);
-	json_string(s, r->message);
-	g_string_append_c(s, '}');
+	json_key(o, "last_reload");
+	o->j->begin_object(o->b);
+	json_member_string(o, "result", r->ok ? "ok" : "failed");
+	json_member_int(o, "duration_ms", r->duration_us / 1000);
+	json_member_string(o, "message", r->message);
+	o->j->end_object(o->b);
+}
+
+static void json_generations(struct json_out *o, const struct status_view *v)
+{
+	json_key(o, "generations");
+	o->j->begin_array(o->b);
+	for (guint i = v->gens->len; i-- > 0;) {
+		const struct generation *g =
+			g_ptr_array_index((GPtrArray *)v->gens, i);
+
+		json_generation(o, g->number, g->pid, g->version,
+				g->started_us, generation_state_name(g->state));
+		if (g->mode == LAUNCH_MW)
+			json_master(o, g);
+		o->j->end_object(o->b);
+	}
+	for (guint i = 0; v->foreign && i < v->foreign->len; i++)
+		json_foreign(o, g_ptr_array_index((GPtrArray *)v->foreign, i));
+	if (v->failed->valid) {
+		json_generation(o, v->failed->number, v->failed->pid,
+				v->failed->version, v->failed->started_us,
+				"failed");
+		o->j->end_object(o->b);
+	}
+	o->j->end_array(o->b);
+}
+
+static void json_status(struct json_out *o, const struct status_view *v)
+{
+	o->j->begin_object(o->b);
+	json_member_int(o, "wrapper_pid", v->wrapper_pid);
+	json_member_string(o, "version", WRAPPER_VERSION);
+	json_member_string(o, "state", v->phase);
+	/* By result: a failed reload is a reload too. */
+	json_member_int(o, "reloads", v->reloads + v->reloads_failed);
+	json_member_int(o, "reloads_ok", v->reloads);
+	json_member_int(o, "reloads_failed", v->reloads_failed);
+	json_last(o, v->last);
+	if (v->reuseport)
+		json_member_string(o, "reuseport_migration", v->reuseport);
+	json_generations(o, v);
+	o->j->end_object(o->b);
 }
 
 gchar *status_json(const struct status_view *v)
 {
-	GString *s = g_string_new(NULL);
-	gboolean first = TRUE;
+	g_autoptr(GError) error = NULL;
+	struct json_out o = { .j = jsonlib_load(&error) };
+	g_autofree gchar *doc = NULL, *safe = NULL;
+	JsonNode *root;
 
-	g_string_append_printf(s, "{\"wrapper_pid\":%d,\"version\":",
-			       v->wrapper_pid);
-	json_string(s, WRAPPER_VERSION);
-	g_string_append(s, ",\"state\":");
-	json_string(s, v->phase);
-	g_string_append_printf(s, ",\"reloads\":%u,\"reloads_ok\":%u,"
-			       "\"reloads_failed\":%u,\"last_reload\":",
-			       v->reloads + v->reloads_failed, v->reloads,
-			       v->reloads_failed);
-	json_last(s, v->last);
-	if (v->reuseport) {
-		g_string_append(s, ",\"reuseport_migration\":");
-		json_string(s, v->reuseport);
-	}
-	g_string_append(s, ",\"generations\":[");
-	for (guint i = v->gens->len; i-- > 0; first = FALSE) {
-		const struct generation *g =
-			g_ptr_array_index((GPtrArray *)v->gens, i);
-
-		if (!first)
-			g_string_append_c(s, ',');
-		json_generation(s, g->number, g->pid, g->version,
-				g->started_us, generation_state_name(g->state));
-		if (g->mode == LAUNCH_MW)
-			json_master(s, g);
-	}
-	for (guint i = 0; v->foreign && i < v->foreign->len; i++) {
-		const struct foreign *f = g_ptr_array_index(
-			(GPtrArray *)v->foreign, i);
-
-		if (!first)
-			g_string_append_c(s, ',');
-		first = FALSE;
-		json_foreign(s, f);
-	}
-	if (v->failed->valid) {
-		if (!first)
-			g_string_append_c(s, ',');
-		json_generation(s, v->failed->number, v->failed->pid,
-				v->failed->version, v->failed->started_us,
-				"failed");
-	}
-	g_string_append(s, "]}\nok");
-	return g_string_free(s, FALSE);
+	if (!o.j)
+		return g_strdup_printf("error: no JSON: %s", error->message);
+	o.b = o.j->builder_new();
+	json_status(&o, v);
+	root = o.j->get_root(o.b);
+	o.j->object_unref(o.b);
+	/* Compact: escape_json_controls() needs no whitespace in it. */
+	doc = o.j->to_string(root, FALSE);
+	o.j->node_unref(root);
+	safe = escape_json_controls(doc);
+	return g_strconcat(safe, "\nok", NULL);
 }
 
 /* ---- OpenMetrics (node_exporter's textfile collector, a scrape) ---- */
