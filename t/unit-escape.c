@@ -45,7 +45,8 @@ static void check_json(const char *in, const char *want)
 /* What json-glib leaves raw in a compact document: U+001F, C1. */
 static void test_json(void)
 {
-	check_json("{\"e\":\"/usr/sbin/haproxy\"}", "{\"e\":\"/usr/sbin/haproxy\"}");
+	check_json("{\"e\":\"/usr/sbin/haproxy\"}",
+		   "{\"e\":\"/usr/sbin/haproxy\"}");
 	check_json("[\"a\x1f" "b\"]", "[\"a\\u001fb\"]");
 	check_json("[\"\xc2\x85\xc2\x9b\"]", "[\"\\u0085\\u009b\"]");
 	check_json("[\"\x7f\"]", "[\"\\u007f\"]");

@@ -137,7 +137,8 @@ static void test_keys_and_types(void)
 	last = json_object_get_object_member(o, "last_reload");
 	g_assert_cmpstr(json_object_get_string_member(last, "result"), ==,
 			"failed");
-	g_assert_cmpint(json_object_get_int_member(last, "duration_ms"), ==, 12);
+	g_assert_cmpint(json_object_get_int_member(last, "duration_ms"), ==,
+			12);
 	gens = json_object_get_array_member(o, "generations");
 	gen = json_array_get_object_element(gens, 0);
 	g_assert_cmpint(json_object_get_int_member(gen, "number"), ==, 3);
