@@ -7,6 +7,7 @@
  */
 #include "t/lib-reload.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -298,10 +299,40 @@ static void test_metrics(void)
 	t_site_stop(&s);
 }
 
+/*
+ * json-glib is loaded on the first "status json" only: where it cannot be
+ * (here a file that is no library in its place), --status --json fails
+ * with the reason, and the wrapper, its other answers and haproxy go on.
+ */
+static void test_json_without_library(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *libdir = NULL, *out = NULL, *err = NULL;
+	g_autofree gchar *text = NULL;
+
+	if (!reload_site_init(&s, NULL))
+		return;
+	libdir = g_build_filename(s.dir, "lib", NULL);
+	g_assert_cmpint(g_mkdir(libdir, 0755), ==, 0);
+	g_free(t_write_file(libdir, "libjson-glib-1.0.so.0", "no library\n"));
+	t_site_setenv(&s, "LD_LIBRARY_PATH", libdir);
+	t_site_start_serving(&s, NULL);
+	g_assert_cmpint(t_client("--status", s.rundir_opt, "--json", &out,
+				 &err), ==, CLIENT_FAILED);
+	g_assert_cmpstr(out, ==, "");
+	g_assert_nonnull(strstr(err, "error: no JSON: "));
+	text = client_status(&s, NULL);
+	g_assert_true(g_str_has_suffix(g_strchomp(text), "\nok"));
+	g_assert_cmpint(t_http_pid(s.port), ==, s.pid);
+	t_site_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	reload_tests_init(&argc, &argv);
 	g_test_add_func("/reload/status", test_status);
 	g_test_add_func("/reload/metrics", test_metrics);
+	g_test_add_func("/reload/status-json-without-library",
+			test_json_without_library);
 	return g_test_run();
 }
