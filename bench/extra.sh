@@ -300,6 +300,8 @@ before_2_2() {
 # through SERIES_RELOADS reloads (SIGUSR2) under load; $work/NAME.1.*.
 series_run() {
 	local name=$1 who=$2 ha=$3 port wpid exe dir BENCH_CONC=$SERIES_CONC
+	# Both read by block(), within this call.
+	# shellcheck disable=SC2034
 	local BENCH_OK_STATUS=200
 	port=$("$RELOADER" -f) || return 1
 	if before_2_2 "$ha"; then
