@@ -19,14 +19,24 @@
 #            --seamless-reload=off, with the default reuseport migration
 #            and with --reuseport-migration=off (skipped when the wrapper
 #            does not know the option), NOX_RELOADS (50) each
+#   series   failed requests per reload, under load (SERIES_CONC, 16), on
+#            haproxy 1.5.18 and 1.7.0 (BENCH_SERIES_DIR, ../shared/haproxy
+#            beside the tree) and Debian's haproxy with
+#            --seamless-reload=off: the wrapper vs the historic wrapper
+#            1.7.0 (wrapper-1.7.0 there) driving the same build,
+#            SERIES_RELOADS (400) each; absent builds are skipped
 
 STARTS=${STARTS:-20}
 LAT_RELOADS=${LAT_RELOADS:-20}
 TAKEOVERS=${TAKEOVERS:-20}
 NOX_RELOADS=${NOX_RELOADS:-50}
+SERIES_RELOADS=${SERIES_RELOADS:-400}
+SERIES_CONC=${SERIES_CONC:-16}
+BENCH_SERIES_DIR=${BENCH_SERIES_DIR:-$root/../shared/haproxy}
+SERIES_VERSIONS=${SERIES_VERSIONS:-1.5.18 1.7.0}
 BENCH_IDLE_PROCS=${BENCH_IDLE_PROCS:-10000}
 IDLEPROCS=$here/idleprocs
-for v in STARTS LAT_RELOADS TAKEOVERS NOX_RELOADS; do
+for v in STARTS LAT_RELOADS TAKEOVERS NOX_RELOADS SERIES_RELOADS SERIES_CONC; do
 	[[ ${!v} =~ ^[0-9]+$ ]] && (( ${!v} > 0 && ${!v} <= 10000 )) || die "bad $v=${!v}"
 done
 [[ $BENCH_IDLE_PROCS =~ ^[0-9]+$ ]] || die "bad BENCH_IDLE_PROCS=$BENCH_IDLE_PROCS"
@@ -238,6 +248,155 @@ nox_run() {
 	unset "tracked[$wpid]"
 }
 
+# ---- reloads without -x on old series: the wrapper vs the historic one ----
+
+# A configuration for haproxy < 2.2 (no http-request return, no
+# hard-stop-after before 1.8): its pid in a redirect, which the reloader
+# reads and the load client counts as an answer (-k 302).
+write_cfg_old() {   # write_cfg_old FILE PORT
+	cat >"$1" <<EOF
+global
+    maxconn 4000
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 5s
+    timeout server 5s
+frontend bench
+    bind 127.0.0.1:$2
+    http-request redirect location /pid=%pid code 302
+EOF
+}
+
+# series_serving PORT SECONDS: until an answer (200 or a redirect) names a pid.
+series_serving() {
+	local deadline=$(( $(date +%s%N) + $2 * 1000000000 ))
+	until curl -si --max-time 1 "http://127.0.0.1:$1/" 2>/dev/null | grep -q 'pid=[0-9]'; do
+		(( $(date +%s%N) >= deadline )) && return 1
+		sleep 0.02
+	done
+}
+
+# series_leftovers EXE: processes of EXE with this run's work directory on
+# their command line, ended by pid (a draining generation at most).
+series_leftovers() {
+	local d pid
+	for d in $(find /proc -mindepth 2 -maxdepth 2 -name exe -lname "$1" 2>/dev/null); do
+		d=${d%/exe}
+		pid=${d#/proc/}
+		[[ $pid =~ ^[0-9]+$ ]] || continue
+		tr '\0' ' ' 2>/dev/null <"$d/cmdline" | grep -qF "$work/" && stop_pid "$pid" "$1"
+	done
+	return 0
+}
+
+# before_2_2 HAPROXY: true for haproxy 1.x, 2.0 and 2.1.
+before_2_2() {
+	"$1" -v 2>/dev/null | sed -n '1s/.*version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p' |
+		awk '{exit !($1 < 2 || ($1 == 2 && $2 < 2))}'
+}
+
+# series_run NAME WHO HAPROXY: WHO (ours or historic) drives HAPROXY
+# through SERIES_RELOADS reloads (SIGUSR2) under load; $work/NAME.1.*.
+series_run() {
+	local name=$1 who=$2 ha=$3 port wpid exe dir BENCH_CONC=$SERIES_CONC
+	# Both read by block(), within this call.
+	# shellcheck disable=SC2034
+	local BENCH_OK_STATUS=200
+	port=$("$RELOADER" -f) || return 1
+	if before_2_2 "$ha"; then
+		BENCH_OK_STATUS=302
+		write_cfg_old "$work/$name.cfg" "$port"
+	else
+		write_cfg "$work/$name.cfg" "$port"
+	fi
+	if [ "$who" = historic ]; then
+		# It runs the haproxy beside it, named after itself.
+		dir=$work/$name.bin
+		mkdir -p "$dir" && cp "$BENCH_SERIES_DIR/wrapper-1.7.0" "$dir/haproxy-systemd-wrapper" &&
+			ln -s "$ha" "$dir/haproxy" || return 1
+		exe=$(readlink -f "$dir/haproxy-systemd-wrapper")
+		"$dir/haproxy-systemd-wrapper" -f "$work/$name.cfg" -p "$work/$name.pid" \
+			</dev/null >"$work/$name.wrapper.log" 2>&1 &
+	else
+		exe=$WRAPPER_EXE
+		"$WRAPPER" --haproxy="$ha" --seamless-reload=off -f "$work/$name.cfg" \
+			-p "$work/$name.pid" --runtime-dir="$work/rt-$name" \
+			</dev/null >"$work/$name.wrapper.log" 2>&1 &
+	fi
+	wpid=$!
+	track "$wpid" "$exe"
+	series_serving "$port" 30 || { cat "$work/$name.wrapper.log" >&2; return 1; }
+	if [ "$who" = historic ]; then
+		block "$name.1" "$port" "$SERIES_RELOADS" -k "$wpid" -S USR2 || return 1
+	else
+		block "$name.1" "$port" "$SERIES_RELOADS" -k "$wpid" -S USR2 \
+			-Q "$work/rt-$name/control.sock" || return 1
+	fi
+	stop_pid "$wpid" "$exe"
+	unset "tracked[$wpid]"
+	series_leftovers "$(readlink -f "$ha")"
+}
+
+# series_case: each version, ours and the historic wrapper in turn where
+# it can reload that haproxy (1.7 only).
+series_case() {
+	local v ha
+	: >"$work/series.list"
+	for v in $SERIES_VERSIONS debian; do
+		if [ "$v" = debian ]; then
+			ha=$HAPROXY
+		else
+			ha=$BENCH_SERIES_DIR/haproxy-$v
+		fi
+		if [ ! -x "$ha" ]; then
+			echo "$v skipped" >>"$work/series.list"
+			continue
+		fi
+		series_run "ser.$v.ours" ours "$ha" || return 1
+		# The historic wrapper blocks on its readiness pipe for good
+		# with 1.5 (which never closes it) and runs -D from 1.8 on.
+		if [[ $v == 1.7.* ]] && [ -x "$BENCH_SERIES_DIR/wrapper-1.7.0" ]; then
+			series_run "ser.$v.hist" historic "$ha" || return 1
+		fi
+		echo "$v ran" >>"$work/series.list"
+	done
+}
+
+# series_cell NAME: "E in R reloads (E/R per reload; K resets)", or n/a.
+series_cell() {
+	local e r k
+	[ -s "$work/$1.1.load" ] || { echo "n/a"; return; }
+	e=$(kv "$work/$1.1.load" errors)
+	k=$(kv "$work/$1.1.load" reset)
+	r=$(awk '!/^#/' "$work/$1.1.rl" | wc -l)
+	printf '%s in %s reloads (%s per reload; %s resets)' "$e" "$r" \
+		"$(awk -v e="$e" -v n="$r" 'BEGIN {printf "%.4f", n ? e / n : 0}')" "$k"
+}
+
+report_series() {
+	local v st e1 e2
+	echo
+	echo "reloads without socket handover, under load ($SERIES_CONC connections, a new one per request), failed requests: the wrapper (--seamless-reload=off, migration by default) vs the historic wrapper 1.7.0 on the same haproxy:"
+	while read -r v st; do
+		if [ "$st" = skipped ]; then
+			echo "  haproxy $v: skipped: no build in $BENCH_SERIES_DIR"
+			continue
+		fi
+		if [ "$v" = debian ]; then
+			echo "  haproxy $hv: wrapper $(series_cell "ser.$v.ours"); historic: n/a (its -Ds is -D from 1.8 on)"
+			continue
+		fi
+		if [ ! -s "$work/ser.$v.hist.1.load" ]; then
+			echo "  haproxy $v: wrapper $(series_cell "ser.$v.ours"); historic: n/a (it blocks on its readiness pipe, which haproxy 1.5 never closes)"
+			continue
+		fi
+		e1=$(kv "$work/ser.$v.ours.1.load" errors)
+		e2=$(kv "$work/ser.$v.hist.1.load" errors)
+		echo "  haproxy $v: wrapper $(series_cell "ser.$v.ours"); historic $(series_cell "ser.$v.hist"); ratio $(ratio "$e1" "$e2")"
+	done <"$work/series.list"
+}
+
 # ---- all of it ----
 
 run_extra() {
@@ -256,6 +415,8 @@ run_extra() {
 	echo "bench: no -x: $NOX_RELOADS reloads with --seamless-reload=off, with and without --reuseport-migration=off" >&2
 	nox_run nox "" || die "the --seamless-reload=off case could not run"
 	nox_run noxmig "--reuseport-migration=off" || die "the --reuseport-migration=off case could not run"
+	echo "bench: series: $SERIES_RELOADS reloads under load on haproxy $SERIES_VERSIONS and $hv, the wrapper and the historic wrapper 1.7.0" >&2
+	series_case || die "the series case could not run"
 	for c in idle busy; do
 		[ -s "$work/start.wrapper.$c" ] || continue
 		pcts "$work/start.wrapper.$c" sw_$c
@@ -332,4 +493,5 @@ report_extra() {
 		nr=$(kv "$work/noxmig.1.load" errors)
 		echo "  ratio default / --reuseport-migration=off: $(ratio "$(kv "$work/nox.1.load" errors)" "$nr")"
 	fi
+	report_series
 }

@@ -6,6 +6,7 @@
  *   loadclient -p PORT [-c CONCURRENCY] [-d SECONDS] [-n REQUESTS]
  *              [-t TIMEOUT_MS] [-i INTERVAL_MS] [-s STOPFILE]
  *              [-T TIMELINE_FILE] [-E ERROR_LOG] [-o SUMMARY_FILE]
+ *              [-k STATUS]
  *
  * Each of CONCURRENCY threads loops: connect, send
  * "GET / HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n", read until
@@ -17,7 +18,8 @@
  *   reset     ECONNRESET or EPIPE at any stage
  *   short     EOF before a complete response (also EOF with nothing)
  *   timeout   the request took longer than TIMEOUT_MS (default 2000)
- *   non200    a complete response whose status is not 200
+ *   non200    a complete response whose status is not 200 (or STATUS:
+ *             -k 302 for haproxy < 2.2, which answers its pid by a redirect)
  *   other     any other failure (errno in the error log)
  *
  * Runs until SIGTERM/SIGINT, until STOPFILE exists, after SECONDS
@@ -145,6 +147,8 @@ static enum kind errno_kind(int e)
 
 /* The response so far: K_OK when complete and 200, K_NON200 when complete
  * with another status, K_SHORT when incomplete. */
+static int ok_status = 200;
+
 static enum kind judge(const char *buf, size_t len, int eof)
 {
 	const char *end = memmem(buf, len, "\r\n\r\n", 4);
@@ -171,7 +175,7 @@ static enum kind judge(const char *buf, size_t len, int eof)
 	} else if (!eof) {
 		return K_SHORT;
 	}
-	return status == 200 ? K_OK : K_NON200;
+	return status == ok_status ? K_OK : K_NON200;
 }
 
 /* One request; *err gets the errno of a failure. */
@@ -329,7 +333,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: loadclient -p PORT [-c CONCURRENCY] [-d SECONDS] [-n REQUESTS]\n"
 		"                  [-t TIMEOUT_MS] [-i INTERVAL_MS] [-s STOPFILE]\n"
-		"                  [-T TIMELINE] [-E ERRLOG] [-o SUMMARY]\n");
+		"                  [-T TIMELINE] [-E ERRLOG] [-o SUMMARY] [-k STATUS]\n");
 	exit(2);
 }
 
@@ -359,7 +363,7 @@ int main(int argc, char **argv)
 	const char *why = "duration";
 	int c, k;
 
-	while ((c = getopt(argc, argv, "p:c:d:n:t:i:s:T:E:o:")) != -1) {
+	while ((c = getopt(argc, argv, "p:c:d:n:t:i:s:T:E:o:k:")) != -1) {
 		switch (c) {
 		case 'p': port = (int)num(optarg, 1, 65535); break;
 		case 'c': conc = (int)num(optarg, 1, MAX_CONC); break;
@@ -371,6 +375,7 @@ int main(int argc, char **argv)
 		case 'T': timeline_path = optarg; break;
 		case 'E': errlog_path = optarg; break;
 		case 'o': summary_path = optarg; break;
+		case 'k': ok_status = (int)num(optarg, 100, 599); break;
 		default: usage();
 		}
 	}

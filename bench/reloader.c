@@ -10,7 +10,8 @@
  *   reloader -p PORT -X 'SHELL COMMAND' [-w MAX_WAIT_MS]
  *   reloader -f         print a free 127.0.0.1 TCP port and exit
  *
- * The configuration under test answers "pid=<pid>": the process that
+ * The configuration under test answers "pid=<pid>" (or redirects to
+ * "/pid=<pid>", 302, for haproxy < 2.2): the process that
  * answered. Before each reload, the current pid is read (bounded); the
  * trigger is a signal to PID (default SIGUSR2) or a command run with
  * /bin/sh -c (not waited for before polling); then a fresh connection
@@ -135,9 +136,16 @@ static long ask_pid(void)
 			goto out;
 	}
 	buf[len] = '\0';
-	if (strncmp(buf, "HTTP/1.1 200", 12) != 0 && strncmp(buf, "HTTP/1.0 200", 12) != 0)
+	if (strncmp(buf, "HTTP/1.", 7) != 0 || len < 12)
 		goto out;
-	p = strstr(buf, "\r\n\r\n");
+	/* haproxy < 2.2 cannot make up a body: the bench's configuration
+	 * for it redirects to "/pid=N" instead. */
+	if (strncmp(buf + 9, "302", 3) == 0)
+		p = strcasestr(buf, "\r\nlocation: /pid=");
+	else if (strncmp(buf + 9, "200", 3) == 0)
+		p = strstr(buf, "\r\n\r\n");
+	else
+		goto out;
 	if (p && (p = strstr(p, "pid=")))
 		pid = strtol(p + 4, NULL, 10);
 out:

@@ -3,7 +3,9 @@
 #   make bench               every reload mode, RELOADS=200 reloads each, then
 #                            start-up, takeovers and no-handover reloads
 #                            (bench/extra.sh), on an idle host and with
-#                            BENCH_IDLE_PROCS=10000 idle processes
+#                            BENCH_IDLE_PROCS=10000 idle processes, and
+#                            reloads without -x on haproxy 1.5.18 and 1.7.0
+#                            (BENCH_SERIES_DIR) beside the historic wrapper
 #   make bench BENCH_QUICK=1 every case, smaller (RELOADS=50, 6 starts...)
 #   make bench-soak          the wrapper alone, SOAK_RELOADS=2000 reloads under
 #                            load: its VmRSS and descriptors every SOAK_EVERY=250
@@ -11,7 +13,8 @@
 # bench/run measures, side by side on Debian's haproxy, failed requests
 # and reload latency for the wrapper, `haproxy -Ws` and manual -sf
 # restarts, under load from bench/loadclient; see bench/README.
-# BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run.
+# BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run;
+# SERIES_DIR (mk/series.mk) says where the old haproxy builds are.
 
 .PHONY: bench bench-build bench-soak
 
@@ -34,7 +37,7 @@ bench-build: $(PROG) $(BENCH_BINS)
 
 bench: bench-build
 	@RELOADS=$(RELOADS) BENCH_CONC=$(BENCH_CONC) WRAPPER=$(CURDIR)/$(PROG) \
-		HAPROXY=$(HAPROXY_FALLBACK) bench/run
+		HAPROXY=$(HAPROXY_FALLBACK) BENCH_SERIES_DIR=$(abspath $(SERIES_DIR)) bench/run
 
 bench-soak: bench-build
 	@SOAK_RELOADS=$(SOAK_RELOADS) SOAK_EVERY=$(SOAK_EVERY) BENCH_CONC=$(BENCH_CONC) \

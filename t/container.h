@@ -162,3 +162,6 @@ const char *trixie_tree(gchar **skip);
 
 /* The .deb `make deb` built (or $HSW_DEB), or NULL. */
 gchar *deb_path(void);
+/* The container ready and the .deb copied into it as /tmp/hsw.deb; FALSE
+ * (the test skipped, with the reason) when either is missing. */
+gboolean fx_deb_copied(struct fixture *f);

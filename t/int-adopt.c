@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -295,6 +296,41 @@ static gboolean wait_own_session(GPid pid)
 }
 
 /*
+ * The fake, as "haproxy" in s->dir/bin, started by hand as a -D launcher
+ * of the service's own file and pidfile (this service's own), with the
+ * pairs NAME, VALUE (NULL-terminated) added to its environment; its event
+ * log in *log. The launcher's pid.
+ */
+static GPid fake_launcher_by_hand(struct t_site *s, gchar **log, ...)
+{
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+						  NULL);
+	g_autofree gchar *bin = g_build_filename(s->dir, "bin", NULL);
+	g_autofree gchar *haproxy = copy_program(bin, fake, "haproxy");
+	const char *argv[] = { haproxy, "-D", "-p", s->pidfile, "-f", s->cfg,
+			       NULL };
+	g_auto(GStrv) env = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *name;
+	GPid launcher;
+	va_list ap;
+
+	*log = g_build_filename(s->dir, "fake.log", NULL);
+	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", *log,
+			       TRUE);
+	va_start(ap, log);
+	while ((name = va_arg(ap, const char *)))
+		env = g_environ_setenv(env, name, va_arg(ap, const char *),
+				       TRUE);
+	va_end(ap);
+	g_assert_true(g_spawn_async(s->dir, (char **)argv, env,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &launcher, &error));
+	g_assert_no_error(error);
+	return launcher;
+}
+
+/*
  * The search gives up while a -D daemon has been forked but has not yet
  * called setsid() (the fake holds it there; its launcher has exited): it
  * looks like a launcher, and is awaited as one. Once in its own session it
@@ -304,16 +340,10 @@ static void test_adopt_daemon_before_setsid(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *bin = NULL, *haproxy = NULL;
 	g_autofree gchar *log = NULL, *gate = NULL, *cfg_text = NULL;
 	g_autofree gchar *exec2 = NULL, *pidfile_text = NULL;
 	g_autofree gchar *adopting = NULL, *waiting = NULL, *awaited = NULL;
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
-						  NULL);
-	g_auto(GStrv) env = NULL;
 	g_autoptr(GArray) sf = NULL;
-	g_autoptr(GError) error = NULL;
-	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	struct proc_stat st;
 	GPid gen1, launcher, daemon, pid, gen2;
 
@@ -321,21 +351,11 @@ static void test_adopt_daemon_before_setsid(void)
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
-	bin = g_build_filename(s.dir, "bin", NULL);
-	haproxy = copy_program(bin, fake, "haproxy");
 	gate = g_build_filename(s.dir, "setsid.gate", NULL);
 	/* The service's file and pidfile; the gate for the fake alone. */
 	cfg_text = g_strdup_printf(FAKE_ONLY("fake-setsid-gate %s\n"), gate);
 	t_site_config(&s, cfg_text);
-	log = g_build_filename(s.dir, "fake.log", NULL);
-	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
-	argv[0] = haproxy;
-	argv[3] = s.pidfile;
-	argv[5] = s.cfg;
-	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
-				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				    &launcher, &error));
-	g_assert_no_error(error);
+	launcher = fake_launcher_by_hand(&s, &log, NULL);
 	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
 	daemon = wait_pidfile_other(s.pidfile, gen1);
 	g_assert_cmpint(daemon, >, 0);
@@ -513,40 +533,23 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
-						  NULL);
-	g_autofree gchar *bin = NULL, *haproxy = NULL, *log = NULL;
+	g_autofree gchar *log = NULL;
 	g_autofree gchar *launch_gate = NULL, *setsid_gate = NULL;
 	g_autofree gchar *line = NULL, *pidfile_text = NULL;
 	g_autofree gchar *stops = NULL, *spared = NULL, *daemon_stops = NULL;
 	g_autofree gchar *daemon_spared = NULL;
-	g_auto(GStrv) env = NULL;
-	g_autoptr(GError) error = NULL;
-	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	GPid gen1, pid, launcher, daemon;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
-	bin = g_build_filename(s.dir, "bin", NULL);
-	haproxy = copy_program(bin, fake, "haproxy");
 	launch_gate = g_build_filename(s.dir, "launch.gate", NULL);
 	setsid_gate = g_build_filename(s.dir, "setsid.gate", NULL);
-	log = g_build_filename(s.dir, "fake.log", NULL);
-	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
-	env = g_environ_setenv(env, "FAKE_HAPROXY_LAUNCH_GATE", launch_gate,
-			       TRUE);
-	env = g_environ_setenv(env, "FAKE_HAPROXY_SETSID_GATE", setsid_gate,
-			       TRUE);
-	argv[0] = haproxy;
-	/* The service's pidfile and file: this service's own. */
-	argv[3] = s.pidfile;
-	argv[5] = s.cfg;
-	g_assert_true(g_spawn_async(s.dir, (char **)argv, env,
-				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				    &launcher, &error));
-	g_assert_no_error(error);
+	launcher = fake_launcher_by_hand(&s, &log, "FAKE_HAPROXY_LAUNCH_GATE",
+					 launch_gate,
+					 "FAKE_HAPROXY_SETSID_GATE",
+					 setsid_gate, NULL);
 	t_remember(launcher, "/haproxy");
 	line = t_wait_file_line(log, "launcher waits to fork", NULL, 1,
 				T_WAIT);

@@ -468,6 +468,19 @@ static void test_other_unit_left_alone(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/* The shipped template's instance "alpha" or "beta": its unit, its
+ * pidfile, a port of its own. */
+static struct svc template_svc(gboolean alpha)
+{
+	return (struct svc){
+		.unit = alpha ? "haproxy@alpha.service" : "haproxy@beta.service",
+		.pidfile = alpha ? "/run/haproxy-alpha.pid"
+				 : "/run/haproxy-beta.pid",
+		.port = t_free_port(),
+		.notify = TRUE,
+	};
+}
+
 /*
  * Two instances of the shipped template sharing one file
  * (/etc/haproxy/common.cfg, through EXTRAOPTS), each its own: started and
@@ -476,18 +489,8 @@ static void test_other_unit_left_alone(struct fixture *f, gconstpointer data)
 static void check_template_shared(struct fixture *f, gboolean alpha_first,
 				  gboolean stop_first)
 {
-	struct svc a = {
-		.unit = "haproxy@alpha.service",
-		.pidfile = "/run/haproxy-alpha.pid",
-		.port = t_free_port(),
-		.notify = TRUE,
-	};
-	struct svc b = {
-		.unit = "haproxy@beta.service",
-		.pidfile = "/run/haproxy-beta.pid",
-		.port = t_free_port(),
-		.notify = TRUE,
-	};
+	struct svc a = template_svc(TRUE);
+	struct svc b = template_svc(FALSE);
 	struct svc *one = alpha_first ? &a : &b, *two = alpha_first ? &b : &a;
 	struct svc *gone = stop_first ? one : two;
 	struct svc *stays = stop_first ? two : one;
@@ -567,18 +570,8 @@ static void test_historic(struct fixture *f, gconstpointer data)
 
 static void test_template(struct fixture *f, gconstpointer data)
 {
-	struct svc a = {
-		.unit = "haproxy@alpha.service",
-		.pidfile = "/run/haproxy-alpha.pid",
-		.port = t_free_port(),
-		.notify = TRUE,
-	};
-	struct svc b = {
-		.unit = "haproxy@beta.service",
-		.pidfile = "/run/haproxy-beta.pid",
-		.port = t_free_port(),
-		.notify = TRUE,
-	};
+	struct svc a = template_svc(TRUE);
+	struct svc b = template_svc(FALSE);
 	g_autofree gchar *out = NULL;
 	GPid b_before;
 
@@ -665,7 +658,6 @@ static void test_units_verify(struct fixture *f, gconstpointer data)
 /* The .deb, installed by dpkg in the container, through its own unit. */
 static void test_deb(struct fixture *f, gconstpointer data)
 {
-	g_autofree gchar *deb = deb_path();
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *enabled = NULL;
 	struct svc s = {
@@ -681,13 +673,8 @@ static void test_deb(struct fixture *f, gconstpointer data)
 		NULL,
 	};
 
-	if (!fx_ready(f))
+	if (!fx_deb_copied(f))
 		return;
-	if (!deb || !g_file_test(deb, G_FILE_TEST_EXISTS)) {
-		g_test_skip("no build/deb/" PROG "_*.deb: run make deb");
-		return;
-	}
-	copy_in(f->c, deb, "/tmp/hsw.deb", 0644);
 	g_assert_cmpint(cexec(f->c, &out, "dpkg", "-i", "/tmp/hsw.deb", NULL),
 			==, 0);
 	g_test_message("dpkg -i: %s", out);

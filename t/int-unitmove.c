@@ -166,7 +166,6 @@ static GPid wait_new_answer(guint16 port, GPid not)
 
 static void test_unitmove(struct fixture *f, gconstpointer data)
 {
-	g_autofree gchar *deb = deb_path();
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *exe = NULL;
 	guint16 port = t_free_port();
@@ -174,13 +173,8 @@ static void test_unitmove(struct fixture *f, gconstpointer data)
 	struct t_load l;
 	GPid main_pid, worker, master;
 
-	if (!fx_ready(f))
+	if (!fx_deb_copied(f))
 		return;
-	if (!deb || !g_file_test(deb, G_FILE_TEST_EXISTS)) {
-		g_test_skip("no build/deb/" PROG "_*.deb: run make deb");
-		return;
-	}
-	copy_in(f->c, deb, "/tmp/hsw.deb", 0644);
 	RUN(f->c, "dpkg -i /tmp/hsw.deb >/dev/null");
 	put_config(f->c, CFG, port, NULL);
 	/* Debian's haproxy.service binds /dev/log into haproxy's chroot. */
@@ -303,7 +297,6 @@ static guint load_step(struct t_load *l, struct mark *m, const char *what)
 
 static void test_shortcuts(struct fixture *f, gconstpointer data)
 {
-	g_autofree gchar *deb = deb_path();
 	guint16 port = t_free_port();
 	struct mark m = { 0 };
 	struct t_load l;
@@ -313,13 +306,8 @@ static void test_shortcuts(struct fixture *f, gconstpointer data)
 		g_test_skip("a measurement: HSW_UNITMOVE_MEASURE=1 runs it");
 		return;
 	}
-	if (!fx_ready(f))
+	if (!fx_deb_copied(f))
 		return;
-	if (!deb || !g_file_test(deb, G_FILE_TEST_EXISTS)) {
-		g_test_skip("no build/deb/" PROG "_*.deb: run make deb");
-		return;
-	}
-	copy_in(f->c, deb, "/tmp/hsw.deb", 0644);
 	RUN(f->c, "dpkg -i /tmp/hsw.deb >/dev/null");
 	put_config(f->c, CFG, port, NULL);
 	put_text(f->c, UNIT_DIR "/" NEW ".d/test.conf",

@@ -5,17 +5,25 @@
  */
 #include "t/lib-real.h"
 
+
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/proc.h"
 
+/* By the file, not its name: the path under test may run through a
+ * symbolic link (a shared/ linked beside a checkout). */
 gboolean real_is_haproxy(GPid pid)
 {
-	g_autofree gchar *exe = proc_exe(pid);
+	g_autofree gchar *exe = g_strdup_printf("/proc/%d/exe", pid);
+	struct stat running, tested;
 
-	return t_pid_alive(pid) && g_strcmp0(exe, t_haproxy_path()) == 0;
+	return t_pid_alive(pid) && stat(exe, &running) == 0 &&
+	       stat(t_haproxy_path(), &tested) == 0 &&
+	       running.st_dev == tested.st_dev &&
+	       running.st_ino == tested.st_ino;
 }
 
 guint real_count_haproxy_below(GPid root)

@@ -85,6 +85,24 @@ static void test_stop_while_loading(void)
 	teardown();
 }
 
+/* A first start stopped while it loads, then ready: still no reload
+ * (the status counts none). Found by t/unit-reloader-props. */
+static void test_stop_first_start_loading(void)
+{
+	setup();
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	post(RE_STOP, NULL);
+	assert_state(RS_LOADING);
+	ready("generation 1 serving");
+	assert_state(RS_IDLE);
+	expect("probe", "launch 2.6.12", "end attempt", NULL);
+	g_assert_cmpuint(reloader_reloads(F.r), ==, 0);
+	g_assert_cmpuint(reloader_reloads_failed(F.r), ==, 0);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -96,5 +114,7 @@ int main(int argc, char **argv)
 			test_stop_during_handoff);
 	g_test_add_func("/reloader/stop/while-loading",
 			test_stop_while_loading);
+	g_test_add_func("/reloader/stop/first-start-loading",
+			test_stop_first_start_loading);
 	return g_test_run();
 }

@@ -234,6 +234,53 @@ static void test_resume(void)
 	teardown();
 }
 
+/* A request that begins an attempt while one more waits to run from the
+ * loop (the last attempt just ended) takes it along: one reload, not
+ * two, and as hard as either asked. Found by t/unit-reloader-props. */
+static void test_request_takes_pending(void)
+{
+	setup();
+	first_start();
+	reload_to_loading(1);
+	request(2, 0, TRUE);
+	failed(1, "bad config");
+	expect("failed (kept): bad config", "READY=1",
+	       "answer 1: error: bad config", "end attempt",
+	       "schedule pending", NULL);
+	/* A client's request comes before the loop runs the pending one. */
+	request(3, 0, FALSE);
+	assert_state(RS_PROBING);
+	g_assert_true(reloader_hard(F.r));
+	g_assert_false(reloader_pending(F.r, NULL, NULL));
+	probed("2.6.12");
+	ready("generation 3 serving");
+	expect("RELOADING=1", "probe", "launch 2.6.12", "READY=1",
+	       "answer 2: ok generation 3 serving",
+	       "answer 3: ok generation 3 serving", "end attempt", NULL);
+	post(RE_RUN_PENDING, NULL);
+	assert_state(RS_IDLE);
+	g_assert_cmpuint(reloader_attempt(F.r), ==, 2);
+	teardown();
+}
+
+/* A state that says nothing is pending carries no hard flag into the
+ * next request, whatever its pending_hard says. Found by
+ * t/unit-reloader-props. */
+static void test_resume_no_pending_hard(void)
+{
+	gboolean hard;
+
+	setup();
+	post(RE_RESUME, &(struct reload_input){ .signal = SIGUSR2,
+						.attempt = 1,
+						.pending_hard = TRUE });
+	assert_state(RS_PROBING);
+	request(1, 0, FALSE);
+	g_assert_true(reloader_pending(F.r, NULL, &hard));
+	g_assert_false(hard);
+	teardown();
+}
+
 /* A hand-off that ends short of its exec runs what came meanwhile. */
 static void test_handoff_refused(void)
 {
@@ -306,6 +353,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/reloader/reload/upgrade-refused",
 			test_upgrade_refused);
 	g_test_add_func("/reloader/reload/resume", test_resume);
+	g_test_add_func("/reloader/reload/request-takes-pending",
+			test_request_takes_pending);
+	g_test_add_func("/reloader/reload/resume-no-pending-hard",
+			test_resume_no_pending_hard);
 	g_test_add_func("/reloader/handoff/refused", test_handoff_refused);
 	return g_test_run();
 }

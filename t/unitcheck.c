@@ -397,3 +397,17 @@ gchar *deb_path(void)
 			return g_build_filename("build/deb", name, NULL);
 	return NULL;
 }
+
+gboolean fx_deb_copied(struct fixture *f)
+{
+	g_autofree gchar *deb = deb_path();
+
+	if (!fx_ready(f))
+		return FALSE;
+	if (!deb || !g_file_test(deb, G_FILE_TEST_EXISTS)) {
+		g_test_skip("no build/deb/" PROG "_*.deb: run make deb");
+		return FALSE;
+	}
+	copy_in(f->c, deb, "/tmp/hsw.deb", 0644);
+	return TRUE;
+}

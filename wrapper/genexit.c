@@ -47,6 +47,15 @@ void gen_exits_watch(struct gen_exits *e, struct generation *g)
 	g->child_source = g_child_watch_add(g->pid, on_generation_exit, e);
 }
 
+/* Ending before it was ready is a failure, whatever the status: an exit
+ * 0 passed on would end a failed first start with success. */
+int unready_exit_code(int wait_status)
+{
+	int code = shell_status(wait_status);
+
+	return code ? code : 1;
+}
+
 /* The generation being started ended before it was ready. */
 static void starting_generation_exited(struct gen_exits *e,
 				       struct generation *g, int status)
@@ -55,7 +64,7 @@ static void starting_generation_exited(struct gen_exits *e,
 	g_autofree gchar *msg = NULL;
 	guint number = g->number;
 	GPid pid = g->pid;
-	int code = shell_status(status);
+	int code = unready_exit_code(status);
 	gboolean addr_in_use = g->warned_addr_in_use;
 
 	/* It was to take its listeners (-x) from the one serving, which
@@ -87,7 +96,7 @@ static void starting_generation_exited(struct gen_exits *e,
 			      number, pid, addr_in_use ?
 			      "could not bind its addresses and " : "", how);
 	reloader_post(e->reloader, RE_CHILD_EXIT, &(struct reload_input){
-		.exit_code = code ? code : 1, .message = msg });
+		.exit_code = code, .message = msg });
 }
 
 /* The serving generation ended without being asked to: the service is

@@ -29,3 +29,7 @@ void gen_exits_free(struct gen_exits *e);
 
 /* g was spawned, or adopted across our exec: its end is watched. */
 void gen_exits_watch(struct gen_exits *e, struct generation *g);
+
+/* The wrapper's exit code for a generation that ended unready (a wait
+ * status): never 0. */
+int unready_exit_code(int wait_status);

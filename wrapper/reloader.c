@@ -268,6 +268,7 @@ static void request(struct reloader *r, const struct reload_input *in)
 {
 	const char *who = in->signal ? signal_name(in->signal)
 				     : "control request";
+	gboolean hard;
 
 	if (r->stopping) {
 		log_notice("ignoring %s: stopping", who);
@@ -286,7 +287,11 @@ static void request(struct reloader *r, const struct reload_input *in)
 		r->pending.hard = r->pending.hard || in->hard;
 		return;
 	}
-	begin(r, in->signal, in->hard);
+	/* One more was to run from the loop: this attempt is it. */
+	hard = in->hard || (r->pending.on && r->pending.hard);
+	r->pending.on = FALSE;
+	r->pending.hard = FALSE;
+	begin(r, in->signal, hard);
 }
 
 static void run_pending(struct reloader *r)
@@ -304,7 +309,8 @@ static void resume(struct reloader *r, const struct reload_input *in)
 	r->skip_upgrade = TRUE;
 	r->pending.on = in->pending;
 	r->pending.signal = in->pending_signal;
-	r->pending.hard = in->pending_hard;
+	/* Nothing pending: no hard flag for the next request to inherit. */
+	r->pending.hard = in->pending && in->pending_hard;
 	/* The same attempt, carried on by the new image. */
 	r->attempt = in->attempt - 1;
 	begin(r, in->signal, in->hard);
@@ -312,7 +318,8 @@ static void resume(struct reloader *r, const struct reload_input *in)
 
 static void ready(struct reloader *r, const char *msg)
 {
-	if (r->first && !r->stopping)
+	/* A first start stopped while it loads is no reload either. */
+	if (r->first)
 		r->first = FALSE;
 	else
 		r->reloads++;
