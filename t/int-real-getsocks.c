@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wrapper's -x server (wrapper/getsocks.c) against the real haproxy's
+ * -x client (1.8 and later): the listening sockets the test bound are the
+ * very ones haproxy serves on, by inode, whatever the number (batches of
+ * 252), the family (IPv4; IPv6 v6only, v4v6, neither) or a unix bind; a
+ * client that never acknowledges, or that is not haproxy, gets nothing
+ * more and leaves the server serving. 127.0.0.1 and ::1 only; every wait
+ * is on a real event and bounded; every haproxy is ended by pid.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "t/harness.h"
+#include "t/lib-takeover.h"
+#include "wrapper/getsocks.h"
+
+/* A listening socket as haproxy makes one, on a port the kernel chose. */
+static int listener(int family, int v6only, guint16 *port)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				     sizeof(one)));
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+				     sizeof(one)));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		g_assert_no_errno(setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
+					     &v6only, sizeof(v6only)));
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_loopback;
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*a);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+		close(fd);
+		return -1;
+	}
+	g_assert_no_errno(listen(fd, 128));
+	g_assert_no_errno(getsockname(fd, (struct sockaddr *)&ss, &len));
+	*port = ntohs(family == AF_INET6 ?
+			      ((struct sockaddr_in6 *)&ss)->sin6_port :
+			      ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+/* A unix listener as haproxy leaves one: bound under its temporary name
+ * (PATH.PID.tmp, which -x matches on every version), then renamed. */
+static int unix_listener(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	g_autofree gchar *tmp = g_strdup_printf("%s.%d.tmp", path, getpid());
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	g_assert_cmpuint(strlen(tmp), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, tmp);
+	g_assert_no_errno(bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	g_assert_no_errno(listen(fd, 128));
+	g_assert_no_errno(rename(tmp, path));
+	return fd;
+}
+
+static guint64 inode_of(int fd)
+{
+	struct stat st;
+
+	g_assert_no_errno(fstat(fd, &st));
+	return st.st_ino;
+}
+
+/* Every one of fds is among pid's descriptors. */
+static void assert_holds_all(GPid pid, const int *fds, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+		guint64 ino = inode_of(fds[i]);
+
+		g_array_append_val(one, ino);
+		if (!holds_socket(pid, one))
+			g_error("haproxy pid %d did not take socket %u of %u "
+				"(inode %" G_GUINT64_FORMAT ")", pid, i + 1, n,
+				ino);
+	}
+}
+
+/* The listening sockets on port in /proc/net/tcp6. */
+static guint tcp6_listeners(guint16 port)
+{
+	g_autofree gchar *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	guint n = 0;
+
+	g_assert_true(g_file_get_contents("/proc/net/tcp6", &text, NULL,
+					  NULL));
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 1; lines[i]; i++) {
+		unsigned int lp, st;
+
+		if (sscanf(lines[i], " %*s %*32s:%x %*32s:%*x %x", &lp, &st) ==
+			    2 &&
+		    lp == port && st == 0x0A)
+			n++;
+	}
+	return n;
+}
+
+static gboolean tick(gpointer data)
+{
+	return G_SOURCE_CONTINUE;
+}
+
+/* Runs the main loop (the server's) until it has ended `ended` exchanges,
+ * pid (when not 0) has exited, or the time is up. */
+static void serve_until(struct getsocks_server *s, guint ended, GPid pid)
+{
+	guint wake = g_timeout_add(20, tick, NULL);
+	gint64 end = t_deadline(T_WAIT);
+
+	while (getsocks_server_handed(s) + getsocks_server_refused(s) < ended &&
+	       t_ms_left(end) > 0 &&
+	       (!pid || waitpid(pid, NULL, WNOHANG) == 0))
+		g_main_context_iteration(NULL, TRUE);
+	g_source_remove(wake);
+}
+
+/* haproxy in the foreground, taking its listeners from path. */
+static GPid start_haproxy(const char *dir, const char *cfg, const char *path)
+{
+	const char *argv[] = { t_haproxy_path(), "-db", "-f", cfg, "-x", path,
+			       NULL };
+	g_autoptr(GError) error = NULL;
+	GPid pid = 0;
+
+	g_spawn_async(dir, (char **)argv, NULL,
+		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+		      NULL, NULL, &pid, &error);
+	g_assert_no_error(error);
+	t_remember(pid, t_haproxy_path());
+	return pid;
+}
+
+struct run {
+	gchar *dir;
+	gchar *path;		/* the -x socket */
+	GString *binds;		/* extra bind lines */
+	GArray *fds;		/* int, the listeners bound here */
+	guint16 port;		/* the first IPv4 one: answers HTTP */
+};
+
+static void run_init(struct run *r)
+{
+	int fd;
+
+	r->dir = t_tmpdir();
+	r->path = g_build_filename(t_short_dir(r->dir), "x.sock", NULL);
+	r->binds = g_string_new(NULL);
+	r->fds = g_array_new(FALSE, FALSE, sizeof(int));
+	fd = listener(AF_INET, 0, &r->port);
+	g_array_append_val(r->fds, fd);
+}
+
+static void run_bind(struct run *r, int fd, const char *fmt, ...)
+	G_GNUC_PRINTF(3, 4);
+
+static void run_bind(struct run *r, int fd, const char *fmt, ...)
+{
+	va_list ap;
+
+	g_array_append_val(r->fds, fd);
+	g_string_append(r->binds, "    bind ");
+	va_start(ap, fmt);
+	g_string_append_vprintf(r->binds, fmt, ap);
+	va_end(ap);
+	g_string_append_c(r->binds, '\n');
+}
+
+static void run_clear(struct run *r)
+{
+	t_end_all_started();
+	for (guint i = 0; i < r->fds->len; i++)
+		close(g_array_index(r->fds, int, i));
+	g_array_free(r->fds, TRUE);
+	g_string_free(r->binds, TRUE);
+	t_rmtree(r->dir);
+	g_free(r->path);
+	g_free(r->dir);
+}
+
+/* The server up, haproxy started on it: it serves, on our sockets. */
+static void run_haproxy(struct run *r, struct getsocks_server *s)
+{
+	g_autofree gchar *cfg = t_write_config(r->dir, "h.cfg", r->port,
+					       r->binds->str);
+	guint before = getsocks_server_handed(s);
+	GPid pid = start_haproxy(r->dir, cfg, r->path);
+
+	serve_until(s, before + getsocks_server_refused(s) + 1, pid);
+	g_assert_cmpuint(getsocks_server_handed(s), ==, before + 1);
+	g_assert_cmpint(t_wait_answered_by(r->port, pid), ==, pid);
+	assert_holds_all(pid, &g_array_index(r->fds, int, 0), r->fds->len);
+	/* Nothing bound beside ours: one listener on the port. */
+	{
+		g_autoptr(GArray) on_port = tcp_inodes(r->port, 0, 0x0A);
+
+		g_assert_cmpuint(on_port->len, ==, 1);
+	}
+}
+
+static struct getsocks_server *run_server(struct run *r)
+{
+	g_autoptr(GError) error = NULL;
+	struct getsocks_server *s = getsocks_server_new(
+		r->path, &g_array_index(r->fds, int, 0), r->fds->len, &error);
+
+	g_assert_no_error(error);
+	return s;
+}
+
+static gboolean applies(void)
+{
+	if (!t_have_haproxy()) {
+		g_test_skip("no haproxy to run");
+		return FALSE;
+	}
+	return t_haproxy_needs(1, 8, "-x");
+}
+
+static void test_ipv4(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	struct stat st;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	/* Whoever connects takes the listeners: the owner only. */
+	g_assert_no_errno(stat(r.path, &st));
+	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
+	run_haproxy(&r, s);
+	g_clear_pointer(&s, getsocks_server_free);
+	g_assert_false(g_file_test(r.path, G_FILE_TEST_EXISTS));
+	run_clear(&r);
+}
+
+/* More than a batch: three messages, each acknowledged. */
+static void test_batches(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	for (guint i = 0; i < 2 * GETSOCKS_BATCH + 10; i++) {
+		guint16 port;
+		int fd = listener(AF_INET, 0, &port);
+
+		run_bind(&r, fd, "127.0.0.1:%u", port);
+	}
+	s = run_server(&r);
+	run_haproxy(&r, s);
+	run_clear(&r);
+}
+
+/*
+ * Linux makes a socket bound to ::1 v6only whatever was asked. haproxy
+ * 1.8 to 2.2 match the options of the record, and every set is offered:
+ * each line takes our socket. From 2.3 haproxy reads v6only from the
+ * socket and takes it for a "v6only" line only; for the others it binds a
+ * socket of its own (its own -x does the same), and ours is left to the
+ * wrapper to close.
+ */
+static void test_ipv6(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	guint16 only, both, plain;
+	gboolean options_read = t_haproxy_at_least(2, 3);
+	int fd;
+
+	if (!applies())
+		return;
+	fd = listener(AF_INET6, 1, &only);
+	if (fd < 0) {
+		g_test_skip("no ::1 here");
+		return;
+	}
+	run_init(&r);
+	run_bind(&r, fd, "[::1]:%u v6only", only);
+	if (!options_read) {
+		fd = listener(AF_INET6, 0, &both);
+		run_bind(&r, fd, "[::1]:%u v4v6", both);
+		fd = listener(AF_INET6, 0, &plain);
+		run_bind(&r, fd, "[::1]:%u", plain);
+	} else {
+		g_autofree gchar *more = NULL;
+
+		fd = listener(AF_INET6, 0, &both);
+		close(fd);
+		fd = listener(AF_INET6, 0, &plain);
+		close(fd);
+		more = g_strdup_printf("    bind [::1]:%u v4v6\n"
+				       "    bind [::1]:%u\n", both, plain);
+		g_string_append(r.binds, more);
+	}
+	s = run_server(&r);
+	run_haproxy(&r, s);
+	g_assert_cmpuint(tcp6_listeners(only), ==, 1);
+	g_assert_cmpuint(tcp6_listeners(both), ==, 1);
+	g_assert_cmpuint(tcp6_listeners(plain), ==, 1);
+	run_clear(&r);
+}
+
+static void test_unix(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	g_autofree gchar *sock = NULL;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	sock = g_build_filename(t_short_dir(r.dir), "u.sock", NULL);
+	run_bind(&r, unix_listener(sock), "unix@%s", sock);
+	s = run_server(&r);
+	run_haproxy(&r, s);
+	run_clear(&r);
+}
+
+/* A raw client of the server, in this process: non-blocking, so that the
+ * main loop serves between its steps. */
+static int raw_client(const char *path, const char *request)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	strcpy(a.sun_path, path);
+	g_assert_no_errno(connect(fd, (struct sockaddr *)&a, sizeof(a)));
+	g_assert_cmpint(send(fd, request, strlen(request), 0), ==,
+			strlen(request));
+	return fd;
+}
+
+/* Reads what the server sent (the main loop running meanwhile) until it
+ * closes; the descriptors received, closed at once. */
+static gsize drain(int fd, guint *fds_got)
+{
+	guint wake = g_timeout_add(20, tick, NULL);
+	gint64 end = t_deadline(T_WAIT);
+	gsize total = 0;
+
+	*fds_got = 0;
+	while (t_ms_left(end) > 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
+			struct cmsghdr align;
+		} control;
+		char data[8192];
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = control.buf,
+				      .msg_controllen = sizeof(control.buf) };
+		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			g_assert_cmpint(errno, ==, EAGAIN);
+			g_main_context_iteration(NULL, TRUE);
+			continue;
+		}
+		total += n;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+		     c = CMSG_NXTHDR(&msg, c)) {
+			guint k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (guint i = 0; i < k; i++) {
+				int got;
+
+				memcpy(&got, CMSG_DATA(c) + i * sizeof(int),
+				       sizeof(int));
+				close(got);
+			}
+			*fds_got += k;
+		}
+	}
+	g_source_remove(wake);
+	g_assert_cmpint(t_ms_left(end), >, 0);
+	return total;
+}
+
+/* A client that takes the first batch and never acknowledges it is
+ * closed after a while; the next client still gets everything. */
+static void test_no_ack(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	guint fds_got;
+	int fd;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	for (guint i = 0; i < GETSOCKS_BATCH + 1; i++) {
+		guint16 port;
+		int one = listener(AF_INET, 0, &port);
+
+		run_bind(&r, one, "127.0.0.1:%u", port);
+	}
+	s = run_server(&r);
+	fd = raw_client(r.path, "_getsocks\n");
+	g_assert_cmpuint(drain(fd, &fds_got), >, sizeof(int));
+	close(fd);
+	g_assert_cmpuint(fds_got, ==, GETSOCKS_BATCH);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+	g_assert_cmpuint(getsocks_server_handed(s), ==, 0);
+	run_haproxy(&r, s);
+	run_clear(&r);
+}
+
+/* Anything but haproxy's request gets nothing at all. */
+static void test_not_haproxy(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	guint fds_got;
+	int fd;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	fd = raw_client(r.path, "show info\n");
+	g_assert_cmpuint(drain(fd, &fds_got), ==, 0);
+	close(fd);
+	g_assert_cmpuint(fds_got, ==, 0);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+	run_haproxy(&r, s);
+	run_clear(&r);
+}
+
+/* The file's mode is the first guard; the peer's uid the second: a
+ * client of another user gets nothing even where the mode would let it
+ * connect. */
+static void test_other_user(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	g_autofree gchar *open_dir = NULL;
+	pid_t child;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	/* A directory the other user can cross: /tmp's. */
+	open_dir = g_dir_make_tmp("hsw-getsocks-XXXXXX", NULL);
+	g_assert_nonnull(open_dir);
+	g_assert_no_errno(chmod(open_dir, 0711));
+	g_free(r.path);
+	r.path = g_build_filename(open_dir, "x.sock", NULL);
+	s = run_server(&r);
+	g_assert_no_errno(chmod(r.path, 0666));
+	child = fork();
+	g_assert_cmpint(child, >=, 0);
+	if (child == 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		char buf[4096];
+		struct iovec iov = { buf, sizeof(buf) };
+		union {
+			char c[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
+			struct cmsghdr align;
+		} control;
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		int fd;
+		ssize_t n;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(3);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		strcpy(a.sun_path, r.path);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+		    send(fd, "_getsocks\n", 10, 0) != 10)
+			_exit(4);
+		msg.msg_control = control.c;
+		msg.msg_controllen = sizeof(control.c);
+		n = recvmsg(fd, &msg, 0);
+		/* Closed on us, our request unread: a reset. */
+		if (n < 0 && errno == ECONNRESET)
+			_exit(0);
+		_exit(n == 0 && !msg.msg_controllen ? 0 : 1);
+	}
+	serve_until(s, 1, 0);
+	g_assert_cmpint(t_wait_child(child, T_WAIT), ==, 0);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+	g_assert_cmpuint(getsocks_server_handed(s), ==, 0);
+	g_clear_pointer(&s, getsocks_server_free);
+	g_assert_no_errno(rmdir(open_dir));
+	run_clear(&r);
+}
+
+/* Nothing to offer: no server (a count of 0 fails haproxy 1.8 to 2.2). */
+static void test_nothing_to_offer(void)
+{
+	g_autofree gchar *dir = t_tmpdir();
+	g_autofree gchar *path = g_build_filename(dir, "x.sock", NULL);
+	g_autoptr(GError) error = NULL;
+	int udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	g_assert_null(getsocks_server_new(path, &udp, 1, &error));
+	g_assert_nonnull(error);
+	g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+	close(udp);
+	t_rmtree(dir);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	t_cleanup_on_abort();
+	/* A client gone mid-exchange must not kill the test. */
+	signal(SIGPIPE, SIG_IGN);
+
+	g_test_add_func("/getsocks/ipv4", test_ipv4);
+	g_test_add_func("/getsocks/batches", test_batches);
+	g_test_add_func("/getsocks/ipv6", test_ipv6);
+	g_test_add_func("/getsocks/unix", test_unix);
+	g_test_add_func("/getsocks/no-ack", test_no_ack);
+	g_test_add_func("/getsocks/not-haproxy", test_not_haproxy);
+	g_test_add_func("/getsocks/other-user", test_other_user);
+	g_test_add_func("/getsocks/nothing-to-offer", test_nothing_to_offer);
+	return g_test_run();
+}

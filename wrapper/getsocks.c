@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "wrapper/getsocks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+#define REQUEST "_getsocks\n"
+/* haproxy's client gives each read 1 s: a client that has not finished
+ * within twice that has given up, and its descriptors are better closed. */
+#define EXCHANGE_MS 2000
+
+struct getsocks_server {
+	gchar *path;
+	int fd;
+	guint source;
+	GArray *offers;		/* struct getsocks_offer; the fds our dups */
+	GPtrArray *exchanges;	/* struct exchange *, in progress */
+	guint handed;
+	guint refused;
+};
+
+enum step { READ_REQUEST, SEND_COUNT, SEND_BATCH, READ_ACK };
+
+/* What one step of an exchange asks for next. */
+enum next { GO_ON, WAIT_IN, WAIT_OUT, DONE, FAILED };
+
+struct exchange {
+	struct getsocks_server *s;
+	int fd;
+	pid_t peer;
+	enum step step;
+	char buf[sizeof(REQUEST)];
+	gsize got;		/* bytes of the request, then of an ack */
+	guint next;		/* the first offer of the next batch */
+	guint source;
+	guint timer;
+	const char *why;	/* when FAILED */
+};
+
+/* ---- what is offered ---- */
+
+static void clear_offer(gpointer p)
+{
+	struct getsocks_offer *o = p;
+
+	g_clear_pointer(&o->iface, g_free);
+}
+
+static gboolean int_option(int fd, int level, int name, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	return getsockopt(fd, level, name, val, &len) == 0;
+}
+
+static gchar *bound_device(int fd)
+{
+	char name[IFNAMSIZ + 1] = "";
+	socklen_t len = IFNAMSIZ;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, &len) < 0 ||
+	    !name[0])
+		return NULL;
+	return g_strndup(name, len);
+}
+
+static void offer(GArray *offers, int fd, guint32 options)
+{
+	struct getsocks_offer o = {
+		.fd = fd,
+		.iface = bound_device(fd),
+		.options = options,
+	};
+
+	g_array_append_val(offers, o);
+}
+
+/* Bound to an address of its own, not to "::": Linux made it v6only
+ * whatever was asked, and a bind line's v6only or v4v6 changes nothing. */
+static gboolean bound_to_one_address(int fd)
+{
+	struct sockaddr_in6 a;
+	socklen_t len = sizeof(a);
+
+	return getsockname(fd, (struct sockaddr *)&a, &len) == 0 &&
+	       !IN6_IS_ADDR_UNSPECIFIED(&a.sin6_addr);
+}
+
+static void offer_inet6(GArray *offers, int fd)
+{
+	guint32 foreign = 0;
+	int on = 0;
+
+	if (int_option(fd, SOL_IPV6, IPV6_TRANSPARENT, &on) && on)
+		foreign = GETSOCKS_OPT_FOREIGN;
+	/* The bind line's option, or none as net.ipv6.bindv6only had it. */
+	offer(offers, fd, foreign);
+	if (bound_to_one_address(fd)) {
+		offer(offers, fd, foreign | GETSOCKS_OPT_V6ONLY);
+		offer(offers, fd, foreign | GETSOCKS_OPT_V4V6);
+	} else if (int_option(fd, SOL_IPV6, IPV6_V6ONLY, &on) && on) {
+		offer(offers, fd, foreign | GETSOCKS_OPT_V6ONLY);
+	} else {
+		offer(offers, fd, foreign | GETSOCKS_OPT_V4V6);
+	}
+}
+
+GArray *getsocks_offers(const int *fds, guint n_fds)
+{
+	GArray *offers = g_array_new(FALSE, FALSE,
+				     sizeof(struct getsocks_offer));
+
+	g_array_set_clear_func(offers, clear_offer);
+	for (guint i = 0; i < n_fds; i++) {
+		int domain, type, on = 0;
+
+		if (!int_option(fds[i], SOL_SOCKET, SO_DOMAIN, &domain) ||
+		    !int_option(fds[i], SOL_SOCKET, SO_TYPE, &type) ||
+		    type != SOCK_STREAM)
+			continue;
+		if (domain == AF_INET) {
+			gboolean transparent =
+				int_option(fds[i], SOL_IP, IP_TRANSPARENT, &on) &&
+				on;
+
+			offer(offers, fds[i],
+			      transparent ? GETSOCKS_OPT_FOREIGN : 0);
+		} else if (domain == AF_INET6) {
+			offer_inet6(offers, fds[i]);
+		} else if (domain == AF_UNIX) {
+			offer(offers, fds[i], 0);
+		}
+	}
+	return offers;
+}
+
+GByteArray *getsocks_records(const struct getsocks_offer *offers, guint n)
+{
+	GByteArray *b = g_byte_array_new();
+	static const guint8 no_namespace = 0;
+
+	for (guint i = 0; i < n; i++) {
+		guint8 len = offers[i].iface ? strlen(offers[i].iface) : 0;
+
+		g_byte_array_append(b, &no_namespace, 1);
+		g_byte_array_append(b, &len, 1);
+		g_byte_array_append(b, (const guint8 *)offers[i].iface, len);
+		/* A native int, as haproxy reads it. */
+		g_byte_array_append(b, (const guint8 *)&offers[i].options,
+				    sizeof(offers[i].options));
+	}
+	return b;
+}
+
+/* ---- one exchange ---- */
+
+static enum next failed(struct exchange *x, const char *why)
+{
+	x->why = why;
+	return FAILED;
+}
+
+static enum next read_request(struct exchange *x)
+{
+	gsize want = strlen(REQUEST);
+	ssize_t n = recv(x->fd, x->buf + x->got, want - x->got, 0);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return WAIT_IN;
+	if (n <= 0)
+		return failed(x, "the client left before asking");
+	x->got += n;
+	/* Anything but haproxy's request gets nothing. */
+	if (memcmp(x->buf, REQUEST, x->got) != 0)
+		return failed(x, "not a request for listening sockets");
+	if (x->got < want)
+		return WAIT_IN;
+	x->step = SEND_COUNT;
+	return GO_ON;
+}
+
+/* The count comes alone: haproxy reads it without room for descriptors. */
+static enum next send_count(struct exchange *x)
+{
+	int count = x->s->offers->len;
+	ssize_t n = send(x->fd, &count, sizeof(count),
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return WAIT_OUT;
+	if (n != sizeof(count))
+		return failed(x, "the count could not be sent");
+	x->step = SEND_BATCH;
+	return GO_ON;
+}
+
+static enum next send_batch(struct exchange *x)
+{
+	GArray *offers = x->s->offers;
+	guint n = MIN(GETSOCKS_BATCH, offers->len - x->next);
+	const struct getsocks_offer *o =
+		&g_array_index(offers, struct getsocks_offer, x->next);
+	g_autoptr(GByteArray) records = getsocks_records(o, n);
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = records->data,
+			     .iov_len = records->len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * n),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	ssize_t sent;
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	for (guint i = 0; i < n; i++)
+		memcpy(CMSG_DATA(c) + i * sizeof(int), &o[i].fd, sizeof(int));
+	sent = sendmsg(x->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (sent < 0 && (errno == EAGAIN || errno == EINTR))
+		return WAIT_OUT;
+	/* The client waits for our batches one at a time, so its buffer is
+	 * empty: a part of one sent means it is gone. */
+	if (sent != (ssize_t)records->len)
+		return failed(x, "a batch could not be sent");
+	x->next += n;
+	x->got = 0;
+	x->step = READ_ACK;
+	return GO_ON;
+}
+
+/* haproxy acknowledges every message it reads, the last one too: waiting
+ * for that one as well means the client never writes to a closed socket. */
+static enum next read_ack(struct exchange *x)
+{
+	ssize_t n = recv(x->fd, x->buf + x->got, sizeof(int) - x->got, 0);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return WAIT_IN;
+	if (n <= 0)
+		return failed(x, "the client left before acknowledging");
+	x->got += n;
+	if (x->got < sizeof(int))
+		return WAIT_IN;
+	if (x->next == x->s->offers->len)
+		return DONE;
+	x->step = SEND_BATCH;
+	return GO_ON;
+}
+
+static enum next step(struct exchange *x)
+{
+	switch (x->step) {
+	case READ_REQUEST:
+		return read_request(x);
+	case SEND_COUNT:
+		return send_count(x);
+	case SEND_BATCH:
+		return send_batch(x);
+	case READ_ACK:
+		return read_ack(x);
+	}
+	g_assert_not_reached();
+}
+
+static void exchange_free(gpointer p)
+{
+	struct exchange *x = p;
+
+	if (x->source)
+		g_source_remove(x->source);
+	if (x->timer)
+		g_source_remove(x->timer);
+	close(x->fd);
+	g_free(x);
+}
+
+static void end_exchange(struct exchange *x, const char *why)
+{
+	struct getsocks_server *s = x->s;
+
+	if (why) {
+		s->refused++;
+		log_notice("-x server %s: pid %d got no listening socket: %s",
+			   s->path, x->peer, why);
+	} else {
+		s->handed++;
+		log_info("-x server %s: %u listening sockets handed to pid %d",
+			 s->path, s->offers->len, x->peer);
+	}
+	g_ptr_array_remove_fast(s->exchanges, x);
+}
+
+static gboolean on_io(int fd, GIOCondition cond, gpointer data);
+
+static void advance(struct exchange *x)
+{
+	enum next next;
+
+	do
+		next = step(x);
+	while (next == GO_ON);
+	if (next == DONE || next == FAILED) {
+		end_exchange(x, next == FAILED ? x->why : NULL);
+		return;
+	}
+	x->source = g_unix_fd_add(x->fd, next == WAIT_IN ? G_IO_IN : G_IO_OUT,
+				  on_io, x);
+}
+
+static gboolean on_io(int fd, GIOCondition cond, gpointer data)
+{
+	struct exchange *x = data;
+
+	/* This source ends as the callback returns; advance() adds the
+	 * next one. */
+	x->source = 0;
+	advance(x);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_timeout(gpointer data)
+{
+	struct exchange *x = data;
+
+	x->timer = 0;
+	end_exchange(x, "no answer within 2 s");
+	return G_SOURCE_REMOVE;
+}
+
+/* The socket is 0600; the peer check keeps to it even if the file's mode
+ * were changed under us. */
+static gboolean peer_allowed(int fd, pid_t *pid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return FALSE;
+	*pid = cred.pid;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
+{
+	struct getsocks_server *s = data;
+	struct exchange *x;
+	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (cfd < 0)
+		return G_SOURCE_CONTINUE;
+	x = g_new0(struct exchange, 1);
+	x->s = s;
+	x->fd = cfd;
+	g_ptr_array_add(s->exchanges, x);
+	if (!peer_allowed(cfd, &x->peer)) {
+		end_exchange(x, "permission denied");
+		return G_SOURCE_CONTINUE;
+	}
+	x->timer = g_timeout_add(EXCHANGE_MS, on_timeout, x);
+	advance(x);
+	return G_SOURCE_CONTINUE;
+}
+
+/* ---- the server ---- */
+
+/* The offers hold dups of the caller's descriptors, closed at the end. */
+static gboolean own_offers(GArray *offers, GError **error)
+{
+	for (guint i = 0; i < offers->len; i++) {
+		struct getsocks_offer *o =
+			&g_array_index(offers, struct getsocks_offer, i);
+		int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 3);
+
+		if (fd < 0) {
+			int saved = errno;
+
+			for (guint j = 0; j < i; j++)
+				close(g_array_index(offers,
+						    struct getsocks_offer, j).fd);
+			g_set_error(error, G_FILE_ERROR,
+				    g_file_error_from_errno(saved),
+				    "-x server: %s", g_strerror(saved));
+			return FALSE;
+		}
+		o->fd = fd;
+	}
+	return TRUE;
+}
+
+static int listen_private(const char *path, GError **error)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	mode_t old_umask;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+			    "-x server: path too long: %s", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	/* Ours, in our runtime directory: whatever is there is stale. */
+	g_unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	/* 0600 from the start: whoever connects gets the listeners. */
+	old_umask = umask(0177);
+	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old_umask);
+	if (r < 0 || listen(fd, 16) < 0)
+		goto fail;
+	return fd;
+fail:
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "-x server %s: %s", path, g_strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
+					    guint n_fds, GError **error)
+{
+	g_autoptr(GArray) offers = getsocks_offers(fds, n_fds);
+	struct getsocks_server *s;
+	int fd;
+
+	if (!offers->len) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+			    "-x server: no listening socket to hand over");
+		return NULL;
+	}
+	if (!own_offers(offers, error))
+		return NULL;
+	fd = listen_private(path, error);
+	if (fd < 0) {
+		for (guint i = 0; i < offers->len; i++)
+			close(g_array_index(offers, struct getsocks_offer, i).fd);
+		return NULL;
+	}
+	s = g_new0(struct getsocks_server, 1);
+	s->path = g_strdup(path);
+	s->fd = fd;
+	s->offers = g_steal_pointer(&offers);
+	s->exchanges = g_ptr_array_new_with_free_func(exchange_free);
+	s->source = g_unix_fd_add(fd, G_IO_IN, on_accept, s);
+	return s;
+}
+
+guint getsocks_server_handed(const struct getsocks_server *s)
+{
+	return s->handed;
+}
+
+guint getsocks_server_refused(const struct getsocks_server *s)
+{
+	return s->refused;
+}
+
+void getsocks_server_free(struct getsocks_server *s)
+{
+	if (!s)
+		return;
+	g_source_remove(s->source);
+	g_ptr_array_free(s->exchanges, TRUE);
+	close(s->fd);
+	g_unlink(s->path);
+	for (guint i = 0; i < s->offers->len; i++)
+		close(g_array_index(s->offers, struct getsocks_offer, i).fd);
+	g_array_free(s->offers, TRUE);
+	g_free(s->path);
+	g_free(s);
+}

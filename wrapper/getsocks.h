@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A server of haproxy's "_getsocks" exchange: a haproxy 1.8 or later
+ * started with -x PATH takes the listening sockets the wrapper holds (the
+ * ones systemd kept for it across a restart) instead of binding new ones,
+ * so that nothing queued on them is refused or reset.
+ *
+ * The exchange, as haproxy's -x client expects it: the line "_getsocks\n";
+ * the number of descriptors alone (an int, no descriptor attached); then
+ * batches of at most GETSOCKS_BATCH descriptors, each one message with the
+ * descriptors and, for each, a record (namespace name, interface name,
+ * options); the client acknowledges every message with an int before the
+ * next one comes.
+ */
+#pragma once
+
+#include <glib.h>
+
+/* haproxy 2.6 and later read at most 252 descriptors a message (253
+ * before): the smaller fits every version. */
+#define GETSOCKS_BATCH 252
+
+/* The options word of a record, as haproxy 1.8 to 2.2 compare it with the
+ * bind line's (later versions read it from the socket and ignore this). */
+#define GETSOCKS_OPT_FOREIGN	0x0002
+#define GETSOCKS_OPT_V6ONLY	0x0400
+#define GETSOCKS_OPT_V4V6	0x0800
+
+/* One descriptor offered, with its record. */
+struct getsocks_offer {
+	int fd;
+	gchar *iface;		/* SO_BINDTODEVICE, or NULL */
+	guint32 options;
+};
+
+/*
+ * What is offered for these listening sockets. haproxy 1.8 to 2.2 match
+ * an IPv6 socket to a bind line by the options of its record, and a
+ * record carries one set: such a socket is offered once for each set its
+ * bind line may have had (the copies the haproxy does not match are
+ * duplicates it closes). Later versions read the options from the socket
+ * itself. Sockets that are not stream sockets of AF_INET, AF_INET6 or
+ * AF_UNIX are left out.
+ */
+GArray *getsocks_offers(const int *fds, guint n_fds);
+
+/* The bytes of one batch's records, in the offers' order. */
+GByteArray *getsocks_records(const struct getsocks_offer *offers, guint n);
+
+struct getsocks_server;
+
+/*
+ * Listens on PATH (mode 0600; an old socket there is replaced) and hands
+ * dups of FDS to every client that asks, until freed. Refuses an empty
+ * set: haproxy 1.8 to 2.2 take a count of 0 for a failure, so -x is
+ * better left out then.
+ */
+struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
+					    guint n_fds, GError **error);
+/* Exchanges completed (every batch acknowledged), and the others. */
+guint getsocks_server_handed(const struct getsocks_server *s);
+guint getsocks_server_refused(const struct getsocks_server *s);
+/* Closes the socket and its clients and removes PATH. The descriptors
+ * given to _new() stay the caller's. */
+void getsocks_server_free(struct getsocks_server *s);
+
+typedef struct getsocks_server GetsocksServer;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GetsocksServer, getsocks_server_free)
