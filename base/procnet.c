@@ -134,6 +134,40 @@ GHashTable *proc_listening_inodes(GPid pid)
 	return inodes;
 }
 
+GArray *proc_listening_fds(GPid pid)
+{
+	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	g_autoptr(GHashTable) seen = inode_set_new();
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	const char *name;
+	int pidfd = pidfd_open(pid, 0);
+
+	while (pidfd >= 0 && dir && (name = g_dir_read_name(dir))) {
+		guint64 ino = proc_socket_inode(pid, name);
+		int listening = 0, type = 0, fd;
+		socklen_t len = sizeof(int);
+
+		if (!ino || g_hash_table_contains(seen, &ino))
+			continue;
+		fd = pidfd_getfd(pidfd, atoi(name), 0);
+		if (fd < 0)
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+			       &len) == 0 && listening &&
+		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+		    type == SOCK_STREAM) {
+			g_hash_table_add(seen, g_memdup2(&ino, sizeof(ino)));
+			g_array_append_val(fds, fd);
+		} else {
+			close(fd);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return fds;
+}
+
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);

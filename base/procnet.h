@@ -40,5 +40,9 @@ GHashTable *proc_tcp_listeners(GPid pid);
  * or 0 when it is not a socket or cannot be read. */
 guint64 proc_socket_inode(GPid pid, const char *fd_name);
 
+/* Our own copies (pidfd_getfd, close-on-exec) of the listening stream
+ * sockets pid holds, one per socket; empty when they cannot be taken
+ * (another user's process without ptrace rights, a seccomp filter). */
+GArray *proc_listening_fds(GPid pid);
 /* Does pid still hold a descriptor on one of these socket inodes? */
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);

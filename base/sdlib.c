@@ -13,6 +13,7 @@
 static struct {
 	char *error;		/* the last failed load's dlerror(), kept */
 	__typeof__(sd_notify) *notify;
+	__typeof__(sd_pid_notify_with_fds) *notify_with_fds;
 	__typeof__(sd_watchdog_enabled) *watchdog_enabled;
 	__typeof__(sd_journal_sendv) *journal_sendv;
 } lib;
@@ -33,8 +34,10 @@ static gboolean load(void)
 	if (h) {
 		lib.watchdog_enabled = dlsym(h, "sd_watchdog_enabled");
 		lib.journal_sendv = dlsym(h, "sd_journal_sendv");
-		/* Last: set only when all three are there. */
-		if (lib.watchdog_enabled && lib.journal_sendv)
+		lib.notify_with_fds = dlsym(h, "sd_pid_notify_with_fds");
+		/* Last: set only when all four are there. */
+		if (lib.watchdog_enabled && lib.journal_sendv &&
+		    lib.notify_with_fds)
 			lib.notify = dlsym(h, "sd_notify");
 	}
 	g_clear_pointer(&lib.error, g_free);
@@ -49,6 +52,13 @@ int sdlib_notify(const char *state)
 	if (!getenv("NOTIFY_SOCKET"))
 		return 0;
 	return load() ? lib.notify(0, state) : -ELIBACC;
+}
+
+int sdlib_notify_with_fds(const char *state, const int *fds, unsigned n)
+{
+	if (!getenv("NOTIFY_SOCKET"))
+		return 0;
+	return load() ? lib.notify_with_fds(0, 0, state, fds, n) : -ELIBACC;
 }
 
 int sdlib_watchdog_enabled(uint64_t *usec)

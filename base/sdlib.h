@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The three libsystemd calls the wrapper makes, with libsystemd loaded on
+ * The libsystemd calls the wrapper makes, with libsystemd loaded on
  * first need rather than at exec: mapping it and the six libraries it
  * pulls in cost every start half a millisecond before the first haproxy,
  * and most starts outside systemd never need it. Same return values as
@@ -14,6 +14,8 @@
 
 /* sd_notify(0, state): 0 without $NOTIFY_SOCKET, libsystemd untouched. */
 int sdlib_notify(const char *state);
+/* sd_pid_notify_with_fds(0, 0, state, fds, n), likewise. */
+int sdlib_notify_with_fds(const char *state, const int *fds, unsigned n);
 /* sd_watchdog_enabled(0, usec): 0 without $WATCHDOG_USEC, likewise. */
 int sdlib_watchdog_enabled(uint64_t *usec);
 /* sd_journal_sendv(iov, n). */

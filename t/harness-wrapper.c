@@ -365,3 +365,13 @@ struct wrapper *wrapper_start_prefixed(const char *const *prefix,
 	return spawn_wrapper(prefix, t_wrapper_path(), args, env,
 			     (struct spawn_setup){ 0 });
 }
+
+struct wrapper *wrapper_start_prefixed_setup(const char *const *prefix,
+					     const char *const *args,
+					     const char *const *env,
+					     GSpawnChildSetupFunc setup,
+					     gpointer data)
+{
+	return spawn_wrapper(prefix, t_wrapper_path(), args, env,
+			     (struct spawn_setup){ setup, data });
+}

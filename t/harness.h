@@ -151,6 +151,12 @@ gboolean t_haproxy_needs(guint major, guint minor, const char *what);
 struct wrapper *wrapper_start_prefixed(const char *const *prefix,
 				       const char *const *args,
 				       const char *const *env);
+/* The same, with a child setup run after fork (async-signal-safe only). */
+struct wrapper *wrapper_start_prefixed_setup(const char *const *prefix,
+					     const char *const *args,
+					     const char *const *env,
+					     GSpawnChildSetupFunc setup,
+					     gpointer data);
 
 /*
  * Processes a test started that are not its children (daemons, detached

@@ -60,4 +60,5 @@ void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 			      &(struct reload_input){ .message = msg });
 	}
 	reuseport_attach_generation(r->reuseport, g);
+	fdstore_serving(r->fdstore, g);
 }

@@ -4,7 +4,7 @@
  * one, the instances it replaced (adopted, taken over) leave, its
  * predecessor drains, the pidfile names it, the first start is over,
  * the reload machine hears SERVING then READY, its listeners join the
- * SO_REUSEPORT migration. The counterpart of wrapper/genexit.h.
+ * SO_REUSEPORT migration, systemd's fd store keeps them. The counterpart of wrapper/genexit.h.
  */
 #pragma once
 
@@ -31,6 +31,7 @@ struct gen_ready {
 	struct metrics *metrics;
 	struct first_start *first;
 	struct reuseport *reuseport;
+	struct fdstore *fdstore;
 };
 
 /* g (started, or a master's first load) is ready: it serves. */

@@ -465,6 +465,11 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 	return s;
 }
 
+const char *getsocks_server_path(const struct getsocks_server *s)
+{
+	return s->path;
+}
+
 guint getsocks_server_handed(const struct getsocks_server *s)
 {
 	return s->handed;

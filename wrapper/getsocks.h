@@ -57,6 +57,7 @@ struct getsocks_server;
  */
 struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 					    guint n_fds, GError **error);
+const char *getsocks_server_path(const struct getsocks_server *s);
 /* Exchanges completed (every batch acknowledged), and the others. */
 guint getsocks_server_handed(const struct getsocks_server *s);
 guint getsocks_server_refused(const struct getsocks_server *s);

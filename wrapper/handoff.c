@@ -35,6 +35,7 @@ struct handoff {
 	const struct replacement *replacement;
 	struct launcher *launcher;
 	struct status_source *status;
+	struct fdstore *fdstore;
 	const char *image_path;
 	gboolean active;		/* under way */
 	struct control_client *client;
@@ -49,6 +50,7 @@ struct handoff *handoff_new(const struct wrapper_args *args,
 			    const struct replacement *replacement,
 			    struct launcher *launcher,
 			    struct status_source *status,
+			    struct fdstore *fdstore,
 			    const char *image_path)
 {
 	struct handoff *h = g_new0(struct handoff, 1);
@@ -61,6 +63,7 @@ struct handoff *handoff_new(const struct wrapper_args *args,
 		.replacement = replacement,
 		.launcher = launcher,
 		.status = status,
+		.fdstore = fdstore,
 		.image_path = image_path,
 	};
 	return h;
@@ -169,6 +172,10 @@ static void exec_haproxy(struct handoff *h)
 	 * (close-on-exec), and a failure is told after it, last. */
 	control_send_now(h->client, answer);
 	tell_waiters(h);
+	/* haproxy -Ws knows nothing of the store: a socket left there after
+	 * its configuration dropped the bind would take connections nobody
+	 * accepts. */
+	fdstore_empty(h->fdstore, "the hand-off to haproxy -Ws");
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */

@@ -10,6 +10,8 @@
 
 #include <glib.h>
 
+#include "wrapper/fdstore.h"
+
 #include "legacy/args.h"
 #include "wrapper/control.h"
 #include "wrapper/lifecycle.h"
@@ -33,6 +35,7 @@ struct handoff *handoff_new(const struct wrapper_args *args,
 			    const struct replacement *replacement,
 			    struct launcher *launcher,
 			    struct status_source *status,
+			    struct fdstore *fdstore,
 			    const char *image_path);
 void handoff_free(struct handoff *h);
 

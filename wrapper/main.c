@@ -26,6 +26,7 @@ struct cli {
 	gchar *takeover;
 	gchar *reuseport;
 	gchar *master_worker;
+	gchar *fd_store;
 	gint stop_timeout;
 	gint ready_timeout;
 	gint drain_timeout;
@@ -106,6 +107,11 @@ static GOptionContext *option_context(struct cli *c)
 		  "reloaded in place: auto (default: when the configuration "
 		  "needs it, nbproc > 1 before 2.5), on (also -W/-Ws) or off",
 		  "WHEN" },
+		{ "fd-store", 0, 0, G_OPTION_ARG_STRING, &c->fd_store,
+		  "Keep the listening sockets in systemd's fd store, open "
+		  "across a restart (the unit's FileDescriptorStoreMax=; "
+		  "haproxy >= 1.8): auto (default: when systemd says the unit "
+		  "has one), on or off", "WHEN" },
 		{ "debug", 0, 0, G_OPTION_ARG_NONE, &c->debug,
 		  "Also log every step of the reload state machine (<7> "
 		  "\"reload: A --EVENT--> B\" lines)", NULL },
@@ -170,6 +176,21 @@ static gboolean parse_auto_off(const char *value, const char *option,
 	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 		    "%s takes auto or off", option);
 	return FALSE;
+}
+
+static gboolean parse_fd_store(const char *value,
+			       enum fdstore_policy *out, GError **error)
+{
+	if (!value || g_str_equal(value, "auto"))
+		*out = FDSTORE_AUTO;
+	else if (g_str_equal(value, "on"))
+		*out = FDSTORE_ON;
+	else if (g_str_equal(value, "off"))
+		*out = FDSTORE_OFF;
+	else
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--fd-store takes auto, on or off");
+	return !(error && *error);
 }
 
 static gboolean parse_master_worker(const char *value, gboolean asked,
@@ -255,7 +276,8 @@ static gboolean parse_wrapper_options(struct cli *c, GOptionContext *ctx,
 	    !parse_auto_off(c->reuseport, "--reuseport-migration",
 			    &c->opts.reuseport_migration, error) ||
 	    !parse_master_worker(c->master_worker, args->master_worker,
-				 &c->opts.master_worker, error))
+				 &c->opts.master_worker, error) ||
+	    !parse_fd_store(c->fd_store, &c->opts.fd_store, error))
 		return FALSE;
 	if (c->reload + c->hard_reload + c->status + c->handoff > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -369,6 +391,7 @@ static void cli_clear(struct cli *c)
 	g_free(c->takeover);
 	g_free(c->reuseport);
 	g_free(c->master_worker);
+	g_free(c->fd_store);
 	g_free(c->format);
 }
 

@@ -19,6 +19,8 @@ struct runtime {
 	struct control *control;
 	gchar *expose_cfg;	/* our -f fragment; NULL: no -x */
 	gchar *expose_sock;
+	/* Listeners kept in systemd's fd store (the supervisor's). */
+	struct fdstore *fdstore;
 };
 
 /* 0, or the wrapper's exit status (a directory that is too long or that

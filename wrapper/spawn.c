@@ -16,6 +16,7 @@
 #include "legacy/config.h"
 #include "legacy/launch.h"
 #include "legacy/mworker.h"
+#include "wrapper/fdstore.h"
 #include "wrapper/notify.h"
 #include "wrapper/probe.h"
 #include "wrapper/signals.h"
@@ -267,10 +268,14 @@ static gboolean can_take_listeners(struct launcher *l)
 
 /* Our own additions to haproxy's arguments, for this generation. */
 static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
-			gboolean *exposes)
+			enum launch_mode mode, gboolean *exposes)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	const char *user_socket = g_getenv("HAPROXY_STATS_SOCKET");
+	/* Nothing serves yet: the sockets systemd kept across a restart,
+	 * if any (decided once; what cannot be used is dropped now). */
+	const char *kept = l->gt->current ? NULL :
+			   fdstore_first_source(l->rt->fdstore, v, mode);
 
 	*exposes = FALSE;
 	if (haproxy_version_compare(v, 1, 8, 0) < 0)
@@ -293,6 +298,9 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 	if (can_take_listeners(l)) {
 		g_strv_builder_add(b, "-x");
 		g_strv_builder_add(b, l->rt->expose_sock);
+	} else if (kept) {
+		g_strv_builder_add(b, "-x");
+		g_strv_builder_add(b, kept);
 	}
 	return g_strv_builder_end(b);
 }
@@ -390,7 +398,7 @@ static gboolean spawn_generation(struct launcher *l,
 	pids = old_pids(l, &hard);
 	g->sf_adopted = l->ops->adopted_serving(l->ctx);
 	hard = hard || reloader_hard(l->reloader);
-	extra = extra_args(l, v, &exposes);
+	extra = extra_args(l, v, mode, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
 	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->args,

@@ -491,6 +491,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->loop = g_main_loop_new(NULL, FALSE);
 	s->args = args;
 	s->opts = opts;
+	/* First: LISTEN_FDS must not reach anything we spawn. */
+	s->rt.fdstore = fdstore_new(opts->fd_store);
 	gen_table_init(&s->gt);
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
@@ -510,13 +512,14 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				   &sv_launcher_ops, s);
 	s->handoff = handoff_new(args, opts, &s->life, s->reloader,
 				 s->replacement, s->launcher, &s->status,
-				 selfupgrade_image_path(s->up));
+				 s->rt.fdstore, selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
 				   s->launcher, &s->metrics.takeovers);
 	s->ready = (struct gen_ready){ .args = args, .opts = opts,
 		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
 		.replacement = s->replacement, .metrics = &s->metrics,
-		.first = s->first, .reuseport = s->reuseport };
+		.first = s->first, .reuseport = s->reuseport,
+		.fdstore = s->rt.fdstore };
 	s->status = (struct status_source){ .gt = &s->gt, .life = &s->life,
 		.reloader = s->reloader, .metrics = &s->metrics,
 		.first = s->first, .replacement = s->replacement,
@@ -528,6 +531,7 @@ static void teardown_runtime(struct supervisor *s)
 {
 	reloader_answer_all(s->reloader, "error: the wrapper exited");
 	g_clear_pointer(&s->master, master_link_free);
+	fdstore_leave(s->rt.fdstore);
 	runtime_teardown(&s->rt);
 }
 
@@ -571,6 +575,7 @@ int supervisor_run(struct supervisor *s)
 				     on_control, s);
 	if (s->life.exit_code)
 		return s->life.exit_code;
+	fdstore_set_rundir(s->rt.fdstore, s->rt.expose_cfg ? s->rt.dir : NULL);
 	start_watchdog(s);
 	if (!selfupgrade_restore(s->up)) {
 		reloader_post(s->reloader, RE_START, NULL);
@@ -611,6 +616,7 @@ void supervisor_free(struct supervisor *s)
 	gen_exits_free(s->exits);
 	status_source_clear(&s->status);
 	reuseport_free(s->reuseport);
+	fdstore_free(s->rt.fdstore);
 	runtime_clear(&s->rt);
 	selfupgrade_free(s->up);
 	g_main_loop_unref(s->loop);

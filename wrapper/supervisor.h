@@ -14,6 +14,7 @@
 
 #include "legacy/args.h"
 #include "legacy/mworker.h"
+#include "wrapper/fdstore.h"
 
 /* Exit statuses of the wrapper itself (haproxy's own are passed through). */
 #define EXIT_USAGE	64	/* bad wrapper command line (EX_USAGE) */
@@ -38,6 +39,7 @@ struct wrapper_options {
 	gboolean takeover;	/* take over foreign instances at start */
 	gboolean reuseport_migration;	/* migrate closing listeners' queues */
 	enum mw_policy master_worker;	/* run haproxy -Ws behind us */
+	enum fdstore_policy fd_store;	/* listeners kept across restarts */
 };
 
 struct supervisor;

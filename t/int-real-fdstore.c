@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Listening sockets kept in systemd's fd store across a restart, with the
+ * real haproxy (1.8 and later). The test plays systemd's part: its notify
+ * socket keeps what FDSTORE=1 sends and drops what FDSTOREREMOVE=1 names,
+ * and the next wrapper gets what it kept as LISTEN_FDS. Between the two
+ * wrappers no haproxy runs, and a connection made then is not refused: it
+ * waits in the kept socket's backlog and the next generation 1 answers
+ * it. 127.0.0.1 only; every wait is on a real event and bounded.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "t/lib-real.h"
+#include "t/lib-takeover.h"
+
+/* ---- systemd's part ---- */
+
+struct pid1 {
+	int fd;
+	gchar *path;
+	GHashTable *store;	/* FDNAME -> the fd + 1 */
+	guint ready;		/* READY=1 seen */
+	guint removed;		/* FDSTOREREMOVE=1 seen */
+};
+
+static void pid1_open(struct pid1 *p, const char *dir)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+	p->path = g_build_filename(t_short_dir(dir), "pid1.sock", NULL);
+	g_assert_cmpuint(strlen(p->path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, p->path);
+	p->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	g_assert_no_errno(bind(p->fd, (struct sockaddr *)&a, sizeof(a)));
+	p->store = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					 NULL);
+}
+
+static void pid1_close(struct pid1 *p)
+{
+	GHashTableIter it;
+	gpointer fd;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &fd))
+		close(GPOINTER_TO_INT(fd) - 1);
+	g_hash_table_destroy(p->store);
+	close(p->fd);
+	unlink(p->path);
+	g_free(p->path);
+}
+
+static const char *field(gchar **lines, const char *key)
+{
+	for (guint i = 0; lines[i]; i++)
+		if (g_str_has_prefix(lines[i], key))
+			return lines[i] + strlen(key);
+	return NULL;
+}
+
+/* One message, as PID 1 takes it: its descriptors kept or dropped. */
+static gboolean pid1_take(struct pid1 *p, guint timeout_ms)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} control;
+	char text[4096];
+	struct iovec iov = { text, sizeof(text) - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	struct timeval tv = { .tv_sec = timeout_ms / 1000,
+			      .tv_usec = timeout_ms % 1000 * 1000 };
+	g_auto(GStrv) lines = NULL;
+	ssize_t n;
+	int got = -1;
+	const char *name;
+
+	setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = recvmsg(p->fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return FALSE;
+	text[n] = '\0';
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+	     c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_type == SCM_RIGHTS)
+			memcpy(&got, CMSG_DATA(c), sizeof(int));
+	lines = g_strsplit(text, "\n", -1);
+	name = field(lines, "FDNAME=");
+	if (field(lines, "READY=1"))
+		p->ready++;
+	if (field(lines, "FDSTORE=1") && name && got >= 0) {
+		g_hash_table_insert(p->store, g_strdup(name),
+				    GINT_TO_POINTER(got + 1));
+		got = -1;
+	}
+	if (field(lines, "FDSTOREREMOVE=1") && name) {
+		gpointer fd;
+
+		if (g_hash_table_steal_extended(p->store, name, NULL, &fd))
+			close(GPOINTER_TO_INT(fd) - 1);
+		p->removed++;
+	}
+	if (got >= 0)
+		close(got);
+	return TRUE;
+}
+
+/* Messages taken until the store holds n sockets (bounded). */
+static void pid1_until_stored(struct pid1 *p, guint n)
+{
+	gint64 end = t_deadline(T_WAIT);
+
+	while (g_hash_table_size(p->store) != n && t_ms_left(end) > 0)
+		pid1_take(p, t_ms_left(end));
+	g_assert_cmpuint(g_hash_table_size(p->store), ==, n);
+}
+
+static guint64 inode_of(int fd)
+{
+	struct stat st;
+
+	g_assert_no_errno(fstat(fd, &st));
+	return st.st_ino;
+}
+
+/* The kept socket listening on port, or -1. */
+static int kept_for(struct pid1 *p, guint16 port)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		int fd = GPOINTER_TO_INT(v) - 1;
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+
+		if (getsockname(fd, (struct sockaddr *)&a, &len) == 0 &&
+		    a.sin_family == AF_INET && ntohs(a.sin_port) == port)
+			return fd;
+	}
+	return -1;
+}
+
+/* ---- the next wrapper, with LISTEN_FDS ---- */
+
+struct handed {
+	int fds[8];
+	guint n;
+};
+
+/* After fork: the kept sockets at 3, 4, ... (moved out of the way first,
+ * as the targets may be among them). */
+static void put_listen_fds(gpointer data)
+{
+	struct handed *h = data;
+	int high[8];
+
+	for (guint i = 0; i < h->n; i++)
+		high[i] = fcntl(h->fds[i], F_DUPFD, 100);
+	for (guint i = 0; i < h->n; i++) {
+		dup2(high[i], 3 + i);
+		close(high[i]);
+	}
+}
+
+static void start_with_kept(struct t_site *s, struct pid1 *p,
+			    const char *const *opts)
+{
+	/* LISTEN_PID is the wrapper's own: the shell's, which execs it. */
+	static const char *const prefix[] = {
+		"/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", NULL
+	};
+	g_autoptr(GPtrArray) args = t_site_args(s, opts);
+	g_autoptr(GString) names = g_string_new(NULL);
+	g_autofree gchar *count = NULL;
+	g_autofree gchar *fdnames = NULL;
+	struct handed h = { 0 };
+	GHashTableIter it;
+	gpointer k, v;
+	GPtrArray *env = g_ptr_array_new_with_free_func(g_free);
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		g_assert_cmpuint(h.n, <, G_N_ELEMENTS(h.fds));
+		h.fds[h.n++] = GPOINTER_TO_INT(v) - 1;
+		g_string_append_printf(names, "%s%s", names->len ? ":" : "",
+				       (char *)k);
+	}
+	for (guint i = 0; i + 1 < s->env->len; i++)
+		g_ptr_array_add(env, g_strdup(g_ptr_array_index(s->env, i)));
+	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u", h.n));
+	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDNAMES=%s", names->str));
+	g_ptr_array_add(env, NULL);
+	g_assert_null(s->w);
+	s->w = wrapper_start_prefixed_setup(prefix,
+					    (const char *const *)args->pdata,
+					    (const char *const *)env->pdata,
+					    put_listen_fds, &h);
+	g_ptr_array_free(env, TRUE);
+}
+
+/* ---- the tests ---- */
+
+static gboolean site_init_any(struct t_site *s, struct pid1 *p,
+			      const char *extra)
+{
+	if (!t_site_init_real(s, extra))
+		return FALSE;
+	pid1_open(p, s->dir);
+	t_site_setenv(s, "NOTIFY_SOCKET", p->path);
+	return TRUE;
+}
+
+static gboolean site_init(struct t_site *s, struct pid1 *p, const char *extra)
+{
+	if (!t_site_init_real(s, extra))
+		return FALSE;
+	if (!t_haproxy_needs(1, 8, "-x")) {
+		t_site_clear(s);
+		return FALSE;
+	}
+	pid1_open(p, s->dir);
+	t_site_setenv(s, "NOTIFY_SOCKET", p->path);
+	return TRUE;
+}
+
+/* The wrapper stopped as systemctl restart stops it, and gone. */
+static void stop_first(struct t_site *s)
+{
+	GPid haproxy = s->pid;
+
+	wrapper_signal(s->w, SIGTERM);
+	t_assert_exit_code(wrapper_wait_exit(s->w, T_WAIT), 0);
+	g_assert_true(t_wait_gone(haproxy, T_WAIT));
+	g_clear_pointer(&s->w, wrapper_free);
+}
+
+/* The pid in what port answers on fd (a request already sent). */
+static GPid answered_by(int fd)
+{
+	g_autoptr(GString) resp = g_string_new(NULL);
+	char buf[512];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(resp, buf, n);
+	close(fd);
+	return t_pid_in(resp->str, "pid=");
+}
+
+static const char request[] = "GET / HTTP/1.0\r\n\r\n";
+
+static void test_restart_refuses_nothing(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	guint64 inode;
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	inode = inode_of(kept_for(&p, s.port));
+	{
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+
+		g_array_append_val(one, inode);
+		g_assert_true(holds_socket(s.pid, one));
+	}
+	stop_first(&s);
+
+	/* No haproxy runs: the kernel completes the handshake into the
+	 * kept socket's backlog instead of refusing it. */
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+
+	start_with_kept(&s, &p, opts);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	/* systemd's variables were the wrapper's, not haproxy's. */
+	g_assert_false(t_environ_has(s.pid, "LISTEN_FDS"));
+	g_assert_false(t_environ_has(s.pid, "LISTEN_PID"));
+	{
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+
+		g_array_append_val(one, inode);
+		g_assert_true(holds_socket(s.pid, one));
+	}
+	/* The same socket still kept, under the same name: nothing added. */
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
+	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* Without the store the same restart refuses the connection. */
+static void test_restart_without_store_refuses(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=off", NULL };
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	stop_first(&s);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
+	g_assert_cmpint(connect_port(s.port), ==, -1);
+	g_assert_cmpint(errno, ==, ECONNREFUSED);
+	pid1_close(&p);
+}
+
+/* A bind the configuration drops is taken out of the store at the
+ * reload that drops it: kept, it would take connections nobody accepts. */
+static void test_bind_removed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	int fd;
+
+	if (!site_init(&s, &p, bind))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 2);
+	g_assert_cmpint(kept_for(&p, extra), >=, 0);
+	t_site_config(&s, NULL);
+	real_reload(&s, SIGUSR2, TRUE);
+	pid1_until_stored(&p, 1);
+	g_assert_cmpint(kept_for(&p, extra), ==, -1);
+	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
+	/* Nobody listens there any more, the store included. */
+	fd = connect_port(extra);
+	g_assert_cmpint(fd, ==, -1);
+	g_assert_cmpint(errno, ==, ECONNREFUSED);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* A bind added while the wrapper was down is bound by generation 1 and
+ * joins the store; the kept one is taken over. */
+static void test_bind_added_across_restart(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	guint64 inode;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	inode = inode_of(kept_for(&p, s.port));
+	stop_first(&s);
+	t_site_config(&s, bind);
+	start_with_kept(&s, &p, opts);
+	real_serve(&s);
+	pid1_until_stored(&p, 2);
+	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	g_assert_cmpint(kept_for(&p, extra), >=, 0);
+	g_assert_cmpint(t_wait_serving(extra, T_WAIT), ==, s.pid);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* What cannot take the kept sockets over (master-worker mode here) gets
+ * none: they are closed and taken out, with a notice, and haproxy binds
+ * its own. */
+static void test_unusable_dropped(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const on[] = { "--fd-store=on", NULL };
+	const char *const mw[] = { "--fd-store=on", "--master-worker=on",
+				   NULL };
+	guint64 inode;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, on);
+	pid1_until_stored(&p, 1);
+	inode = inode_of(kept_for(&p, s.port));
+	stop_first(&s);
+	start_with_kept(&s, &p, mw);
+	t_site_wait_log(&s, "listening sockets kept by systemd across the "
+			"restart are closed");
+	pid1_until_stored(&p, 0);
+	s.pid = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(s.pid, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), >, 0);
+	{
+		g_autoptr(GArray) on_port = tcp_inodes(s.port, 0, 0x0A);
+
+		g_assert_cmpuint(on_port->len, >=, 1);
+		for (guint i = 0; i < on_port->len; i++)
+			g_assert_cmpuint(g_array_index(on_port, guint64, i),
+					 !=, inode);
+	}
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* Every message sent so far, taken (none waits to be read). */
+static void pid1_drain(struct pid1 *p)
+{
+	while (pid1_take(p, 1))
+		;
+}
+
+/*
+ * haproxy before 1.8 cannot take a socket over: nothing of theirs is
+ * stored (a socket kept for a restart would take connections that no
+ * haproxy accepts). Generation 1's sockets would have been sent right
+ * after its READY=1, before any later answer of the wrapper.
+ */
+static void test_old_haproxy_stores_nothing(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	g_autofree gchar *out = NULL;
+
+	if (t_haproxy_at_least(1, 8)) {
+		g_test_skip("haproxy 1.8 and later can take them over");
+		return;
+	}
+	if (!site_init_any(&s, &p, NULL))
+		return;
+	s.with_runtime_dir = TRUE;
+	real_start(&s, NULL, opts);
+	g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, &out, NULL),
+			==, 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(p.ready, >=, 1);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	t_cleanup_on_abort();
+
+	g_test_add_func("/fdstore/restart-refuses-nothing",
+			test_restart_refuses_nothing);
+	g_test_add_func("/fdstore/restart-without-store-refuses",
+			test_restart_without_store_refuses);
+	g_test_add_func("/fdstore/bind-removed", test_bind_removed);
+	g_test_add_func("/fdstore/bind-added-across-restart",
+			test_bind_added_across_restart);
+	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
+	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
+			test_old_haproxy_stores_nothing);
+	return g_test_run();
+}

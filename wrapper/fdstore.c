@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Listening sockets parked in systemd's fd store. See wrapper/fdstore.h. */
+#include "wrapper/fdstore.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/procnet.h"
+#include "base/sdlib.h"
+#include "wrapper/getsocks.h"
+
+#define NAME_PREFIX "listener-"
+/* Where the store's names are kept for a new image of the wrapper after
+ * a self-upgrade, which gets no LISTEN_FDS. */
+#define NAMES_FILE "fdstore.names"
+#define SERVER_SOCKET "stored.sock"
+/* sd_listen_fds(3): the first descriptor passed. */
+#define LISTEN_FDS_START 3
+
+struct fdstore {
+	enum fdstore_policy policy;
+	gchar *rundir;
+	GHashTable *stored;	/* inodes (guint64 *) we put in, or found */
+	GArray *handed;		/* int: what systemd gave us at start */
+	struct getsocks_server *server;
+	gboolean systemd_handed;	/* LISTEN_FDS was ours */
+	gboolean unit_store_seen;	/* and held some of our names */
+	gboolean first_decided;
+	gboolean told;
+};
+
+static gchar *name_of(guint64 inode)
+{
+	return g_strdup_printf(NAME_PREFIX "%" G_GUINT64_FORMAT, inode);
+}
+
+static gboolean inode_of_name(const char *name, guint64 *inode)
+{
+	return g_str_has_prefix(name, NAME_PREFIX) &&
+	       g_ascii_string_to_unsigned(name + strlen(NAME_PREFIX), 10, 1,
+					  G_MAXUINT64, inode, NULL);
+}
+
+static guint64 socket_inode(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
+}
+
+static void remember(struct fdstore *st, guint64 inode)
+{
+	g_hash_table_add(st->stored, g_memdup2(&inode, sizeof(inode)));
+}
+
+/* LISTEN_FDS is for us only when LISTEN_PID is our pid (sd_listen_fds). */
+static guint listen_fds_for_us(void)
+{
+	const char *pid = g_getenv("LISTEN_PID");
+	const char *n = g_getenv("LISTEN_FDS");
+	guint64 p, count;
+
+	if (!pid || !n ||
+	    !g_ascii_string_to_unsigned(pid, 10, 1, G_MAXINT, &p, NULL) ||
+	    (pid_t)p != getpid() ||
+	    !g_ascii_string_to_unsigned(n, 10, 0, 4096, &count, NULL))
+		return 0;
+	return count;
+}
+
+/* Ours are named listener-INODE and are listening TCP sockets; anything
+ * else handed to us (another unit's socket activation) is left alone. */
+static void take_handed(struct fdstore *st)
+{
+	guint n = listen_fds_for_us();
+	g_auto(GStrv) names = g_strsplit(g_getenv("LISTEN_FDNAMES") ?: "",
+					 ":", -1);
+
+	for (guint i = 0; i < n; i++) {
+		int fd = LISTEN_FDS_START + i;
+		guint64 named;
+
+		/* Ours from now on: no haproxy inherits them. */
+		if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+			continue;
+		if (i >= g_strv_length(names) ||
+		    !inode_of_name(names[i], &named) ||
+		    socket_inode(fd) != named)
+			continue;
+		g_array_append_val(st->handed, fd);
+		remember(st, named);
+	}
+	g_unsetenv("LISTEN_PID");
+	g_unsetenv("LISTEN_FDS");
+	g_unsetenv("LISTEN_FDNAMES");
+	g_unsetenv("LISTEN_PIDFDID");
+}
+
+/* After our own exec: what the image before us had stored. */
+static void read_names(struct fdstore *st)
+{
+	g_autofree gchar *path = NULL;
+	g_autofree gchar *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!st->rundir)
+		return;
+	path = g_build_filename(st->rundir, NAMES_FILE, NULL);
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i]; i++) {
+		guint64 inode;
+
+		if (inode_of_name(lines[i], &inode))
+			remember(st, inode);
+	}
+}
+
+static void write_names(struct fdstore *st)
+{
+	g_autoptr(GString) text = g_string_new(NULL);
+	g_autofree gchar *path = NULL;
+	GHashTableIter it;
+	gpointer key;
+
+	if (!st->rundir)
+		return;
+	g_hash_table_iter_init(&it, st->stored);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		g_string_append_printf(text, NAME_PREFIX "%" G_GUINT64_FORMAT
+				       "\n", *(guint64 *)key);
+	path = g_build_filename(st->rundir, NAMES_FILE, NULL);
+	g_file_set_contents(path, text->str, text->len, NULL);
+}
+
+struct fdstore *fdstore_new(enum fdstore_policy policy)
+{
+	struct fdstore *st = g_new0(struct fdstore, 1);
+
+	st->policy = policy;
+	st->stored = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+					   g_free, NULL);
+	st->handed = g_array_new(FALSE, FALSE, sizeof(int));
+	st->systemd_handed = listen_fds_for_us() > 0;
+	take_handed(st);
+	st->unit_store_seen = st->handed->len > 0;
+	return st;
+}
+
+void fdstore_set_rundir(struct fdstore *st, const char *rundir)
+{
+	g_free(st->rundir);
+	st->rundir = g_strdup(rundir);
+	if (!st->systemd_handed)
+		read_names(st);
+}
+
+/* systemd 254 and later tell the unit's FileDescriptorStoreMax= in
+ * $FDSTORE; before, --fd-store=on says the unit has one, or systemd
+ * itself by handing some back. Storing without one would get a warning
+ * in the journal at every reload. */
+static gboolean unit_has_store(const struct fdstore *st)
+{
+	const char *max = g_getenv("FDSTORE");
+
+	if (st->policy == FDSTORE_OFF || !g_getenv("NOTIFY_SOCKET"))
+		return FALSE;
+	return st->policy == FDSTORE_ON || st->unit_store_seen ||
+	       (max && atoi(max) > 0);
+}
+
+static void take_out(struct fdstore *st, guint64 inode)
+{
+	g_autofree gchar *name = name_of(inode);
+	g_autofree gchar *msg = g_strdup_printf("FDSTOREREMOVE=1\nFDNAME=%s",
+						name);
+
+	sdlib_notify(msg);
+	g_hash_table_remove(st->stored, &inode);
+}
+
+static void close_handed(struct fdstore *st)
+{
+	for (guint i = 0; i < st->handed->len; i++)
+		close(g_array_index(st->handed, int, i));
+	g_array_set_size(st->handed, 0);
+}
+
+void fdstore_empty(struct fdstore *st, const char *why)
+{
+	g_autofree guint64 **inodes = NULL;
+	guint n;
+
+	if (!st || !g_hash_table_size(st->stored))
+		return;
+	if (st->handed->len)
+		log_notice("%u listening sockets kept by systemd across the "
+			   "restart are closed (%s): connections waiting on "
+			   "them are lost", st->handed->len, why);
+	else
+		log_info("systemd's fd store emptied: %s", why);
+	inodes = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
+	for (guint i = 0; i < n; i++)
+		take_out(st, *inodes[i]);
+	close_handed(st);
+	write_names(st);
+}
+
+const char *fdstore_first_source(struct fdstore *st,
+				 const struct haproxy_version *v,
+				 enum launch_mode mode)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
+
+	if (!st)
+		return NULL;
+	if (st->first_decided)
+		return st->server ? getsocks_server_path(st->server) : NULL;
+	st->first_decided = TRUE;
+	if (!st->handed->len)
+		return NULL;
+	if (st->policy == FDSTORE_OFF) {
+		fdstore_empty(st, "--fd-store=off");
+		return NULL;
+	}
+	if (haproxy_version_compare(v, 1, 8, 0) < 0 || mode != LAUNCH_DB) {
+		fdstore_empty(st, "only haproxy 1.8 and later, without -W, take "
+			     "them over");
+		return NULL;
+	}
+	if (!st->rundir) {
+		fdstore_empty(st, "no runtime directory");
+		return NULL;
+	}
+	path = g_build_filename(st->rundir, SERVER_SOCKET, NULL);
+	st->server = getsocks_server_new(path,
+					 &g_array_index(st->handed, int, 0),
+					 st->handed->len, &error);
+	if (!st->server) {
+		fdstore_empty(st, error->message);
+		return NULL;
+	}
+	log_info("generation 1 takes over %u listening sockets kept by "
+		 "systemd", st->handed->len);
+	return getsocks_server_path(st->server);
+}
+
+/* The serving generation's listening TCP sockets, by inode; our copies. */
+static GHashTable *serving_listeners(const struct generation *g)
+{
+	g_autoptr(GArray) fds = proc_listening_fds(g->pid);
+	GHashTable *by_inode = g_hash_table_new_full(g_int64_hash,
+						     g_int64_equal, g_free,
+						     NULL);
+
+	for (guint i = 0; i < fds->len; i++) {
+		int fd = g_array_index(fds, int, i);
+		int domain = 0;
+		socklen_t len = sizeof(domain);
+		guint64 inode = socket_inode(fd);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+		    (domain == AF_INET || domain == AF_INET6) && inode)
+			g_hash_table_insert(by_inode,
+					    g_memdup2(&inode, sizeof(inode)),
+					    GINT_TO_POINTER(fd + 1));
+		else
+			close(fd);
+	}
+	return by_inode;
+}
+
+static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
+{
+	g_autofree gchar *name = name_of(inode);
+	/* FDPOLL=0: a listener haproxy paused reports a hangup, and PID 1
+	 * would drop it. */
+	g_autofree gchar *msg = g_strdup_printf("FDSTORE=1\nFDPOLL=0\n"
+						"FDNAME=%s", name);
+	int r = sdlib_notify_with_fds(msg, &fd, 1);
+
+	if (r <= 0) {
+		if (!st->told)
+			log_notice("listening sockets not kept by systemd "
+				   "(FDSTORE=1: %s): a restart will refuse "
+				   "connections", r < 0 ? g_strerror(-r) :
+				   "no notify socket");
+		st->told = TRUE;
+		return FALSE;
+	}
+	remember(st, inode);
+	return TRUE;
+}
+
+void fdstore_serving(struct fdstore *st, const struct generation *g)
+{
+	g_autoptr(GHashTable) serving = NULL;
+	g_autofree guint64 **stored = NULL;
+	GHashTableIter it;
+	gpointer key, value;
+	guint n, added = 0, removed = 0;
+
+	if (!st)
+		return;
+	g_clear_pointer(&st->server, getsocks_server_free);
+	if (!unit_has_store(st) || g->mode != LAUNCH_DB) {
+		fdstore_empty(st, "not storable");
+		return;
+	}
+	serving = serving_listeners(g);
+	g_hash_table_iter_init(&it, serving);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		int fd = GPOINTER_TO_INT(value) - 1;
+
+		if (!g_hash_table_contains(st->stored, key) &&
+		    put_in(st, *(guint64 *)key, fd))
+			added++;
+		close(fd);
+	}
+	/* What it does not listen on any more must not take connections. */
+	stored = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
+	for (guint i = 0; i < n; i++) {
+		if (g_hash_table_contains(serving, stored[i]))
+			continue;
+		take_out(st, *stored[i]);
+		removed++;
+	}
+	close_handed(st);
+	if (added || removed) {
+		log_info("listening sockets kept by systemd: %u (%u added, %u "
+			 "taken out)", g_hash_table_size(st->stored), added,
+			 removed);
+		write_names(st);
+	}
+}
+
+void fdstore_leave(struct fdstore *st)
+{
+	g_autofree gchar *path = NULL;
+
+	if (!st)
+		return;
+	g_clear_pointer(&st->server, getsocks_server_free);
+	if (!st->rundir)
+		return;
+	path = g_build_filename(st->rundir, NAMES_FILE, NULL);
+	unlink(path);
+}
+
+void fdstore_free(struct fdstore *st)
+{
+	if (!st)
+		return;
+	getsocks_server_free(st->server);
+	close_handed(st);
+	g_array_free(st->handed, TRUE);
+	g_hash_table_destroy(st->stored);
+	g_free(st->rundir);
+	g_free(st);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The serving haproxy's listening sockets, parked in systemd's file
+ * descriptor store (FDSTORE=1, the unit's FileDescriptorStoreMax=), so
+ * that they stay open while no haproxy runs: across `systemctl restart`
+ * and a crash of the wrapper followed by Restart=, connections wait in
+ * their backlog instead of being refused. The next wrapper gets them back
+ * as LISTEN_FDS and its first haproxy (1.8 and later, standalone) takes
+ * them over through -x from a server of ours (wrapper/getsocks.h).
+ *
+ * Only TCP listeners are stored: a unix socket's path may be gone by the
+ * next start (the runtime directory's are removed at every stop).
+ *
+ * Each socket is stored under its own name, "listener-INODE", so that one
+ * the serving generation no longer listens on (a bind removed) is taken
+ * out alone (FDSTOREREMOVE=1): left in the store, an SO_REUSEPORT socket
+ * nobody accepts from would still get its share of new connections.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "legacy/launch.h"
+#include "legacy/version.h"
+#include "wrapper/generation.h"
+
+enum fdstore_policy { FDSTORE_AUTO, FDSTORE_ON, FDSTORE_OFF };
+
+/* A NULL store (a launcher built without one) stores nothing. */
+
+struct fdstore;
+
+/* Takes the listening sockets systemd handed this process (LISTEN_FDS for
+ * its pid, our names) and clears LISTEN_* from the environment, whatever
+ * the policy: haproxy must never inherit them. Before anything is
+ * spawned. */
+struct fdstore *fdstore_new(enum fdstore_policy policy);
+/* Where the -x server listens and the names are kept (NULL: nowhere, and
+ * nothing handed can be used). */
+void fdstore_set_rundir(struct fdstore *st, const char *rundir);
+/* The -x source for a first generation launched so, or NULL: sockets
+ * were handed to us and it can take them. The first call sets up the
+ * server; what cannot be used is said once and dropped from the store. */
+const char *fdstore_first_source(struct fdstore *st,
+				 const struct haproxy_version *v,
+				 enum launch_mode mode);
+/* g serves: its listening sockets are stored, the others taken out. */
+void fdstore_serving(struct fdstore *st, const struct generation *g);
+/* Everything stored is taken out and closed, with a word. */
+void fdstore_empty(struct fdstore *st, const char *why);
+/* The wrapper stops: the server and the names file go (what is stored
+ * stays: systemd keeps it for a restart, releases it for a stop). */
+void fdstore_leave(struct fdstore *st);
+void fdstore_free(struct fdstore *st);
