@@ -97,7 +97,7 @@ static gchar *census_growth(const struct fd_census *base,
  * with base: no kind may have grown. A descriptor still held for a moment
  * (a connection the wrapper closes after its answer) is waited out,
  * within the bound; a leaked one stays, and fails the test with both
- * listings.
+ * listings. gen 0: the caller has settled the wrapper.
  */
 static void assert_level(struct t_site *f, GPid gen,
 			 const struct fd_census *base, const char *after)
@@ -106,7 +106,8 @@ static void assert_level(struct t_site *f, GPid gen,
 	g_autofree gchar *growth = NULL;
 	struct fd_census now = { 0 };
 
-	settled_fds(f, gen);
+	if (gen)
+		settled_fds(f, gen);
 	for (;;) {
 		census_take(f->w->pid, &now);
 		g_free(growth);
@@ -208,6 +209,95 @@ static void test_level(gconstpointer data)
 	fx_stop_ok(&f);
 }
 
+/* ---- the same in master-worker mode ---- */
+
+/* settled_fds() in master-worker mode: below the wrapper, the master
+ * and its one worker (the old ones gone). */
+static void settle_mw(struct t_site *f, GPid master, GPid worker)
+{
+	const GPid both[] = { master, worker };
+
+	g_assert_true(wait_descendants(f->w, both, G_N_ELEMENTS(both)));
+	g_assert_cmpint(t_site_client(f, "--status", NULL, NULL), ==, 0);
+}
+
+static void assert_level_mw(struct t_site *f, GPid master, GPid worker,
+			    const struct fd_census *base, const char *after)
+{
+	settle_mw(f, master, worker);
+	assert_level(f, 0, base, after);
+}
+
+/* A client's reload in master-worker mode: its answer names the new
+ * worker. */
+static GPid mw_client_reload(struct t_site *f, const char *cmd, GPid old)
+{
+	g_autofree gchar *out = NULL;
+	GPid worker;
+
+	g_assert_cmpint(t_site_client(f, cmd, &out, NULL), ==, 0);
+	worker = t_pid_in(out, "workers ");
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, old);
+	g_assert_true(wait_answering(f->port, worker));
+	return worker;
+}
+
+/*
+ * haproxy -Ws, reloaded in place: the wrapper talks to its master
+ * (SIGUSR2, the master's notify socket) instead of starting generations.
+ * Its descriptors stay level over --reload, --hard-reload, a SIGUSR2 and
+ * a --reload the master refuses (a broken configuration).
+ */
+static void test_level_master_worker(void)
+{
+	const char *opts[] = { "--master-worker=on", NULL };
+	g_autofree gchar *reloaded = NULL;
+	struct fd_census base = { 0 };
+	g_auto(TSite) f = { 0 };
+	GPid master, worker;
+
+	if (!fx_init_real(&f))
+		return;
+	t_site_start_wrapper(&f, NULL, opts);
+	master = fx_wait_ready(&f, 1);
+	worker = t_wait_serving(f.port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	settle_mw(&f, master, worker);
+	census_take(f.w->pid, &base);
+	g_test_message("at the start:\n%s", base.listing->str);
+
+	reloaded = g_strdup_printf(LOG_MASTER_RELOADED_FMT, 1);
+	for (guint round = 0; round < 2; round++) {
+		g_autofree gchar *out = NULL;
+
+		worker = mw_client_reload(&f, "--reload", worker);
+		assert_level_mw(&f, master, worker, &base, "a --reload");
+		/* Past its line, for the SIGUSR2's. */
+		g_assert_nonnull(wrapper_wait_log(f.w, reloaded, T_WAIT));
+
+		worker = mw_client_reload(&f, "--hard-reload", worker);
+		assert_level_mw(&f, master, worker, &base, "a --hard-reload");
+		g_assert_nonnull(wrapper_wait_log(f.w, reloaded, T_WAIT));
+
+		wrapper_signal(f.w, SIGUSR2);
+		worker = t_pid_in(wrapper_wait_log(f.w, reloaded, T_WAIT),
+				  "workers ");
+		g_assert_cmpint(worker, >, 0);
+		g_assert_true(wait_answering(f.port, worker));
+		assert_level_mw(&f, master, worker, &base, "a SIGUSR2");
+
+		t_site_config(&f, "    no-such-keyword here\n");
+		g_assert_cmpint(t_site_client(&f, "--reload", &out, NULL), !=,
+				0);
+		t_site_config(&f, NULL);
+		assert_level_mw(&f, master, worker, &base, "a failed --reload");
+	}
+	census_clear(&base);
+	fx_stop_ok(&f);
+}
+
 /* ---- a shortage while a client waits for its reload ---- */
 
 /*
@@ -282,6 +372,8 @@ int main(int argc, char **argv)
 			     test_level);
 	g_test_add_data_func("/descriptors/level-no-x", &level_cases[1],
 			     test_level);
+	g_test_add_func("/descriptors/level-master-worker",
+			test_level_master_worker);
 	g_test_add_func("/descriptors/shortage-spares-reload-waiter",
 			test_shortage_spares_waiter);
 	return g_test_run();
