@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/proc.h"
 #include "t/lib-faults.h"
+#include "t/lib-takeover.h"
 
 /* ---- the wrapper's descriptors, by what they point to ---- */
 
@@ -149,6 +151,31 @@ static void client_reload_fails(struct t_site *f, GPid gen)
 	fx_keeps_serving(f, gen);
 }
 
+/*
+ * A restart by hand (haproxy -D -sf, as an init script does) replaces
+ * gen: the wrapper searches (inotify on the pidfile's directory), adopts
+ * the daemon, and the next --reload takes it over. The new generation's
+ * pid.
+ */
+static GPid restart_by_hand_taken_over(struct t_site *f)
+{
+	g_autofree gchar *out = NULL;
+	GPid daemon, gen;
+	int status;
+
+	daemon = restart_by_hand(f, "-sf", FALSE);
+	g_assert_cmpint(t_pid_in(t_site_wait_log(f, LOG_ADOPTING), "pid "),
+			==, daemon);
+	g_assert_cmpint(t_site_client(f, "--reload", &out, NULL), ==, 0);
+	gen = t_pid_in(out, "(pid ");
+	g_assert_cmpint(gen, >, 0);
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	/* Reparented to us (a child subreaper): reaped, no orphan. */
+	waitpid(daemon, &status, 0);
+	g_assert_true(wait_answering(f->port, gen));
+	return gen;
+}
+
 struct level_case {
 	const char *opt;	/* the wrapper's option, or NULL */
 	gboolean with_x;	/* its reloads hand the listeners over (-x) */
@@ -203,10 +230,13 @@ static void test_level(gconstpointer data)
 		assert_level(&f, gen, &base, "a failed --reload");
 		t_site_config(&f, NULL);
 	}
+	gen = restart_by_hand_taken_over(&f);
+	assert_level(&f, gen, &base, "a restart by hand taken over");
 	/* What was measured is what was meant: with -x, or without. */
 	g_assert_cmpuint(wrapper_count_log(f.w, LOG_ARG_X) > 0, ==, c->with_x);
 	census_clear(&base);
 	fx_stop_ok(&f);
+	t_end_all_started();
 }
 
 /* ---- the same in master-worker mode ---- */
