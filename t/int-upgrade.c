@@ -383,9 +383,9 @@ static void assert_hard_launch(GPid pid)
 	g_assert_false(g_strv_contains((const char *const *)argv, "-sf"));
 }
 
-/* `bin COMMAND --runtime-dir=...`: exit 0, "ok generation number (pid
+/* The client c of command ends with exit 0, "ok generation number (pid
  * P) serving"; P. */
-static GPid client_reload_ok(struct up *u, const char *command, guint number,
+static GPid client_reload_ok(const char *command, guint number,
 			     struct t_command *c)
 {
 	g_assert_cmpint(t_command_finish(c, T_WAIT), ==, 0);
@@ -394,6 +394,7 @@ static GPid client_reload_ok(struct up *u, const char *command, guint number,
 	return t_pid_in(c->out->str, "(pid ");
 }
 
+/* `bin COMMAND --runtime-dir=...`, started. */
 static void client_start(struct up *u, const char *command,
 			 struct t_command *c)
 {
@@ -418,7 +419,7 @@ static void test_hard_reload_upgrade(void)
 	g_assert_cmpint(stat(u.bin, &next), ==, 0);
 
 	client_start(&u, "--hard-reload", &hard);
-	gen2 = client_reload_ok(&u, "--hard-reload", 2, &hard);
+	gen2 = client_reload_ok("--hard-reload", 2, &hard);
 	g_assert_nonnull(wrapper_find_log(u.site.w, LOG_REEXECUTING));
 	assert_upgraded(&u, 1);
 	assert_runs(u.site.w->pid, &next);
@@ -472,7 +473,7 @@ static void test_pending_hard_across_upgrade(void)
 	g_assert_cmpint(g_unlink(gate), ==, 0);
 
 	assert_upgraded(&u, 1);
-	gen3 = client_reload_ok(&u, "--hard-reload", 3, &hard);
+	gen3 = client_reload_ok("--hard-reload", 3, &hard);
 	/* The SIGUSR2's reload, soft; then the pending one, hard. */
 	line = wrapper_executing_line(u.site.w, 2);
 	g_assert_nonnull(line);
