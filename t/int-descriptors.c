@@ -190,8 +190,9 @@ static const struct level_case level_cases[] = {
  * Start, then reloads of each kind, each followed by a census of the
  * wrapper's descriptors against the one after the start: SIGUSR2,
  * --reload, --hard-reload, a SIGUSR2 and a --reload that fail on a
- * broken configuration, and the same again. A leak of one descriptor a
- * reload shows at the first census after it.
+ * broken configuration, the same again, then a restart by hand that a
+ * --reload takes over. A leak of one descriptor a reload shows at the
+ * first census after it.
  */
 static void test_level(gconstpointer data)
 {
