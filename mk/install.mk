@@ -90,7 +90,7 @@ DEB_ARCH     := $(shell dpkg --print-architecture 2>/dev/null)
 DEB_FILE     := $(DEB_DIR)/$(PROG)_$(VERSION)_$(DEB_ARCH).deb
 # What the package is made of: rebuilt when any of it changes.
 DEB_INPUTS   := Makefile $(wildcard mk/*.mk) wrapper/main.c $(LIB_SRC) $(HEADERS) \
-                $(MAN_PAGE) $(wildcard contrib/systemd/* contrib/systemd/*/*) $(shell find debian -type f 2>/dev/null)
+                $(MAN_PAGE) README.wrapper $(wildcard doc/*.md) $(wildcard contrib/systemd/* contrib/systemd/*/*) $(shell find debian -type f 2>/dev/null)
 
 # t/int-systemd installs it into a container.
 tests: $(DEB_FILE)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Hand-offs, upgrades and probes failing (issue 16): a hand-off refused
+ * Hand-offs, upgrades and probes failing: a hand-off refused
  * or stopped while a reload or a client waits, a self-upgrade into an
  * image that cannot run the command line, a client gone while it waits,
  * a probe that never answers, requests while a reload is held, a

@@ -83,7 +83,7 @@ static void test_shim_signalfd_at_start(void)
 
 /*
  * No fork at all from the start: the first "haproxy -v" cannot run. An
- * operating system failure, exit 71 by the README; nothing left behind.
+ * operating system failure, exit 71 by the man page; nothing left behind.
  */
 static void test_shim_fork_at_start(void)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The first start costs nothing that grows with the host (issue 12): the
+ * The first start costs nothing that grows with the host: the
  * search for foreign instances (a read of every process) runs first only
  * when the pidfile names a live haproxy. Otherwise generation 1 starts at
  * once and the search runs once it serves: a foreign -D serving the same

@@ -23,8 +23,8 @@
  * queues non-empty whenever the old haproxy closes its listeners. A
  * handshake whose last ACK the kernel handles at the very microsecond
  * its listener closes is still reset ("connect: Connection reset by
- * peer"), migration or not: a kernel race (README.wrapper, "Reloads that
- * lose no connection"), about once in 200 reloads on a busy host. */
+ * peer"), migration or not: a kernel race (doc/figures.md, "The reset that
+ * is left"), about once in 200 reloads on a busy host. */
 #define LOADERS 8
 /* A reload competes with them for the CPU (seconds under ASan). */
 #define LOADED_WAIT (4 * T_WAIT)

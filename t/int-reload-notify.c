@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What systemd hears across reloads (issue 3): the sd_notify messages,
+ * What systemd hears across reloads: the sd_notify messages,
  * read from a fake NOTIFY_SOCKET, at start, reload, failed reload, stop,
  * while a generation loads (EXTEND_TIMEOUT_USEC=), while it serves
  * (WATCHDOG=1), after a restart by hand; and nothing without

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Reloads systemd can trust (issue 3), the basics: `--reload` and
+ * Reloads systemd can trust, the basics: `--reload` and
  * `--hard-reload` answer once the new generation serves, or say why it
  * failed; requests that come while a reload runs are queued and
  * coalesced, a queued hard reload stays hard; a waiting client ends on

@@ -312,7 +312,7 @@ static guint entries(const char *dir)
 	return n;
 }
 
-/* The issue's /tmp/evil: refused with the usage code, nothing written,
+/* A /tmp/evil: refused with the usage code, nothing written,
  * nothing started. */
 static void test_untrusted(void)
 {

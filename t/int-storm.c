@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A reload storm against the real haproxy (issue 6, "Storm and soak"), on
+ * A reload storm against the real haproxy, on
  * 127.0.0.1: 1000 SIGUSR2 sent at full rate (batches of tight kill()
  * loops) while 4 loops of synchronous `--reload` clients (a fresh client
  * process each time) and a load of fresh connections run.
@@ -51,7 +51,7 @@
 #define LOADERS		3	/* load threads, a fresh connection a request */
 #define LOAD_SECONDS	120
 
-/* The bounds asserted (see the issue): far below one reload a request. */
+/* The bounds asserted: far below one reload a request. */
 #define MAX_EXECUTING	(CLIENTS + 10)
 #define MAX_HAPROXY	8
 

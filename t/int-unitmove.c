@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * README.wrapper's "Moving to upstream's unit, one host at a time", run as
+ * doc/migration.md, "Moving to upstream's unit, one host at a time", run as
  * written under a real systemd 252 (t/container.c) with the .deb
  * installed, and again in a Debian 13 tree (systemd 257, haproxy 3.0),
  * under a load from the host that counts every refused or failed request:
@@ -23,7 +23,7 @@
  * Asserted: no request failed in any step, every reload succeeds, a unit
  * left behind is never started again (NRestarts=0, inactive), and no unit
  * is failed at the end. The commands and what they print are in the test's
- * messages (prove -v): README.wrapper quotes them.
+ * messages (prove -v): doc/migration.md quotes them.
  */
 #include <glib.h>
 #include <stdarg.h>
@@ -280,7 +280,7 @@ static void test_unitmove(struct fixture *f, gconstpointer data)
 }
 
 /*
- * What the shortcuts cost, measured for README.wrapper rather than
+ * What the shortcuts cost, measured for doc/migration.md rather than
  * promised: run with HSW_UNITMOVE_MEASURE=1 (prove -v shows the counts).
  * Asserted is only what does not depend on timing: a unit whose main
  * process is signalled by hand comes back through Restart=always, masked

@@ -333,7 +333,8 @@ static void test_master_worker_flags_documented(void)
 {
 	static const char *const docs[] = {
 		"README.wrapper", "doc/haproxy-systemd-wrapper.8",
-		"debian/README.Debian", "contrib/systemd/haproxy.service",
+		"doc/migration.md", "debian/README.Debian",
+		"contrib/systemd/haproxy.service",
 		"contrib/systemd/haproxy@.service",
 		"contrib/systemd/haproxy-notify-reload.service",
 		"contrib/systemd/haproxy.service.d/wrapper.conf", NULL,

@@ -12,7 +12,7 @@ static void check(const char *in, gsize max, const char *want)
 	g_assert_true(g_utf8_validate(got, -1, NULL));
 }
 
-/* The forged journal line of the issue, and every kind of control. */
+/* A forged journal line, and every kind of control. */
 static void test_untrusted(void)
 {
 	check("/usr/sbin/haproxy", 0, "/usr/sbin/haproxy");

@@ -104,7 +104,7 @@ static void test_names(void)
 	assert_name(NULL, "haproxy");
 	/* The same file however it is spelled. */
 	assert_name("/run//./x/../haproxy.pid", "run-haproxy");
-	/* The 61-character path: readable end, hash. */
+	/* A 61-character path: readable end, hash. */
 	hashed = rundir_instance_name(
 		"/srv/haproxy/instances/blue-eu-west-1a/run/haproxy-public.pid");
 	g_assert_true(g_str_has_prefix(hashed,
@@ -229,7 +229,7 @@ static gboolean need_root(void)
 	return FALSE;
 }
 
-/* The issue's /tmp/evil: another user's, mode 777. */
+/* A /tmp/evil: another user's, mode 777. */
 static void test_evil(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *evil = NULL;

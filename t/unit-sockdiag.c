@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sockdiag_tcp_listeners() and proc_tcp_listeners(), the listener discovery
- * of the SO_REUSEPORT attach (issue 12): the listening sockets' inodes and
+ * of the SO_REUSEPORT attach: the listening sockets' inodes and
  * nothing else (a connection, either end, is never one), IPv4 and IPv6;
  * in a namespace of its own the very set /proc/net/tcp{,6} gives; and the
  * fallback to /proc/PID/net where sock_diag cannot answer: a process in
