@@ -186,6 +186,8 @@ static gboolean load_take(struct t_load *l, const char *err, GPid pid)
 
 	g_mutex_lock(&l->lock);
 	l->requests++;
+	if (err && strstr(err, "connect: Connection refused"))
+		l->refused++;
 	if (err && ++l->failures <= LOAD_ERRORS_KEPT)
 		g_string_append_printf(l->errors, "request %u: %s\n",
 				       l->requests, err);

@@ -207,6 +207,7 @@ struct t_load {
 	gboolean done;
 	guint requests;
 	guint failures;
+	guint refused;		/* of the failures: connect() refused */
 	GHashTable *answers;	/* pid -> count */
 	GString *errors;	/* the first failures, for the report */
 };

@@ -263,11 +263,13 @@ static GPid answered_by(int fd)
 
 static const char request[] = "GET / HTTP/1.0\r\n\r\n";
 
-static void test_restart_refuses_nothing(void)
+/* data: the wrapper's options. With -x (the default) the sockets are
+ * asked of the exposed stats socket; without, taken with pidfd_getfd(). */
+static void test_restart_refuses_nothing(gconstpointer data)
 {
 	g_auto(TSite) s = { 0 };
 	struct pid1 p = { 0 };
-	const char *const opts[] = { "--fd-store=on", NULL };
+	const char *const *opts = data;
 	guint64 inode;
 	int waiting;
 
@@ -468,8 +470,14 @@ int main(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	t_cleanup_on_abort();
 
-	g_test_add_func("/fdstore/restart-refuses-nothing",
-			test_restart_refuses_nothing);
+	static const char *const exposed[] = { "--fd-store=on", NULL };
+	static const char *const no_x[] = { "--fd-store=on",
+					    "--seamless-reload=off", NULL };
+
+	g_test_add_data_func("/fdstore/restart-refuses-nothing", exposed,
+			     test_restart_refuses_nothing);
+	g_test_add_data_func("/fdstore/restart-refuses-nothing-no-x", no_x,
+			     test_restart_refuses_nothing);
 	g_test_add_func("/fdstore/restart-without-store-refuses",
 			test_restart_without_store_refuses);
 	g_test_add_func("/fdstore/bind-removed", test_bind_removed);

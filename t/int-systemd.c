@@ -189,6 +189,64 @@ static void test_restart(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/*
+ * Restarts that refuse nothing: the shipped unit keeps the listening
+ * socket in systemd's fd store, so that between the old haproxy's end and
+ * the new one's start the kernel queues new connections instead of
+ * refusing them, through `systemctl restart` and a kill of the main pid
+ * followed by Restart=always. Requests haproxy was serving when it got
+ * its hard stop may fail (resets, reported); none may be refused.
+ */
+static void test_restart_refuses_nothing(struct fixture *f,
+					 gconstpointer data)
+{
+	struct t_load load;
+	guint failures;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	check_start(f->c, &s);
+	t_load_start_paced(&load, s.port, 1000);
+	g_assert_true(t_load_wait_answers(&load, s.haproxy, 1));
+	for (guint i = 0; i < 5; i++) {
+		GPid old = s.haproxy;
+
+		g_assert_cmpint(sctl(f->c, "restart", s.unit), ==, 0);
+		s.haproxy = t_http_pid(s.port);
+		g_assert_cmpint(s.haproxy, >, 0);
+		g_assert_cmpint(s.haproxy, !=, old);
+		g_assert_true(t_load_wait_answers(&load, s.haproxy, 1));
+	}
+	for (guint i = 1; i <= 2; i++) {
+		g_autofree gchar *main_pid = g_strdup_printf(
+			"%d", prop_int(f->c, s.unit, "MainPID"));
+		g_autofree gchar *n = g_strdup_printf("%u", i);
+		const char *const restarted[] = {
+			"NRestarts", n, "ActiveState", "active",
+			"SubState", "running", NULL,
+		};
+		GPid old = s.haproxy;
+
+		g_assert_cmpint(cexec(f->c, NULL, "kill", "-KILL", main_pid,
+				      NULL), ==, 0);
+		g_assert_true(wait_props(f->c, s.unit, restarted));
+		s.haproxy = t_http_pid(s.port);
+		g_assert_cmpint(s.haproxy, >, 0);
+		g_assert_cmpint(s.haproxy, !=, old);
+		g_assert_true(t_load_wait_answers(&load, s.haproxy, 1));
+	}
+	failures = t_load_finish(&load);
+	g_test_message("5 restarts and 2 kills of the main pid: %u requests, "
+		       "%u failed, %u refused", load.requests, failures,
+		       load.refused);
+	g_assert_cmpuint(load.refused, ==, 0);
+	s.main_pid = prop_int(f->c, s.unit, "MainPID");
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
 /* WatchdogSec=: the wrapper pings while haproxy serves, through reloads;
  * a frozen wrapper is killed and the service restarted. */
 static void test_watchdog(struct fixture *f, gconstpointer data)
@@ -725,6 +783,8 @@ int main(int argc, char **argv)
 	    plain);
 	ADD("recommended/bad-config-reload", test_bad_config, plain);
 	ADD("recommended/restart-after-sigkill", test_restart, plain);
+	ADD("recommended/restart-refuses-nothing",
+	    test_restart_refuses_nothing, plain);
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
 	ADD("recommended/master-worker", test_master_worker, plain);

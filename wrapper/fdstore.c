@@ -26,6 +26,7 @@
 struct fdstore {
 	enum fdstore_policy policy;
 	gchar *rundir;
+	gchar *expose_sock;	/* where each generation exposes its own */
 	GHashTable *stored;	/* inodes (guint64 *) we put in, or found */
 	GArray *handed;		/* int: what systemd gave us at start */
 	struct getsocks_server *server;
@@ -154,10 +155,15 @@ struct fdstore *fdstore_new(enum fdstore_policy policy)
 	return st;
 }
 
-void fdstore_set_rundir(struct fdstore *st, const char *rundir)
+void fdstore_set_rundir(struct fdstore *st, const char *rundir,
+			const char *expose_sock)
 {
+	if (!st)
+		return;
 	g_free(st->rundir);
 	st->rundir = g_strdup(rundir);
+	g_free(st->expose_sock);
+	st->expose_sock = g_strdup(expose_sock);
 	if (!st->systemd_handed)
 		read_names(st);
 }
@@ -253,10 +259,34 @@ const char *fdstore_first_source(struct fdstore *st,
 	return getsocks_server_path(st->server);
 }
 
-/* The serving generation's listening TCP sockets, by inode; our copies. */
-static GHashTable *serving_listeners(const struct generation *g)
+/*
+ * Our copies of the serving generation's listening sockets: asked of its
+ * exposed stats socket as a new haproxy would ask (no ptrace rights
+ * needed: a container's seccomp filter may refuse pidfd_getfd), else
+ * taken from its descriptors.
+ */
+static GArray *listening_fds(const struct fdstore *st,
+			     const struct generation *g)
 {
-	g_autoptr(GArray) fds = proc_listening_fds(g->pid);
+	g_autoptr(GError) error = NULL;
+	GArray *fds = NULL;
+
+	if (g->exposes && st->expose_sock) {
+		fds = getsocks_fetch(st->expose_sock, &error);
+		if (fds->len)
+			return fds;
+		g_array_free(fds, TRUE);
+		log_debug("fd store: %s", error ? error->message :
+			  "no listening socket exposed");
+	}
+	return proc_listening_fds(g->pid);
+}
+
+/* The serving generation's listening TCP sockets, by inode; our copies. */
+static GHashTable *serving_listeners(const struct fdstore *st,
+				     const struct generation *g)
+{
+	g_autoptr(GArray) fds = listening_fds(st, g);
 	GHashTable *by_inode = g_hash_table_new_full(g_int64_hash,
 						     g_int64_equal, g_free,
 						     NULL);
@@ -315,7 +345,7 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 		fdstore_empty(st, "not storable");
 		return;
 	}
-	serving = serving_listeners(g);
+	serving = serving_listeners(st, g);
 	g_hash_table_iter_init(&it, serving);
 	while (g_hash_table_iter_next(&it, &key, &value)) {
 		int fd = GPOINTER_TO_INT(value) - 1;
@@ -364,5 +394,6 @@ void fdstore_free(struct fdstore *st)
 	g_array_free(st->handed, TRUE);
 	g_hash_table_destroy(st->stored);
 	g_free(st->rundir);
+	g_free(st->expose_sock);
 	g_free(st);
 }

@@ -36,8 +36,10 @@ struct fdstore;
  * spawned. */
 struct fdstore *fdstore_new(enum fdstore_policy policy);
 /* Where the -x server listens and the names are kept (NULL: nowhere, and
- * nothing handed can be used). */
-void fdstore_set_rundir(struct fdstore *st, const char *rundir);
+ * nothing handed can be used), and where each generation exposes its
+ * listening sockets (NULL: none does; they are taken with pidfd_getfd). */
+void fdstore_set_rundir(struct fdstore *st, const char *rundir,
+			const char *expose_sock);
 /* The -x source for a first generation launched so, or NULL: sockets
  * were handed to us and it can take them. The first call sets up the
  * server; what cannot be used is said once and dropped from the store. */

@@ -378,6 +378,114 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* ---- the client ---- */
+
+static int connect_to(const char *path, GError **error)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	/* haproxy's own client gives each read a second. */
+	struct timeval tv = { .tv_sec = 1 };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+			    "%s: path too long", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "%s: %s", path, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One message: its descriptors appended to fds; the number, or -1. */
+static int receive_batch(int fd, GArray *fds)
+{
+	/* Room for a batch of any version's (253 before haproxy 2.6). */
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (GETSOCKS_BATCH + 1))];
+		struct cmsghdr align;
+	} control;
+	static char records[(GETSOCKS_BATCH + 1) * 64];
+	struct iovec iov = { records, sizeof(records) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	int got = 0;
+	ssize_t n;
+
+	do
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+	     c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; CMSG_LEN((i + 1) * sizeof(int)) <=
+				   c->cmsg_len; i++, got++) {
+			int one;
+
+			memcpy(&one, CMSG_DATA(c) + i * sizeof(int),
+			       sizeof(int));
+			g_array_append_val(fds, one);
+		}
+	}
+	/* Descriptors cut off for want of room are lost: say so. */
+	return msg.msg_flags & MSG_CTRUNC ? -1 : got;
+}
+
+static void close_all(GArray *fds)
+{
+	for (guint i = 0; i < fds->len; i++)
+		close(g_array_index(fds, int, i));
+	g_array_set_size(fds, 0);
+}
+
+GArray *getsocks_fetch(const char *path, GError **error)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	int fd = connect_to(path, error);
+	int count = 0;
+
+	if (fd < 0)
+		return fds;
+	if (send(fd, REQUEST, strlen(REQUEST), MSG_NOSIGNAL) !=
+		    (ssize_t)strlen(REQUEST) ||
+	    recv(fd, &count, sizeof(count), MSG_WAITALL) != sizeof(count) ||
+	    count < 0) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+			    "%s: no count of listening sockets", path);
+		close(fd);
+		return fds;
+	}
+	while (fds->len < (guint)count) {
+		int ack;
+
+		if (receive_batch(fd, fds) < 0 || fds->len > (guint)count) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+				    "%s: %u of %d listening sockets received",
+				    path, fds->len, count);
+			close_all(fds);
+			break;
+		}
+		ack = fds->len;
+		send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
+	}
+	close(fd);
+	return fds;
+}
+
 /* ---- the server ---- */
 
 /* The offers hold dups of the caller's descriptors, closed at the end. */

@@ -47,6 +47,14 @@ GArray *getsocks_offers(const int *fds, guint n_fds);
 /* The bytes of one batch's records, in the offers' order. */
 GByteArray *getsocks_records(const struct getsocks_offer *offers, guint n);
 
+/*
+ * The other side: the listening sockets a haproxy exposes on path (a
+ * stats socket with "expose-fd listeners"), asked as a haproxy started
+ * with -x asks them; our copies, close-on-exec. Needs no ptrace rights,
+ * unlike pidfd_getfd(). Blocks, at most about a second a read.
+ */
+GArray *getsocks_fetch(const char *path, GError **error);
+
 struct getsocks_server;
 
 /*

@@ -295,12 +295,12 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 		}
 		return g_strv_builder_end(b);
 	}
-	if (!l->rt->expose_cfg)
-		return g_strv_builder_end(b);
-	g_strv_builder_add(b, "-f");
-	g_strv_builder_add(b, l->rt->expose_cfg);
-	*exposes = TRUE;
-	if (can_take_listeners(l)) {
+	if (l->rt->expose_cfg) {
+		g_strv_builder_add(b, "-f");
+		g_strv_builder_add(b, l->rt->expose_cfg);
+		*exposes = TRUE;
+	}
+	if (*exposes && can_take_listeners(l)) {
 		g_strv_builder_add(b, "-x");
 		g_strv_builder_add(b, l->rt->expose_sock);
 	} else if (kept) {

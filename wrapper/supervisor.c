@@ -575,7 +575,8 @@ int supervisor_run(struct supervisor *s)
 				     on_control, s);
 	if (s->life.exit_code)
 		return s->life.exit_code;
-	fdstore_set_rundir(s->rt.fdstore, s->rt.expose_cfg ? s->rt.dir : NULL);
+	fdstore_set_rundir(s->rt.fdstore, s->rt.control ? s->rt.dir : NULL,
+			   s->rt.expose_sock);
 	start_watchdog(s);
 	if (!selfupgrade_restore(s->up)) {
 		reloader_post(s->reloader, RE_START, NULL);
