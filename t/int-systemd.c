@@ -802,6 +802,8 @@ int main(int argc, char **argv)
 	ADD("debian13/recommended/start-reload-stop", test_recommended,
 	    trixie);
 	ADD("debian13/recommended/bad-config-reload", test_bad_config, trixie);
+	ADD("debian13/recommended/restart-refuses-nothing",
+	    test_restart_refuses_nothing, trixie);
 	ADD("debian13/historic/start-reload-stop", test_historic, trixie);
 	ADD("debian13/template/two-instances", test_template, trixie);
 	ADD("debian13/deb/start-reload-stop", test_deb, trixie);
