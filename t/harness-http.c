@@ -241,6 +241,17 @@ void t_load_start_paced(struct t_load *l, guint16 port, guint pause_us)
 	l->thread = g_thread_new("load", load_run, l);
 }
 
+guint t_load_answers(struct t_load *l, GPid pid)
+{
+	guint n;
+
+	g_mutex_lock(&l->lock);
+	n = GPOINTER_TO_UINT(g_hash_table_lookup(l->answers,
+						 GINT_TO_POINTER(pid)));
+	g_mutex_unlock(&l->lock);
+	return n;
+}
+
 gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n)
 {
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;

@@ -216,6 +216,8 @@ void t_load_start(struct t_load *l, guint16 port);
 /* The same, pausing between requests: a load that runs for long beside
  * something that needs the CPU (a booted container) stays light. */
 void t_load_start_paced(struct t_load *l, guint16 port, guint pause_us);
+/* How many requests of the load pid has answered so far. */
+guint t_load_answers(struct t_load *l, GPid pid);
 /* Wait (bounded) until pid has answered n requests of the load. */
 gboolean t_load_wait_answers(struct t_load *l, GPid pid, guint n);
 /* Stops the load and reports it; the number of failed requests. */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -242,6 +243,72 @@ static void test_restart_refuses_nothing(struct fixture *f,
 		       "%u failed, %u refused", load.requests, failures,
 		       load.refused);
 	g_assert_cmpuint(load.refused, ==, 0);
+	s.main_pid = prop_int(f->c, s.unit, "MainPID");
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
+/* The pid in the answer to what was sent on fd (bounded: SO_RCVTIMEO). */
+static GPid answer_on(int fd, const char *rest)
+{
+	g_autoptr(GString) resp = g_string_new(NULL);
+	char buf[512];
+	ssize_t n;
+
+	g_assert_cmpint(write(fd, rest, strlen(rest)), ==, strlen(rest));
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(resp, buf, n);
+	close(fd);
+	return t_pid_in(resp->str, "pid=");
+}
+
+/*
+ * A graceful restart (RestartKillSignal=SIGUSR1 in a drop-in): the old
+ * haproxy finishes the request it was reading, new connections wait in
+ * the kept socket's backlog for the next generation: nothing refused,
+ * nothing reset.
+ */
+static void test_graceful_restart(struct fixture *f, gconstpointer data)
+{
+	struct t_load load;
+	struct timeval tv = { .tv_sec = 10 };
+	guint failures, before;
+	GPid old;
+	int slow;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	recommended(f->c, &s);
+	put_text(f->c, "/etc/systemd/system/haproxy.service.d/graceful.conf",
+		 "[Service]\nRestartKillSignal=SIGUSR1\n");
+	g_assert_cmpint(sctl(f->c, "daemon-reload", NULL), ==, 0);
+	check_start(f->c, &s);
+	old = s.haproxy;
+	t_load_start_paced(&load, s.port, 1000);
+	g_assert_true(t_load_wait_answers(&load, old, 1));
+	/* A request half sent: the old haproxy is reading it. Accepted
+	 * before any connection the load makes after it (the accept queue is
+	 * first in, first out). */
+	slow = t_hold_connection(s.port);
+	g_assert_cmpint(slow, >=, 0);
+	setsockopt(slow, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	g_assert_cmpint(write(slow, "GET / HTTP/1.0\r\n", 16), ==, 16);
+	before = t_load_answers(&load, old);
+	g_assert_true(t_load_wait_answers(&load, old, before + 1));
+	g_assert_cmpint(cexec(f->c, NULL, "systemctl", "--no-block", "restart",
+			      s.unit, NULL), ==, 0);
+	g_assert_true(journal_has(f->c, s.unit, "info", "stopping gracefully"));
+	/* The rest of the request: the old haproxy answers it. */
+	g_assert_cmpint(answer_on(slow, "\r\n"), ==, old);
+	s.haproxy = wait_serving(s.port, old);
+	g_assert_cmpint(s.haproxy, >, 0);
+	g_assert_true(t_load_wait_answers(&load, s.haproxy, 1));
+	failures = t_load_finish(&load);
+	g_test_message("graceful restart: %u requests, %u failed, %u refused",
+		       load.requests, failures, load.refused);
+	g_assert_cmpuint(load.refused, ==, 0);
+	g_assert_cmpuint(failures, ==, 0);
 	s.main_pid = prop_int(f->c, s.unit, "MainPID");
 	check_stop(f->c, &s);
 	svc_clear(&s);
@@ -785,6 +852,7 @@ int main(int argc, char **argv)
 	ADD("recommended/restart-after-sigkill", test_restart, plain);
 	ADD("recommended/restart-refuses-nothing",
 	    test_restart_refuses_nothing, plain);
+	ADD("recommended/graceful-restart", test_graceful_restart, plain);
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
 	ADD("recommended/master-worker", test_master_worker, plain);
