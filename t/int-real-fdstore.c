@@ -214,6 +214,16 @@ static void start_with_kept(struct t_site *s, struct pid1 *p,
 
 /* ---- the tests ---- */
 
+static void assert_refused(guint16 port)
+{
+	int fd = connect_port(port);
+
+	if (fd >= 0)
+		close(fd);
+	g_assert_cmpint(fd, ==, -1);
+	g_assert_cmpint(errno, ==, ECONNREFUSED);
+}
+
 static gboolean site_init_any(struct t_site *s, struct pid1 *p,
 			      const char *extra)
 {
@@ -326,8 +336,7 @@ static void test_restart_without_store_refuses(void)
 	real_start(&s, NULL, opts);
 	stop_first(&s);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
-	g_assert_cmpint(connect_port(s.port), ==, -1);
-	g_assert_cmpint(errno, ==, ECONNREFUSED);
+	assert_refused(s.port);
 	pid1_close(&p);
 }
 
@@ -341,7 +350,6 @@ static void test_bind_removed(void)
 	guint16 extra = t_free_port();
 	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
 						 extra);
-	int fd;
 
 	if (!site_init(&s, &p, bind))
 		return;
@@ -354,9 +362,7 @@ static void test_bind_removed(void)
 	g_assert_cmpint(kept_for(&p, extra), ==, -1);
 	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
 	/* Nobody listens there any more, the store included. */
-	fd = connect_port(extra);
-	g_assert_cmpint(fd, ==, -1);
-	g_assert_cmpint(errno, ==, ECONNREFUSED);
+	assert_refused(extra);
 	t_site_stop(&s);
 	pid1_close(&p);
 }

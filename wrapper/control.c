@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/unixsock.h"
 
 #define MAX_CLIENTS	64
 #define IDLE_MS		10000
@@ -361,20 +362,15 @@ struct control *control_listen(const char *path, control_fn fn,
 {
 	struct sockaddr_un a;
 	struct control *ctl;
-	mode_t old_umask;
-	int fd, r;
+	int fd;
 
 	if (!fill_address(&a, path, error) || !clear_stale(&a, error))
 		return NULL;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		goto fail;
-	/* Created 0600 from the start: no moment where others may connect. */
-	old_umask = umask(0177);
-	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	umask(old_umask);
-	if (r < 0 || listen(fd, 16) < 0)
-		goto fail;
+	fd = unixsock_listen_private(path, error);
+	if (fd < 0) {
+		g_prefix_error(error, "control socket ");
+		return NULL;
+	}
 	ctl = g_new0(struct control, 1);
 	*ctl = (struct control){
 		.fd = fd,
@@ -385,12 +381,6 @@ struct control *control_listen(const char *path, control_fn fn,
 	};
 	ctl->source = g_unix_fd_add(fd, G_IO_IN, on_accept, ctl);
 	return ctl;
-fail:
-	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-		    "control socket %s: %s", path, g_strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return NULL;
 }
 
 void control_set_idle_ms(struct control *ctl, guint ms)

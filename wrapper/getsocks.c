@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/unixsock.h"
 
 #define REQUEST "_getsocks\n"
 /* haproxy's client gives each read 1 s: a client that has not finished
@@ -512,38 +513,6 @@ static gboolean own_offers(GArray *offers, GError **error)
 	return TRUE;
 }
 
-static int listen_private(const char *path, GError **error)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	mode_t old_umask;
-	int fd, r;
-
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "-x server: path too long: %s", path);
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	/* Ours, in our runtime directory: whatever is there is stale. */
-	g_unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		goto fail;
-	/* 0600 from the start: whoever connects gets the listeners. */
-	old_umask = umask(0177);
-	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	umask(old_umask);
-	if (r < 0 || listen(fd, 16) < 0)
-		goto fail;
-	return fd;
-fail:
-	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-		    "-x server %s: %s", path, g_strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
 struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 					    guint n_fds, GError **error)
 {
@@ -558,8 +527,11 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 	}
 	if (!own_offers(offers, error))
 		return NULL;
-	fd = listen_private(path, error);
+	/* Ours, in our runtime directory: whatever is there is stale. */
+	g_unlink(path);
+	fd = unixsock_listen_private(path, error);
 	if (fd < 0) {
+		g_prefix_error(error, "-x server: ");
 		for (guint i = 0; i < offers->len; i++)
 			close(g_array_index(offers, struct getsocks_offer, i).fd);
 		return NULL;

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "base/unixsock.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int unixsock_listen_private(const char *path, GError **error)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	mode_t old_umask;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+			    "%s: path too long", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	/* The umask is the process's: nothing else runs meanwhile. */
+	old_umask = umask(0177);
+	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old_umask);
+	if (r < 0 || listen(fd, 16) < 0)
+		goto fail;
+	return fd;
+fail:
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "%s: %s", path, g_strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}

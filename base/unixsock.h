@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unix sockets the wrapper listens on. */
+#pragma once
+
+#include <glib.h>
+
+/*
+ * A listening stream socket at path (which must not exist), non-blocking
+ * and close-on-exec, created 0600 from the start: there is no moment in
+ * which another user may connect. -1 with error set ("PATH: why").
+ */
+int unixsock_listen_private(const char *path, GError **error);
