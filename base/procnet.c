@@ -3,6 +3,7 @@
  * namespace, from /proc. */
 #include "base/procnet.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +143,9 @@ GArray *proc_listening_fds(GPid pid)
 	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
 	const char *name;
 	int pidfd = pidfd_open(pid, 0);
+	gboolean complete = pidfd >= 0 && dir;
 
-	while (pidfd >= 0 && dir && (name = g_dir_read_name(dir))) {
+	while (complete && (name = g_dir_read_name(dir))) {
 		guint64 ino = proc_socket_inode(pid, name);
 		int listening = 0, type = 0, fd;
 		socklen_t len = sizeof(int);
@@ -151,8 +153,13 @@ GArray *proc_listening_fds(GPid pid)
 		if (!ino || g_hash_table_contains(seen, &ino))
 			continue;
 		fd = pidfd_getfd(pidfd, atoi(name), 0);
-		if (fd < 0)
+		/* Closed since it was listed: not a socket of its any more. */
+		if (fd < 0 && errno == EBADF)
 			continue;
+		if (fd < 0) {
+			complete = FALSE;
+			break;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
 			       &len) == 0 && listening &&
 		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
@@ -165,6 +172,12 @@ GArray *proc_listening_fds(GPid pid)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	if (!complete) {
+		for (guint i = 0; i < fds->len; i++)
+			close(g_array_index(fds, int, i));
+		g_array_free(fds, TRUE);
+		return NULL;
+	}
 	return fds;
 }
 

@@ -41,8 +41,9 @@ GHashTable *proc_tcp_listeners(GPid pid);
 guint64 proc_socket_inode(GPid pid, const char *fd_name);
 
 /* Our own copies (pidfd_getfd, close-on-exec) of the listening stream
- * sockets pid holds, one per socket; empty when they cannot be taken
- * (another user's process without ptrace rights, a seccomp filter). */
+ * sockets pid holds, one per socket; NULL when they cannot all be taken
+ * (another user's process without ptrace rights, a seccomp filter, no
+ * descriptor left). */
 GArray *proc_listening_fds(GPid pid);
 /* Does pid still hold a descriptor on one of these socket inodes? */
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);

@@ -247,9 +247,9 @@ const char *fdstore_first_source(struct fdstore *st,
 		return NULL;
 	}
 	path = g_build_filename(st->rundir, SERVER_SOCKET, NULL);
-	st->server = getsocks_server_new(path,
-					 &g_array_index(st->handed, int, 0),
-					 st->handed->len, &error);
+	st->server = getsocks_server_new(
+		path, &g_array_index(st->handed, int, 0), st->handed->len,
+		haproxy_version_compare(v, 2, 3, 0) < 0, &error);
 	if (!st->server) {
 		fdstore_empty(st, error->message);
 		return NULL;
@@ -269,36 +269,50 @@ static GArray *listening_fds(const struct fdstore *st,
 			     const struct generation *g)
 {
 	g_autoptr(GError) error = NULL;
-	GArray *fds = NULL;
+	GArray *fds;
 
 	if (g->exposes && st->expose_sock) {
 		fds = getsocks_fetch(st->expose_sock, &error);
-		if (fds->len)
+		if (!error)
 			return fds;
 		g_array_free(fds, TRUE);
-		log_debug("fd store: %s", error ? error->message :
-			  "no listening socket exposed");
+		log_debug("fd store: %s", error->message);
 	}
 	return proc_listening_fds(g->pid);
 }
 
-/* The serving generation's listening TCP sockets, by inode; our copies. */
+static gboolean tcp_listener(int fd)
+{
+	int domain = 0, type = 0, listening = 0;
+	socklen_t len = sizeof(int);
+
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+	       (domain == AF_INET || domain == AF_INET6) &&
+	       getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+	       type == SOCK_STREAM &&
+	       getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) ==
+		       0 && listening;
+}
+
+/* The serving generation's listening TCP sockets, by inode, our copies;
+ * NULL when they cannot all be known. */
 static GHashTable *serving_listeners(const struct fdstore *st,
 				     const struct generation *g)
 {
 	g_autoptr(GArray) fds = listening_fds(st, g);
-	GHashTable *by_inode = g_hash_table_new_full(g_int64_hash,
-						     g_int64_equal, g_free,
-						     NULL);
+	GHashTable *by_inode;
 
+	if (!fds)
+		return NULL;
+	by_inode = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+					 NULL);
 	for (guint i = 0; i < fds->len; i++) {
 		int fd = g_array_index(fds, int, i);
-		int domain = 0;
-		socklen_t len = sizeof(domain);
 		guint64 inode = socket_inode(fd);
 
-		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-		    (domain == AF_INET || domain == AF_INET6) && inode)
+		/* A socket exposed twice (shards sharing one) is one. */
+		if (inode && tcp_listener(fd) &&
+		    !g_hash_table_contains(by_inode, &inode))
 			g_hash_table_insert(by_inode,
 					    g_memdup2(&inode, sizeof(inode)),
 					    GINT_TO_POINTER(fd + 1));
@@ -346,6 +360,14 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 		return;
 	}
 	serving = serving_listeners(st, g);
+	/* Unknown is not "none": nothing is taken out on a guess. */
+	if (!serving) {
+		log_notice("fd store: the listening sockets of generation %u "
+			   "(pid %d) cannot be listed; systemd keeps the ones "
+			   "it had", g->number, g->pid);
+		close_handed(st);
+		return;
+	}
 	g_hash_table_iter_init(&it, serving);
 	while (g_hash_table_iter_next(&it, &key, &value)) {
 		int fd = GPOINTER_TO_INT(value) - 1;

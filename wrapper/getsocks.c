@@ -20,11 +20,13 @@
 /* haproxy's client gives each read 1 s: a client that has not finished
  * within twice that has given up, and its descriptors are better closed. */
 #define EXCHANGE_MS 2000
+#define ACCEPT_REST_MS 250
 
 struct getsocks_server {
 	gchar *path;
 	int fd;
-	guint source;
+	guint source;		/* accepting, or 0 while resting */
+	guint resume;		/* out of descriptors: the rest */
 	GArray *offers;		/* struct getsocks_offer; the fds our dups */
 	GPtrArray *exchanges;	/* struct exchange *, in progress */
 	guint handed;
@@ -98,7 +100,7 @@ static gboolean bound_to_one_address(int fd)
 	       !IN6_IS_ADDR_UNSPECIFIED(&a.sin6_addr);
 }
 
-static void offer_inet6(GArray *offers, int fd)
+static void offer_inet6(GArray *offers, int fd, gboolean option_copies)
 {
 	guint32 foreign = 0;
 	int on = 0;
@@ -107,6 +109,8 @@ static void offer_inet6(GArray *offers, int fd)
 		foreign = GETSOCKS_OPT_FOREIGN;
 	/* The bind line's option, or none as net.ipv6.bindv6only had it. */
 	offer(offers, fd, foreign);
+	if (!option_copies)
+		return;
 	if (bound_to_one_address(fd)) {
 		offer(offers, fd, foreign | GETSOCKS_OPT_V6ONLY);
 		offer(offers, fd, foreign | GETSOCKS_OPT_V4V6);
@@ -117,7 +121,7 @@ static void offer_inet6(GArray *offers, int fd)
 	}
 }
 
-GArray *getsocks_offers(const int *fds, guint n_fds)
+GArray *getsocks_offers(const int *fds, guint n_fds, gboolean option_copies)
 {
 	GArray *offers = g_array_new(FALSE, FALSE,
 				     sizeof(struct getsocks_offer));
@@ -138,7 +142,7 @@ GArray *getsocks_offers(const int *fds, guint n_fds)
 			offer(offers, fds[i],
 			      transparent ? GETSOCKS_OPT_FOREIGN : 0);
 		} else if (domain == AF_INET6) {
-			offer_inet6(offers, fds[i]);
+			offer_inet6(offers, fds[i], option_copies);
 		} else if (domain == AF_UNIX) {
 			offer(offers, fds[i], 0);
 		}
@@ -358,12 +362,30 @@ static gboolean peer_allowed(int fd, pid_t *pid)
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
+static gboolean on_accept(int fd, GIOCondition cond, gpointer data);
+
+static gboolean on_resume(gpointer data)
+{
+	struct getsocks_server *s = data;
+
+	s->resume = 0;
+	s->source = g_unix_fd_add(s->fd, G_IO_IN, on_accept, s);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 {
 	struct getsocks_server *s = data;
 	struct exchange *x;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+	/* No descriptor for it: the connection stays queued and the socket
+	 * readable; the next try after a rest, not in a busy loop. */
+	if (cfd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		s->source = 0;
+		s->resume = g_timeout_add(ACCEPT_REST_MS, on_resume, s);
+		return G_SOURCE_REMOVE;
+	}
 	if (cfd < 0)
 		return G_SOURCE_CONTINUE;
 	x = g_new0(struct exchange, 1);
@@ -489,34 +511,53 @@ GArray *getsocks_fetch(const char *path, GError **error)
 
 /* ---- the server ---- */
 
-/* The offers hold dups of the caller's descriptors, closed at the end. */
+static void close_offered(GArray *offers)
+{
+	/* Copies of one socket share its descriptor: closed once. */
+	for (guint i = 0; i < offers->len; i++) {
+		int fd = g_array_index(offers, struct getsocks_offer, i).fd;
+
+		if (i == 0 ||
+		    fd != g_array_index(offers, struct getsocks_offer, i - 1).fd)
+			close(fd);
+	}
+}
+
+/* The offers hold dups of the caller's descriptors, one a socket (its
+ * copies are next to each other), closed at the end. */
 static gboolean own_offers(GArray *offers, GError **error)
 {
+	int from = -1, dup = -1;
+
 	for (guint i = 0; i < offers->len; i++) {
 		struct getsocks_offer *o =
 			&g_array_index(offers, struct getsocks_offer, i);
-		int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 3);
 
-		if (fd < 0) {
+		if (o->fd != from) {
+			from = o->fd;
+			dup = fcntl(from, F_DUPFD_CLOEXEC, 3);
+		}
+		if (dup < 0) {
 			int saved = errno;
 
-			for (guint j = 0; j < i; j++)
-				close(g_array_index(offers,
-						    struct getsocks_offer, j).fd);
+			g_array_set_size(offers, i);
+			close_offered(offers);
 			g_set_error(error, G_FILE_ERROR,
 				    g_file_error_from_errno(saved),
 				    "-x server: %s", g_strerror(saved));
 			return FALSE;
 		}
-		o->fd = fd;
+		o->fd = dup;
 	}
 	return TRUE;
 }
 
 struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
-					    guint n_fds, GError **error)
+					    guint n_fds,
+					    gboolean option_copies,
+					    GError **error)
 {
-	g_autoptr(GArray) offers = getsocks_offers(fds, n_fds);
+	g_autoptr(GArray) offers = getsocks_offers(fds, n_fds, option_copies);
 	struct getsocks_server *s;
 	int fd;
 
@@ -532,8 +573,7 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 	fd = unixsock_listen_private(path, error);
 	if (fd < 0) {
 		g_prefix_error(error, "-x server: ");
-		for (guint i = 0; i < offers->len; i++)
-			close(g_array_index(offers, struct getsocks_offer, i).fd);
+		close_offered(offers);
 		return NULL;
 	}
 	s = g_new0(struct getsocks_server, 1);
@@ -564,12 +604,12 @@ void getsocks_server_free(struct getsocks_server *s)
 {
 	if (!s)
 		return;
-	g_source_remove(s->source);
+	g_clear_handle_id(&s->source, g_source_remove);
+	g_clear_handle_id(&s->resume, g_source_remove);
 	g_ptr_array_free(s->exchanges, TRUE);
 	close(s->fd);
 	g_unlink(s->path);
-	for (guint i = 0; i < s->offers->len; i++)
-		close(g_array_index(s->offers, struct getsocks_offer, i).fd);
+	close_offered(s->offers);
 	g_array_free(s->offers, TRUE);
 	g_free(s->path);
 	g_free(s);

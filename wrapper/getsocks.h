@@ -36,13 +36,15 @@ struct getsocks_offer {
 /*
  * What is offered for these listening sockets. haproxy 1.8 to 2.2 match
  * an IPv6 socket to a bind line by the options of its record, and a
- * record carries one set: such a socket is offered once for each set its
- * bind line may have had (the copies the haproxy does not match are
- * duplicates it closes). Later versions read the options from the socket
- * itself. Sockets that are not stream sockets of AF_INET, AF_INET6 or
- * AF_UNIX are left out.
+ * record carries one set: with option_copies (haproxy < 2.3), such a
+ * socket is offered once for each set its bind line may have had (the
+ * copies the haproxy does not match are duplicates it closes). Later
+ * versions read the options from the socket itself, and copies would only
+ * let two bind lines of one address (shards) share one socket. Sockets
+ * that are not stream sockets of AF_INET, AF_INET6 or AF_UNIX are left
+ * out.
  */
-GArray *getsocks_offers(const int *fds, guint n_fds);
+GArray *getsocks_offers(const int *fds, guint n_fds, gboolean option_copies);
 
 /* The bytes of one batch's records, in the offers' order. */
 GByteArray *getsocks_records(const struct getsocks_offer *offers, guint n);
@@ -64,7 +66,9 @@ struct getsocks_server;
  * better left out then.
  */
 struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
-					    guint n_fds, GError **error);
+					    guint n_fds,
+					    gboolean option_copies,
+					    GError **error);
 const char *getsocks_server_path(const struct getsocks_server *s);
 /* Exchanges completed (every batch acknowledged), and the others. */
 guint getsocks_server_handed(const struct getsocks_server *s);

@@ -183,6 +183,9 @@ static void exec_haproxy(struct handoff *h)
 	saved = errno;
 	log_err("hand-off failed: execve(%s): %s; the wrapper goes on",
 		argv[0], g_strerror(saved));
+	/* Still ours to serve: systemd keeps its sockets again. */
+	if (h->status->gt->current)
+		fdstore_serving(h->fdstore, h->status->gt->current);
 	failed = g_strdup_printf("error: hand-off failed: execve(%s): %s; the "
 				 "wrapper goes on", argv[0], g_strerror(saved));
 	control_reply(h->client, failed);

@@ -292,6 +292,9 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 		    g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
 			g_strv_builder_add(b, "-x");
 			g_strv_builder_add(b, user_socket);
+		} else if (kept) {
+			g_strv_builder_add(b, "-x");
+			g_strv_builder_add(b, kept);
 		}
 		return g_strv_builder_end(b);
 	}
