@@ -2,8 +2,10 @@
 /*
  * Adoption racing the wrapper's own reload: a restart by hand while a
  * generation starts (with and without -x), while the version probe runs,
- * after a failed reload, or gone before it was ready. The real haproxy. Every wait is on a real event (a log
- * line, a process exit, a socket answering, a file's content) and
+ * after a failed reload, or gone before it was ready; and a stop while a
+ * generation loads after the one serving died. The real haproxy. Every
+ * wait is on a real event (a log line, a process exit, a socket
+ * answering, a file's content) and
  * bounded. The daemons are not our children: they are ended by the pid
  * read, through a pidfd, after checking that it still is that process.
  */
@@ -320,6 +322,43 @@ static void test_adopt_during_probe(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * The one serving dies (SIGKILL) while generation 2 loads, to take its
+ * listeners (-x); then a stop, generation 2 still loading. The stop ends
+ * it: the wrapper exits without starting it again (the retry without -x
+ * is for a running service, not one stopping).
+ */
+static void test_stop_after_serving_died_during_load(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *held = NULL, *held_line = NULL, *died = NULL;
+	GPid gen1;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	gen1 = start_serving_holdable(&s, NULL, &w);
+	held_config(&s, "");
+	wrapper_signal(w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(w, LOG_EXECUTING, T_WAIT));
+	held = g_build_filename(s.dir, "load.held", NULL);
+	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(held_line);
+
+	/* Our own generation 1, by the pid the wrapper reported. */
+	g_assert_cmpint(kill(gen1, SIGKILL), ==, 0);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	died = g_strdup_printf(LOG_KILLED_WHILE_STARTS_FMT, gen1, 2);
+	g_assert_nonnull(wrapper_wait_log(w, died, T_WAIT));
+
+	wrapper_signal(w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(w, T_WAIT), !=, -1);
+	g_assert_null(wrapper_find_log(w, LOG_ENDED_WHILE_LOADED));
+	g_assert_null(wrapper_executing_line(w, 3));
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -331,6 +370,8 @@ int main(int argc, char **argv)
 			test_adopt_during_reload_start_no_x);
 	g_test_add_func("/adopt/during-probe", test_adopt_during_probe);
 	g_test_add_func("/adopt/failed-reload", test_adopt_failed_reload);
+	g_test_add_func("/adopt/stop-after-serving-died-during-load",
+			test_stop_after_serving_died_during_load);
 	g_test_add_func("/adopt/gone-before-ready",
 			test_adopted_gone_before_ready);
 	return g_test_run();

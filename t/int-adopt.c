@@ -594,6 +594,53 @@ static void test_adopt_graceful_stop_daemon_before_setsid(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * A second restart by hand, stop then start: the adopted haproxy is
+ * stopped while its successor's launcher still loads. The search that
+ * follows is a new one: it waits for that launcher as the first search
+ * would, and adopts its daemon; what the first search adopted does not
+ * end it at its first look, with the service stopped.
+ */
+static void test_adopt_second_restart_stop_then_start(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *gate = NULL, *held = NULL, *hold_text = NULL;
+	g_autofree gchar *held_line = NULL, *adopting_second = NULL;
+	GPid gen1, pid, launcher, second;
+
+	if (!have_haproxy())
+		return;
+	daemon_site_init(&s);
+	gen1 = start_serving(&s, NULL, &w);
+	pid = restart_adopted(&s, w);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+
+	gate = g_build_filename(s.dir, "launch.gate", NULL);
+	held = g_build_filename(s.dir, "launch.held", NULL);
+	hold_text = held_config_text_if(s.dir, "launch", HOLD_VAR);
+	t_site_config(&s, hold_text);
+	launcher = start_daemon_by_hand(&s, HOLD_VAR);
+	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(held_line);
+
+	/* Stopped by hand: nothing serves until the launcher's daemon. */
+	g_assert_cmpint(kill(pid, SIGUSR1), ==, 0);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	g_assert_nonnull(wrapper_wait_log(w, LOG_REPLACED_ADOPTED, T_WAIT));
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	second = wait_pidfile_other(s.pidfile, pid);
+	g_assert_cmpint(second, >, 0);
+	t_remember(second, HAPROXY);
+	adopting_second = g_strdup_printf(LOG_ADOPTING "%d", second);
+	g_assert_nonnull(wrapper_wait_log(w, adopting_second, T_WAIT));
+	g_assert_null(wrapper_find_log(w, LOG_LOST_STOPPING));
+	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
+	stop_wrapper_ok(w);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -613,6 +660,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/adopt/takeover-off", test_adopt_takeover_off);
 	g_test_add_func("/adopt/launcher-loading",
 			test_adopt_launcher_loading);
+	g_test_add_func("/adopt/second-restart-stop-then-start",
+			test_adopt_second_restart_stop_then_start);
 	g_test_add_func("/adopt/daemon-before-setsid",
 			test_adopt_daemon_before_setsid);
 	g_test_add_func("/adopt/stop-during-search",

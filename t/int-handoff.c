@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "t/harness.h"
@@ -17,12 +18,19 @@ struct site {
 	GPid gen1;
 };
 
-/* n: a NOTIFY_SOCKET of the test's for the wrapper (NULL: none). */
-static void site_start(struct site *s, struct t_notify *n)
+/* n: a NOTIFY_SOCKET of the test's for the wrapper (NULL: none); shim:
+ * a script run as --haproxy (NULL: the real haproxy itself). */
+static void site_start_with(struct site *s, struct t_notify *n,
+			    const char *shim)
 {
 	t_site_init(&s->t);
 	t_site_config(&s->t, NULL);
 	s->t.with_runtime_dir = TRUE;
+	if (shim) {
+		g_free(s->t.haproxy);
+		s->t.haproxy = t_write_file(s->t.dir, "haproxy-shim", shim);
+		g_assert_cmpint(chmod(s->t.haproxy, 0755), ==, 0);
+	}
 	if (n) {
 		t_notify_open(n, s->t.dir);
 		t_site_setenv(&s->t, "NOTIFY_SOCKET", n->path);
@@ -31,6 +39,11 @@ static void site_start(struct site *s, struct t_notify *n)
 	s->gen1 = wrapper_wait_ready(s->t.w, 1, T_WAIT);
 	g_assert_cmpint(s->gen1, >, 0);
 	g_assert_cmpint(t_wait_serving(s->t.port, T_WAIT), ==, s->gen1);
+}
+
+static void site_start(struct site *s, struct t_notify *n)
+{
+	site_start_with(s, n, NULL);
 }
 
 static void site_clear(struct site *s)
@@ -174,10 +187,44 @@ static void test_handoff_bad_config(void)
 	site_clear(&s);
 }
 
+/*
+ * A configuration check that dies of a signal (a crash, the OOM killer)
+ * passed nothing: the hand-off is refused and the wrapper goes on. The
+ * real haproxy cannot be made to crash on -c: a shim kills itself there,
+ * and runs the real one for everything else.
+ */
+static void test_handoff_check_killed(void)
+{
+	struct site s = { 0 };
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *exe = NULL;
+	g_autofree gchar *shim = NULL;
+
+	if (!t_have_haproxy()) {
+		g_test_skip("no /usr/sbin/haproxy");
+		return;
+	}
+	shim = g_strdup_printf("#!/bin/sh\n"
+			       "for a; do [ \"$a\" = -c ] && kill -KILL $$; done\n"
+			       "exec %s \"$@\"\n", t_haproxy_path());
+	site_start_with(&s, NULL, shim);
+	g_assert_cmpint(run_handoff(&s, &out), ==, 1);
+	g_assert_nonnull(wrapper_wait_log(s.t.w, LOG_NOT_HANDING_OFF, T_WAIT));
+
+	/* Still the wrapper, still serving. */
+	exe = exe_of(s.t.w->pid);
+	g_assert_cmpstr(exe, ==, t_wrapper_path());
+	g_assert_cmpint(t_http_pid(s.t.port), ==, s.gen1);
+	wrapper_signal(s.t.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);
+	site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/handoff/in-place", test_handoff);
 	g_test_add_func("/handoff/bad-config", test_handoff_bad_config);
+	g_test_add_func("/handoff/check-killed", test_handoff_check_killed);
 	return g_test_run();
 }

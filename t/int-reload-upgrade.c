@@ -111,6 +111,28 @@ static void test_waiter_across_upgrade(void)
 }
 
 /*
+ * A --hard-reload that upgrades the wrapper stays hard in the new image,
+ * which carries it out: its generation is run with -st, not -sf.
+ */
+static void test_hard_across_upgrade(void)
+{
+	g_auto(TSite) s = { 0 };
+	const char *exec;
+
+	if (!reload_site_init(&s, NULL))
+		return;
+	t_site_start_serving(&s, OPTS("--self-upgrade=always"));
+	reload_serving(&s, "--hard-reload", 2);
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING));
+	exec = wrapper_executing_line(s.w, 2);
+	g_assert_nonnull(exec);
+	if (!strstr(exec, " -st "))
+		g_test_fail_printf("the hard reload ran soft after the "
+				   "upgrade: %s", exec);
+	t_site_stop(&s);
+}
+
+/*
  * The pidfile across the wrapper's own re-exec: the reload the new image
  * carries out fails, the generation before it still serves and is still
  * in the pidfile, and a stop removes the pidfile, as it does without the
@@ -153,6 +175,8 @@ int main(int argc, char **argv)
 			test_upgrade_postponed_adopted);
 	g_test_add_func("/reload/waiter-across-upgrade",
 			test_waiter_across_upgrade);
+	g_test_add_func("/reload/hard-across-upgrade",
+			test_hard_across_upgrade);
 	g_test_add_func("/upgrade/pidfile-kept", test_pidfile_kept);
 	g_test_add_func("/upgrade/pidfile-no-upgrade",
 			test_pidfile_no_upgrade);

@@ -228,6 +228,10 @@
 /* "generation N (pid P) <how>: the one serving, whose listeners it was to
  * take, ended while it loaded; starting it again" */
 #define LOG_ENDED_WHILE_LOADED	"ended while it loaded; starting it again"
+/* "generation N (pid P) killed by signal 9 (Killed) while generation M
+ * starts" (printf: P, M). */
+#define LOG_KILLED_WHILE_STARTS_FMT \
+	"(pid %d) killed by signal 9 (Killed) while generation %u starts"
 /* "generation N serves; the haproxy restarted by hand during its reload
  * leaves (SIGUSR1)" (printf: the signal's name). */
 #define LOG_HAND_RESTART_LEAVES_FMT \

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for legacy/args.c: splitting the 1.x wrapper command line. */
+/* Unit tests for legacy/args.c: splitting the 1.x wrapper command line;
+ * and legacy/launch.c: which haproxy the 1.x rule finds. */
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "legacy/args.h"
+#include "legacy/launch.h"
 #include "legacy/version.h"
 
 #define CWD "/srv/cwd"
@@ -589,6 +592,36 @@ static void test_argv_oneshot(void)
 	wrapper_args_clear(&a);
 }
 
+/* The 1.x wrapper's rule: <name>-systemd-wrapper runs <name> from its own
+ * directory first, then the directory's haproxy. */
+static void test_locate_historic(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *dir = g_dir_make_tmp("hsw-locate-XXXXXX", &error);
+	g_autofree gchar *self = NULL, *named = NULL, *plain = NULL;
+	g_autofree gchar *found = NULL, *fallback = NULL;
+
+	g_assert_no_error(error);
+	self = g_build_filename(dir, "haproxy26-systemd-wrapper", NULL);
+	named = g_build_filename(dir, "haproxy26", NULL);
+	plain = g_build_filename(dir, "haproxy", NULL);
+	g_assert_true(g_file_set_contents(named, "", 0, NULL));
+	g_assert_true(g_file_set_contents(plain, "", 0, NULL));
+
+	found = haproxy_locate(NULL, self, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(found, ==, named);
+
+	/* Without its own name's haproxy: the directory's. */
+	g_assert_cmpint(g_unlink(named), ==, 0);
+	fallback = haproxy_locate(NULL, self, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(fallback, ==, plain);
+
+	g_assert_cmpint(g_unlink(plain), ==, 0);
+	g_assert_cmpint(g_rmdir(dir), ==, 0);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -624,6 +657,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/args/argv-build-no-double-dash",
 			test_argv_build_no_double_dash);
 	g_test_add_func("/args/argv-oneshot", test_argv_oneshot);
+	g_test_add_func("/args/locate-historic", test_locate_historic);
 
 	return g_test_run();
 }
