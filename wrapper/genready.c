@@ -27,6 +27,8 @@ void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 	 * one gets its soft stop (drain_begin). */
 	if (old && g->stops_predecessors)
 		reuseport_steer_generation(r->reuseport, g);
+	if (g->stops_foreign)
+		first_start_stop_foreign(r->first, g);
 	replacement_retire_adopted(r->replacement);
 	if (old)
 		drain_begin(old, g, reloader_hard(r->reloader),

@@ -360,6 +360,14 @@ static void tell_noreuseport(struct reuseport *r, struct round *rd,
 		   "the new haproxy", pid, key);
 }
 
+/* The user that created the socket, whose uid the kernel compares. */
+static uid_t socket_owner(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
 /* One listener of pid, taken as fd: attach unless its group had it in
  * this round. The group's steering program where it can be had, else
  * the plain one. */
@@ -393,7 +401,9 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 		return;
 	}
 	rd->attached++;
-	rd->steerable += sg != NULL;
+	/* Only a socket of our user's lets our haproxy join its group
+	 * without -sf's pause (the kernel's SO_REUSEPORT rule). */
+	rd->steerable += sg != NULL && socket_owner(fd) == geteuid();
 }
 
 static void attach_process(struct reuseport *r, struct round *rd, int pidfd,

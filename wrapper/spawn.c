@@ -235,8 +235,28 @@ static GArray *generations_sf_pids(struct launcher *l)
 	return pids;
 }
 
+/* -dR: haproxy binds without SO_REUSEPORT. */
+static gboolean args_disable_reuseport(const struct wrapper_args *a)
+{
+	for (char **arg = a->haproxy_args; arg && *arg; arg++)
+		if (g_str_has_prefix(*arg, "-dR"))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean binds_without_reuseport(struct launcher *l)
+{
+	return l->config_noreuseport || args_disable_reuseport(l->args);
+}
+
+/*
+ * The -sf list. own_held_back: our own generations are left off (see
+ * can_hold_back_own). may_hold_back_foreign: the same is possible for the
+ * instances taken over, *foreign_held_back says whether it was done.
+ */
 static GArray *old_pids(struct launcher *l, gboolean *hard,
-			gboolean own_held_back)
+			gboolean own_held_back, gboolean may_hold_back_foreign,
+			gboolean *foreign_held_back)
 {
 	GArray *pids = own_held_back ? g_array_new(FALSE, FALSE, sizeof(GPid))
 				     : generations_sf_pids(l);
@@ -250,21 +270,13 @@ static GArray *old_pids(struct launcher *l, gboolean *hard,
 		*hard = l->args->user_old_hard;
 	}
 	{
-		g_autoptr(GArray) foreign = l->ops->foreign_pids(l->ctx,
-								 first);
+		g_autoptr(GArray) foreign = l->ops->foreign_pids(
+			l->ctx, first, may_hold_back_foreign && !*hard,
+			foreign_held_back);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
 	return pids;
-}
-
-/* -dR: haproxy binds without SO_REUSEPORT. */
-static gboolean args_disable_reuseport(const struct wrapper_args *a)
-{
-	for (char **arg = a->haproxy_args; arg && *arg; arg++)
-		if (g_str_has_prefix(*arg, "-dR"))
-			return TRUE;
-	return FALSE;
 }
 
 /*
@@ -285,7 +297,7 @@ static gboolean can_hold_back_own(struct launcher *l, enum launch_mode mode,
 
 	return mode != LAUNCH_MW && !hard && !takes_listeners && c &&
 	       c->mode != LAUNCH_MW && !c->exited && c->steerable &&
-	       !l->config_noreuseport && !args_disable_reuseport(l->args);
+	       !binds_without_reuseport(l);
 }
 
 /* The serving generation's listeners socket, if a new one can take its
@@ -411,6 +423,7 @@ static gboolean spawn_generation(struct launcher *l,
 	g_auto(GStrv) extra = NULL;
 	struct generation *g;
 	gboolean hard, exposes;
+	gboolean hard_asked = reloader_hard(l->reloader);
 
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(l);
@@ -423,10 +436,12 @@ static gboolean spawn_generation(struct launcher *l,
 	extra = extra_args(l, v, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
-	g->stops_predecessors = can_hold_back_own(l, mode,
-						  reloader_hard(l->reloader),
+	g->stops_predecessors = can_hold_back_own(l, mode, hard_asked,
 						  g->took_listeners);
-	pids = old_pids(l, &hard, g->stops_predecessors);
+	pids = old_pids(l, &hard, g->stops_predecessors,
+			mode != LAUNCH_MW && !hard_asked &&
+			!binds_without_reuseport(l),
+			&g->stops_foreign);
 	g->sf_adopted = l->ops->adopted_serving(l->ctx);
 	hard = hard || reloader_hard(l->reloader);
 	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->args,

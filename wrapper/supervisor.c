@@ -397,14 +397,22 @@ static void launcher_watch(void *ctx, struct generation *g)
 	gen_exits_watch(s->exits, g);
 }
 
-/* Taken over at the first start, and adopted: on the -sf list. */
-static GArray *launcher_foreign_pids(void *ctx, gboolean first)
+/* Taken over at the first start, and adopted: on the -sf list, but
+ * those taken over whose every group steers are soft-stopped by us once
+ * generation 1 serves (gen_ready_serve). */
+static GArray *launcher_foreign_pids(void *ctx, gboolean first,
+				     gboolean may_hold_back,
+				     gboolean *held_back)
 {
 	struct supervisor *s = ctx;
 	struct takeover *t = first_start_takeover(s->first);
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	if (first && t) {
+	*held_back = FALSE;
+	if (first && t && may_hold_back &&
+	    first_start_foreign_steerable(s->first)) {
+		*held_back = TRUE;
+	} else if (first && t) {
 		g_autoptr(GArray) foreign = takeover_targets(t);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
@@ -512,7 +520,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				 s->replacement, s->launcher, &s->status,
 				 selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher, &s->metrics.takeovers);
+				   s->launcher, &s->gt, &s->metrics.takeovers);
 	s->ready = (struct gen_ready){ .args = args, .opts = opts,
 		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
 		.replacement = s->replacement, .metrics = &s->metrics,
