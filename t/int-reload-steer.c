@@ -259,6 +259,27 @@ static void test_noreuseport_keeps_sf(void)
 }
 
 /*
+ * A new generation that fails (a configuration error), its predecessor
+ * off its -sf list: the old one is never signalled and serves on.
+ */
+static void test_failed_leaves_old(void)
+{
+	g_auto(TSite) s = { 0 };
+	GPid gen1;
+
+	if (!t_site_init_real(&s, NULL) || host_migrates())
+		return;
+	gen1 = start_serving(&s, seamless_off);
+	g_assert_nonnull(wrapper_wait_log(s.w, LOG_MIGRATION_ON, T_WAIT));
+	t_site_config(&s, "    no-such-keyword\n");
+	wrapper_signal(s.w, SIGUSR2);
+	g_assert_nonnull(wrapper_wait_log(s.w, LOG_RELOAD_FAILED, T_WAIT));
+	g_assert_null(wrapper_find_log(s.w, "SIGUSR1 -> generation 1"));
+	g_assert_true(within(t_wait_serving(s.port, T_WAIT), gen1));
+	t_site_stop(&s);
+}
+
+/*
  * A foreign "haproxy -D" taken over at the first start, frozen: it stays
  * off generation 1's -sf list, generation 1 gets every new connection,
  * and the foreign one, let go, leaves on the wrapper's soft stop.
@@ -302,6 +323,8 @@ int main(int argc, char **argv)
 			test_reload_steers_first);
 	g_test_add_func("/reload-steer/noreuseport-keeps-sf",
 			test_noreuseport_keeps_sf);
+	g_test_add_func("/reload-steer/failed-leaves-old",
+			test_failed_leaves_old);
 	g_test_add_func("/reload-steer/takeover-steers-first",
 			test_takeover_steers_first);
 	return g_test_run();
