@@ -35,6 +35,7 @@ struct first_start {
 					 * later is a restart by hand */
 	guint late_timer;		/* the late search, from the loop */
 	gboolean foreign_steerable;	/* every group of theirs steers */
+	gboolean retrying;		/* generation 1 failed beside them */
 	int failed_code;		/* generation 1's failure, if the */
 	gchar *failed_msg;		/* search ran for it */
 };
@@ -71,8 +72,10 @@ void first_start_free(struct first_start *f)
 
 gboolean first_start_foreign_steerable(const struct first_start *f)
 {
+	/* Whatever made generation 1 fail beside them, the second try has
+	 * them on its -sf list: their pause is what lets it bind. */
 	return f->takeover && takeover_instances(f->takeover)->len > 0 &&
-	       f->foreign_steerable;
+	       f->foreign_steerable && !f->retrying;
 }
 
 void first_start_stop_foreign(struct first_start *f,
@@ -258,6 +261,7 @@ gboolean first_start_retry(struct first_start *f, int exit_code,
 	if (!f->late)
 		return FALSE;
 	f->late = FALSE;
+	f->retrying = TRUE;
 	f->failed_code = exit_code;
 	f->failed_msg = g_strdup(msg);
 	log_notice("%s; looking for haproxy instances that may hold its "
