@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -261,6 +262,25 @@ static void tell_steering_unavailable(struct reuseport *r, int err)
 		   "closes may be reset", g_strerror(err));
 }
 
+/*
+ * Two descriptors a group, kept: with thousands of binds they would take
+ * the descriptors the wrapper needs for everything else (systemd's
+ * default soft limit is 1024). Past half of what the limit leaves after a
+ * reserve, groups get the plain program.
+ */
+#define FD_RESERVE 256
+
+static guint steer_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur <= FD_RESERVE)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXUINT)
+		return G_MAXUINT / 2;
+	return (guint)(rl.rlim_cur - FD_RESERVE) / 2;
+}
+
 /* The group's steering program, loaded at its first need; NULL where it
  * cannot be (the plain program then migrates its queues). */
 static struct steer_group *steer_group_get(struct reuseport *r,
@@ -271,6 +291,10 @@ static struct steer_group *steer_group_get(struct reuseport *r,
 
 	if (sg)
 		return sg;
+	if (g_hash_table_size(r->steer) >= steer_budget()) {
+		tell_steering_unavailable(r, EMFILE);
+		return NULL;
+	}
 	map_fd = create_steer_map();
 	err = errno;
 	prog_fd = map_fd >= 0 ? load_steer_program(map_fd) : -1;
@@ -519,6 +543,21 @@ static void round_add_pidfd(struct reuseport *r, struct round *rd, int pidfd,
 	close(pidfd);
 }
 
+static gboolean not_in_round(gpointer key, gpointer value, gpointer data)
+{
+	const struct round *rd = data;
+
+	return !g_hash_table_contains(rd->groups, key);
+}
+
+/* A group the serving generation no longer listens on closes with the
+ * old one: its descriptors go (the kernel keeps what is attached). */
+static void prune_steer_groups(struct reuseport *r, struct round *rd)
+{
+	if (rd->attached > 0)
+		g_hash_table_foreach_remove(r->steer, not_in_round, rd);
+}
+
 /* Every process of g that may hold its listeners. */
 static void round_add_generation(struct reuseport *r, struct round *rd,
 				 const struct generation *g)
@@ -551,6 +590,7 @@ gboolean reuseport_attach_generation(struct reuseport *r,
 	round_begin(&rd);
 	round_add_generation(r, &rd, g);
 	steerable = round_all_steerable(&rd);
+	prune_steer_groups(r, &rd);
 	round_end(r, &rd);
 	return steerable;
 }
