@@ -411,7 +411,13 @@ static GArray *launcher_foreign_pids(void *ctx, gboolean first,
 	*held_back = FALSE;
 	if (first && t && may_hold_back &&
 	    first_start_foreign_steerable(s->first)) {
+		g_autoptr(GArray) foreign = takeover_targets(t);
+		g_autofree gchar *text = pids_text(foreign);
+
 		*held_back = TRUE;
+		log_info("foreign haproxy pids %s stay off -sf: they get "
+			 "their soft stop once generation 1 serves and is "
+			 "steered to", text);
 	} else if (first && t) {
 		g_autoptr(GArray) foreign = takeover_targets(t);
 
