@@ -27,6 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "base/proc.h"
 #include "t/logs.h"
 
@@ -314,6 +316,45 @@ static void test_takeover_steers_first(void)
 	t_site_stop(&s);
 }
 
+/*
+ * The same foreign daemon found only once generation 1 serves (its
+ * pidfile gone): the wrapper steers to generation 1 before it sends the
+ * soft stop, and generation 1 gets every new connection.
+ */
+static void test_late_takeover_steers_first(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autoptr(GArray) foreign = NULL;
+	g_autofree gchar *stop = NULL;
+	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
+	GPid daemon, gen1;
+
+	if (!t_site_init_real(&s, NULL) || host_migrates())
+		return;
+	argv[0] = t_haproxy_path();
+	argv[3] = s.pidfile;
+	argv[5] = s.cfg;
+	t_launch_daemon(s.dir, argv);
+	daemon = t_wait_pidfile(s.pidfile);
+	g_assert_cmpint(daemon, >, 0);
+	t_remember(daemon, t_haproxy_path());
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
+	g_assert_cmpint(g_unlink(s.pidfile), ==, 0);
+	foreign = instance_processes(daemon);
+	signal_all(foreign, SIGSTOP);
+
+	gen1 = start_serving(&s, NULL);
+	stop = g_strdup_printf("SIGUSR1 -> foreign haproxy pid %d: soft stop",
+			       daemon);
+	g_assert_nonnull(wrapper_wait_log(s.w, stop, T_WAIT));
+	assert_all_answered_by(s.port, gen1);
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_STEERING));
+
+	signal_all(foreign, SIGCONT);
+	g_assert_true(t_wait_gone(daemon, T_WAIT));
+	t_site_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -327,5 +368,7 @@ int main(int argc, char **argv)
 			test_failed_leaves_old);
 	g_test_add_func("/reload-steer/takeover-steers-first",
 			test_takeover_steers_first);
+	g_test_add_func("/reload-steer/late-takeover-steers-first",
+			test_late_takeover_steers_first);
 	return g_test_run();
 }
