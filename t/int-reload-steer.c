@@ -60,16 +60,27 @@ static GArray *instance_processes(GPid pid)
 	return all;
 }
 
-static void signal_all(GArray *pids, int sig)
+/* Registered once each (the registry is small), then stopped. */
+static GPtrArray *freeze(GArray *pids)
 {
+	GPtrArray *procs = g_ptr_array_new();
+
 	for (guint i = 0; i < pids->len; i++) {
 		struct t_started *p = t_remember(g_array_index(pids, GPid, i),
 						 t_haproxy_path());
 
-		g_assert_true(t_signal_verified(p, sig));
-		if (sig == SIGSTOP)
-			g_assert_true(t_wait_stopped(p->pid));
+		g_assert_true(t_signal_verified(p, SIGSTOP));
+		g_assert_true(t_wait_stopped(p->pid));
+		g_ptr_array_add(procs, p);
 	}
+	return procs;
+}
+
+static void thaw(GPtrArray *procs)
+{
+	for (guint i = 0; i < procs->len; i++)
+		g_assert_true(t_signal_verified(g_ptr_array_index(procs, i),
+						SIGCONT));
 }
 
 /* Is pid top, or below it? */
@@ -197,6 +208,7 @@ static void test_reload_steers_first(void)
 {
 	g_auto(TSite) s = { 0 };
 	g_autoptr(GArray) old = NULL;
+	g_autoptr(GPtrArray) frozen = NULL;
 	g_autofree gchar *stop = NULL;
 	GPid gen1, gen2;
 	gint at_steer, at_stop;
@@ -207,7 +219,7 @@ static void test_reload_steers_first(void)
 	/* Its groups got their program: the round is logged. */
 	g_assert_nonnull(wrapper_wait_log(s.w, LOG_MIGRATION_ON, T_WAIT));
 	old = instance_processes(gen1);
-	signal_all(old, SIGSTOP);
+	frozen = freeze(old);
 
 	wrapper_signal(s.w, SIGUSR2);
 	gen2 = wrapper_wait_ready(s.w, 2, T_WAIT);
@@ -223,9 +235,10 @@ static void test_reload_steers_first(void)
 	g_assert_true(within(t_pid_in(g_ptr_array_index(s.w->lines, at_steer),
 				      LOG_HAPROXY_PID_KEY), gen2));
 
-	signal_all(old, SIGCONT);
+	thaw(frozen);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	t_site_stop(&s);
+	t_end_all_started();
 }
 
 /*
@@ -245,6 +258,9 @@ static void test_noreuseport_keeps_sf(void)
 		return;
 	gen1 = start_serving(&s, seamless_off);
 	g_assert_nonnull(wrapper_wait_log(s.w, LOG_MIGRATION_ON, T_WAIT));
+	/* The -db process, or the -Ds parent's workers: listed while they
+	 * serve (ready waits for the fork). */
+	old = instance_processes(gen1);
 	t_site_config(&s, "global\n    noreuseport\n");
 	wrapper_signal(s.w, SIGUSR2);
 	gen2 = wrapper_wait_ready(s.w, 2, T_WAIT);
@@ -253,8 +269,6 @@ static void test_noreuseport_keeps_sf(void)
 	g_assert_nonnull(line);
 	sf = strstr(line, " -sf ");
 	g_assert_nonnull(sf);
-	/* The -db process, or the -Ds parent's workers. */
-	old = instance_processes(gen1);
 	g_assert_true(lists_any(sf, old));
 	g_assert_true(within(t_wait_serving(s.port, T_WAIT), gen2));
 	t_site_stop(&s);
@@ -290,6 +304,7 @@ static void test_takeover_steers_first(void)
 {
 	g_auto(TSite) s = { 0 };
 	g_autoptr(GArray) foreign = NULL;
+	g_autoptr(GPtrArray) frozen = NULL;
 	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	GPid daemon, gen1;
 
@@ -301,19 +316,19 @@ static void test_takeover_steers_first(void)
 	t_launch_daemon(s.dir, argv);
 	daemon = t_wait_pidfile(s.pidfile);
 	g_assert_cmpint(daemon, >, 0);
-	t_remember(daemon, t_haproxy_path());
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	foreign = instance_processes(daemon);
-	signal_all(foreign, SIGSTOP);
+	frozen = freeze(foreign);
 
 	t_site_start_wrapper(&s, NULL, NULL);
 	gen1 = wrapper_wait_ready(s.w, 1, T_WAIT);
 	g_assert_cmpint(gen1, >, 0);
 	assert_all_answered_by(s.port, gen1);
 
-	signal_all(foreign, SIGCONT);
+	thaw(frozen);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	t_site_stop(&s);
+	t_end_all_started();
 }
 
 /*
@@ -325,6 +340,7 @@ static void test_late_takeover_steers_first(void)
 {
 	g_auto(TSite) s = { 0 };
 	g_autoptr(GArray) foreign = NULL;
+	g_autoptr(GPtrArray) frozen = NULL;
 	g_autofree gchar *stop = NULL;
 	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	GPid daemon, gen1;
@@ -337,11 +353,10 @@ static void test_late_takeover_steers_first(void)
 	t_launch_daemon(s.dir, argv);
 	daemon = t_wait_pidfile(s.pidfile);
 	g_assert_cmpint(daemon, >, 0);
-	t_remember(daemon, t_haproxy_path());
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	g_assert_cmpint(g_unlink(s.pidfile), ==, 0);
 	foreign = instance_processes(daemon);
-	signal_all(foreign, SIGSTOP);
+	frozen = freeze(foreign);
 
 	gen1 = start_serving(&s, NULL);
 	stop = g_strdup_printf("SIGUSR1 -> foreign haproxy pid %d: soft stop",
@@ -350,9 +365,10 @@ static void test_late_takeover_steers_first(void)
 	assert_all_answered_by(s.port, gen1);
 	g_assert_nonnull(wrapper_find_log(s.w, LOG_STEERING));
 
-	signal_all(foreign, SIGCONT);
+	thaw(frozen);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	t_site_stop(&s);
+	t_end_all_started();
 }
 
 int main(int argc, char **argv)
