@@ -368,6 +368,129 @@ static void test_reload_signals_not_lost(void)
 	up_clear(&u);
 }
 
+/* ---- 2b: a hard reload stays hard across the exec ---- */
+
+/* pid's command line has -st (its predecessors killed at once), not -sf. */
+static void assert_hard_launch(GPid pid)
+{
+	g_auto(GStrv) argv = t_proc_strings(pid, "cmdline");
+	g_autofree gchar *shown = NULL;
+
+	g_assert_nonnull(argv);
+	shown = g_strjoinv(" ", argv);
+	g_test_message("pid %d runs: %s", pid, shown);
+	g_assert_true(g_strv_contains((const char *const *)argv, "-st"));
+	g_assert_false(g_strv_contains((const char *const *)argv, "-sf"));
+}
+
+/* The client c of command ends with exit 0, "ok generation number (pid
+ * P) serving"; P. */
+static GPid client_reload_ok(const char *command, guint number,
+			     struct t_command *c)
+{
+	g_assert_cmpint(t_command_finish(c, T_WAIT), ==, 0);
+	g_test_message("%s: %s", command, c->out->str);
+	g_assert_cmpint(t_pid_in(c->out->str, "ok generation "), ==, number);
+	return t_pid_in(c->out->str, "(pid ");
+}
+
+/* `bin COMMAND --runtime-dir=...`, started. */
+static void client_start(struct up *u, const char *command,
+			 struct t_command *c)
+{
+	g_autofree gchar *opt = g_strconcat("--runtime-dir=", u->rundir, NULL);
+	const char *argv[] = { u->bin, command, opt, NULL };
+
+	t_command_spawn(c, argv);
+}
+
+/* A --hard-reload that finds a new wrapper binary: the new image runs
+ * it, and runs it hard. */
+static void test_hard_reload_upgrade(void)
+{
+	struct up u = { .rundir = g_strdup("") };
+	struct t_command hard = { 0 };
+	struct stat next;
+	GPid gen2;
+
+	if (!up_start(&u, NULL))
+		return;
+	install_file(next_wrapper_path(), u.bin);
+	g_assert_cmpint(stat(u.bin, &next), ==, 0);
+
+	client_start(&u, "--hard-reload", &hard);
+	gen2 = client_reload_ok("--hard-reload", 2, &hard);
+	g_assert_nonnull(wrapper_find_log(u.site.w, LOG_REEXECUTING));
+	assert_upgraded(&u, 1);
+	assert_runs(u.site.w->pid, &next);
+	assert_hard_launch(gen2);
+	g_assert_true(t_wait_gone(u.gen1, T_WAIT));
+	g_assert_cmpint(t_wait_serving(u.site.port, T_WAIT), ==, gen2);
+
+	t_command_clear(&hard);
+	stop_cleanly(u.site.w);
+	up_clear(&u);
+}
+
+/*
+ * A --hard-reload asked while a SIGUSR2's reload checks the new wrapper
+ * binary (its dry run held at a gate): it is pending at the exec, and
+ * the new image, once it has carried out the SIGUSR2's reload (-sf),
+ * runs it hard (-st). The binary installed is a script that holds the
+ * dry run while dir/gate exists, then runs the next wrapper.
+ */
+static void test_pending_hard_across_upgrade(void)
+{
+	struct up u = { .rundir = g_strdup("") };
+	struct t_command hard = { 0 };
+	g_autofree gchar *gate = NULL, *entered = NULL, *script = NULL;
+	g_autofree gchar *seen = NULL;
+	const char *line;
+	GPid gen3;
+
+	if (!up_start(&u, NULL))
+		return;
+	gate = g_build_filename(u.site.dir, "gate", NULL);
+	entered = g_strconcat(gate, ".entered", NULL);
+	script = g_strdup_printf(
+		"#!/bin/sh\n"
+		"if [ \"$1\" = --upgrade-dry-run ] && [ -e %s ]; then\n"
+		"	echo $$ > %s\n"
+		"	while [ -e %s ]; do sleep 0.01; done\n"
+		"fi\n"
+		"exec %s \"$@\"\n",
+		gate, entered, gate, next_wrapper_path());
+	install_content(u.bin, script, strlen(script));
+	g_free(t_write_file(u.site.dir, "gate", ""));
+
+	wrapper_signal(u.site.w, SIGUSR2);
+	/* The dry run waits at the gate: the SIGUSR2's reload checks. */
+	seen = t_wait_file_line(entered, "", NULL, 1, T_WAIT);
+	g_assert_nonnull(seen);
+	client_start(&u, "--hard-reload", &hard);
+	g_assert_nonnull(wrapper_wait_log(u.site.w,
+					  LOG_RELOAD_QUEUED_BY_CLIENT, T_WAIT));
+	g_assert_cmpint(g_unlink(gate), ==, 0);
+
+	assert_upgraded(&u, 1);
+	gen3 = client_reload_ok("--hard-reload", 3, &hard);
+	/* The SIGUSR2's reload, soft; then the pending one, hard. */
+	line = wrapper_executing_line(u.site.w, 2);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, " -sf "));
+	line = wrapper_executing_line(u.site.w, 3);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, " -st "));
+	assert_hard_launch(gen3);
+	g_assert_cmpuint(wrapper_count_log(u.site.w, LOG_REEXECUTING_ANY),
+			 ==, 1);
+	g_assert_cmpint(t_wait_serving(u.site.port, T_WAIT), ==, gen3);
+
+	t_command_clear(&hard);
+	stop_cleanly(u.site.w);
+	up_clear(&u);
+}
+
 /* ---- 3: a replacement that does not work is not executed ---- */
 
 static void test_broken_replacement(void)
@@ -705,6 +828,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/upgrade/counters-kept", test_counters_kept);
 	g_test_add_func("/upgrade/reload-signals-not-lost-across-exec",
 			test_reload_signals_not_lost);
+	g_test_add_func("/upgrade/hard-reload-upgrade",
+			test_hard_reload_upgrade);
+	g_test_add_func("/upgrade/pending-hard-across-upgrade",
+			test_pending_hard_across_upgrade);
 	g_test_add_func("/upgrade/broken-replacement", test_broken_replacement);
 	g_test_add_func("/upgrade/untrusted-rundir", test_untrusted_rundir);
 	g_test_add_func("/upgrade/untrusted-rundir-client",

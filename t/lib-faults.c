@@ -564,6 +564,27 @@ gboolean fx_init_real(struct t_site *f)
 	return TRUE;
 }
 
+gboolean fx_init_real_gated(struct t_site *f)
+{
+	g_autofree gchar *script = NULL, *gate = NULL;
+
+	if (!fx_init_real(f))
+		return FALSE;
+	gate = g_build_filename(f->dir, "gate", NULL);
+	script = g_strdup_printf(
+		"#!/bin/sh\n"
+		"case \" $* \" in *\" -sf \"*) [ -e %s ] && {\n"
+		"	echo $$ > %s.entered\n"
+		"	while [ -e %s ]; do sleep 0.01; done\n"
+		"	} ;;\nesac\n"
+		"exec %s \"$@\"\n",
+		gate, gate, gate, HAPROXY);
+	g_free(f->haproxy);
+	f->haproxy = t_write_file(f->dir, "haproxy", script);
+	g_assert_cmpint(g_chmod(f->haproxy, 0755), ==, 0);
+	return TRUE;
+}
+
 GPid fx_hold_request(struct t_site *f, const char *step, struct t_command *c,
 		     const char *cmd)
 {

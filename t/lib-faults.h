@@ -52,6 +52,9 @@ void set_nofile(GPid pid, rlim_t soft);
 /* The real haproxy, the wrapper given the site's --runtime-dir. */
 gboolean fx_init_real(struct t_site *f);
 void fx_init_gated(struct t_site *f, const char *version, const char *step);
+/* fx_init_real(), haproxy behind the same gate for a run with -sf (a
+ * reload's new generation): held before it runs haproxy. */
+gboolean fx_init_real_gated(struct t_site *f);
 void fx_stop_ok(struct t_site *f);
 void fx_client(struct t_site *f, struct t_command *c, const char *cmd);
 gboolean wait_file(const char *path);

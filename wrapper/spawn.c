@@ -78,6 +78,11 @@ struct launcher *launcher_new(const struct wrapper_args *args,
 void launcher_cancel(struct launcher *l)
 {
 	g_clear_pointer(&l->probe, probe_cancel);
+	/* A generation still loading at the stop is the stop's to end, in
+	 * --stop-timeout: no ready timeout kills it meanwhile, and no
+	 * EXTEND_TIMEOUT_USEC= stretches systemd's stop timeout. */
+	g_clear_handle_id(&l->ready_timer, g_source_remove);
+	g_clear_handle_id(&l->extend_timer, g_source_remove);
 }
 
 void launcher_end_attempt(struct launcher *l)

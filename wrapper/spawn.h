@@ -67,7 +67,8 @@ void launcher_kill_loading(struct launcher *l);
 gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling);
 /* The attempt is over: no load timers, haproxy located anew next time. */
 void launcher_end_attempt(struct launcher *l);
-/* A stop: a version probe under way is cancelled. */
+/* A stop: a version probe under way is cancelled, and the load timers
+ * of a generation still loading (the stop bounds it now). */
 void launcher_cancel(struct launcher *l);
 
 /* "haproxy -Ws" replacing us (the hand-off): -x from the serving
