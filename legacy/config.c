@@ -92,6 +92,8 @@ static void scan_line(const char *line, gboolean *in_global,
 		hints->nbproc = n;
 	else if (g_str_equal(first, "master-worker"))
 		hints->master_worker = TRUE;
+	else if (g_str_equal(first, "noreuseport"))
+		hints->noreuseport = TRUE;
 }
 
 void config_hints_scan_text(const char *text, gsize len,

@@ -25,6 +25,7 @@ enum mw_policy {
 struct config_hints {
 	guint nbproc;		/* 0: not set */
 	gboolean master_worker;	/* the "master-worker" keyword */
+	gboolean noreuseport;	/* the "noreuseport" keyword */
 	/* Who haproxy becomes once bound: the global section's "user NAME"
 	 * or "uid N" (the last one wins), "group NAME" or "gid N". */
 	gchar user[33];		/* "" when not set, or too long a name */

@@ -97,6 +97,8 @@ static void parse_line(char *line, const char *where)
 		if (!arg)
 			alert("%s: bind needs an address", where);
 		add_bind(arg, where);
+	} else if (!strcmp(kw, "noreuseport")) {
+		g.noreuseport = true;
 	} else if (!strcmp(kw, "fake-config-error")) {
 		g.config_error = true;
 	} else if (!strcmp(kw, "fake-nbproc") || !strcmp(kw, "nbproc")) {

@@ -45,7 +45,8 @@ static int bind_one(struct listener *l)
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (!g.noreuseport)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) < 0 ||
 	    listen(fd, 1024) < 0) {
 		err = errno;

@@ -57,6 +57,7 @@ struct fake {
 	char *setsid_gate;
 	char *expose_path;
 	int expose_fd;
+	bool noreuseport;	/* the "noreuseport" keyword */
 };
 
 extern struct fake g;

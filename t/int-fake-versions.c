@@ -49,13 +49,11 @@ static void check_ds_family(const char *version, guint nbproc)
 	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(has_arg(exec2, "-Ds"));
 	g_assert_false(has_arg(exec2, "-db"));
-	/* Every old worker, then the witness, last. */
+	/* The witness alone: the old workers get their soft stop from the
+	 * wrapper once their groups steer to generation 2. */
 	sf = sf_pids(exec2);
-	g_assert_cmpuint(sf->len, ==, nbproc + 1);
-	for (guint i = 0; i < nbproc; i++)
-		g_assert_true(pids_contain(sf, g_array_index(old_workers,
-							     GPid, i)));
-	witness = g_array_index(sf, GPid, nbproc);
+	g_assert_cmpuint(sf->len, ==, 1);
+	witness = g_array_index(sf, GPid, 0);
 	g_assert_false(pids_contain(old_workers, witness));
 	g_assert_cmpint(witness, !=, gen1);
 
@@ -66,6 +64,12 @@ static void check_ds_family(const char *version, guint nbproc)
 
 		signalled = fake_wait(&f, needle, T_WAIT);
 		g_assert_nonnull(signalled);
+	}
+	{
+		g_autofree gchar *stop = g_strdup_printf(
+			"SIGUSR1 -> generation 1 (pid %d)", gen1);
+
+		g_assert_nonnull(wrapper_find_log(w, stop));
 	}
 	assert_all_gone(old_workers);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
@@ -207,10 +211,18 @@ static void check_db_version(const char *version, const char *banner)
 	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	g_assert_true(has_arg(exec2, "-db"));
 	g_assert_false(has_daemon_flag(exec2));
+	/* The witness alone: generation 1 gets its soft stop from the
+	 * wrapper once its group steers to generation 2. */
 	sf = sf_pids(exec2);
-	g_assert_cmpuint(sf->len, ==, 2);
-	g_assert_cmpint(g_array_index(sf, GPid, 0), ==, gen1);
+	g_assert_cmpuint(sf->len, ==, 1);
+	g_assert_cmpint(g_array_index(sf, GPid, 0), !=, gen1);
 	gen2 = wait_ready_version(w, 2, version);
+	{
+		g_autofree gchar *stop = g_strdup_printf(
+			"SIGUSR1 -> generation 1 (pid %d)", gen1);
+
+		g_assert_nonnull(wrapper_find_log(w, stop));
+	}
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 	g_assert_cmpint(t_wait_serving(f.port, T_WAIT), ==, gen2);
 

@@ -246,11 +246,12 @@ static void test_old_exits_before_ready_report(void)
 	Wrapper *w;
 	GPid gen1, gen2, witness;
 
-	t_site_init_fake(&f, NULL);
+	/* Without SO_REUSEPORT the old generation stays on -sf. */
+	t_site_init_fake(&f, "noreuseport\n");
 	gen1 = fx_start_serving(&f, &w);
 
 	/* Time to stop the witness before haproxy binds and signals. */
-	t_site_config(&f, "fake-load-delay-ms 1000\n");
+	t_site_config(&f, "noreuseport\nfake-load-delay-ms 1000\n");
 	wrapper_signal(w, SIGUSR2);
 	exec2 = dup_wait_log(w, LOG_EXECUTING);
 	sf = sf_pids(exec2);

@@ -230,6 +230,74 @@ static void test_ds_worker(void)
 	reuseport_free(r);
 }
 
+/* How many connections wait in fd's accept queue (taken and closed). */
+static guint drain_queue(int fd)
+{
+	guint n = 0;
+	int c;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while ((c = accept(fd, NULL, NULL)) >= 0) {
+		n++;
+		close(c);
+	}
+	g_assert_cmpint(errno, ==, EAGAIN);
+	return n;
+}
+
+/*
+ * Steering: once the group's map holds the socket of a generation (our
+ * child, listening beside us on the same port), every new connection
+ * goes there and none to our own listener. Without it the kernel's hash
+ * would send about half of QUEUED to ours (all avoiding it: 2^-QUEUED).
+ */
+static void test_steers(void)
+{
+	struct reuseport *r = reuseport_new(TRUE);
+	struct generation *g = generation_new(2, LAUNCH_DB, "2.6.12");
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	guint16 port = 0;
+	int a = listener(AF_INET, &port, TRUE);
+	int clients[QUEUED];
+	pid_t child;
+	int p[2];
+	char c;
+
+	g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
+	child = fork();
+	g_assert_cmpint(child, >=, 0);
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(a);
+		listener(AF_INET, &port, TRUE);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	g_assert_cmpint(read(p[0], &c, 1), ==, 1);
+	close(p[0]);
+	g_assert_cmpuint(attach_self(r), ==, 1);
+	g->pid = child;
+	g_assert_cmpuint(reuseport_steer_generation(r, g), ==, 1);
+	to.sin_port = htons(port);
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (guint i = 0; i < QUEUED; i++) {
+		clients[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		g_assert_cmpint(connect(clients[i], (struct sockaddr *)&to,
+					sizeof(to)), ==, 0);
+	}
+	g_assert_cmpuint(drain_queue(a), ==, 0);
+	for (guint i = 0; i < QUEUED; i++)
+		close(clients[i]);
+	kill(child, SIGKILL);
+	g_assert_cmpint(waitpid(child, NULL, 0), ==, child);
+	close(a);
+	generation_free(g);
+	reuseport_free(r);
+}
+
 /* Runs fn in a child that became uid NOBODY (no capability left); the
  * state it ended with. */
 static gchar *as_nobody(void (*fn)(struct reuseport *r, GPid parent),
@@ -328,6 +396,7 @@ int main(int argc, char **argv)
 			test_without_program_resets);
 	g_test_add_func("/reuseport/noreuseport", test_noreuseport);
 	g_test_add_func("/reuseport/ds-worker", test_ds_worker);
+	g_test_add_func("/reuseport/steers", test_steers);
 	g_test_add_func("/reuseport/no-cap-bpf", test_no_cap_bpf);
 	g_test_add_func("/reuseport/pid-not-ours", test_pid_not_ours);
 	return g_test_run();

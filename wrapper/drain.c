@@ -209,8 +209,13 @@ void drain_begin(struct generation *old, struct generation *g, gboolean hard,
 	old->state = GEN_DRAINING;
 	old->draining_since_us = g_get_real_time();
 	/* A -Ds parent may have forked workers after we listed them for
-	 * -sf; a second SIGUSR1 to the others is harmless. */
-	if (old->mode == LAUNCH_DS && !hard)
+	 * -sf; a second SIGUSR1 to the others is harmless. Left off the
+	 * -sf list, the old one gets it from us only now. */
+	if (g->stops_predecessors && !hard)
+		log_info("generation %u serves and is steered to; SIGUSR1 -> "
+			 "generation %u (pid %d): soft stop", g->number,
+			 old->number, old->pid);
+	if ((old->mode == LAUNCH_DS || g->stops_predecessors) && !hard)
 		generation_signal(old, SIGUSR1, FALSE);
 	start_drain_clock(old, drain_timeout_s);
 	start_stop_check(old, hard);

@@ -25,6 +25,7 @@ struct first_start {
 	struct reloader *reloader;
 	struct reuseport *reuseport;
 	struct launcher *launcher;
+	const struct gen_table *gt;	/* the supervisor's */
 	guint *takeovers;		/* the supervisor's counter */
 	struct takeover *takeover;	/* foreign instances, first start */
 	/* No haproxy in the pidfile: the search waits until generation 1
@@ -33,6 +34,8 @@ struct first_start {
 	guint64 self_start;		/* ours, from stat: what started
 					 * later is a restart by hand */
 	guint late_timer;		/* the late search, from the loop */
+	gboolean foreign_steerable;	/* every group of theirs steers */
+	gboolean retrying;		/* generation 1 failed beside them */
 	int failed_code;		/* generation 1's failure, if the */
 	gchar *failed_msg;		/* search ran for it */
 };
@@ -42,10 +45,12 @@ struct first_start *first_start_new(const struct wrapper_args *args,
 				    struct reloader *reloader,
 				    struct reuseport *reuseport,
 				    struct launcher *launcher,
+				    const struct gen_table *gt,
 				    guint *takeovers)
 {
 	struct first_start *f = g_new0(struct first_start, 1);
 
+	f->gt = gt;
 	f->args = args;
 	f->opts = opts;
 	f->reloader = reloader;
@@ -63,6 +68,23 @@ void first_start_free(struct first_start *f)
 	takeover_free(f->takeover);
 	g_free(f->failed_msg);
 	g_free(f);
+}
+
+gboolean first_start_foreign_steerable(const struct first_start *f)
+{
+	/* Whatever made generation 1 fail beside them, the second try has
+	 * them on its -sf list: their pause is what lets it bind. */
+	return f->takeover && takeover_instances(f->takeover)->len > 0 &&
+	       f->foreign_steerable && !f->retrying;
+}
+
+void first_start_stop_foreign(struct first_start *f,
+			      const struct generation *g)
+{
+	if (!f->takeover)
+		return;
+	reuseport_steer_generation(f->reuseport, g);
+	takeover_soft_stop(f->takeover);
 }
 
 struct takeover *first_start_takeover(const struct first_start *f)
@@ -106,8 +128,10 @@ static void on_takeover_settled(gpointer data)
 {
 	struct first_start *f = data;
 
-	/* Before our generation's -sf makes them close their listeners. */
-	reuseport_attach_foreign(f->reuseport, takeover_instances(f->takeover));
+	/* Before they close their listeners (our generation's -sf, or our
+	 * soft stop once it serves and is steered to). */
+	f->foreign_steerable = reuseport_attach_foreign(
+		f->reuseport, takeover_instances(f->takeover));
 	reloader_post(f->reloader, RE_SETTLED, NULL);
 }
 
@@ -184,6 +208,10 @@ static void on_late_settled(gpointer data)
 		return;
 	reuseport_attach_foreign(f->reuseport, found);
 	*f->takeovers = takeover_taken(f->takeover);
+	/* Their listeners close on the soft stop: ours get the handshakes
+	 * first. */
+	if (f->gt->current)
+		reuseport_steer_generation(f->reuseport, f->gt->current);
 	takeover_soft_stop(f->takeover);
 }
 
@@ -233,6 +261,7 @@ gboolean first_start_retry(struct first_start *f, int exit_code,
 	if (!f->late)
 		return FALSE;
 	f->late = FALSE;
+	f->retrying = TRUE;
 	f->failed_code = exit_code;
 	f->failed_msg = g_strdup(msg);
 	log_notice("%s; looking for haproxy instances that may hold its "

@@ -20,6 +20,7 @@
 
 #include "legacy/args.h"
 #include "migrate/takeover.h"
+#include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
 #include "wrapper/reuseport.h"
 #include "wrapper/supervisor.h"
@@ -34,6 +35,7 @@ struct first_start *first_start_new(const struct wrapper_args *args,
 				    struct reloader *reloader,
 				    struct reuseport *reuseport,
 				    struct launcher *launcher,
+				    const struct gen_table *gt,
 				    guint *takeovers);
 void first_start_free(struct first_start *f);
 
@@ -48,5 +50,12 @@ gboolean first_start_retry(struct first_start *f, int exit_code,
 			   const char *msg);
 /* A stop: the search's wait ends, what it found is left alone. */
 void first_start_cancel(struct first_start *f);
+/* Did every group of the instances found get its steering program? Then
+ * generation 1 may start without them on its -sf list. */
+gboolean first_start_foreign_steerable(const struct first_start *f);
+/* Generation 1 (g) serves: their groups steer to it, then they get the
+ * soft stop -sf would have sent. */
+void first_start_stop_foreign(struct first_start *f,
+			      const struct generation *g);
 /* The takeover under way or done (NULL: none). */
 struct takeover *first_start_takeover(const struct first_start *f);

@@ -35,6 +35,13 @@ struct generation {
 	gboolean took_listeners;	/* took its predecessor's (-x) */
 	gboolean terminated;	/* sent SIGTERM for bounded draining */
 	gboolean sf_adopted;	/* adopted instances were on its -sf list */
+	/* Every group of its listeners got a steering program. */
+	gboolean steerable;
+	/* Its own predecessors were left off its -sf list: the wrapper
+	 * soft-stops them once it serves and handshakes go to it. */
+	gboolean stops_predecessors;
+	/* The same for the instances taken over at the first start. */
+	gboolean stops_foreign;
 	guint drain_timer;
 	gint64 draining_since_us;	/* wall clock; 0: unknown */
 	/* Superseded: a check that it acted on its soft stop (drain.c). */

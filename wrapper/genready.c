@@ -23,6 +23,12 @@ void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 	 * since (a launcher's daemon) is told to. */
 	if (g->sf_adopted)
 		adopt_superseded(replacement_adopt(r->replacement));
+	/* Left off its -sf list: handshakes go to it first, then the old
+	 * one gets its soft stop (drain_begin). */
+	if (old && g->stops_predecessors)
+		reuseport_steer_generation(r->reuseport, g);
+	if (g->stops_foreign)
+		first_start_stop_foreign(r->first, g);
 	replacement_retire_adopted(r->replacement);
 	if (old)
 		drain_begin(old, g, reloader_hard(r->reloader),
@@ -59,6 +65,6 @@ void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 		reloader_post(r->reloader, RE_READY,
 			      &(struct reload_input){ .message = msg });
 	}
-	reuseport_attach_generation(r->reuseport, g);
+	g->steerable = reuseport_attach_generation(r->reuseport, g);
 	fdstore_serving(r->fdstore, g);
 }

@@ -220,6 +220,10 @@ void replacement_retire_adopted(struct replacement *r)
 
 	if (!adopt_serving(r->adopt))
 		return;
+	/* Its listeners close on the signal: our generation's get the
+	 * handshakes first. */
+	if (sig == SIGUSR1)
+		reuseport_steer_generation(r->reuseport, r->gt->current);
 	log_notice("generation %u serves; the haproxy restarted by hand "
 		   "during its reload leaves (%s)", r->gt->current->number,
 		   signal_name(sig));

@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "migrate/find.h"
@@ -24,6 +27,12 @@
 #define LOST "connections queued on a listener that a haproxy closes (a " \
 	     "reload without -x, a takeover) are reset"
 
+/* A group's own program, which selects the one socket its map holds. */
+struct steer_group {
+	int map_fd;
+	int prog_fd;
+};
+
 struct reuseport {
 	gboolean enabled;
 	gboolean load_tried;
@@ -31,14 +40,33 @@ struct reuseport {
 	gchar *state;		/* for status, see reuseport_state() */
 	gboolean told_getfd;	/* one notice per cause */
 	GHashTable *told_noreuseport;	/* group keys already told */
+	gboolean told_steering;	/* steering unavailable: told once */
+	GHashTable *steer;	/* group key -> struct steer_group * */
 };
+
+struct round;
+typedef void (*listener_fn)(struct reuseport *r, struct round *rd, GPid pid,
+			    int fd);
 
 /* One round: the groups seen (attached or not), and how it went. */
 struct round {
+	listener_fn on_listener;
 	GHashTable *groups;	/* keys (gchar *) */
+	GHashTable *inodes;	/* steering: key -> its socket's inode */
 	guint attached;
+	guint steerable;	/* attached with their own steering program */
+	guint steered;		/* map entries set (steering rounds) */
 	gchar *failure;		/* the first, for status */
 };
+
+static void steer_group_free(gpointer data)
+{
+	struct steer_group *sg = data;
+
+	close(sg->prog_fd);
+	close(sg->map_fd);
+	g_free(sg);
+}
 
 struct reuseport *reuseport_new(gboolean enabled)
 {
@@ -49,6 +77,8 @@ struct reuseport *reuseport_new(gboolean enabled)
 	r->state = g_strdup(enabled ? "pending" : "off");
 	r->told_noreuseport = g_hash_table_new_full(g_str_hash, g_str_equal,
 						    g_free, NULL);
+	r->steer = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					 steer_group_free);
 	return r;
 }
 
@@ -60,6 +90,7 @@ void reuseport_free(struct reuseport *r)
 		close(r->prog_fd);
 	g_free(r->state);
 	g_hash_table_unref(r->told_noreuseport);
+	g_hash_table_unref(r->steer);
 	g_free(r);
 }
 
@@ -101,6 +132,91 @@ static int load_program(void)
 	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
 }
 
+/* One socket, key 0: the socket a group's new handshakes go to. */
+static int create_steer_map(void)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_REUSEPORT_SOCKARRAY;
+	attr.key_size = sizeof(__u32);
+	attr.value_size = sizeof(__u64);
+	attr.max_entries = 1;
+	g_strlcpy(attr.map_name, "hsw_steer", sizeof(attr.map_name));
+	return (int)syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+}
+
+/*
+ * key = 0; bpf_sk_select_reuseport(ctx, map, &key, 0); return SK_PASS.
+ * While the map is empty, or holds a socket that has closed since (the
+ * kernel then clears the entry), the select fails and the kernel picks by
+ * its hash as it would without a program (reuseport_select_sock); on a
+ * listener's close, it moves the queue (reuseport_migrate_sock) to the
+ * map's socket, or by hash. Nine instructions, written out for the same
+ * reason as load_program's two.
+ */
+static int load_steer_program(int map_fd)
+{
+	struct bpf_insn insns[] = {
+		/* *(u32 *)(r10 - 4) = 0: the key, on the stack */
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10,
+		  .off = -4, .imm = 0 },
+		/* r2 = the map (two instructions: a 64-bit immediate) */
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
+		{ 0 },
+		/* r3 = r10 - 4: &key */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_3,
+		  .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3,
+		  .imm = -4 },
+		/* r4 = 0: flags; r1 is still the context */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4,
+		  .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_sk_select_reuseport },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = SK_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static const char license[] = "GPL";
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SK_REUSEPORT;
+	attr.expected_attach_type = BPF_SK_REUSEPORT_SELECT_OR_MIGRATE;
+	attr.insns = GPOINTER_TO_SIZE(insns);
+	attr.insn_cnt = G_N_ELEMENTS(insns);
+	attr.license = GPOINTER_TO_SIZE(license);
+	g_strlcpy(attr.prog_name, "hsw_steer", sizeof(attr.prog_name));
+	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+}
+
+static gboolean map_set(int map_fd, int sock_fd)
+{
+	__u32 key = 0;
+	__u64 value = (__u64)sock_fd;
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map_fd;
+	attr.key = GPOINTER_TO_SIZE(&key);
+	attr.value = GPOINTER_TO_SIZE(&value);
+	attr.flags = BPF_ANY;
+	return syscall(SYS_bpf, BPF_MAP_UPDATE_ELEM, &attr, sizeof(attr)) == 0;
+}
+
+/* Back to the kernel's hash (ENOENT: already empty). */
+static void map_clear(int map_fd)
+{
+	__u32 key = 0;
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map_fd;
+	attr.key = GPOINTER_TO_SIZE(&key);
+	syscall(SYS_bpf, BPF_MAP_DELETE_ELEM, &attr, sizeof(attr));
+}
+
 static const char *load_failure(int err)
 {
 	switch (err) {
@@ -134,6 +250,66 @@ gboolean reuseport_usable(struct reuseport *r)
 		   "wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 "
 		   "(Linux >= 5.14)", why, LOST);
 	return FALSE;
+}
+
+static void tell_steering_unavailable(struct reuseport *r, int err)
+{
+	if (r->told_steering)
+		return;
+	r->told_steering = TRUE;
+	log_notice("SO_REUSEPORT steering unavailable: %s; queues still "
+		   "migrate, but a handshake that completes as its listener "
+		   "closes may be reset", g_strerror(err));
+}
+
+/*
+ * Two descriptors a group, kept: with thousands of binds they would take
+ * the descriptors the wrapper needs for everything else (systemd's
+ * default soft limit is 1024). Past half of what the limit leaves after a
+ * reserve, groups get the plain program.
+ */
+#define FD_RESERVE 256
+
+static guint steer_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur <= FD_RESERVE)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXUINT)
+		return G_MAXUINT / 2;
+	return (guint)(rl.rlim_cur - FD_RESERVE) / 2;
+}
+
+/* The group's steering program, loaded at its first need; NULL where it
+ * cannot be (the plain program then migrates its queues). */
+static struct steer_group *steer_group_get(struct reuseport *r,
+					   const char *key)
+{
+	struct steer_group *sg = g_hash_table_lookup(r->steer, key);
+	int map_fd, prog_fd, err;
+
+	if (sg)
+		return sg;
+	if (g_hash_table_size(r->steer) >= steer_budget()) {
+		tell_steering_unavailable(r, EMFILE);
+		return NULL;
+	}
+	map_fd = create_steer_map();
+	err = errno;
+	prog_fd = map_fd >= 0 ? load_steer_program(map_fd) : -1;
+	if (prog_fd < 0) {
+		if (map_fd >= 0) {
+			err = errno;
+			close(map_fd);
+		}
+		tell_steering_unavailable(r, err);
+		return NULL;
+	}
+	sg = g_new0(struct steer_group, 1);
+	*sg = (struct steer_group){ .map_fd = map_fd, .prog_fd = prog_fd };
+	g_hash_table_insert(r->steer, g_strdup(key), sg);
+	return sg;
 }
 
 /* "127.0.0.1:80", "[::1]:443", then "%eth0" when bound to a device: a
@@ -208,14 +384,25 @@ static void tell_noreuseport(struct reuseport *r, struct round *rd,
 		   "the new haproxy", pid, key);
 }
 
+/* The user that created the socket, whose uid the kernel compares. */
+static uid_t socket_owner(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
 /* One listener of pid, taken as fd: attach unless its group had it in
- * this round. */
+ * this round. The group's steering program where it can be had, else
+ * the plain one. */
 static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 			    int fd)
 {
 	g_autofree gchar *key = group_key(fd);
 	int reuse = 0;
 	socklen_t len = sizeof(reuse);
+	struct steer_group *sg;
+	int prog_fd;
 
 	if (!key || g_hash_table_contains(rd->groups, key))
 		return;
@@ -225,8 +412,10 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 		tell_noreuseport(r, rd, pid, key);
 		return;
 	}
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &r->prog_fd,
-		       sizeof(r->prog_fd)) < 0) {
+	sg = steer_group_get(r, key);
+	prog_fd = sg ? sg->prog_fd : r->prog_fd;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &prog_fd,
+		       sizeof(prog_fd)) < 0) {
 		int err = errno;
 
 		round_fail(rd, g_strdup_printf("%s: %s", key,
@@ -236,6 +425,9 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 		return;
 	}
 	rd->attached++;
+	/* Only a socket of our user's lets our haproxy join its group
+	 * without -sf's pause (the kernel's SO_REUSEPORT rule). */
+	rd->steerable += sg != NULL && socket_owner(fd) == geteuid();
 }
 
 static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
@@ -272,7 +464,8 @@ static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
 				tell_getfd_refused(r, rd, pid, err);
 			return;
 		}
-		attach_listener(r, rd, pid, fd);
+		rd->on_listener(r, rd, pid, fd);
+		/* A copy kept would keep the listener open. */
 		close(fd);
 	}
 }
@@ -283,20 +476,33 @@ static void attach_process(struct reuseport *r, struct round *rd, int pidfd,
 static void attach_process_told(struct reuseport *r, struct round *rd,
 				int pidfd, GPid pid)
 {
-	guint before = rd->attached;
+	guint before = rd->attached, steered = rd->steered;
 
 	attach_process(r, rd, pidfd, pid);
 	if (rd->attached > before)
 		log_debug("SO_REUSEPORT migration on for %u listeners of "
 			  "haproxy pid %d", rd->attached - before, pid);
+	if (rd->steered > steered)
+		log_debug("SO_REUSEPORT steering to %u listeners of haproxy "
+			  "pid %d", rd->steered - steered, pid);
 }
 
 static void round_begin(struct round *rd)
 {
 	*rd = (struct round){
+		.on_listener = attach_listener,
 		.groups = g_hash_table_new_full(g_str_hash, g_str_equal,
 						g_free, NULL),
+		.inodes = g_hash_table_new_full(g_str_hash, g_str_equal,
+						g_free, g_free),
 	};
+}
+
+/* Every group the round saw got its steering program. */
+static gboolean round_all_steerable(const struct round *rd)
+{
+	return !rd->failure && rd->attached > 0 &&
+	       rd->steerable == g_hash_table_size(rd->groups);
 }
 
 /* The state after a round that found groups; one that found none (gone
@@ -309,6 +515,7 @@ static void round_end(struct reuseport *r, struct round *rd)
 	else if (rd->attached)
 		set_state(r, "active", NULL);
 	g_hash_table_unref(rd->groups);
+	g_hash_table_unref(rd->inodes);
 	g_free(rd->failure);
 }
 
@@ -336,29 +543,145 @@ static void round_add_pidfd(struct reuseport *r, struct round *rd, int pidfd,
 	close(pidfd);
 }
 
-void reuseport_attach_generation(struct reuseport *r,
+static gboolean not_in_round(gpointer key, gpointer value, gpointer data)
+{
+	const struct round *rd = data;
+
+	return !g_hash_table_contains(rd->groups, key);
+}
+
+/* A group the serving generation no longer listens on closes with the
+ * old one: its descriptors go (the kernel keeps what is attached). */
+static void prune_steer_groups(struct reuseport *r, struct round *rd)
+{
+	if (rd->attached > 0)
+		g_hash_table_foreach_remove(r->steer, not_in_round, rd);
+}
+
+/* Every process of g that may hold its listeners. */
+static void round_add_generation(struct reuseport *r, struct round *rd,
 				 const struct generation *g)
 {
 	g_autoptr(GArray) children = NULL;
 	const GArray *workers = g->workers;
-	struct round rd;
 
-	/* A reaped pid may already be someone else's. */
-	if (g->exited || !reuseport_usable(r))
-		return;
-	round_begin(&rd);
 	/* Our own child, not reaped: the pid is still it. A -Ds parent is
 	 * ready before it forks, and closes its listeners after: looked at
 	 * first, then its workers, one of them holds them. */
-	round_add_pidfd(r, &rd, pidfd_open(g->pid, 0), g->pid);
+	round_add_pidfd(r, rd, pidfd_open(g->pid, 0), g->pid);
 	if (g->mode == LAUNCH_DS)
 		workers = children = proc_children(g->pid);
 	for (guint i = 0; workers && i < workers->len; i++) {
 		GPid w = g_array_index(workers, GPid, i);
 
-		round_add_pidfd(r, &rd, proc_open_if_child_of(w, g->pid), w);
+		round_add_pidfd(r, rd, proc_open_if_child_of(w, g->pid), w);
 	}
+}
+
+gboolean reuseport_attach_generation(struct reuseport *r,
+				     const struct generation *g)
+{
+	struct round rd;
+	gboolean steerable;
+
+	/* A reaped pid may already be someone else's. */
+	if (g->exited || !reuseport_usable(r))
+		return FALSE;
+	round_begin(&rd);
+	round_add_generation(r, &rd, g);
+	steerable = round_all_steerable(&rd);
+	prune_steer_groups(r, &rd);
 	round_end(r, &rd);
+	return steerable;
+}
+
+static guint64 socket_inode(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? (guint64)st.st_ino : 0;
+}
+
+/*
+ * One listener of the new generation: its group's new handshakes go to
+ * it. A group where it has two sockets (per-thread or per-process binds)
+ * is left to the kernel's hash: steering all of them to one would starve
+ * the others.
+ */
+static void steer_listener(struct reuseport *r, struct round *rd, GPid pid,
+			   int fd)
+{
+	g_autofree gchar *key = group_key(fd);
+	struct steer_group *sg = key ? g_hash_table_lookup(r->steer, key)
+				     : NULL;
+	guint64 inode = socket_inode(fd);
+	const guint64 *seen;
+
+	/* A group only it listens on has no old listener to spare. */
+	if (!sg)
+		return;
+	seen = g_hash_table_lookup(rd->inodes, key);
+	if (seen && *seen == inode)
+		return;
+	if (seen) {
+		if (*seen != 0)
+			rd->steered--;
+		map_clear(sg->map_fd);
+		g_hash_table_insert(rd->inodes, g_steal_pointer(&key),
+				    g_memdup2(&(guint64){ 0 }, sizeof(inode)));
+		return;
+	}
+	if (!map_set(sg->map_fd, fd)) {
+		log_debug("SO_REUSEPORT steering: cannot select %s: %s", key,
+			  g_strerror(errno));
+		inode = 0;
+	} else {
+		rd->steered++;
+	}
+	g_hash_table_insert(rd->inodes, g_steal_pointer(&key),
+			    g_memdup2(&inode, sizeof(inode)));
+}
+
+/*
+ * A handshake's last ACK checked against a listener that is still
+ * listening, then queued on it once another CPU has closed it, is reset
+ * (inet_child_forget): migration comes too late for it. Once the groups
+ * steer new handshakes to the new generation, those still in flight on
+ * the old listeners end within a round trip: tens of microseconds on
+ * loopback, well under a millisecond on a LAN. The grace covers them
+ * with a wide margin; a handshake slower than that (a distant client)
+ * completes after the close and is migrated.
+ */
+#define STEER_GRACE_MS 10
+
+static void steer_grace(void)
+{
+	struct timespec ts = { .tv_nsec = STEER_GRACE_MS * 1000000L };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+guint reuseport_steer_generation(struct reuseport *r,
+				 const struct generation *g)
+{
+	struct round rd;
+	guint steered;
+
+	if (g->exited || !reuseport_usable(r) ||
+	    g_hash_table_size(r->steer) == 0)
+		return 0;
+	round_begin(&rd);
+	rd.on_listener = steer_listener;
+	round_add_generation(r, &rd, g);
+	steered = rd.steered;
+	/* Steering rounds leave the status to the attaching ones. */
+	g_hash_table_unref(rd.groups);
+	g_hash_table_unref(rd.inodes);
+	g_free(rd.failure);
+	if (steered > 0)
+		steer_grace();
+	return steered;
 }
 
 /* pid's pidfd if it still is the process that started at start_time. */
@@ -373,12 +696,14 @@ static int open_same_process(GPid pid, guint64 start_time)
 	return fd;
 }
 
-void reuseport_attach_foreign(struct reuseport *r, const GPtrArray *instances)
+gboolean reuseport_attach_foreign(struct reuseport *r,
+				  const GPtrArray *instances)
 {
 	struct round rd;
+	gboolean steerable;
 
 	if (!instances || instances->len == 0 || !reuseport_usable(r))
-		return;
+		return FALSE;
 	round_begin(&rd);
 	for (guint i = 0; i < instances->len; i++) {
 		const struct foreign *f = g_ptr_array_index(
@@ -396,5 +721,7 @@ void reuseport_attach_foreign(struct reuseport *r, const GPtrArray *instances)
 						      guint64, j)),
 				g_array_index(f->workers, GPid, j));
 	}
+	steerable = round_all_steerable(&rd);
 	round_end(r, &rd);
+	return steerable;
 }

@@ -10,6 +10,14 @@
  * choosing the listener as it would, and moves the queue of a closing one
  * to a sibling instead of resetting it.
  *
+ * Where it can (Linux >= 5.14 with BPF_MAP_TYPE_REUSEPORT_SOCKARRAY), each
+ * group gets a program of its own instead, with a one-socket map: while
+ * the map is empty it passes as the plain one does; set to a socket of the
+ * new generation, it steers the group's new handshakes there, so that the
+ * old listener can close with no handshake completing on it (the kernel
+ * resets a handshake whose last ACK it checked against a listener that
+ * closes before the child is queued). See reuseport_steer_generation().
+ *
  * The program is loaded once, at the first need, and kept. The listeners
  * of a serving haproxy are found through /proc (its socket descriptors
  * among the LISTEN entries of its /proc/PID/net/tcp{,6}), taken with
@@ -35,13 +43,26 @@ void reuseport_free(struct reuseport *r);
 gboolean reuseport_usable(struct reuseport *r);
 
 /* Attach to every group g's processes listen on: the -db process, the
- * -Ds parent and its workers, the master and its workers. */
-void reuseport_attach_generation(struct reuseport *r,
-				 const struct generation *g);
+ * -Ds parent and its workers, the master and its workers. TRUE when every
+ * group got its steering program (so g may be soft-stopped by us after
+ * its successor is steered to, instead of by the successor's -sf). */
+gboolean reuseport_attach_generation(struct reuseport *r,
+				     const struct generation *g);
 
 /* The same for instances we did not start (struct foreign *), each
  * process checked to still be the one that was found. */
-void reuseport_attach_foreign(struct reuseport *r, const GPtrArray *instances);
+gboolean reuseport_attach_foreign(struct reuseport *r,
+				  const GPtrArray *instances);
+
+/*
+ * Before a haproxy that shares groups with g closes its listeners: every
+ * group that has its steering program sends its new handshakes to g's
+ * socket from now on, then the handshakes in flight on the others get a
+ * short grace (see STEER_GRACE_MS) to complete. The number of groups
+ * steered (0: nothing set, no wait).
+ */
+guint reuseport_steer_generation(struct reuseport *r,
+				 const struct generation *g);
 
 /* The same for one process, through a pidfd that names it: the number
  * of groups that got the program. */

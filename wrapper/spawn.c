@@ -47,6 +47,7 @@ struct launcher {
 	gchar *haproxy_path;		/* of the generation being started */
 	struct version_cache vcache;
 	gboolean told_migrate_req;
+	gboolean config_noreuseport;	/* at the last choice of mode */
 	enum launch_mode told_mode;	/* the last mode a notice was about */
 	gboolean told_mode_valid;
 };
@@ -240,9 +241,31 @@ static GArray *generations_sf_pids(struct launcher *l)
 	return pids;
 }
 
-static GArray *old_pids(struct launcher *l, gboolean *hard)
+/* -dR: haproxy binds without SO_REUSEPORT. */
+static gboolean args_disable_reuseport(const struct wrapper_args *a)
 {
-	GArray *pids = generations_sf_pids(l);
+	for (char **arg = a->haproxy_args; arg && *arg; arg++)
+		if (g_str_has_prefix(*arg, "-dR"))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean binds_without_reuseport(struct launcher *l)
+{
+	return l->config_noreuseport || args_disable_reuseport(l->args);
+}
+
+/*
+ * The -sf list. own_held_back: our own generations are left off (see
+ * can_hold_back_own). may_hold_back_foreign: the same is possible for the
+ * instances taken over, *foreign_held_back says whether it was done.
+ */
+static GArray *old_pids(struct launcher *l, gboolean *hard,
+			gboolean own_held_back, gboolean may_hold_back_foreign,
+			gboolean *foreign_held_back)
+{
+	GArray *pids = own_held_back ? g_array_new(FALSE, FALSE, sizeof(GPid))
+				     : generations_sf_pids(l);
 	/* Nothing served yet: a second try after a takeover's search too. */
 	gboolean first = reloader_attempt(l->reloader) == 0;
 
@@ -253,12 +276,34 @@ static GArray *old_pids(struct launcher *l, gboolean *hard)
 		*hard = l->args->user_old_hard;
 	}
 	{
-		g_autoptr(GArray) foreign = l->ops->foreign_pids(l->ctx,
-								 first);
+		g_autoptr(GArray) foreign = l->ops->foreign_pids(
+			l->ctx, first, may_hold_back_foreign && !*hard,
+			foreign_held_back);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
 	}
 	return pids;
+}
+
+/*
+ * Can the new generation be started without its predecessors on its -sf
+ * list, for the wrapper to soft-stop them once new handshakes are steered
+ * to it? Only where its binds cannot need them out of the way: every
+ * group of the serving generation has SO_REUSEPORT and its steering
+ * program, and neither the configuration nor the command line turns
+ * SO_REUSEPORT off (-sf's pause and retry is what lets such a bind
+ * succeed). A new generation that fails then leaves the old one serving,
+ * never signalled. Not with -x (nothing closes), -st, or a master (it
+ * soft-stops its own workers).
+ */
+static gboolean can_hold_back_own(struct launcher *l, enum launch_mode mode,
+				  gboolean hard, gboolean takes_listeners)
+{
+	const struct generation *c = l->gt->current;
+
+	return mode != LAUNCH_MW && !hard && !takes_listeners && c &&
+	       c->mode != LAUNCH_MW && !c->exited && c->steerable &&
+	       !binds_without_reuseport(l);
 }
 
 /* The serving generation's listeners socket, if a new one can take its
@@ -394,6 +439,7 @@ static gboolean spawn_generation(struct launcher *l,
 	g_auto(GStrv) extra = NULL;
 	struct generation *g;
 	gboolean hard, exposes;
+	gboolean hard_asked = reloader_hard(l->reloader);
 
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(l);
@@ -403,12 +449,17 @@ static gboolean spawn_generation(struct launcher *l,
 		launch_failed(l, EXIT_OS_ERROR, "%s", error->message);
 		return FALSE;
 	}
-	pids = old_pids(l, &hard);
-	g->sf_adopted = l->ops->adopted_serving(l->ctx);
-	hard = hard || reloader_hard(l->reloader);
 	extra = extra_args(l, v, mode, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
+	g->stops_predecessors = can_hold_back_own(l, mode, hard_asked,
+						  g->took_listeners);
+	pids = old_pids(l, &hard, g->stops_predecessors,
+			mode != LAUNCH_MW && !hard_asked &&
+			!binds_without_reuseport(l),
+			&g->stops_foreign);
+	g->sf_adopted = l->ops->adopted_serving(l->ctx);
+	hard = hard || reloader_hard(l->reloader);
 	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
@@ -449,6 +500,7 @@ static enum launch_mode choose_mode(struct launcher *l,
 	const char *why;
 
 	config_hints_read(l->args, cwd, &hints);
+	l->config_noreuseport = hints.noreuseport;
 	mode = mw_choose_mode(v, l->opts->master_worker, &hints, &why);
 	tell_mode(l, mode, why);
 	return mode;

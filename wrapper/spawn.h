@@ -27,8 +27,11 @@ struct launcher_ops {
 	/* g was spawned: its end is watched. */
 	void (*watch)(void *ctx, struct generation *g);
 	/* Instances we did not start that go on the -sf list: taken over
-	 * (first: the first generation) and adopted ones. */
-	GArray *(*foreign_pids)(void *ctx, gboolean first);
+	 * (first: the first generation) and adopted ones. may_hold_back:
+	 * the new generation's binds need no -sf; those taken over whose
+	 * every group steers are then left off, and *held_back set. */
+	GArray *(*foreign_pids)(void *ctx, gboolean first,
+				gboolean may_hold_back, gboolean *held_back);
 	/* Does an adopted haproxy serve (its pids are on the -sf list)? */
 	gboolean (*adopted_serving)(void *ctx);
 	/* Does the search for a haproxy that replaced ours run? */

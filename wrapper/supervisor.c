@@ -397,14 +397,28 @@ static void launcher_watch(void *ctx, struct generation *g)
 	gen_exits_watch(s->exits, g);
 }
 
-/* Taken over at the first start, and adopted: on the -sf list. */
-static GArray *launcher_foreign_pids(void *ctx, gboolean first)
+/* Taken over at the first start, and adopted: on the -sf list, but
+ * those taken over whose every group steers are soft-stopped by us once
+ * generation 1 serves (gen_ready_serve). */
+static GArray *launcher_foreign_pids(void *ctx, gboolean first,
+				     gboolean may_hold_back,
+				     gboolean *held_back)
 {
 	struct supervisor *s = ctx;
 	struct takeover *t = first_start_takeover(s->first);
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	if (first && t) {
+	*held_back = FALSE;
+	if (first && t && may_hold_back &&
+	    first_start_foreign_steerable(s->first)) {
+		g_autoptr(GArray) foreign = takeover_targets(t);
+		g_autofree gchar *text = pids_text(foreign);
+
+		*held_back = TRUE;
+		log_info("foreign haproxy pids %s stay off -sf: they get "
+			 "their soft stop once generation 1 serves and is "
+			 "steered to", text);
+	} else if (first && t) {
 		g_autoptr(GArray) foreign = takeover_targets(t);
 
 		g_array_append_vals(pids, foreign->data, foreign->len);
@@ -514,7 +528,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 				 s->replacement, s->launcher, &s->status,
 				 s->rt.fdstore, selfupgrade_image_path(s->up));
 	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher, &s->metrics.takeovers);
+				   s->launcher, &s->gt, &s->metrics.takeovers);
 	s->ready = (struct gen_ready){ .args = args, .opts = opts,
 		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
 		.replacement = s->replacement, .metrics = &s->metrics,
