@@ -106,10 +106,12 @@ static gboolean pid1_take(struct pid1 *p, guint timeout_ms)
 		got = -1;
 	}
 	if (field(lines, "FDSTOREREMOVE=1") && name) {
-		gpointer fd;
+		gpointer key, fd;
 
-		if (g_hash_table_steal_extended(p->store, name, NULL, &fd))
+		if (g_hash_table_steal_extended(p->store, name, &key, &fd)) {
+			g_free(key);
 			close(GPOINTER_TO_INT(fd) - 1);
+		}
 		p->removed++;
 	}
 	if (got >= 0)
