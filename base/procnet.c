@@ -69,6 +69,39 @@ static void add_tcp_listeners(GHashTable *inodes, const char *path)
 	fclose(f);
 }
 
+static void add_listener_addresses(GHashTable *out, const char *table)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/net/%s", table);
+	FILE *f = fopen(path, "re");
+	g_autofree char *line = NULL;
+	size_t size = 0;
+	char local[64], st[3];
+	guint64 ino;
+
+	if (!f)
+		return;
+	if (getline(&line, &size, f) > 0)
+		while (getline(&line, &size, f) > 0 &&
+		       sscanf(line, "%*s %63s %*s %2s %*s %*s %*s %*s %*s %"
+			      G_GUINT64_FORMAT, local, st, &ino) == 3 &&
+		       strcmp(st, "0A") == 0)
+			if (ino)
+				g_hash_table_insert(
+					out, g_memdup2(&ino, sizeof(ino)),
+					g_strdup_printf("%s:%s", table, local));
+	fclose(f);
+}
+
+GHashTable *proc_net_listener_addresses(void)
+{
+	GHashTable *out = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+						g_free, g_free);
+
+	add_listener_addresses(out, "tcp");
+	add_listener_addresses(out, "tcp6");
+	return out;
+}
+
 GHashTable *proc_net_tcp_listeners(const char *net_dir)
 {
 	GHashTable *inodes = inode_set_new();

@@ -23,6 +23,10 @@ GHashTable *proc_listening_inodes(GPid pid);
  * kernel walks every connection of the namespace to write them. */
 GHashTable *proc_net_tcp_listeners(const char *net_dir);
 
+/* The TCP sockets in LISTEN state (IPv4 and IPv6) of this process's
+ * network namespace: inode (guint64 key) -> "tcp:ADDR:PORT" or
+ * "tcp6:ADDR:PORT" as /proc/net prints them. */
+GHashTable *proc_net_listener_addresses(void);
 /* Is pid in this process's network namespace? FALSE when either one
  * cannot be read (another user's process: ptrace access needed). */
 gboolean proc_same_netns(GPid pid);

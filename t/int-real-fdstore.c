@@ -453,6 +453,53 @@ static void test_unusable_dropped(void)
 }
 
 /*
+ * A stop beside another listener of the same address (a bridge serving
+ * while the unit stops, as the move between units does): the kept socket
+ * is taken out at once, or it would take a share of the new connections
+ * while haproxy drains, and systemd would reset them when the stop
+ * releases the store.
+ */
+/* A listener of ours in haproxy's SO_REUSEPORT group on port. */
+static int sibling_listener(guint16 port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				     sizeof(one)));
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+				     sizeof(one)));
+	g_assert_no_errno(bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	g_assert_no_errno(listen(fd, 16));
+	return fd;
+}
+
+static void test_stop_beside_another_listener(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	int sibling;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	sibling = sibling_listener(s.port);
+	g_assert_cmpint(sibling, >=, 0);
+	wrapper_signal(s.w, SIGUSR1);
+	t_assert_exit_code(wrapper_wait_exit(s.w, T_WAIT), 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(p.removed, ==, 1);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
+	close(sibling);
+	pid1_close(&p);
+}
+
+/*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
  * haproxy accepts). Generation 1's sockets would have been sent right
@@ -501,6 +548,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/bind-added-across-restart",
 			test_bind_added_across_restart);
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
+	g_test_add_func("/fdstore/stop-beside-another-listener",
+			test_stop_beside_another_listener);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();

@@ -394,6 +394,44 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 	}
 }
 
+void fdstore_stopping(struct fdstore *st)
+{
+	g_autoptr(GHashTable) listeners = NULL;
+	g_autoptr(GHashTable) per_address = NULL;
+	g_autofree guint64 **stored = NULL;
+	GHashTableIter it;
+	gpointer key, value;
+	guint n, removed = 0;
+
+	if (!st || !g_hash_table_size(st->stored))
+		return;
+	listeners = proc_net_listener_addresses();
+	/* How many listening sockets each address has. */
+	per_address = g_hash_table_new(g_str_hash, g_str_equal);
+	g_hash_table_iter_init(&it, listeners);
+	while (g_hash_table_iter_next(&it, &key, &value))
+		g_hash_table_insert(per_address, value,
+				    GUINT_TO_POINTER(GPOINTER_TO_UINT(
+					    g_hash_table_lookup(per_address,
+								value)) + 1));
+	stored = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
+	for (guint i = 0; i < n; i++) {
+		const char *address = g_hash_table_lookup(listeners, stored[i]);
+
+		if (!address || GPOINTER_TO_UINT(g_hash_table_lookup(
+					per_address, address)) < 2)
+			continue;
+		take_out(st, *stored[i]);
+		removed++;
+	}
+	if (removed) {
+		log_info("%u listening sockets taken out of systemd's store: "
+			 "another process listens on their addresses",
+			 removed);
+		write_names(st);
+	}
+}
+
 void fdstore_leave(struct fdstore *st)
 {
 	g_autofree gchar *path = NULL;

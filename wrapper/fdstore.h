@@ -48,6 +48,13 @@ const char *fdstore_first_source(struct fdstore *st,
 				 enum launch_mode mode);
 /* g serves: its listening sockets are stored, the others taken out. */
 void fdstore_serving(struct fdstore *st, const struct generation *g);
+/* A stop begins (or a restart: the wrapper cannot tell them apart).
+ * Stored sockets that another listener shares an address with (a bridge
+ * serving while this unit stops) are taken out now: kept, they would take
+ * a share of the new connections while haproxy drains, and systemd resets
+ * them when the stop releases the store. The others are kept for a
+ * restart. */
+void fdstore_stopping(struct fdstore *st);
 /* Everything stored is taken out and closed, with a word. */
 void fdstore_empty(struct fdstore *st, const char *why);
 /* The wrapper stops: the server and the names file go (what is stored

@@ -193,6 +193,7 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	case SIGUSR1:
 		log_notice("%s from pid %u: %s", signal_name(sig), si->ssi_pid,
 			   sig == SIGUSR1 ? "stopping gracefully" : "stopping");
+		fdstore_stopping(s->rt.fdstore);
 		lifecycle_begin_stop(&s->life, sig);
 		break;
 	default:
