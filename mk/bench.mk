@@ -7,6 +7,12 @@
 #                            reloads without -x on haproxy 1.5.18 and 1.7.0
 #                            (BENCH_SERIES_DIR) beside the historic wrapper
 #   make bench BENCH_QUICK=1 every case, smaller (RELOADS=50, 6 starts...)
+#   make bench-restarts      under a real systemd 252 (a container, as
+#                            t/int-systemd boots it), 20 `systemctl restart`,
+#                            10 kills of the main pid and a haproxy binary
+#                            replaced then a restart, under 64 clients: the
+#                            shipped unit beside Debian's haproxy -Ws unit
+#                            (also the last part of make bench)
 #   make bench-soak          the wrapper alone, SOAK_RELOADS=2000 reloads under
 #                            load: its VmRSS and descriptors every SOAK_EVERY=250
 #
@@ -16,7 +22,7 @@
 # BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run;
 # SERIES_DIR (mk/series.mk) says where the old haproxy builds are.
 
-.PHONY: bench bench-build bench-soak
+.PHONY: bench bench-build bench-soak bench-restarts
 
 ifeq ($(BENCH_QUICK),1)
 RELOADS      ?= 50
@@ -38,6 +44,13 @@ bench-build: $(PROG) $(BENCH_BINS)
 bench: bench-build
 	@RELOADS=$(RELOADS) BENCH_CONC=$(BENCH_CONC) WRAPPER=$(CURDIR)/$(PROG) \
 		HAPROXY=$(HAPROXY_FALLBACK) BENCH_SERIES_DIR=$(abspath $(SERIES_DIR)) bench/run
+	@$(MAKE) --no-print-directory bench-restarts
+
+# The counts are the test's messages ("measured: ..."); refused > 0 for
+# the shipped unit fails it.
+bench-restarts: bench/loadclient t/int-systemd
+	@HSW_LOADCLIENT=$(CURDIR)/bench/loadclient ./t/int-systemd --verbose \
+		-p /systemd/measure/restarts 2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
 
 bench-soak: bench-build
 	@SOAK_RELOADS=$(SOAK_RELOADS) SOAK_EVERY=$(SOAK_EVERY) BENCH_CONC=$(BENCH_CONC) \

@@ -316,6 +316,181 @@ static void test_graceful_restart(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/* ---- the restart measurement (make bench-restarts) ---- */
+
+#define MEASURE_RESTARTS	20
+#define MEASURE_KILLS		10
+#define MEASURE_CLIENTS		"64"
+
+/* bench/loadclient, 64 connections at a time, a new one a request, from
+ * the host (the container shares its network), until stop exists. */
+struct loadrun {
+	GPid pid;
+	gchar *stop;
+	gchar *summary;
+};
+
+static void loadrun_start(struct loadrun *r, const char *dir, guint16 port,
+			  const char *name)
+{
+	g_autofree gchar *p = g_strdup_printf("%u", port);
+	const char *client = g_getenv("HSW_LOADCLIENT");
+	g_autoptr(GError) error = NULL;
+
+	r->stop = g_strdup_printf("%s/%s.stop", dir, name);
+	r->summary = g_strdup_printf("%s/%s.summary", dir, name);
+	{
+		const char *argv[] = { client, "-p", p, "-c", MEASURE_CLIENTS,
+				       "-d", "900", "-s", r->stop, "-o",
+				       r->summary, NULL };
+
+		g_spawn_async(NULL, (char **)argv, NULL,
+			      G_SPAWN_DO_NOT_REAP_CHILD |
+			      G_SPAWN_STDOUT_TO_DEV_NULL,
+			      NULL, NULL, &r->pid, &error);
+	}
+	g_assert_no_error(error);
+	t_remember(r->pid, "loadclient");
+}
+
+/* Its summary's value for key ("refused", "reset", "ok"...). */
+static guint64 summary_value(const char *text, const char *key)
+{
+	g_autofree gchar *needle = g_strdup_printf("\n%s=", key);
+	g_autofree gchar *padded = g_strconcat("\n", text, NULL);
+	const char *at = strstr(padded, needle);
+
+	return at ? g_ascii_strtoull(at + strlen(needle), NULL, 10) : 0;
+}
+
+static gchar *loadrun_finish(struct loadrun *r)
+{
+	g_autofree gchar *text = NULL;
+
+	g_assert_true(g_file_set_contents(r->stop, "", 0, NULL));
+	g_assert_cmpint(t_wait_child(r->pid, 60000), ==, 0);
+	g_assert_true(g_file_get_contents(r->summary, &text, NULL, NULL));
+	g_free(r->stop);
+	g_free(r->summary);
+	return g_steal_pointer(&text);
+}
+
+static void report(const char *unit, const char *what, const char *text)
+{
+	g_test_message("measured: %-34s %-28s ok %" G_GUINT64_FORMAT
+		       ", refused %" G_GUINT64_FORMAT ", reset %"
+		       G_GUINT64_FORMAT ", other failures %" G_GUINT64_FORMAT,
+		       unit, what, summary_value(text, "ok"),
+		       summary_value(text, "refused"),
+		       summary_value(text, "reset"),
+		       summary_value(text, "short") +
+			       summary_value(text, "timeout") +
+			       summary_value(text, "non200") +
+			       summary_value(text, "other"));
+}
+
+/* Restarts, kills of the main pid, a haproxy binary replaced then a
+ * restart, each under its own load; the refused counts. */
+static guint measure_unit(struct fixture *f, const char *unit, guint16 port,
+			  const char *label)
+{
+	g_autofree gchar *dir = t_tmpdir();
+	struct loadrun r;
+	guint refused = 0;
+	GPid serving = wait_serving(port, 0);
+
+	g_assert_cmpint(serving, >, 0);
+	loadrun_start(&r, dir, port, "restarts");
+	for (guint i = 0; i < MEASURE_RESTARTS; i++) {
+		g_assert_cmpint(sctl(f->c, "restart", unit), ==, 0);
+		serving = wait_serving(port, serving);
+		g_assert_cmpint(serving, >, 0);
+	}
+	{
+		g_autofree gchar *text = loadrun_finish(&r);
+
+		report(label, "20 x systemctl restart", text);
+		refused += summary_value(text, "refused");
+	}
+	loadrun_start(&r, dir, port, "kills");
+	for (guint i = 1; i <= MEASURE_KILLS; i++) {
+		g_autofree gchar *main_pid = g_strdup_printf(
+			"%d", prop_int(f->c, unit, "MainPID"));
+		g_autofree gchar *n = g_strdup_printf(
+			"%d", prop_int(f->c, unit, "NRestarts") + 1);
+		const char *const restarted[] = {
+			"NRestarts", n, "ActiveState", "active",
+			"SubState", "running", NULL,
+		};
+
+		g_assert_cmpint(cexec(f->c, NULL, "kill", "-KILL", main_pid,
+				      NULL), ==, 0);
+		g_assert_true(wait_props(f->c, unit, restarted));
+		serving = wait_serving(port, serving);
+		g_assert_cmpint(serving, >, 0);
+	}
+	{
+		g_autofree gchar *text = loadrun_finish(&r);
+
+		report(label, "10 x kill -9 MainPID", text);
+		refused += summary_value(text, "refused");
+	}
+	/* What a package upgrade does: the binary replaced, a restart. */
+	loadrun_start(&r, dir, port, "upgrade");
+	g_assert_cmpint(cexec(f->c, NULL, "sh", "-c",
+			      "cp /usr/sbin/haproxy /usr/sbin/haproxy.dpkg-new"
+			      " && mv -f /usr/sbin/haproxy.dpkg-new "
+			      "/usr/sbin/haproxy", NULL), ==, 0);
+	g_assert_cmpint(sctl(f->c, "restart", unit), ==, 0);
+	serving = wait_serving(port, serving);
+	g_assert_cmpint(serving, >, 0);
+	{
+		g_autofree gchar *text = loadrun_finish(&r);
+
+		report(label, "haproxy replaced, restart", text);
+		refused += summary_value(text, "refused");
+	}
+	t_rmtree(dir);
+	return refused;
+}
+
+/*
+ * A measurement for make bench-restarts, not a check (HSW_LOADCLIENT
+ * names bench/loadclient): the shipped unit beside Debian's own
+ * haproxy.service (haproxy -Ws, as upstream's), the same restarts and
+ * kills under the same load, one after the other in one container.
+ */
+static void test_measure_restarts(struct fixture *f, gconstpointer data)
+{
+	guint16 port;
+	guint refused;
+	struct svc s;
+
+	if (!fx_ready(f))
+		return;
+	/* Debian's unit, as the package ships it (its /dev/log bind needs
+	 * the chroot's dev/). */
+	port = t_free_port();
+	put_config(f->c, "/etc/haproxy/haproxy.cfg", port, NULL);
+	put_text(f->c, "/var/lib/haproxy/dev/.keep", "");
+	put_text(f->c, UNIT_DIR "/haproxy.service.d/test.conf",
+		 "[Unit]\nStartLimitIntervalSec=0\n");
+	g_assert_cmpint(sctl(f->c, "daemon-reload", NULL), ==, 0);
+	g_assert_cmpint(sctl(f->c, "start", "haproxy.service"), ==, 0);
+	measure_unit(f, "haproxy.service", port,
+		     "Debian's unit (haproxy -Ws)");
+	g_assert_cmpint(sctl(f->c, "stop", "haproxy.service"), ==, 0);
+
+	recommended(f->c, &s);
+	check_start(f->c, &s);
+	refused = measure_unit(f, s.unit, s.port,
+			       "the wrapper's unit (fd store)");
+	g_assert_cmpuint(refused, ==, 0);
+	s.main_pid = prop_int(f->c, s.unit, "MainPID");
+	check_stop(f->c, &s);
+	svc_clear(&s);
+}
+
 /* WatchdogSec=: the wrapper pings while haproxy serves, through reloads;
  * a frozen wrapper is killed and the service restarted. */
 static void test_watchdog(struct fixture *f, gconstpointer data)
@@ -855,6 +1030,9 @@ int main(int argc, char **argv)
 	ADD("recommended/restart-refuses-nothing",
 	    test_restart_refuses_nothing, plain);
 	ADD("recommended/graceful-restart", test_graceful_restart, plain);
+	/* A measurement boots a container of its own: only when asked. */
+	if (g_getenv("HSW_LOADCLIENT"))
+		ADD("measure/restarts", test_measure_restarts, plain);
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
 	ADD("recommended/master-worker", test_master_worker, plain);
