@@ -8,6 +8,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+gboolean unixsock_peer_trusted(int fd, pid_t *pid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return FALSE;
+	if (pid)
+		*pid = cred.pid;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
 int unixsock_listen_private(const char *path, GError **error)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };

@@ -10,3 +10,7 @@
  * which another user may connect. -1 with error set ("PATH: why").
  */
 int unixsock_listen_private(const char *path, GError **error);
+
+/* The peer of a connection to such a socket is root or our own user (its
+ * pid in *pid, when not NULL). */
+gboolean unixsock_peer_trusted(int fd, pid_t *pid);

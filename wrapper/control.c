@@ -220,17 +220,6 @@ struct control_client *control_adopt(struct control *ctl, int fd)
 	return c;
 }
 
-/* Only the wrapper's own user (and root) may talk to it. */
-static gboolean peer_allowed(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return FALSE;
-	return cred.uid == 0 || cred.uid == getuid();
-}
-
 static gboolean on_accept(int fd, GIOCondition cond, gpointer data);
 
 static gboolean on_resume(gpointer data)
@@ -308,7 +297,8 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 		control_reply(c, "error: too many clients");
 		return G_SOURCE_CONTINUE;
 	}
-	if (!peer_allowed(cfd)) {
+	/* Only the wrapper's own user (and root) may talk to it. */
+	if (!unixsock_peer_trusted(cfd, NULL)) {
 		control_reply(c, "error: permission denied");
 		return G_SOURCE_CONTINUE;
 	}

@@ -349,19 +349,6 @@ static gboolean on_timeout(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* The socket is 0600; the peer check keeps to it even if the file's mode
- * were changed under us. */
-static gboolean peer_allowed(int fd, pid_t *pid)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return FALSE;
-	*pid = cred.pid;
-	return cred.uid == 0 || cred.uid == geteuid();
-}
-
 static gboolean on_accept(int fd, GIOCondition cond, gpointer data);
 
 static gboolean on_resume(gpointer data)
@@ -392,7 +379,9 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 	x->s = s;
 	x->fd = cfd;
 	g_ptr_array_add(s->exchanges, x);
-	if (!peer_allowed(cfd, &x->peer)) {
+	/* The socket is 0600; the peer check holds even if the file's mode
+	 * were changed under us. */
+	if (!unixsock_peer_trusted(cfd, &x->peer)) {
 		end_exchange(x, "permission denied");
 		return G_SOURCE_CONTINUE;
 	}

@@ -112,13 +112,10 @@ static void set_state(struct reuseport *r, const char *prefix,
  * library for what is one system call here. The descriptor is close-on-exec
  * (every bpf(2) descriptor is): haproxy never inherits it.
  */
-static int load_program(void)
+/* An SK_REUSEPORT program that may migrate a closing listener's queue. */
+static int load_reuseport_program(const struct bpf_insn *insns, guint n,
+				  const char *name)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
-		  .imm = SK_PASS },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
 	static const char license[] = "GPL";
 	union bpf_attr attr;
 
@@ -126,10 +123,22 @@ static int load_program(void)
 	attr.prog_type = BPF_PROG_TYPE_SK_REUSEPORT;
 	attr.expected_attach_type = BPF_SK_REUSEPORT_SELECT_OR_MIGRATE;
 	attr.insns = GPOINTER_TO_SIZE(insns);
-	attr.insn_cnt = G_N_ELEMENTS(insns);
+	attr.insn_cnt = n;
 	attr.license = GPOINTER_TO_SIZE(license);
-	g_strlcpy(attr.prog_name, "hsw_migrate", sizeof(attr.prog_name));
+	g_strlcpy(attr.prog_name, name, sizeof(attr.prog_name));
 	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+}
+
+static int load_program(void)
+{
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = SK_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return load_reuseport_program(insns, G_N_ELEMENTS(insns),
+				      "hsw_migrate");
 }
 
 /* One socket, key 0: the socket a group's new handshakes go to. */
@@ -178,17 +187,8 @@ static int load_steer_program(int map_fd)
 		  .imm = SK_PASS },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	static const char license[] = "GPL";
-	union bpf_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SK_REUSEPORT;
-	attr.expected_attach_type = BPF_SK_REUSEPORT_SELECT_OR_MIGRATE;
-	attr.insns = GPOINTER_TO_SIZE(insns);
-	attr.insn_cnt = G_N_ELEMENTS(insns);
-	attr.license = GPOINTER_TO_SIZE(license);
-	g_strlcpy(attr.prog_name, "hsw_steer", sizeof(attr.prog_name));
-	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	return load_reuseport_program(insns, G_N_ELEMENTS(insns), "hsw_steer");
 }
 
 static gboolean map_set(int map_fd, int sock_fd)
