@@ -14,6 +14,7 @@ static struct {
 	char *error;		/* the last failed load's dlerror(), kept */
 	__typeof__(sd_notify) *notify;
 	__typeof__(sd_pid_notify_with_fds) *notify_with_fds;
+	__typeof__(sd_notify_barrier) *notify_barrier;	/* 246+ */
 	__typeof__(sd_watchdog_enabled) *watchdog_enabled;
 	__typeof__(sd_journal_sendv) *journal_sendv;
 } lib;
@@ -35,6 +36,8 @@ static gboolean load(void)
 		lib.watchdog_enabled = dlsym(h, "sd_watchdog_enabled");
 		lib.journal_sendv = dlsym(h, "sd_journal_sendv");
 		lib.notify_with_fds = dlsym(h, "sd_pid_notify_with_fds");
+		/* Optional: an older libsystemd works without it. */
+		lib.notify_barrier = dlsym(h, "sd_notify_barrier");
 		/* Last: set only when all four are there. */
 		if (lib.watchdog_enabled && lib.journal_sendv &&
 		    lib.notify_with_fds)
@@ -59,6 +62,16 @@ int sdlib_notify_with_fds(const char *state, const int *fds, unsigned n)
 	if (!getenv("NOTIFY_SOCKET"))
 		return 0;
 	return load() ? lib.notify_with_fds(0, 0, state, fds, n) : -ELIBACC;
+}
+
+int sdlib_notify_barrier(uint64_t timeout_usec)
+{
+	if (!getenv("NOTIFY_SOCKET"))
+		return 0;
+	if (!load())
+		return -ELIBACC;
+	return lib.notify_barrier ? lib.notify_barrier(0, timeout_usec) :
+				    -EOPNOTSUPP;
 }
 
 int sdlib_watchdog_enabled(uint64_t *usec)

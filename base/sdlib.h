@@ -16,6 +16,9 @@
 int sdlib_notify(const char *state);
 /* sd_pid_notify_with_fds(0, 0, state, fds, n), likewise. */
 int sdlib_notify_with_fds(const char *state, const int *fds, unsigned n);
+/* sd_notify_barrier(0, timeout): returns once systemd has handled every
+ * message sent before it; -EOPNOTSUPP before libsystemd 246. */
+int sdlib_notify_barrier(uint64_t timeout_usec);
 /* sd_watchdog_enabled(0, usec): 0 without $WATCHDOG_USEC, likewise. */
 int sdlib_watchdog_enabled(uint64_t *usec);
 /* sd_journal_sendv(iov, n). */

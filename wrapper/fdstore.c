@@ -22,6 +22,8 @@
 #define SERVER_SOCKET "stored.sock"
 /* sd_listen_fds(3): the first descriptor passed. */
 #define LISTEN_FDS_START 3
+/* How long a stop waits for systemd to have dropped them. */
+#define STOP_BARRIER_USEC (1 * G_USEC_PER_SEC)
 
 struct fdstore {
 	enum fdstore_policy policy;
@@ -429,6 +431,10 @@ void fdstore_stopping(struct fdstore *st)
 			 "another process listens on their addresses",
 			 removed);
 		write_names(st);
+		/* Gone from PID 1 before haproxy lets go of them: until
+		 * then, systemd's copy would take connections nobody
+		 * accepts. */
+		sdlib_notify_barrier(STOP_BARRIER_USEC);
 	}
 }
 
