@@ -50,7 +50,7 @@ bench: bench-build
 # the shipped unit fails it.
 bench-restarts: bench/loadclient t/int-systemd
 	@HSW_LOADCLIENT=$(CURDIR)/bench/loadclient ./t/int-systemd --verbose \
-		-p /systemd/measure/restarts 2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
+		-p /systemd/measure/restarts -p /systemd/debian13/measure/restarts 2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
 
 bench-soak: bench-build
 	@SOAK_RELOADS=$(SOAK_RELOADS) SOAK_EVERY=$(SOAK_EVERY) BENCH_CONC=$(BENCH_CONC) \

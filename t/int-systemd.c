@@ -1031,8 +1031,11 @@ int main(int argc, char **argv)
 	    test_restart_refuses_nothing, plain);
 	ADD("recommended/graceful-restart", test_graceful_restart, plain);
 	/* A measurement boots a container of its own: only when asked. */
-	if (g_getenv("HSW_LOADCLIENT"))
+	if (g_getenv("HSW_LOADCLIENT")) {
 		ADD("measure/restarts", test_measure_restarts, plain);
+		ADD("debian13/measure/restarts", test_measure_restarts,
+		    trixie);
+	}
 	ADD("recommended/restart-prevented", test_restart_prevented, plain);
 	ADD("recommended/watchdog", test_watchdog, plain);
 	ADD("recommended/master-worker", test_master_worker, plain);
