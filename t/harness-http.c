@@ -293,6 +293,18 @@ guint t_load_finish(struct t_load *l)
 	return failures;
 }
 
+gboolean t_host_migrates(void)
+{
+	g_autofree gchar *v = NULL;
+
+	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &v,
+				NULL, NULL) && g_str_has_prefix(v, "1")) {
+		g_test_skip("net.ipv4.tcp_migrate_req=1 migrates every group");
+		return TRUE;
+	}
+	return FALSE;
+}
+
 int t_plain_listener(guint16 port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,

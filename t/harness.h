@@ -294,6 +294,10 @@ struct t_started *t_start_recorder(const char *file);
 /* SIGKILL it (verified) and reap it. */
 void t_stop_recorder(struct t_started *p);
 
+/* The host migrates every closing listener's queue itself
+ * (net.ipv4.tcp_migrate_req=1), which would hide what the wrapper does:
+ * the test is skipped, saying so. */
+gboolean t_host_migrates(void);
 /* A plain 127.0.0.1 listener without SO_REUSEPORT: haproxy cannot share
  * its port. */
 int t_plain_listener(guint16 port);

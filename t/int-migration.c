@@ -131,18 +131,6 @@ static gboolean have_haproxy(void)
 	return FALSE;
 }
 
-/* The kernel's own switch would hide what the wrapper does. */
-static gboolean host_migrates(void)
-{
-	g_autofree gchar *v = NULL;
-
-	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &v,
-				NULL, NULL) && g_str_has_prefix(v, "1")) {
-		g_test_skip("net.ipv4.tcp_migrate_req=1 migrates every group");
-		return TRUE;
-	}
-	return FALSE;
-}
 
 static void loads_start(struct t_load *l, guint n, guint16 port)
 {
@@ -208,7 +196,7 @@ static void test_reloads_zero_loss(void)
 	g_autofree gchar *on2 = NULL;
 	guint requests = 0, failed;
 
-	if (!have_haproxy() || host_migrates())
+	if (!have_haproxy() || t_host_migrates())
 		return;
 	site_init(&s);
 	w = start_wrapper(&s, "--seamless-reload=off", NULL);
@@ -263,7 +251,7 @@ static void test_figure_off(void)
 		g_test_skip("a figure, not a check: run with -m slow");
 		return;
 	}
-	if (!have_haproxy() || host_migrates())
+	if (!have_haproxy() || t_host_migrates())
 		return;
 	site_init(&s);
 	w = start_wrapper(&s, "--seamless-reload=off",
@@ -302,7 +290,7 @@ static void test_takeover_zero_loss(void)
 {
 	guint failed = 0, requests = 0;
 
-	if (!have_haproxy() || host_migrates())
+	if (!have_haproxy() || t_host_migrates())
 		return;
 	for (guint i = 0; i < TAKEOVERS; i++) {
 		struct site s = { 0 };
@@ -358,7 +346,7 @@ static void test_adopted_zero_loss(void)
 	guint requests = 0, failed;
 	GPid gen1, adopted, gen2;
 
-	if (!have_haproxy() || host_migrates())
+	if (!have_haproxy() || t_host_migrates())
 		return;
 	site_init(&s);
 	w = start_wrapper(&s, NULL);

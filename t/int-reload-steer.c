@@ -36,17 +36,6 @@
 
 static const char *const seamless_off[] = { "--seamless-reload=off", NULL };
 
-static gboolean host_migrates(void)
-{
-	g_autofree gchar *v = NULL;
-
-	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &v,
-				NULL, NULL) && g_str_has_prefix(v, "1")) {
-		g_test_skip("net.ipv4.tcp_migrate_req=1 migrates every group");
-		return TRUE;
-	}
-	return FALSE;
-}
 
 /* The haproxy processes of an instance whose top is pid: pid and every
  * process below it (a -Ds parent's workers), registered for the end. */
@@ -213,7 +202,7 @@ static void test_reload_steers_first(void)
 	GPid gen1, gen2;
 	gint at_steer, at_stop;
 
-	if (!t_site_init_real(&s, NULL) || host_migrates())
+	if (!t_site_init_real(&s, NULL) || t_host_migrates())
 		return;
 	gen1 = start_serving(&s, seamless_off);
 	/* Its groups got their program: the round is logged. */
@@ -253,7 +242,7 @@ static void test_noreuseport_keeps_sf(void)
 	const char *line, *sf;
 	GPid gen1, gen2;
 
-	if (!t_site_init_real(&s, NULL) || host_migrates() ||
+	if (!t_site_init_real(&s, NULL) || t_host_migrates() ||
 	    !t_haproxy_needs(1, 6, "the noreuseport keyword"))
 		return;
 	gen1 = start_serving(&s, seamless_off);
@@ -283,7 +272,7 @@ static void test_failed_leaves_old(void)
 	g_auto(TSite) s = { 0 };
 	GPid gen1;
 
-	if (!t_site_init_real(&s, NULL) || host_migrates())
+	if (!t_site_init_real(&s, NULL) || t_host_migrates())
 		return;
 	gen1 = start_serving(&s, seamless_off);
 	g_assert_nonnull(wrapper_wait_log(s.w, LOG_MIGRATION_ON, T_WAIT));
@@ -308,7 +297,7 @@ static void test_takeover_steers_first(void)
 	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	GPid daemon, gen1;
 
-	if (!t_site_init_real(&s, NULL) || host_migrates())
+	if (!t_site_init_real(&s, NULL) || t_host_migrates())
 		return;
 	argv[0] = t_haproxy_path();
 	argv[3] = s.pidfile;
@@ -345,7 +334,7 @@ static void test_late_takeover_steers_first(void)
 	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	GPid daemon, gen1;
 
-	if (!t_site_init_real(&s, NULL) || host_migrates())
+	if (!t_site_init_real(&s, NULL) || t_host_migrates())
 		return;
 	argv[0] = t_haproxy_path();
 	argv[3] = s.pidfile;
