@@ -79,9 +79,8 @@ static guint listen_fds_for_us(void)
 
 /* Ours are named listener-INODE and are listening TCP sockets; anything
  * else handed to us (another unit's socket activation) is left alone. */
-static void take_handed(struct fdstore *st)
+static void take_handed(struct fdstore *st, guint n)
 {
-	guint n = listen_fds_for_us();
 	g_auto(GStrv) names = g_strsplit(g_getenv("LISTEN_FDNAMES") ?: "",
 					 ":", -1);
 
@@ -146,13 +145,15 @@ static void write_names(struct fdstore *st)
 struct fdstore *fdstore_new(enum fdstore_policy policy)
 {
 	struct fdstore *st = g_new0(struct fdstore, 1);
+	guint n;
 
 	st->policy = policy;
 	st->stored = g_hash_table_new_full(g_int64_hash, g_int64_equal,
 					   g_free, NULL);
 	st->handed = g_array_new(FALSE, FALSE, sizeof(int));
-	st->systemd_handed = listen_fds_for_us() > 0;
-	take_handed(st);
+	n = listen_fds_for_us();
+	st->systemd_handed = n > 0;
+	take_handed(st, n);
 	st->unit_store_seen = st->handed->len > 0;
 	return st;
 }
