@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/adopt.h"
+#include "migrate/adopt.h"
 
 #include <errno.h>
 #include <glib-unix.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The first start: a takeover, or the pidfile's strangers noticed. See
- * wrapper/firststart.h. */
-#include "wrapper/firststart.h"
+ * migrate/firststart.h. */
+#include "migrate/firststart.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -14,8 +14,8 @@
 #include "migrate/cmdline.h"
 #include "migrate/find.h"
 #include "migrate/identity.h"
-#include "wrapper/replacement.h"
-#include "wrapper/spawn.h"
+#include "migrate/replacement.h"
+#include "wrapper/launcher.h"
 
 #define PROC_ROOT "/proc"
 

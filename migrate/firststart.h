@@ -22,7 +22,7 @@
 #include "migrate/takeover.h"
 #include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
-#include "wrapper/reuseport.h"
+#include "wrapper/steering/reuseport.h"
 #include "wrapper/supervisor.h"
 
 struct first_start;

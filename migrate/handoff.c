@@ -10,7 +10,7 @@
  * Reloads asked for meanwhile wait, and run however it ends short of the
  * exec; a stop abandons it, and its client is told.
  */
-#include "wrapper/handoff.h"
+#include "migrate/handoff.h"
 
 #include <errno.h>
 #include <sys/wait.h>
@@ -19,10 +19,10 @@
 #include "base/log.h"
 #include "legacy/launch.h"
 #include "legacy/version.h"
-#include "wrapper/notify.h"
+#include "wrapper/sdnotify.h"
 #include "wrapper/probe.h"
 #include "wrapper/reloader.h"
-#include "wrapper/statusview.h"
+#include "wrapper/statussource.h"
 
 #define HANDOFF_PROBE_MS 30000
 

@@ -3,21 +3,21 @@
  * The hand-off to upstream's unit: the wrapper replaces itself, same pid,
  * by "haproxy -Ws <args> -sf <live pids>", once the haproxy is known to
  * have master-worker mode and to accept the configuration. Not the
- * self-upgrade (selfupgrade.h). It takes what it needs from the owners'
+ * self-upgrade (wrapper/selfupgrade/selfupgrade.h). It takes what it needs from the owners'
  * handles.
  */
 #pragma once
 
 #include <glib.h>
 
-#include "wrapper/fdstore.h"
+#include "wrapper/fdstore/fdstore.h"
 
 #include "legacy/args.h"
 #include "wrapper/control.h"
 #include "wrapper/lifecycle.h"
 #include "wrapper/reloader.h"
-#include "wrapper/replacement.h"
-#include "wrapper/spawn.h"
+#include "migrate/replacement.h"
+#include "wrapper/launcher.h"
 #include "wrapper/supervisor.h"
 
 struct handoff;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A haproxy started by hand replaced the one serving: the search for it,
- * and what finding it, or not, means. See wrapper/replacement.h. */
-#include "wrapper/replacement.h"
+ * and what finding it, or not, means. See migrate/replacement.h. */
+#include "migrate/replacement.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -2,7 +2,7 @@
 /*
  * A haproxy started by hand replaced the one serving: what ended (our
  * generation, or the adopted ones), the search for its replacement
- * (wrapper/adopt.h) and what its outcome means. It posts the reload
+ * (migrate/adopt.h) and what its outcome means. It posts the reload
  * machine's events (SERVING_LOST, REPLACED, SEARCH_OVER) itself; what
  * else it needs of the supervisor comes through struct replacement_ops.
  */
@@ -11,10 +11,10 @@
 #include <glib.h>
 
 #include "legacy/args.h"
-#include "wrapper/adopt.h"
+#include "migrate/adopt.h"
 #include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
-#include "wrapper/reuseport.h"
+#include "wrapper/steering/reuseport.h"
 
 struct replacement;
 

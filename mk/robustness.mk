@@ -54,7 +54,7 @@ FUZZ_SRC_control := wrapper/protocol.c
 FUZZ_SRC_proc    := base/procparse.c
 FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/version.c \
                     legacy/args.c base/proc.c base/procparse.c
-FUZZ_SRC_state   := wrapper/state.c wrapper/generation.c wrapper/witness.c \
+FUZZ_SRC_state   := wrapper/selfupgrade/state.c wrapper/generation.c wrapper/witness.c \
                     wrapper/child.c base/log.c base/sdlib.c base/proc.c base/procparse.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Integration tests of per-group SO_REUSEPORT migration (wrapper/reuseport.c)
+ * Integration tests of per-group SO_REUSEPORT migration (wrapper/steering/reuseport.c)
  * on the real haproxy (Debian's 2.6), 127.0.0.1 only. With
  * --seamless-reload=off every reload makes the old haproxy close listeners
  * that still hold queued connections, as haproxy 1.5-1.7 always does:

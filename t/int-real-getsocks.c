@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The wrapper's -x server (wrapper/getsocks.c) against the real haproxy's
+ * The wrapper's -x server (wrapper/fdstore/getsocks.c) against the real haproxy's
  * -x client (1.8 and later): the listening sockets the test bound are the
  * very ones haproxy serves on, by inode, whatever the number (batches of
  * 252), the family (IPv4; IPv6 v6only, v4v6, neither) or a unix bind; a
@@ -21,7 +21,7 @@
 
 #include "t/harness.h"
 #include "t/lib-takeover.h"
-#include "wrapper/getsocks.h"
+#include "wrapper/fdstore/getsocks.h"
 
 /* A listening socket as haproxy makes one, on a port the kernel chose. */
 static int listener(int family, int v6only, guint16 *port)

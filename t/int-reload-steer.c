@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Steering (wrapper/reuseport.c): where a haproxy closes its listeners (a
+ * Steering (wrapper/steering/reuseport.c): where a haproxy closes its listeners (a
  * reload without -x, a takeover), each SO_REUSEPORT group sends its new
  * handshakes to the new haproxy's socket before the old one gets its soft
  * stop. The real haproxy (Debian's 2.6, or HSW_TEST_HAPROXY's build),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * haproxy's version kept in the runtime directory (wrapper/vcache.h): a
+ * haproxy's version kept in the runtime directory (wrapper/versioncache/vcache.h): a
  * restart with the same binary does not run "haproxy -v" again; a binary
  * replaced or changed in place is probed anew; a cache file that another
  * user owns, that others may write, or that is not ours in form is

@@ -336,7 +336,7 @@
 #define LOG_HAPROXY_PID_KEY	"listeners of haproxy pid "
 /* "foreign haproxy pids P1 P2 stay off -sf: ..." (printf: the pids). */
 #define LOG_FOREIGN_HELD_BACK_FMT	"foreign haproxy pids %s stay off -sf"
-/* wrapper/reuseport.c: a group's new handshakes go to the new haproxy. */
+/* wrapper/steering/reuseport.c: a group's new handshakes go to the new haproxy. */
 #define LOG_STEERING		"SO_REUSEPORT steering to "
 #define LOG_MIGRATION_ON_FMT \
 	LOG_MIGRATION_ON "%u " LOG_HAPROXY_PID_KEY "%d"

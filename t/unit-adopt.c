@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * wrapper/adopt.c on a fake proc tree: what a search adopts, and what an
+ * migrate/adopt.c on a fake proc tree: what a search adopts, and what an
  * awaited -D launcher becomes once it leads its own session. The pids
  * are real children of the test (sleep), for the pidfds; what they look
  * like comes from the tree. find_foreign() is wrapped at link time
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "t/lib-proctree.h"
-#include "wrapper/adopt.h"
+#include "migrate/adopt.h"
 
 #define WAIT_MS 10000
 /* SigCgt with SIGUSR1: haproxy past loading, -sf can reach it. */

@@ -13,7 +13,7 @@
 
 #include <glib.h>
 
-#include "wrapper/getsocks.h"
+#include "wrapper/fdstore/getsocks.h"
 
 static int bound(int family, int type, const char *addr, int v6only)
 {

@@ -19,8 +19,8 @@
 
 #include "wrapper/genexit.h"
 #include "wrapper/reloader.h"
-#include "wrapper/spawn.h"
-#include "wrapper/state.h"
+#include "wrapper/launcher.h"
+#include "wrapper/selfupgrade/state.h"
 
 #define DEFAULT_RUNS 100000
 #define MAX_STEPS 40

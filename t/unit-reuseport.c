@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * wrapper/reuseport.c on this process's own loopback listeners: the
+ * wrapper/steering/reuseport.c on this process's own loopback listeners: the
  * program really makes the kernel move a closing listener's queue to its
  * sibling, one attach per group, and every fallback (off, no SO_REUSEPORT,
  * a process we may not take sockets from, no CAP_BPF) says why in the
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "wrapper/reuseport.h"
+#include "wrapper/steering/reuseport.h"
 
 #define NOBODY 65534
 #define QUEUED 32

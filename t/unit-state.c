@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "wrapper/state.h"
+#include "wrapper/selfupgrade/state.h"
 
 static struct upgrade_state sample(void)
 {

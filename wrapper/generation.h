@@ -5,7 +5,7 @@
  * whole generation; with -Ds (haproxy < 1.8) it is a foreground parent
  * whose workers, its own children, do the serving and take the signals.
  * With -Ws it is a master that reloads itself in place: its workers are
- * counted in cohorts, the ones each load started (see wrapper/master.c).
+ * counted in cohorts, the ones each load started (see wrapper/mworker/link.c).
  */
 #pragma once
 

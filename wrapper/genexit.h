@@ -3,7 +3,7 @@
  * The end of a generation, and what it means: the one loading failed
  * (or is started again without -x), the one serving ended on its own (a
  * crash: the wrapper stops with its status; or replaced by hand: a
- * search, wrapper/replacement.h), an old one finished draining. It
+ * search, migrate/replacement.h), an old one finished draining. It
  * posts the reload machine's events (RETRY, CHILD_EXIT, SERVING_LOST)
  * and ends the life cycle.
  */
@@ -15,7 +15,7 @@
 #include "wrapper/gentable.h"
 #include "wrapper/lifecycle.h"
 #include "wrapper/reloader.h"
-#include "wrapper/replacement.h"
+#include "migrate/replacement.h"
 #include "wrapper/supervisor.h"
 
 struct gen_exits;

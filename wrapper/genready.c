@@ -3,9 +3,9 @@
 #include "wrapper/genready.h"
 
 #include "base/log.h"
-#include "wrapper/adopt.h"
+#include "migrate/adopt.h"
 #include "wrapper/drain.h"
-#include "wrapper/master.h"
+#include "wrapper/mworker/link.h"
 
 void gen_ready_serve(const struct gen_ready *r, struct generation *g)
 {

@@ -11,13 +11,13 @@
 #include <glib.h>
 
 #include "legacy/args.h"
-#include "wrapper/firststart.h"
+#include "migrate/firststart.h"
 #include "wrapper/gentable.h"
 #include "wrapper/lifecycle.h"
 #include "wrapper/metrics.h"
 #include "wrapper/reloader.h"
-#include "wrapper/replacement.h"
-#include "wrapper/reuseport.h"
+#include "migrate/replacement.h"
+#include "wrapper/steering/reuseport.h"
 #include "wrapper/supervisor.h"
 
 /* The owners' handles, set by whoever composes them, outliving it. */

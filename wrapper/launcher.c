@@ -2,8 +2,8 @@
 /* Starting a generation, the reload machine's PROBING and LOADING steps:
  * locate haproxy, know its version, choose the mode, spawn it with its
  * -sf list and -x, and hear its witness; or have the serving master
- * reload itself (wrapper/master.c). */
-#include "wrapper/spawn.h"
+ * reload itself (wrapper/mworker/link.c). */
+#include "wrapper/launcher.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -16,11 +16,11 @@
 #include "legacy/config.h"
 #include "legacy/launch.h"
 #include "legacy/mworker.h"
-#include "wrapper/fdstore.h"
-#include "wrapper/notify.h"
+#include "wrapper/fdstore/fdstore.h"
+#include "wrapper/sdnotify.h"
 #include "wrapper/probe.h"
 #include "wrapper/signals.h"
-#include "wrapper/vcache.h"
+#include "wrapper/versioncache/vcache.h"
 
 #define VERSION_PROBE_TIMEOUT_MS 10000
 /* While haproxy loads, systemd is told every EXTEND_EVERY_S that it is

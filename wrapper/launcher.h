@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Starting a generation, the reload machine's PROBING and LOADING steps:
- * locate haproxy, know its version (wrapper/vcache.h), choose the mode,
+ * locate haproxy, know its version (wrapper/versioncache/vcache.h), choose the mode,
  * spawn it with its -sf list and -x, hear its witness, bound its load; or
  * have the serving master reload itself. The launcher owns the probe, the
  * load timers and the version; it adds to the generation table and posts
@@ -15,7 +15,7 @@
 #include "legacy/version.h"
 #include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
-#include "wrapper/reuseport.h"
+#include "wrapper/steering/reuseport.h"
 #include "wrapper/runtime.h"
 #include "wrapper/supervisor.h"
 

@@ -5,8 +5,8 @@
 #include <signal.h>
 
 #include "base/log.h"
-#include "wrapper/adopt.h"
-#include "wrapper/notify.h"
+#include "migrate/adopt.h"
+#include "wrapper/sdnotify.h"
 
 void lifecycle_init(struct lifecycle *l, GMainLoop *loop,
 		    struct gen_table *gt, const struct wrapper_options *opts,

@@ -12,7 +12,7 @@
 #include <glib.h>
 
 #include "wrapper/gentable.h"
-#include "wrapper/replacement.h"
+#include "migrate/replacement.h"
 #include "wrapper/supervisor.h"
 
 enum phase {

@@ -17,7 +17,7 @@
 #include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/supervisor.h"
-#include "wrapper/upgrade.h"
+#include "wrapper/selfupgrade/image.h"
 
 struct cli {
 	struct wrapper_options opts;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The counters the status shows that no other owner keeps: the
- * supervisor's, kept across our own exec (wrapper/selfupgrade.h). The
+ * supervisor's, kept across our own exec (wrapper/selfupgrade/selfupgrade.h). The
  * reload counters are the reload machine's (wrapper/reloader.h).
  */
 #pragma once

@@ -6,9 +6,9 @@
 
 #include "base/log.h"
 #include "wrapper/rundir.h"
-#include "wrapper/state.h"
+#include "wrapper/selfupgrade/state.h"
 #include "wrapper/supervisor.h"
-#include "wrapper/vcache.h"
+#include "wrapper/versioncache/vcache.h"
 
 /* The fragment that makes every generation expose its listening sockets
  * on a private socket, from which the next one takes them (-x). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/notify.h"
+#include "wrapper/sdnotify.h"
 
 #include <errno.h>
 #include <time.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What "status" shows, from the owners. See wrapper/statusview.h. */
-#include "wrapper/statusview.h"
+/* What "status" shows, from the owners. See wrapper/statussource.h. */
+#include "wrapper/statussource.h"
 
 #include <unistd.h>
 
-#include "wrapper/adopt.h"
-#include "wrapper/notify.h"
+#include "migrate/adopt.h"
+#include "wrapper/sdnotify.h"
 
 void status_source_clear(struct status_source *v)
 {

@@ -11,27 +11,27 @@
 
 #include "base/log.h"
 #include "migrate/takeover.h"
-#include "wrapper/adopt.h"
+#include "migrate/adopt.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
-#include "wrapper/firststart.h"
+#include "migrate/firststart.h"
 #include "wrapper/generation.h"
 #include "wrapper/genexit.h"
 #include "wrapper/genready.h"
 #include "wrapper/gentable.h"
-#include "wrapper/handoff.h"
+#include "migrate/handoff.h"
 #include "wrapper/lifecycle.h"
-#include "wrapper/master.h"
-#include "wrapper/notify.h"
+#include "wrapper/mworker/link.h"
+#include "wrapper/sdnotify.h"
 #include "wrapper/reloader.h"
-#include "wrapper/replacement.h"
-#include "wrapper/reuseport.h"
+#include "migrate/replacement.h"
+#include "wrapper/steering/reuseport.h"
 #include "wrapper/runtime.h"
-#include "wrapper/selfupgrade.h"
+#include "wrapper/selfupgrade/selfupgrade.h"
 #include "wrapper/signals.h"
-#include "wrapper/spawn.h"
+#include "wrapper/launcher.h"
 #include "wrapper/status.h"
-#include "wrapper/statusview.h"
+#include "wrapper/statussource.h"
 
 struct supervisor {
 	GMainLoop *loop;
@@ -46,7 +46,7 @@ struct supervisor {
 	 * meanwhile, the clients waiting (wrapper/reloader.h). */
 	struct reloader *reloader;
 	guint pending_idle;		/* its RUN_PENDING, from the loop */
-	struct launcher *launcher;	/* probe and spawn (spawn.h) */
+	struct launcher *launcher;	/* probe and spawn (launcher.h) */
 	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
 	struct selfupgrade *up;		/* our own exec (selfupgrade.h) */
 
@@ -55,7 +55,7 @@ struct supervisor {
 	struct replacement *replacement;
 	struct gen_exits *exits;	/* what each end means (genexit.h) */
 	struct gen_ready ready;		/* what serving means (genready.h) */
-	struct status_source status;	/* what status shows (statusview.h) */
+	struct status_source status;	/* what status shows (statussource.h) */
 	struct runtime rt;	/* rundir, control, listeners fragment */
 	guint watchdog_timer;
 	struct reuseport *reuseport;	/* per-group queue migration */
@@ -342,7 +342,7 @@ static gboolean retry_first(void *ctx, int exit_code, const char *msg)
 	return first_start_retry(s->first, exit_code, msg);
 }
 
-/* ---- starting a generation (wrapper/spawn.h, wrapper/master.h) ---- */
+/* ---- starting a generation (wrapper/launcher.h, wrapper/mworker/link.h) ---- */
 
 /* Started, or a master's first load: it serves. */
 static void generation_ready(void *ctx, struct generation *g)
@@ -457,7 +457,7 @@ static const struct launcher_ops sv_launcher_ops = {
 	.reload_master = launcher_reload_master,
 };
 
-/* ---- the self-upgrade (wrapper/selfupgrade.h) ---- */
+/* ---- the self-upgrade (wrapper/selfupgrade/selfupgrade.h) ---- */
 
 static enum upgrade_choice upgrade_wanted(void *ctx)
 {

@@ -14,7 +14,7 @@
 
 #include "legacy/args.h"
 #include "legacy/mworker.h"
-#include "wrapper/fdstore.h"
+#include "wrapper/fdstore/fdstore.h"
 
 /* Exit statuses of the wrapper itself (haproxy's own are passed through). */
 #define EXIT_USAGE	64	/* bad wrapper command line (EX_USAGE) */

@@ -7,7 +7,7 @@
  */
 #include <signal.h>
 
-#include "wrapper/state.h"
+#include "wrapper/selfupgrade/state.h"
 #include "t/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Listening sockets parked in systemd's fd store. See wrapper/fdstore.h. */
-#include "wrapper/fdstore.h"
+/* Listening sockets parked in systemd's fd store. See wrapper/fdstore/fdstore.h. */
+#include "wrapper/fdstore/fdstore.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include "base/log.h"
 #include "base/procnet.h"
 #include "base/sdlib.h"
-#include "wrapper/getsocks.h"
+#include "wrapper/fdstore/getsocks.h"
 
 #define NAME_PREFIX "listener-"
 /* Where the store's names are kept for a new image of the wrapper after

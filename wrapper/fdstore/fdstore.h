@@ -6,7 +6,7 @@
  * and a crash of the wrapper followed by Restart=, connections wait in
  * their backlog instead of being refused. The next wrapper gets them back
  * as LISTEN_FDS and its first haproxy (1.8 and later, standalone) takes
- * them over through -x from a server of ours (wrapper/getsocks.h).
+ * them over through -x from a server of ours (wrapper/fdstore/getsocks.h).
  *
  * Only TCP listeners are stored: a unix socket's path may be gone by the
  * next start (the runtime directory's are removed at every stop).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/getsocks.h"
+#include "wrapper/fdstore/getsocks.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * NOTIFY_SOCKET and, where that says too little (haproxy < 2.7), from the
  * master's children: a load that worked started a new worker.
  */
-#include "wrapper/master.h"
+#include "wrapper/mworker/link.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include "base/proc.h"
 #include "base/log.h"
 #include "wrapper/drain.h"
-#include "wrapper/mwnotify.h"
+#include "wrapper/mworker/notify.h"
 #include "wrapper/rundir.h"
 
 /* What a master of ours is to us, when it speaks. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/mwnotify.h"
+#include "wrapper/mworker/notify.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/upgrade.h"
+#include "wrapper/selfupgrade/image.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "base/log.h"
 #include "base/proc.h"
 #include "legacy/launch.h"
-#include "wrapper/state.h"
+#include "wrapper/selfupgrade/state.h"
 
 #define UPGRADE_CHECK_TIMEOUT_MS 5000
 #define UPGRADE_TAKES_MASTERS "handover master-worker"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The self-upgrade (wrapper/selfupgrade.h): whether a reload upgrades
+/* The self-upgrade (wrapper/selfupgrade/selfupgrade.h): whether a reload upgrades
  * the wrapper first, the new image's dry run and exec, and what the new
- * image keeps of the upgrade state. Not the hand-off (handoff.c). */
-#include "wrapper/selfupgrade.h"
+ * image keeps of the upgrade state. Not the hand-off (migrate/handoff.c). */
+#include "wrapper/selfupgrade/selfupgrade.h"
 
 #include <errno.h>
 #include <sys/socket.h>
@@ -14,10 +14,10 @@
 #include "base/log.h"
 #include "base/proc.h"
 #include "wrapper/child.h"
-#include "wrapper/mwnotify.h"
+#include "wrapper/mworker/notify.h"
 #include "wrapper/rundir.h"
 #include "wrapper/signals.h"
-#include "wrapper/upgrade.h"
+#include "wrapper/selfupgrade/image.h"
 
 struct selfupgrade {
 	/* The owners', outliving it. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The self-upgrade: whether a reload upgrades the wrapper first, the new
- * image's dry run and exec (wrapper/upgrade.c), and the upgrade state
- * (wrapper/state.c) read back by the new image with suspicion. Not the
- * hand-off (handoff.c: exec into -Ws). It takes what it needs from the
+ * image's dry run and exec (wrapper/selfupgrade/image.c), and the upgrade state
+ * (wrapper/selfupgrade/state.c) read back by the new image with suspicion. Not the
+ * hand-off (migrate/handoff.c: exec into -Ws). It takes what it needs from the
  * owners' handles. The log lines still say "handover": users grep them.
  */
 #pragma once
@@ -13,12 +13,12 @@
 #include "wrapper/genexit.h"
 #include "wrapper/gentable.h"
 #include "wrapper/lifecycle.h"
-#include "wrapper/master.h"
+#include "wrapper/mworker/link.h"
 #include "wrapper/metrics.h"
 #include "wrapper/reloader.h"
-#include "wrapper/replacement.h"
+#include "migrate/replacement.h"
 #include "wrapper/runtime.h"
-#include "wrapper/state.h"
+#include "wrapper/selfupgrade/state.h"
 #include "wrapper/supervisor.h"
 
 struct selfupgrade;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/state.h"
+#include "wrapper/selfupgrade/state.h"
 
 #include <signal.h>
 #include <string.h>

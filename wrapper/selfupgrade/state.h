@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The upgrade state: what a wrapper hands to its own new image when it
- * upgrades itself in place (not the hand-off into -Ws, handoff.c):
+ * upgrades itself in place (not the hand-off into -Ws, migrate/handoff.c):
  * its haproxy generations (still its children after the exec) and
  * the reload it was asked for. Carried in one environment variable; read
  * back with suspicion, since a leaked variable may name anyone's pids.
@@ -26,7 +26,7 @@ struct upgrade_state {
 	guint reloads;
 	guint reloads_failed;	/* these three: "name=value" tokens */
 	guint takeovers;
-	guint restarts_adopted;	/* restarts by hand adopted (adopt.h) */
+	guint restarts_adopted;	/* restarts by hand adopted (migrate/adopt.h) */
 	guint adoptions;
 	int reload_signal;	/* the reload that triggered the upgrade */
 	gboolean reload_pending;	/* one more was asked for meanwhile */

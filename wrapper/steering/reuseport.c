@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/reuseport.h"
+#include "wrapper/steering/reuseport.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "wrapper/vcache.h"
+#include "wrapper/versioncache/vcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
