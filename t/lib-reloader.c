@@ -89,6 +89,7 @@ static void op_log_failure(void *ctx, enum reload_failure how,
 static void op_stop_service(void *ctx, int exit_code)
 {
 	effect("stop service %d", exit_code);
+	F.stopping = TRUE;
 	/* As the supervisor does: its stop is an event too. */
 	reloader_post(F.r, RE_STOP, NULL);
 }
@@ -118,6 +119,11 @@ static void op_abandon_handoff(void *ctx)
 	effect("abandon hand-off");
 }
 
+static gboolean op_stopping(void *ctx)
+{
+	return F.stopping;
+}
+
 static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
 {
 	effect("retry first %d: %s", exit_code, msg);
@@ -143,6 +149,7 @@ static const struct reloader_ops fake_ops = {
 	.end_attempt = op_end_attempt,
 	.schedule_pending = op_schedule_pending,
 	.abandon_handoff = op_abandon_handoff,
+	.stopping = op_stopping,
 	.retry_first = op_retry_first,
 };
 
@@ -182,6 +189,9 @@ void expect(const char *first, ...)
 
 void post(enum reload_event ev, const struct reload_input *in)
 {
+	/* As in the supervisor: the life cycle stops, then tells. */
+	if (ev == RE_STOP)
+		F.stopping = TRUE;
 	reloader_post(F.r, ev, in);
 }
 

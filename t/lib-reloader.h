@@ -23,6 +23,7 @@ struct fake {
 	enum launch_kind launch;
 	gboolean must_wait;
 	gboolean retry_first;	/* what retry_first answers */
+	gboolean stopping;	/* the life cycle's: set by a STOP */
 };
 
 /* The machine of the running test case and what its queries answer. */

@@ -253,6 +253,11 @@ static void op_abandon_handoff(void *ctx)
 {
 }
 
+static gboolean op_stopping(void *ctx)
+{
+	return M.stopping;
+}
+
 static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
 {
 	return M.now->retry_first;
@@ -277,6 +282,7 @@ static const struct reloader_ops props_ops = {
 	.end_attempt = op_end_attempt,
 	.schedule_pending = op_schedule_pending,
 	.abandon_handoff = op_abandon_handoff,
+	.stopping = op_stopping,
 	.retry_first = op_retry_first,
 };
 

@@ -267,7 +267,7 @@ static GArray *old_pids(struct launcher *l, gboolean *hard,
 	GArray *pids = own_held_back ? g_array_new(FALSE, FALSE, sizeof(GPid))
 				     : generations_sf_pids(l);
 	/* Nothing served yet: a second try after a takeover's search too. */
-	gboolean first = reloader_attempt(l->reloader) == 0;
+	gboolean first = reloader_first_start(l->reloader);
 
 	*hard = FALSE;
 	if (first && l->args->user_old_pids) {
@@ -683,7 +683,7 @@ void launcher_probe(struct launcher *l)
 	struct stat st;
 
 	/* The first start's early one goes on: on_version() sees us wait. */
-	if (l->probe && reloader_attempt(l->reloader) == 0)
+	if (l->probe && reloader_first_start(l->reloader))
 		return;
 	if (!locate(l, &st, TRUE))
 		return;

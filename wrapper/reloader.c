@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The reload state machine (see reloader.h): one transition function. */
+/*
+ * The reload state machine (see reloader.h) as one table: the dispatcher
+ * finds the row of (state, event), runs its action, which picks the next
+ * state among those the row allows, and set_state() makes the change.
+ */
 #include "wrapper/reloader.h"
 
 #include "base/log.h"
@@ -15,7 +19,7 @@ struct reloader {
 	const struct reloader_ops *ops;
 	void *ctx;
 	enum reload_state state;
-	gboolean stopping;		/* a stop came: nothing new starts */
+	enum reload_event event;	/* the one being handled */
 
 	/* The attempt under way or last: numbered, 0 the first start. A
 	 * client waits for the first attempt after its request. */
@@ -118,6 +122,11 @@ static void answer_upto(struct reloader *r, guint upto, const char *text)
 	}
 }
 
+static gboolean stopping(struct reloader *r)
+{
+	return r->ops->stopping(r->ctx);
+}
+
 static void schedule_pending(struct reloader *r)
 {
 	/* From the loop, not from inside whichever event ended this one. */
@@ -125,14 +134,49 @@ static void schedule_pending(struct reloader *r)
 		r->ops->schedule_pending(r->ctx);
 }
 
-/* The end of every busy period: what is pending runs next. */
-static void go_idle(struct reloader *r)
+/* A start or a reload is under way: it owns an attempt (a hand-off is
+ * no attempt). */
+static gboolean in_attempt(enum reload_state s)
 {
-	r->state = RS_IDLE;
-	r->skip_upgrade = FALSE;
-	r->upgrade_postponed = FALSE;
-	g_clear_pointer(&r->upgrade_refused, g_free);
-	schedule_pending(r);
+	return s != RS_IDLE && s != RS_HANDING_OFF;
+}
+
+/*
+ * Every change of state goes through here, as the one debug line per
+ * event. What the old state owned and the new one does not is released:
+ * the attempt's timers and helpers when it ends (IDLE) or when the
+ * loading generation is given up (a retry); at IDLE, what the attempt
+ * knew, and what is pending runs next. What the new state begins with
+ * follows.
+ */
+static void set_state(struct reloader *r, enum reload_state next)
+{
+	enum reload_state from = r->state;
+
+	if (next != from &&
+	    (from == RS_LOADING || (in_attempt(from) && next == RS_IDLE)))
+		r->ops->end_attempt(r->ctx);
+	r->state = next;
+	log_step("reload: %s --%s--> %s", reload_state_name(from),
+		 reload_event_name(r->event), reload_state_name(next));
+	if (next == from)
+		return;
+	switch (next) {
+	case RS_IDLE:
+		r->skip_upgrade = FALSE;
+		r->upgrade_postponed = FALSE;
+		g_clear_pointer(&r->upgrade_refused, g_free);
+		schedule_pending(r);
+		break;
+	case RS_CHECKING_UPGRADE:
+		r->ops->begin_upgrade(r->ctx);
+		break;
+	case RS_PROBING:
+		r->ops->probe(r->ctx);
+		break;
+	default:
+		break;
+	}
 }
 
 static void record(struct reloader *r, gboolean ok, const char *msg)
@@ -147,7 +191,9 @@ static void record(struct reloader *r, gboolean ok, const char *msg)
 	};
 }
 
-static void finish(struct reloader *r, gboolean ok, const char *msg)
+/* The verdict, told; the attempt ends on the way to IDLE. */
+static enum reload_state finish(struct reloader *r, gboolean ok,
+				const char *msg)
 {
 	/* A refused self-upgrade is told on the verdict's line. */
 	g_autofree gchar *answer = g_strdup_printf(
@@ -158,32 +204,30 @@ static void finish(struct reloader *r, gboolean ok, const char *msg)
 	if (r->attempt > 0)
 		record(r, ok, msg);
 	/* systemd waits for READY=1 after RELOADING=1, failed or not. */
-	if (!r->stopping)
+	if (!stopping(r))
 		r->ops->notify_ready(r->ctx);
 	answer_upto(r, r->attempt, answer);
-	r->ops->end_attempt(r->ctx);
-	go_idle(r);
+	return RS_IDLE;
 }
 
 /* Nothing serves: the wrapper stops, and this attempt ends with it. */
-static void stop_service(struct reloader *r, int exit_code)
+static enum reload_state stop_service(struct reloader *r, int exit_code)
 {
-	r->stopping = TRUE;
 	r->pending.on = FALSE;
 	r->ops->stop_service(r->ctx, exit_code);
 	answer_upto(r, G_MAXUINT, "error: stopping");
-	finish(r, FALSE, "stopping");
+	return finish(r, FALSE, "stopping");
 }
 
-static void fail(struct reloader *r, int exit_code, const char *msg)
+static enum reload_state fail(struct reloader *r, int exit_code,
+			      const char *msg)
 {
-	if (r->first && !r->stopping) {
+	if (r->first && !stopping(r)) {
 		g_autofree gchar *answer = g_strdup_printf("error: %s", msg);
 
 		r->ops->log_failure(r->ctx, FAILURE_FIRST_START, msg);
 		answer_upto(r, G_MAXUINT, answer);
-		stop_service(r, exit_code);
-		return;
+		return stop_service(r, exit_code);
 	}
 	if (r->lost.on && r->lost.replaced) {
 		/* As if it had ended outside a reload: maybe a restart by
@@ -193,49 +237,41 @@ static void fail(struct reloader *r, int exit_code, const char *msg)
 		r->lost.on = FALSE;
 		r->lost.replaced = FALSE;
 		r->ops->search(r->ctx, FALSE);
-		finish(r, FALSE, msg);
-		return;
+		return finish(r, FALSE, msg);
 	}
 	if (r->lost.on && !r->ops->adopted_serving(r->ctx)) {
 		r->ops->log_failure(r->ctx, FAILURE_NONE_SERVING, msg);
-		stop_service(r, r->lost.exit_code);
-		return;
+		return stop_service(r, r->lost.exit_code);
 	}
 	r->reloads_failed++;
 	r->ops->log_failure(r->ctx, FAILURE_KEPT, msg);
-	finish(r, FALSE, msg);
+	return finish(r, FALSE, msg);
 }
 
-/* ---- the steps of an attempt ---- */
+/* ---- the actions: each returns the next state, one its row allows ---- */
 
-static void probe(struct reloader *r)
-{
-	r->state = RS_PROBING;
-	r->ops->probe(r->ctx);
-}
-
-static void launch(struct reloader *r, const struct haproxy_version *v)
+static enum reload_state launch(struct reloader *r,
+				const struct haproxy_version *v)
 {
 	/* The one serving ended during this reload, as a replaced one
 	 * does: what replaced it goes on the -sf list, once found. */
 	if (r->ops->launch_must_wait(r->ctx)) {
 		r->launch_version = *v;
-		r->state = RS_AWAITING_SEARCH;
-		return;
+		return RS_AWAITING_SEARCH;
 	}
 	switch (r->ops->launch(r->ctx, v)) {
 	case LAUNCH_GENERATION:
-		r->state = RS_LOADING;
-		break;
+		return RS_LOADING;
 	case LAUNCH_MASTER:
-		r->state = RS_MASTER_SETTLING;
-		break;
+		return RS_MASTER_SETTLING;
 	case LAUNCH_FAILED:
 		break;
 	}
+	/* Its RE_FAILED, queued, ends the attempt. */
+	return r->state;
 }
 
-static void begin(struct reloader *r, int sig, gboolean hard)
+static enum reload_state begin(struct reloader *r, int sig, gboolean hard)
 {
 	r->attempt++;
 	r->hard = hard;
@@ -245,36 +281,54 @@ static void begin(struct reloader *r, int sig, gboolean hard)
 		   sig ? signal_name(sig) : "request");
 	/* After our own exec this is the same reload: systemd heard of it,
 	 * and the new image does not upgrade again. */
-	if (r->skip_upgrade) {
-		probe(r);
-		return;
-	}
+	if (r->skip_upgrade)
+		return RS_PROBING;
 	r->ops->notify_reloading(r->ctx);
 	switch (r->ops->upgrade_wanted(r->ctx)) {
 	case UPGRADE_YES:
-		r->state = RS_CHECKING_UPGRADE;
-		r->ops->begin_upgrade(r->ctx);
-		return;
+		return RS_CHECKING_UPGRADE;
 	case UPGRADE_POSTPONED:
 		r->upgrade_postponed = TRUE;
 		break;
 	case UPGRADE_NO:
 		break;
 	}
-	probe(r);
+	return RS_PROBING;
 }
 
-static void request(struct reloader *r, const struct reload_input *in)
+static enum reload_state start(struct reloader *r,
+			       const struct reload_input *in)
+{
+	r->first = TRUE;
+	r->started_us = g_get_monotonic_time();
+	return RS_STARTING;
+}
+
+static enum reload_state resume(struct reloader *r,
+				const struct reload_input *in)
+{
+	r->skip_upgrade = TRUE;
+	r->pending.on = in->pending;
+	r->pending.signal = in->pending_signal;
+	/* Nothing pending: no hard flag for the next request to inherit. */
+	r->pending.hard = in->pending && in->pending_hard;
+	/* The same attempt, carried on by the new image. */
+	r->attempt = in->attempt - 1;
+	return begin(r, in->signal, in->hard);
+}
+
+static enum reload_state request(struct reloader *r,
+				 const struct reload_input *in)
 {
 	const char *who = in->signal ? signal_name(in->signal)
 				     : "control request";
 	gboolean hard;
 
-	if (r->stopping) {
+	if (stopping(r)) {
 		log_notice("ignoring %s: stopping", who);
 		if (in->client)
 			r->ops->answer(r->ctx, in->client, "error: stopping");
-		return;
+		return r->state;
 	}
 	if (in->client)
 		reloader_add_waiter(r, in->client, r->attempt + 1);
@@ -285,217 +339,255 @@ static void request(struct reloader *r, const struct reload_input *in)
 		r->pending.on = TRUE;
 		r->pending.signal = in->signal;
 		r->pending.hard = r->pending.hard || in->hard;
-		return;
+		return r->state;
 	}
 	/* One more was to run from the loop: this attempt is it. */
 	hard = in->hard || (r->pending.on && r->pending.hard);
 	r->pending.on = FALSE;
 	r->pending.hard = FALSE;
-	begin(r, in->signal, hard);
+	return begin(r, in->signal, hard);
 }
 
-static void run_pending(struct reloader *r)
+static enum reload_state run_pending(struct reloader *r,
+				     const struct reload_input *in)
 {
-	if (!r->pending.on || r->state != RS_IDLE || r->stopping ||
-	    r->ops->searching(r->ctx))
-		return;
+	enum reload_state next;
+
+	if (!r->pending.on || stopping(r) || r->ops->searching(r->ctx))
+		return r->state;
 	r->pending.on = FALSE;
-	begin(r, r->pending.signal, r->pending.hard);
+	next = begin(r, r->pending.signal, r->pending.hard);
 	r->pending.hard = FALSE;
+	return next;
 }
 
-static void resume(struct reloader *r, const struct reload_input *in)
+static enum reload_state upgrade_refused(struct reloader *r,
+					 const struct reload_input *in)
 {
-	r->skip_upgrade = TRUE;
-	r->pending.on = in->pending;
-	r->pending.signal = in->pending_signal;
-	/* Nothing pending: no hard flag for the next request to inherit. */
-	r->pending.hard = in->pending && in->pending_hard;
-	/* The same attempt, carried on by the new image. */
-	r->attempt = in->attempt - 1;
-	begin(r, in->signal, in->hard);
+	g_free(r->upgrade_refused);
+	r->upgrade_refused = g_strdup(in->message);
+	return RS_PROBING;
 }
 
-static void ready(struct reloader *r, const char *msg)
+static enum reload_state probed(struct reloader *r,
+				const struct reload_input *in)
+{
+	return launch(r, in->version);
+}
+
+/* The search's end: a launch that waited for it goes on. */
+static enum reload_state search_over(struct reloader *r,
+				     const struct reload_input *in)
+{
+	enum reload_state next = r->state;
+
+	if (r->state == RS_AWAITING_SEARCH)
+		next = launch(r, &r->launch_version);
+	schedule_pending(r);
+	return next;
+}
+
+static enum reload_state replaced(struct reloader *r,
+				  const struct reload_input *in)
+{
+	/* It serves now, whatever becomes of a loading one. */
+	r->lost.on = FALSE;
+	return search_over(r, in);
+}
+
+static enum reload_state serving(struct reloader *r,
+				 const struct reload_input *in)
+{
+	r->lost.on = FALSE;
+	/* Its predecessor ended during its start: from its -sf, or from a
+	 * restart by hand that it must not serve next to. */
+	if (r->lost.replaced) {
+		r->lost.replaced = FALSE;
+		r->ops->search(r->ctx, TRUE);
+	}
+	return RS_LOADING;
+}
+
+static enum reload_state serving_lost(struct reloader *r,
+				      const struct reload_input *in)
+{
+	r->lost.on = TRUE;
+	r->lost.exit_code = in->exit_code;
+	r->lost.replaced = in->replaced;
+	return RS_LOADING;
+}
+
+static enum reload_state ready(struct reloader *r,
+			       const struct reload_input *in)
 {
 	/* A first start stopped while it loads is no reload either. */
 	if (r->first)
 		r->first = FALSE;
 	else
 		r->reloads++;
-	finish(r, TRUE, msg);
+	return finish(r, TRUE, in->message);
 }
 
-static void timeout(struct reloader *r)
+static enum reload_state failed(struct reloader *r,
+				const struct reload_input *in)
 {
-	g_autofree gchar *why = NULL;
+	return fail(r, in->exit_code, in->message);
+}
 
-	if (r->state == RS_LOADING) {
-		r->ops->kill_loading(r->ctx);
-		return;
-	}
+static enum reload_state child_exit(struct reloader *r,
+				    const struct reload_input *in)
+{
+	if (stopping(r))
+		return finish(r, FALSE, "stopped while starting");
+	/* Settled again: a foreign haproxy may hold its addresses, its
+	 * pids go on the next -sf. */
+	if (r->first && r->ops->retry_first &&
+	    r->ops->retry_first(r->ctx, in->exit_code, in->message))
+		return RS_STARTING;
+	return fail(r, in->exit_code, in->message);
+}
+
+static enum reload_state retry(struct reloader *r,
+			       const struct reload_input *in)
+{
+	/* The launch waits for the search: -sf what replaced it. */
+	if (r->lost.replaced)
+		r->ops->search(r->ctx, FALSE);
+	r->lost.replaced = FALSE;
+	return RS_PROBING;
+}
+
+static enum reload_state kill_loading(struct reloader *r,
+				      const struct reload_input *in)
+{
+	r->ops->kill_loading(r->ctx);
+	return RS_LOADING;
+}
+
+static enum reload_state master_timeout(struct reloader *r,
+					const struct reload_input *in)
+{
 	/* Its old workers serve: leave the master be. */
-	why = r->ops->master_timeout_text(r->ctx,
-					  r->state == RS_MASTER_SETTLING);
-	fail(r, 1, why);
+	g_autofree gchar *why = r->ops->master_timeout_text(
+		r->ctx, r->state == RS_MASTER_SETTLING);
+
+	return fail(r, 1, why);
 }
 
-static void stop(struct reloader *r)
+static enum reload_state handoff(struct reloader *r,
+				 const struct reload_input *in)
 {
-	r->stopping = TRUE;
+	return r->first || stopping(r) ? RS_IDLE : RS_HANDING_OFF;
+}
+
+/* Every stop: the waiters told, nothing more to run. */
+static enum reload_state stop(struct reloader *r,
+			      const struct reload_input *in)
+{
 	r->pending.on = FALSE;
 	answer_upto(r, G_MAXUINT, "error: stopping");
-	switch (r->state) {
-	case RS_IDLE:
-		break;
-	case RS_HANDING_OFF:
-		/* Not a reload: nothing to record, its client told. */
-		r->ops->abandon_handoff(r->ctx);
-		go_idle(r);
-		break;
-	case RS_LOADING:
-		/* Its end (CHILD_EXIT) or readiness ends the attempt. */
-		break;
-	default:
-		finish(r, FALSE, "stopping");
-		break;
-	}
+	return r->state;
 }
 
-static gboolean busy_state(enum reload_state s)
+static enum reload_state stop_handoff(struct reloader *r,
+				      const struct reload_input *in)
 {
-	return s != RS_IDLE && s != RS_HANDING_OFF;
+	stop(r, in);
+	/* Not a reload: nothing to record, its client told. */
+	r->ops->abandon_handoff(r->ctx);
+	return RS_IDLE;
 }
 
-/* The transition function: state x event. Events a state does not
- * expect are ignored (and show in the debug line as a loop). */
+static enum reload_state stop_attempt(struct reloader *r,
+				      const struct reload_input *in)
+{
+	stop(r, in);
+	return finish(r, FALSE, "stopping");
+}
+
+/* ---- the table ---- */
+
+#define S(state) (1u << (state))
+#define ANY ((1u << RELOAD_STATES) - 1)
+#define ATTEMPT (ANY & ~S(RS_IDLE) & ~S(RS_HANDING_OFF))
+#define BEGUN (S(RS_CHECKING_UPGRADE) | S(RS_PROBING))
+#define LAUNCHED (S(RS_AWAITING_SEARCH) | S(RS_LOADING) | S(RS_MASTER_SETTLING))
+#define ROW(f, e, a, t) { .from = (f), .event = (e), .to = (t), .act = (a), .action = #a }
+
+/*
+ * The whole machine. The first row whose from holds the state and whose
+ * event is the one posted runs; a pair without a row is ignored. SAME:
+ * the state stays what it was. A row without an action goes to its one
+ * next state. doc/internals.md shows this table (make diagram-check).
+ */
+static const struct reload_transition table[] = {
+	ROW(S(RS_IDLE), RE_START, start, S(RS_STARTING)),
+	ROW(S(RS_IDLE), RE_RESUME, resume, S(RS_PROBING)),
+	ROW(S(RS_IDLE), RE_REQUEST, request, BEGUN | S(RS_IDLE)),
+	ROW(ANY, RE_REQUEST, request, RELOAD_SAME),
+	ROW(S(RS_IDLE), RE_RUN_PENDING, run_pending, BEGUN | S(RS_IDLE)),
+	ROW(S(RS_STARTING), RE_SETTLED, NULL, S(RS_PROBING)),
+	ROW(S(RS_CHECKING_UPGRADE), RE_UPGRADE_REFUSED, upgrade_refused,
+	    S(RS_PROBING)),
+	ROW(S(RS_PROBING), RE_PROBED, probed, LAUNCHED | S(RS_PROBING)),
+	ROW(S(RS_AWAITING_SEARCH), RE_REPLACED, replaced, LAUNCHED),
+	ROW(ANY, RE_REPLACED, replaced, RELOAD_SAME),
+	ROW(S(RS_AWAITING_SEARCH), RE_SEARCH_OVER, search_over, LAUNCHED),
+	ROW(ANY, RE_SEARCH_OVER, search_over, RELOAD_SAME),
+	ROW(S(RS_MASTER_SETTLING), RE_SIGNALLED, NULL, S(RS_MASTER_VERDICT)),
+	ROW(S(RS_LOADING), RE_SERVING, serving, S(RS_LOADING)),
+	ROW(S(RS_LOADING), RE_SERVING_LOST, serving_lost, S(RS_LOADING)),
+	ROW(S(RS_LOADING) | S(RS_MASTER_VERDICT), RE_READY, ready,
+	    S(RS_IDLE)),
+	ROW(ATTEMPT, RE_FAILED, failed, S(RS_IDLE)),
+	ROW(S(RS_LOADING), RE_CHILD_EXIT, child_exit,
+	    S(RS_IDLE) | S(RS_STARTING)),
+	ROW(S(RS_LOADING), RE_RETRY, retry, S(RS_PROBING)),
+	ROW(S(RS_LOADING), RE_TIMEOUT, kill_loading, S(RS_LOADING)),
+	ROW(S(RS_MASTER_SETTLING) | S(RS_MASTER_VERDICT), RE_TIMEOUT,
+	    master_timeout, S(RS_IDLE)),
+	ROW(S(RS_IDLE), RE_HANDOFF, handoff, S(RS_HANDING_OFF) | S(RS_IDLE)),
+	ROW(S(RS_HANDING_OFF), RE_HANDOFF_OVER, NULL, S(RS_IDLE)),
+	ROW(S(RS_IDLE) | S(RS_LOADING), RE_STOP, stop, RELOAD_SAME),
+	ROW(S(RS_HANDING_OFF), RE_STOP, stop_handoff, S(RS_IDLE)),
+	ROW(ATTEMPT & ~S(RS_LOADING), RE_STOP, stop_attempt, S(RS_IDLE)),
+};
+
+const struct reload_transition *reload_transitions(guint *n)
+{
+	*n = G_N_ELEMENTS(table);
+	return table;
+}
+
+static const struct reload_transition *row_of(enum reload_state s,
+					      enum reload_event ev)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(table); i++)
+		if (table[i].event == ev && (table[i].from & S(s)))
+			return &table[i];
+	return NULL;
+}
+
+/* The only next state of a row without an action. */
+static enum reload_state only_state(guint to)
+{
+	return (enum reload_state)g_bit_nth_lsf(to, -1);
+}
+
 static void handle(struct reloader *r, enum reload_event ev,
 		   const struct reload_input *in)
 {
-	enum reload_state s = r->state;
+	enum reload_state from = r->state;
+	const struct reload_transition *t = row_of(from, ev);
+	enum reload_state next = from;
 
-	switch (ev) {
-	case RE_START:
-		if (s != RS_IDLE)
-			break;
-		r->first = TRUE;
-		r->started_us = g_get_monotonic_time();
-		r->state = RS_STARTING;
-		break;
-	case RE_RESUME:
-		if (s == RS_IDLE)
-			resume(r, in);
-		break;
-	case RE_REQUEST:
-		request(r, in);
-		break;
-	case RE_RUN_PENDING:
-		run_pending(r);
-		break;
-	case RE_SETTLED:
-		if (s == RS_STARTING)
-			probe(r);
-		break;
-	case RE_UPGRADE_REFUSED:
-		if (s != RS_CHECKING_UPGRADE)
-			break;
-		g_free(r->upgrade_refused);
-		r->upgrade_refused = g_strdup(in->message);
-		probe(r);
-		break;
-	case RE_PROBED:
-		if (s == RS_PROBING)
-			launch(r, in->version);
-		break;
-	case RE_REPLACED:
-		/* It serves now, whatever becomes of a loading one. */
-		r->lost.on = FALSE;
-		if (s == RS_AWAITING_SEARCH)
-			launch(r, &r->launch_version);
-		schedule_pending(r);
-		break;
-	case RE_SEARCH_OVER:
-		/* Nothing to add to the -sf list (a launcher started by
-		 * hand ended without a daemon): ours serves, launch. */
-		if (s == RS_AWAITING_SEARCH)
-			launch(r, &r->launch_version);
-		schedule_pending(r);
-		break;
-	case RE_SIGNALLED:
-		if (s == RS_MASTER_SETTLING)
-			r->state = RS_MASTER_VERDICT;
-		break;
-	case RE_SERVING:
-		if (s != RS_LOADING)
-			break;
-		r->lost.on = FALSE;
-		/* Its predecessor ended during its start: from its -sf, or
-		 * from a restart by hand that it must not serve next to. */
-		if (r->lost.replaced) {
-			r->lost.replaced = FALSE;
-			r->ops->search(r->ctx, TRUE);
-		}
-		break;
-	case RE_READY:
-		if (s == RS_LOADING || s == RS_MASTER_VERDICT)
-			ready(r, in->message);
-		break;
-	case RE_FAILED:
-		if (busy_state(s))
-			fail(r, in->exit_code, in->message);
-		break;
-	case RE_CHILD_EXIT:
-		if (s != RS_LOADING)
-			break;
-		if (r->stopping) {
-			finish(r, FALSE, "stopped while starting");
-		} else if (r->first && r->ops->retry_first &&
-			   r->ops->retry_first(r->ctx, in->exit_code,
-					       in->message)) {
-			/* Settled again: a foreign haproxy may hold its
-			 * addresses, its pids go on the next -sf. */
-			r->ops->end_attempt(r->ctx);
-			r->state = RS_STARTING;
-		} else {
-			fail(r, in->exit_code, in->message);
-		}
-		break;
-	case RE_RETRY:
-		if (s != RS_LOADING)
-			break;
-		/* The launch waits for the search: -sf what replaced it. */
-		if (r->lost.replaced)
-			r->ops->search(r->ctx, FALSE);
-		r->lost.replaced = FALSE;
-		r->ops->end_attempt(r->ctx);
-		probe(r);
-		break;
-	case RE_SERVING_LOST:
-		if (s != RS_LOADING)
-			break;
-		r->lost.on = TRUE;
-		r->lost.exit_code = in->exit_code;
-		r->lost.replaced = in->replaced;
-		break;
-	case RE_TIMEOUT:
-		if (s == RS_LOADING || s == RS_MASTER_SETTLING ||
-		    s == RS_MASTER_VERDICT)
-			timeout(r);
-		break;
-	case RE_HANDOFF:
-		if (s == RS_IDLE && !r->first && !r->stopping)
-			r->state = RS_HANDING_OFF;
-		break;
-	case RE_HANDOFF_OVER:
-		if (s == RS_HANDING_OFF)
-			go_idle(r);
-		break;
-	case RE_STOP:
-		stop(r);
-		break;
-	}
-	log_step("reload: %s --%s--> %s", reload_state_name(s),
-		 reload_event_name(ev), reload_state_name(r->state));
+	r->event = ev;
+	if (t)
+		next = t->act ? t->act(r, in) : only_state(t->to);
+	/* An action that ends where its row does not say is a bug. */
+	g_assert(!t || (t->to & S(next)) ||
+		 ((t->to & RELOAD_SAME) && next == from));
+	set_state(r, next);
 }
 
 /* ---- posting ---- */
@@ -573,6 +665,11 @@ enum reload_state reloader_state(const struct reloader *r)
 gboolean reloader_busy(const struct reloader *r)
 {
 	return r->state != RS_IDLE;
+}
+
+gboolean reloader_first_start(const struct reloader *r)
+{
+	return r->first;
 }
 
 guint reloader_attempt(const struct reloader *r)

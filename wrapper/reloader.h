@@ -7,19 +7,9 @@
  * reports what happened as events. Events posted while one is handled
  * are handled after it, in order (run to completion).
  *
- *   IDLE --REQUEST--> CHECKING_UPGRADE --UPGRADE_REFUSED--> PROBING
- *   IDLE --REQUEST--> PROBING --PROBED--> LOADING | MASTER_SETTLING
- *                             --PROBED (a search runs)--> AWAITING_SEARCH
- *   AWAITING_SEARCH --REPLACED--> LOADING | MASTER_SETTLING
- *   MASTER_SETTLING --SIGNALLED--> MASTER_VERDICT
- *   LOADING --SERVING--> LOADING (it serves; its verdict follows)
- *   LOADING | MASTER_VERDICT --READY--> IDLE (ok)
- *   any busy state --FAILED--> IDLE (failed), or the service stops
- *   LOADING --CHILD_EXIT--> IDLE (failed) ; --RETRY--> PROBING
- *   STARTING --SETTLED--> PROBING (the first start, after a takeover)
- *   LOADING --CHILD_EXIT (the first start, retry_first)--> STARTING
- *   IDLE --HANDOFF--> HANDING_OFF --HANDOFF_OVER--> IDLE
- *   any --STOP--> IDLE (LOADING waits for its generation's end)
+ * The machine is one table of (state, event) -> (action, next states),
+ * in reloader.c; doc/internals.md shows it, generated from the table
+ * (t/unit-reloader --diagram, checked by make diagram-check).
  */
 #pragma once
 
@@ -44,6 +34,7 @@ enum reload_state {
 	RS_MASTER_VERDICT,	/* SIGUSR2 sent: the master's verdict decides */
 	RS_HANDING_OFF,		/* checks before the exec into haproxy -Ws */
 };
+#define RELOAD_STATES (RS_HANDING_OFF + 1)
 
 enum reload_event {
 	RE_START,		/* the first start */
@@ -67,6 +58,7 @@ enum reload_event {
 	RE_HANDOFF_OVER,	/* the hand-off ended short of the exec */
 	RE_STOP,
 };
+#define RELOAD_EVENTS (RE_STOP + 1)
 
 /* What an event carries; each uses its own fields, the rest stay 0. */
 struct reload_input {
@@ -139,6 +131,9 @@ struct reloader_ops {
 	void (*schedule_pending)(void *ctx);
 	/* A stop abandons the hand-off: its client is told. */
 	void (*abandon_handoff)(void *ctx);
+	/* Is the wrapper stopping? The life cycle knows: nothing new
+	 * starts. */
+	gboolean (*stopping)(void *ctx);
 	/* The first generation ended unready (may be NULL): TRUE when the
 	 * first start is to be settled again (SETTLED, or FAILED with
 	 * these). */
@@ -150,6 +145,24 @@ struct waiter {
 	guint target;		/* the first attempt after its request */
 };
 
+/*
+ * One row of the machine: in a state of from (a set, 1 << state), event
+ * runs act, which returns one of the states of to (RELOAD_SAME: the
+ * state it was in). Without act, the row goes to its one state.
+ */
+#define RELOAD_SAME (1u << RELOAD_STATES)
+struct reload_transition {
+	guint from;
+	enum reload_event event;
+	guint to;
+	enum reload_state (*act)(struct reloader *r,
+				 const struct reload_input *in);
+	const char *action;	/* act's name, for the diagram */
+};
+
+/* The table, in the order it is searched. */
+const struct reload_transition *reload_transitions(guint *n);
+
 struct reloader *reloader_new(const struct reloader_ops *ops, void *ctx);
 void reloader_free(struct reloader *r);
 
@@ -157,8 +170,10 @@ void reloader_post(struct reloader *r, enum reload_event ev,
 		   const struct reload_input *in);
 
 enum reload_state reloader_state(const struct reloader *r);
-/* Anything under way (a start, reload or hand-off)? */
+/* Anything under way (a start, reload or hand-off), not IDLE? */
 gboolean reloader_busy(const struct reloader *r);
+/* The first start, until its generation serves. */
+gboolean reloader_first_start(const struct reloader *r);
 const char *reload_state_name(enum reload_state state);
 const char *reload_event_name(enum reload_event ev);
 

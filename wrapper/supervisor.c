@@ -81,7 +81,7 @@ static struct adopt *sv_adopt(struct supervisor *s)
 
 /* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
 
-static gboolean replacement_stopping(void *ctx)
+static gboolean life_stopping(void *ctx)
 {
 	struct supervisor *s = ctx;
 
@@ -118,7 +118,7 @@ static void replacement_gone(void *ctx)
 }
 
 static const struct replacement_ops sv_replacement_ops = {
-	.stopping = replacement_stopping,
+	.stopping = life_stopping,
 	.found = replacement_found,
 	.tell_status = replacement_tell_status,
 	.stop_service = stop_service,
@@ -492,6 +492,7 @@ static const struct reloader_ops sv_reload_ops = {
 	.end_attempt = end_attempt,
 	.schedule_pending = schedule_pending,
 	.abandon_handoff = abandon_handoff,
+	.stopping = life_stopping,
 	.retry_first = retry_first,
 };
 
