@@ -60,7 +60,7 @@ NEXT_REJECTING := t/$(PROG)-next-rejecting
 
 DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-dev haproxy perl curl procps
 
-.PHONY: all check tests test-run demo clean deps layers-check
+.PHONY: all check tests test-run demo clean deps layers-check diagram-check
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
@@ -68,7 +68,7 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-d
 # `make check` runs after the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS)
 CLEAN_FILES  =
-CHECK_EXTRA  = layers-check
+CHECK_EXTRA  = layers-check diagram-check
 include $(wildcard mk/*.mk)
 
 all: $(PROG)
@@ -171,6 +171,11 @@ check: deps
 # map says; the reload machine runs without processes.
 layers-check:
 	@mk/layers.sh && echo "layers-check: base <- legacy <- migrate's proof <- the supervisor; features used where the map says; the reload machine alone"
+
+# doc/internals.md's diagram of the reload machine is printed from its
+# table (mk/diagram.sh): the two never disagree.
+diagram-check: t/unit-reloader
+	@mk/diagram.sh && echo "diagram-check: doc/internals.md shows the reload machine's table"
 
 # Under an 80+ character temp root, then the skipped cases and why
 # (t/run-suite), prove's summary last.

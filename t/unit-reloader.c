@@ -4,6 +4,7 @@
  * a self-upgrade. Stops: t/unit-reloader-stop.c; the generation serving
  * lost or replaced by hand: t/unit-reloader-lost.c. */
 #include <signal.h>
+#include <stdio.h>
 
 #include "t/lib-reloader.h"
 
@@ -336,9 +337,79 @@ static void test_first_start_retried(void)
 	teardown();
 }
 
+/* The states of a row's set: "any", "any but A | B" or "A | B", and
+ * "same" for RELOAD_SAME. */
+static gchar *states_text(guint set)
+{
+	guint all = (1u << RELOAD_STATES) - 1;
+	guint states = set & all;
+	g_autoptr(GPtrArray) names = g_ptr_array_new_null_terminated(
+		RELOAD_STATES + 1, NULL, TRUE);
+	const char *prefix = "";
+	g_autofree gchar *joined = NULL;
+
+	if (states == all)
+		return g_strdup("any");
+	if (__builtin_popcount(states) > RELOAD_STATES / 2) {
+		prefix = "any but ";
+		states = all & ~states;
+	}
+	for (guint s = 0; s < RELOAD_STATES; s++)
+		if (states & (1u << s))
+			g_ptr_array_add(names, (gpointer)reload_state_name(s));
+	if (set & RELOAD_SAME)
+		g_ptr_array_add(names, (gpointer)"same");
+	joined = g_strjoinv(" | ", (gchar **)names->pdata);
+	return g_strconcat(prefix, joined, NULL);
+}
+
+/* The table as doc/internals.md shows it (make diagram-check). */
+static void print_diagram(void)
+{
+	guint n;
+	const struct reload_transition *t = reload_transitions(&n);
+
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *from = states_text(t[i].from);
+		g_autofree gchar *to = states_text(t[i].to);
+		g_autofree gchar *edge = g_strdup_printf(
+			"%s --%s--> %s", from, reload_event_name(t[i].event),
+			to);
+
+		if (t[i].act)
+			printf("%-58s (%s)\n", edge, t[i].action);
+		else
+			printf("%s\n", edge);
+	}
+}
+
+/* Each row names some state and event, and a row without an action
+ * goes to one state: the dispatcher relies on it. */
+static void test_table_well_formed(void)
+{
+	guint n;
+	const struct reload_transition *t = reload_transitions(&n);
+
+	for (guint i = 0; i < n; i++) {
+		g_assert_cmpuint(t[i].from, !=, 0);
+		g_assert_cmpuint(t[i].from & RELOAD_SAME, ==, 0);
+		g_assert_cmpuint(t[i].to, !=, 0);
+		g_assert_cmpint(t[i].event, <, RELOAD_EVENTS);
+		if (!t[i].act)
+			g_assert_cmpuint(__builtin_popcount(t[i].to), ==, 1);
+		if (t[i].to & RELOAD_SAME)
+			g_assert_nonnull(t[i].act);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && g_str_equal(argv[1], "--diagram")) {
+		print_diagram();
+		return 0;
+	}
 	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/reloader/table/well-formed", test_table_well_formed);
 	g_test_add_func("/reloader/reload/ok", test_reload_ok);
 	g_test_add_func("/reloader/reload/coalesced", test_coalesced);
 	g_test_add_func("/reloader/reload/while-starting",
