@@ -375,7 +375,9 @@ static enum reload_state probed(struct reloader *r,
 	return launch(r, in->version);
 }
 
-/* The search's end: a launch that waited for it goes on. */
+/* The search's end: a launch that waited for it goes on, with what
+ * replaced ours on its -sf list, or with nothing to add (SEARCH_OVER: a
+ * launcher started by hand ended without a daemon, ours serves). */
 static enum reload_state search_over(struct reloader *r,
 				     const struct reload_input *in)
 {
