@@ -402,6 +402,90 @@ static void test_table_well_formed(void)
 	}
 }
 
+/* ---- the attempt's deadline ---- */
+
+/* Is a timer armed in the default main context? */
+static gboolean timer_armed(void)
+{
+	GMainContext *ctx = g_main_context_default();
+	GPollFD fds[8];
+	gint priority, timeout;
+
+	g_main_context_acquire(ctx);
+	g_main_context_prepare(ctx, &priority);
+	g_main_context_query(ctx, G_MAXINT, &timeout, fds, G_N_ELEMENTS(fds));
+	g_main_context_release(ctx);
+	return timeout >= 0;
+}
+
+/* The machine's one timer runs while a generation or a master loads, and
+ * goes with the load: at its verdict, a retry, the stop. */
+static void test_deadline(void)
+{
+	setup();
+	reloader_set_ready_timeout(F.r, 30);
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	g_assert_false(timer_armed());
+	probed("2.6.12");
+	assert_state(RS_LOADING);
+	g_assert_true(timer_armed());
+	ready("generation 1 serving");
+	g_assert_false(timer_armed());
+
+	F.launch = LAUNCH_MASTER;
+	request(1, 0, FALSE);
+	probed("2.6.12");
+	assert_state(RS_MASTER_SETTLING);
+	g_assert_true(timer_armed());
+	post(RE_SIGNALLED, NULL);
+	g_assert_true(timer_armed());
+	ready("master reloaded");
+	g_assert_false(timer_armed());
+
+	F.launch = LAUNCH_GENERATION;
+	request(2, 0, FALSE);
+	probed("2.6.12");
+	post(RE_RETRY, NULL);
+	assert_state(RS_PROBING);
+	g_assert_false(timer_armed());
+	probed("2.6.12");
+	g_assert_true(timer_armed());
+	/* The stop's own timer bounds a generation still loading. */
+	post(RE_STOP, NULL);
+	assert_state(RS_LOADING);
+	g_assert_false(timer_armed());
+	teardown();
+}
+
+static gboolean on_guard(gpointer data)
+{
+	*(gboolean *)data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/* When it passes, the machine posts RE_TIMEOUT itself, once: the loading
+ * generation is killed. */
+static void test_deadline_fires(void)
+{
+	gboolean late = FALSE;
+	guint guard;
+
+	setup();
+	reloader_set_ready_timeout(F.r, 1);
+	first_start();
+	reload_to_loading(1);
+	guard = g_timeout_add_seconds(30, on_guard, &late);
+	while (!F.effects->len && !late)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_false(late);
+	g_source_remove(guard);
+	expect("kill loading", NULL);
+	assert_state(RS_LOADING);
+	g_assert_false(timer_armed());
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && g_str_equal(argv[1], "--diagram")) {
@@ -410,6 +494,8 @@ int main(int argc, char **argv)
 	}
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/reloader/table/well-formed", test_table_well_formed);
+	g_test_add_func("/reloader/deadline", test_deadline);
+	g_test_add_func("/reloader/deadline-fires", test_deadline_fires);
 	g_test_add_func("/reloader/reload/ok", test_reload_ok);
 	g_test_add_func("/reloader/reload/coalesced", test_coalesced);
 	g_test_add_func("/reloader/reload/while-starting",

@@ -40,7 +40,6 @@ struct launcher {
 	const char *self_path;
 
 	struct probe *probe;		/* "haproxy -v" under way */
-	guint ready_timer;
 	guint extend_timer;
 	guint ds_fork_timer;		/* a bound -Ds parent, not forked yet */
 	gint64 ds_fork_deadline;
@@ -80,16 +79,14 @@ void launcher_cancel(struct launcher *l)
 {
 	g_clear_pointer(&l->probe, probe_cancel);
 	/* A generation still loading at the stop is the stop's to end, in
-	 * --stop-timeout: no ready timeout kills it meanwhile, and no
-	 * EXTEND_TIMEOUT_USEC= stretches systemd's stop timeout. */
-	g_clear_handle_id(&l->ready_timer, g_source_remove);
+	 * --stop-timeout: no EXTEND_TIMEOUT_USEC= stretches systemd's stop
+	 * timeout (nor does the machine's ready timeout kill it). */
 	g_clear_handle_id(&l->extend_timer, g_source_remove);
 }
 
 void launcher_end_attempt(struct launcher *l)
 {
 	g_clear_handle_id(&l->extend_timer, g_source_remove);
-	g_clear_handle_id(&l->ready_timer, g_source_remove);
 	g_clear_handle_id(&l->ds_fork_timer, g_source_remove);
 	g_clear_pointer(&l->haproxy_path, g_free);
 }
@@ -199,15 +196,6 @@ static void on_witness(int signo, GPid sender, gpointer data)
 			 "told to resume", g->number);
 		break;
 	}
-}
-
-static gboolean on_ready_timeout(gpointer data)
-{
-	struct launcher *l = data;
-
-	l->ready_timer = 0;
-	reloader_post(l->reloader, RE_TIMEOUT, NULL);
-	return G_SOURCE_REMOVE;
 }
 
 void launcher_kill_loading(struct launcher *l)
@@ -402,12 +390,10 @@ static int spawn_exit_code(const GError *error, int otherwise)
 	}
 }
 
-/* While haproxy loads: the ready timeout, and systemd's patience. */
+/* While haproxy loads: systemd's patience (the ready timeout is the
+ * reload machine's). */
 static void start_load_timers(struct launcher *l)
 {
-	if (l->opts->ready_timeout_s)
-		l->ready_timer = g_timeout_add_seconds(l->opts->ready_timeout_s,
-						       on_ready_timeout, l);
 	/* Only under systemd: no wakeup for nobody. */
 	if (g_getenv("NOTIFY_SOCKET"))
 		l->extend_timer = g_timeout_add_seconds(EXTEND_EVERY_S,

@@ -20,6 +20,8 @@ struct reloader {
 	void *ctx;
 	enum reload_state state;
 	enum reload_event event;	/* the one being handled */
+	guint ready_timeout_s;		/* 0: a load may take for ever */
+	guint deadline;			/* while loading: RE_TIMEOUT */
 
 	/* The attempt under way or last: numbered, 0 the first start. A
 	 * client waits for the first attempt after its request. */
@@ -141,13 +143,29 @@ static gboolean in_attempt(enum reload_state s)
 	return s != RS_IDLE && s != RS_HANDING_OFF;
 }
 
+/* A generation or a master loads: the attempt's deadline runs. */
+static gboolean loads(enum reload_state s)
+{
+	return s == RS_LOADING || s == RS_MASTER_SETTLING ||
+	       s == RS_MASTER_VERDICT;
+}
+
+static gboolean on_deadline(gpointer data)
+{
+	struct reloader *r = data;
+
+	r->deadline = 0;
+	reloader_post(r, RE_TIMEOUT, NULL);
+	return G_SOURCE_REMOVE;
+}
+
 /*
  * Every change of state goes through here, as the one debug line per
  * event. What the old state owned and the new one does not is released:
  * the attempt's timers and helpers when it ends (IDLE) or when the
- * loading generation is given up (a retry); at IDLE, what the attempt
- * knew, and what is pending runs next. What the new state begins with
- * follows.
+ * loading generation is given up (a retry), the deadline when nothing
+ * loads any more; at IDLE, what the attempt knew, and what is pending
+ * runs next. What the new state begins with follows.
  */
 static void set_state(struct reloader *r, enum reload_state next)
 {
@@ -156,9 +174,14 @@ static void set_state(struct reloader *r, enum reload_state next)
 	if (next != from &&
 	    (from == RS_LOADING || (in_attempt(from) && next == RS_IDLE)))
 		r->ops->end_attempt(r->ctx);
+	if (loads(from) && !loads(next))
+		g_clear_handle_id(&r->deadline, g_source_remove);
 	r->state = next;
 	log_step("reload: %s --%s--> %s", reload_state_name(from),
 		 reload_event_name(r->event), reload_state_name(next));
+	if (!loads(from) && loads(next) && r->ready_timeout_s)
+		r->deadline = g_timeout_add_seconds(r->ready_timeout_s,
+						    on_deadline, r);
 	if (next == from)
 		return;
 	switch (next) {
@@ -482,10 +505,12 @@ static enum reload_state handoff(struct reloader *r,
 	return r->first || stopping(r) ? RS_IDLE : RS_HANDING_OFF;
 }
 
-/* Every stop: the waiters told, nothing more to run. */
+/* Every stop: the waiters told, nothing more to run. A generation still
+ * loading is the stop's to end, within --stop-timeout: no deadline. */
 static enum reload_state stop(struct reloader *r,
 			      const struct reload_input *in)
 {
+	g_clear_handle_id(&r->deadline, g_source_remove);
 	r->pending.on = FALSE;
 	answer_upto(r, G_MAXUINT, "error: stopping");
 	return r->state;
@@ -652,11 +677,17 @@ void reloader_free(struct reloader *r)
 {
 	if (!r)
 		return;
+	g_clear_handle_id(&r->deadline, g_source_remove);
 	g_queue_clear_full(&r->queue, (GDestroyNotify)queued_free);
 	g_ptr_array_unref(r->waiters);
 	reload_report_clear(&r->last);
 	g_free(r->upgrade_refused);
 	g_free(r);
+}
+
+void reloader_set_ready_timeout(struct reloader *r, guint seconds)
+{
+	r->ready_timeout_s = seconds;
 }
 
 enum reload_state reloader_state(const struct reloader *r)

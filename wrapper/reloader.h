@@ -2,9 +2,10 @@
 /*
  * The reload state machine: which step of a start, reload or hand-off is
  * under way, the requests that came meanwhile, the clients waiting for a
- * verdict, and what each step's end means. It runs no process and holds
- * no timer: the supervisor performs its effects (struct reloader_ops) and
- * reports what happened as events. Events posted while one is handled
+ * verdict, and what each step's end means. It runs no process: the
+ * supervisor performs its effects (struct reloader_ops) and reports what
+ * happened as events. Its one timer is the attempt's deadline while a
+ * generation or a master loads (RE_TIMEOUT; tests post that themselves). Events posted while one is handled
  * are handled after it, in order (run to completion).
  *
  * The machine is one table of (state, event) -> (action, next states),
@@ -53,7 +54,7 @@ enum reload_event {
 	RE_CHILD_EXIT,		/* the loading generation ended unready */
 	RE_RETRY,		/* ... and is to be started again */
 	RE_SERVING_LOST,	/* the serving one ended while another loads */
-	RE_TIMEOUT,		/* the ready timeout */
+	RE_TIMEOUT,		/* the ready timeout (the machine's timer) */
 	RE_HANDOFF,		/* the hand-off's checks begin */
 	RE_HANDOFF_OVER,	/* the hand-off ended short of the exec */
 	RE_STOP,
@@ -113,7 +114,7 @@ struct reloader_ops {
 	/* Must the launch wait for the search (said in the log)? */
 	gboolean (*launch_must_wait)(void *ctx);
 	enum launch_kind (*launch)(void *ctx, const struct haproxy_version *v);
-	/* The ready timeout while a generation loads. */
+	/* The ready timeout passed while a generation loads. */
 	void (*kill_loading)(void *ctx);
 	/* Why the master's reload timed out (g_free). */
 	gchar *(*master_timeout_text)(void *ctx, gboolean settling);
@@ -165,6 +166,9 @@ const struct reload_transition *reload_transitions(guint *n);
 
 struct reloader *reloader_new(const struct reloader_ops *ops, void *ctx);
 void reloader_free(struct reloader *r);
+/* --ready-timeout: how long a generation or a master may load before
+ * RE_TIMEOUT; 0, the default, for ever. */
+void reloader_set_ready_timeout(struct reloader *r, guint seconds);
 
 void reloader_post(struct reloader *r, enum reload_event ev,
 		   const struct reload_input *in);

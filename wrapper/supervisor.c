@@ -511,6 +511,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->rt.fdstore = fdstore_new(opts->fd_store);
 	gen_table_init(&s->gt);
 	s->reloader = reloader_new(&sv_reload_ops, s);
+	reloader_set_ready_timeout(s->reloader, opts->ready_timeout_s);
 	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
 				    &sv_master_ops, s);
 	s->reuseport = reuseport_new(opts->reuseport_migration);
