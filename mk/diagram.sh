@@ -15,8 +15,8 @@ got=$(mktemp)
 trap 'rm -f "$want" "$got"' EXIT
 
 { echo '```'; t/unit-reloader --diagram; echo '```'; } >"$want"
-awk -v b="$begin" -v e="$end" '$0 == e { on = 0 } on { print } $0 == b { on = 1 }' \
-	"$doc" >"$got"
+awk -v b="$begin" -v e="$end" \
+	'$0 == e { on = 0 } on { print } $0 == b { on = 1 }' "$doc" >"$got"
 if ! grep -qxF -- "$begin" "$doc" || ! grep -qxF -- "$end" "$doc"; then
 	echo "diagram-check: $doc has no marker lines \"$begin\", \"$end\"" >&2
 	exit 1

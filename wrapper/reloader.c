@@ -539,13 +539,15 @@ static enum reload_state stop_attempt(struct reloader *r,
 #define ATTEMPT (ANY & ~S(RS_IDLE) & ~S(RS_HANDING_OFF))
 #define BEGUN (S(RS_CHECKING_UPGRADE) | S(RS_PROBING))
 #define LAUNCHED (S(RS_AWAITING_SEARCH) | S(RS_LOADING) | S(RS_MASTER_SETTLING))
-#define ROW(f, e, a, t) { .from = (f), .event = (e), .to = (t), .act = (a), .action = #a }
+#define ROW(f, e, a, t) \
+	{ .from = (f), .event = (e), .to = (t), .act = (a), .action = #a }
 
 /*
  * The whole machine. The first row whose from holds the state and whose
- * event is the one posted runs; a pair without a row is ignored. SAME:
- * the state stays what it was. A row without an action goes to its one
- * next state. doc/internals.md shows this table (make diagram-check).
+ * event is the one posted runs; a pair without a row is ignored.
+ * RELOAD_SAME: the state stays what it was. A row without an action goes
+ * to its one next state. doc/internals.md shows this table (make
+ * diagram-check).
  */
 static const struct reload_transition table[] = {
 	ROW(S(RS_IDLE), RE_START, start, S(RS_STARTING)),

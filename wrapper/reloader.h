@@ -5,8 +5,9 @@
  * verdict, and what each step's end means. It runs no process: the
  * supervisor performs its effects (struct reloader_ops) and reports what
  * happened as events. Its one timer is the attempt's deadline while a
- * generation or a master loads (RE_TIMEOUT; tests post that themselves). Events posted while one is handled
- * are handled after it, in order (run to completion).
+ * generation or a master loads (RE_TIMEOUT; tests post that themselves).
+ * Events posted while one is handled are handled after it, in order (run
+ * to completion).
  *
  * The machine is one table of (state, event) -> (action, next states),
  * in reloader.c; doc/internals.md shows it, generated from the table
