@@ -34,12 +34,6 @@ static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		.signal = sig, .hard = hard, .client = client });
 }
 
-/* The adopted instances (NULL before the first search). */
-static struct adopt *sv_adopt(struct supervisor *s)
-{
-	return replacement_adopt(s->replacement);
-}
-
 void supervisor_stop(struct supervisor *s, int exit_code)
 {
 	lifecycle_set_exit_code(&s->life, exit_code);
@@ -112,7 +106,13 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	}
 }
 
-/* ---- the reload machine's effects (wrapper/reloader.h) ---- */
+/*
+ * ---- the reload machine's effects (wrapper/reloader.h) ----
+ *
+ * The machine stays an ops table, its one boundary: it decides without
+ * processes (t/unit-reloader fakes these). Each effect below binds one
+ * of its calls to the part that performs it.
+ */
 
 /*
  * The journal fields of a failed reload name what failed: the generation
@@ -175,14 +175,14 @@ static gboolean searching(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_searching(sv_adopt(s));
+	return adopt_searching(replacement_adopt(s->replacement));
 }
 
 static gboolean adopted_serves(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_serving(sv_adopt(s));
+	return adopt_serving(replacement_adopt(s->replacement));
 }
 
 static void search(void *ctx, gboolean quick)
@@ -286,8 +286,6 @@ static gchar *master_timeout_text(void *ctx, gboolean settling)
 	return launcher_master_timeout_text(s->launcher, settling);
 }
 
-/* ---- the self-upgrade (wrapper/selfupgrade/selfupgrade.h) ---- */
-
 static enum upgrade_choice upgrade_wanted(void *ctx)
 {
 	struct supervisor *s = ctx;
@@ -365,7 +363,7 @@ static gboolean on_watchdog(gpointer data)
 	struct supervisor *s = data;
 
 	if ((s->gt.current && !s->gt.current->exited) ||
-	    adopt_serving(sv_adopt(s)))
+	    adopt_serving(replacement_adopt(s->replacement)))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
