@@ -40,10 +40,10 @@ gboolean first_start_retry(struct first_start *f, int exit_code,
 			   const char *msg);
 /* A stop: the search's wait ends, what it found is left alone. */
 void first_start_cancel(struct first_start *f);
-/* The instances taken over, for generation 1's -sf list. may_hold_back:
- * its binds need no -sf; *held_back: every group of theirs got its
- * steering program, so they may stay off it, to get their soft stop once
- * it serves (first_start_stop_foreign). */
+/* The pids of the instances taken over, for generation 1's -sf list.
+ * may_hold_back: its binds need no -sf. *held_back: then every group of
+ * theirs got its steering program too, so they stay off the list, and
+ * get their soft stop once it serves (first_start_stop_foreign). */
 GArray *first_start_sf_pids(struct first_start *f, gboolean may_hold_back,
 			    gboolean *held_back);
 /* Generation 1 (g) serves: their groups steer to it, then they get the
