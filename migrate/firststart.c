@@ -16,17 +16,14 @@
 #include "migrate/identity.h"
 #include "migrate/replacement.h"
 #include "wrapper/launcher.h"
+#include "wrapper/reloader.h"
+#include "wrapper/steering/reuseport.h"
+#include "wrapper/supervisor.h"
 
 #define PROC_ROOT "/proc"
 
 struct first_start {
-	const struct wrapper_args *args;
-	const struct wrapper_options *opts;
-	struct reloader *reloader;
-	struct reuseport *reuseport;
-	struct launcher *launcher;
-	const struct gen_table *gt;	/* the supervisor's */
-	guint *takeovers;		/* the supervisor's counter */
+	struct supervisor *sv;		/* its owner */
 	struct takeover *takeover;	/* foreign instances, first start */
 	/* No haproxy in the pidfile: the search waits until generation 1
 	 * serves (it reads every process: long on a busy host). */
@@ -40,23 +37,11 @@ struct first_start {
 	gchar *failed_msg;		/* search ran for it */
 };
 
-struct first_start *first_start_new(const struct wrapper_args *args,
-				    const struct wrapper_options *opts,
-				    struct reloader *reloader,
-				    struct reuseport *reuseport,
-				    struct launcher *launcher,
-				    const struct gen_table *gt,
-				    guint *takeovers)
+struct first_start *first_start_new(struct supervisor *sv)
 {
 	struct first_start *f = g_new0(struct first_start, 1);
 
-	f->gt = gt;
-	f->args = args;
-	f->opts = opts;
-	f->reloader = reloader;
-	f->reuseport = reuseport;
-	f->launcher = launcher;
-	f->takeovers = takeovers;
+	f->sv = sv;
 	return f;
 }
 
@@ -70,7 +55,8 @@ void first_start_free(struct first_start *f)
 	g_free(f);
 }
 
-gboolean first_start_foreign_steerable(const struct first_start *f)
+/* Did every group of the instances found get its steering program? */
+static gboolean foreign_steerable(const struct first_start *f)
 {
 	/* Whatever made generation 1 fail beside them, the second try has
 	 * them on its -sf list: their pause is what lets it bind. */
@@ -78,12 +64,20 @@ gboolean first_start_foreign_steerable(const struct first_start *f)
 	       f->foreign_steerable && !f->retrying;
 }
 
+GArray *first_start_sf_pids(struct first_start *f, gboolean may_hold_back,
+			    gboolean *held_back)
+{
+	*held_back = may_hold_back && foreign_steerable(f);
+	return f->takeover ? takeover_targets(f->takeover)
+			   : g_array_new(FALSE, FALSE, sizeof(GPid));
+}
+
 void first_start_stop_foreign(struct first_start *f,
 			      const struct generation *g)
 {
 	if (!f->takeover)
 		return;
-	reuseport_steer_generation(f->reuseport, g);
+	reuseport_steer_generation(f->sv->reuseport, g);
 	takeover_soft_stop(f->takeover);
 }
 
@@ -99,15 +93,15 @@ static void pidfile_notice_strangers(struct first_start *f)
 	g_autoptr(GError) error = NULL;
 	guint invalid = 0;
 
-	if (!f->args->pidfile)
+	if (!f->sv->args->pidfile)
 		return;
-	if (!pidfile_read(f->args->pidfile, &pids, &invalid, &error)) {
+	if (!pidfile_read(f->sv->args->pidfile, &pids, &invalid, &error)) {
 		log_warn("ignoring pidfile: %s", error->message);
 		return;
 	}
 	if (invalid)
 		log_notice("pidfile %s holds %u token(s) that are not pids",
-			   f->args->pidfile, invalid);
+			   f->sv->args->pidfile, invalid);
 	for (guint i = 0; i < pids->len; i++) {
 		GPid pid = g_array_index(pids, GPid, i);
 		g_autofree gchar *exe = proc_exe(pid);
@@ -120,7 +114,7 @@ static void pidfile_notice_strangers(struct first_start *f)
 			    : g_strdup("unknown program");
 		log_notice("pidfile %s names pid %d (%s), which this wrapper "
 			   "did not start; it gets no signal from us",
-			   f->args->pidfile, pid, shown);
+			   f->sv->args->pidfile, pid, shown);
 	}
 }
 
@@ -131,19 +125,19 @@ static void on_takeover_settled(gpointer data)
 	/* Before they close their listeners (our generation's -sf, or our
 	 * soft stop once it serves and is steered to). */
 	f->foreign_steerable = reuseport_attach_foreign(
-		f->reuseport, takeover_instances(f->takeover));
-	reloader_post(f->reloader, RE_SETTLED, NULL);
+		f->sv->reuseport, takeover_instances(f->takeover));
+	reloader_post(f->sv->reloader, RE_SETTLED, NULL);
 }
 
 /* The search for what serves this configuration or pidfile (settled is
  * called from the loop once they handle SIGUSR1). */
 static void search(struct first_start *f, takeover_fn settled)
 {
-	g_auto(GStrv) argv = own_haproxy_argv(f->args);
+	g_auto(GStrv) argv = own_haproxy_argv(f->sv->args);
 	g_autofree gchar *cwd = g_get_current_dir();
 
 	takeover_free(f->takeover);
-	f->takeover = takeover_begin(f->args->pidfile,
+	f->takeover = takeover_begin(f->sv->args->pidfile,
 				     (const char *const *)argv, cwd,
 				     f->self_start, settled, f);
 }
@@ -155,28 +149,28 @@ void first_start_begin(struct first_start *f)
 	g_auto(GStrv) argv = NULL, configs = NULL;
 	g_autofree gchar *cwd = NULL, *distrust = NULL;
 
-	if (!f->opts->takeover) {
+	if (!f->sv->opts->takeover) {
 		pidfile_notice_strangers(f);
-		reloader_post(f->reloader, RE_SETTLED, NULL);
+		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
 		return;
 	}
 	/* Whoever could write it chose what it names: no search at all. */
-	distrust = pidfile_distrust_reason(f->args->pidfile);
+	distrust = pidfile_distrust_reason(f->sv->args->pidfile);
 	if (distrust) {
 		log_notice("pidfile: %s: nothing is taken over at this start",
 			   distrust);
 		pidfile_notice_strangers(f);
-		reloader_post(f->reloader, RE_SETTLED, NULL);
+		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
 		return;
 	}
 	/* A -D sharing our pidfile: haproxy's own -sf takes it over. Else
 	 * start at once, and look once we serve (SO_REUSEPORT: beside any
 	 * instance we would find). */
-	argv = own_haproxy_argv(f->args);
+	argv = own_haproxy_argv(f->sv->args);
 	cwd = g_get_current_dir();
 	configs = foreign_argv_config_files((const char *const *)argv, cwd,
 					    FALSE);
-	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile,
+	if (!foreign_pidfile_check(PROC_ROOT, f->sv->args->pidfile,
 				   (const char *const *)configs, getpid(),
 				   &skipped)) {
 		struct proc_stat st;
@@ -187,11 +181,11 @@ void first_start_begin(struct first_start *f)
 			f->self_start = st.start_time;
 		log_info("no haproxy in the pidfile: looking for other "
 			 "instances once generation 1 serves");
-		reloader_post(f->reloader, RE_SETTLED, NULL);
+		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
 		return;
 	}
 	/* On a busy host the search takes long: haproxy -v runs meanwhile. */
-	launcher_probe_early(f->launcher);
+	launcher_probe_early(f->sv->launcher);
 	search(f, on_takeover_settled);
 }
 
@@ -206,12 +200,12 @@ static void on_late_settled(gpointer data)
 		 "%u found", found->len);
 	if (!found->len)
 		return;
-	reuseport_attach_foreign(f->reuseport, found);
-	*f->takeovers = takeover_taken(f->takeover);
+	reuseport_attach_foreign(f->sv->reuseport, found);
+	f->sv->metrics.takeovers = takeover_taken(f->takeover);
 	/* Their listeners close on the soft stop: ours get the handshakes
 	 * first. */
-	if (f->gt->current)
-		reuseport_steer_generation(f->reuseport, f->gt->current);
+	if (f->sv->gt.current)
+		reuseport_steer_generation(f->sv->reuseport, f->sv->gt.current);
 	takeover_soft_stop(f->takeover);
 }
 
@@ -250,7 +244,7 @@ static void on_fallback_settled(gpointer data)
 		on_takeover_settled(f);
 		return;
 	}
-	reloader_post(f->reloader, RE_FAILED, &(struct reload_input){
+	reloader_post(f->sv->reloader, RE_FAILED, &(struct reload_input){
 		.exit_code = f->failed_code, .message = f->failed_msg });
 }
 

@@ -18,25 +18,15 @@
 
 #include <glib.h>
 
-#include "legacy/args.h"
 #include "migrate/takeover.h"
-#include "wrapper/gentable.h"
-#include "wrapper/reloader.h"
-#include "wrapper/steering/reuseport.h"
-#include "wrapper/supervisor.h"
+#include "wrapper/generation.h"
 
 struct first_start;
-struct launcher;
+struct supervisor;
 
-/* The pointers are the owners', and outlive it; takeovers counts the
- * instances taken over. */
-struct first_start *first_start_new(const struct wrapper_args *args,
-				    const struct wrapper_options *opts,
-				    struct reloader *reloader,
-				    struct reuseport *reuseport,
-				    struct launcher *launcher,
-				    const struct gen_table *gt,
-				    guint *takeovers);
+/* sv: its owner (the table, the launcher's early probe, the machine's
+ * events, the steering, the takeovers counter). */
+struct first_start *first_start_new(struct supervisor *sv);
 void first_start_free(struct first_start *f);
 
 /* The first generation: after a takeover of what already runs, if any. */
@@ -50,9 +40,12 @@ gboolean first_start_retry(struct first_start *f, int exit_code,
 			   const char *msg);
 /* A stop: the search's wait ends, what it found is left alone. */
 void first_start_cancel(struct first_start *f);
-/* Did every group of the instances found get its steering program? Then
- * generation 1 may start without them on its -sf list. */
-gboolean first_start_foreign_steerable(const struct first_start *f);
+/* The pids of the instances taken over, for generation 1's -sf list.
+ * may_hold_back: its binds need no -sf. *held_back: then every group of
+ * theirs got its steering program too, so they stay off the list, and
+ * get their soft stop once it serves (first_start_stop_foreign). */
+GArray *first_start_sf_pids(struct first_start *f, gboolean may_hold_back,
+			    gboolean *held_back);
 /* Generation 1 (g) serves: their groups steer to it, then they get the
  * soft stop -sf would have sent. */
 void first_start_stop_foreign(struct first_start *f,

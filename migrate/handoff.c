@@ -21,21 +21,18 @@
 #include "legacy/version.h"
 #include "wrapper/sdnotify.h"
 #include "wrapper/probe.h"
+#include "migrate/adopt.h"
+#include "migrate/replacement.h"
+#include "wrapper/fdstore/fdstore.h"
+#include "wrapper/launcher.h"
 #include "wrapper/reloader.h"
 #include "wrapper/statussource.h"
+#include "wrapper/supervisor.h"
 
 #define HANDOFF_PROBE_MS 30000
 
 struct handoff {
-	const struct wrapper_args *args;
-	/* The owners', outliving it. */
-	const struct wrapper_options *opts;
-	const struct lifecycle *life;
-	struct reloader *reloader;
-	const struct replacement *replacement;
-	struct launcher *launcher;
-	struct status_source *status;
-	struct fdstore *fdstore;
+	struct supervisor *sv;	/* its owner */
 	const char *image_path;
 	gboolean active;		/* under way */
 	struct control_client *client;
@@ -43,29 +40,11 @@ struct handoff {
 	struct probe *probe;		/* -v, then -c */
 };
 
-struct handoff *handoff_new(const struct wrapper_args *args,
-			    const struct wrapper_options *opts,
-			    const struct lifecycle *life,
-			    struct reloader *reloader,
-			    const struct replacement *replacement,
-			    struct launcher *launcher,
-			    struct status_source *status,
-			    struct fdstore *fdstore,
-			    const char *image_path)
+struct handoff *handoff_new(struct supervisor *sv, const char *image_path)
 {
 	struct handoff *h = g_new0(struct handoff, 1);
 
-	*h = (struct handoff){
-		.args = args,
-		.opts = opts,
-		.life = life,
-		.reloader = reloader,
-		.replacement = replacement,
-		.launcher = launcher,
-		.status = status,
-		.fdstore = fdstore,
-		.image_path = image_path,
-	};
+	*h = (struct handoff){ .sv = sv, .image_path = image_path };
 	return h;
 }
 
@@ -86,7 +65,7 @@ static void handoff_end(struct handoff *h)
 	h->client = NULL;
 	g_clear_pointer(&h->probe, probe_cancel);
 	g_clear_pointer(&h->path, g_free);
-	reloader_post(h->reloader, RE_HANDOFF_OVER, NULL);
+	reloader_post(h->sv->reloader, RE_HANDOFF_OVER, NULL);
 }
 
 static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -124,10 +103,10 @@ static GStrv check_argv(struct handoff *h, const char *path)
 	g_strv_builder_add(b, path);
 	g_strv_builder_add(b, "-c");
 	g_strv_builder_add(b, "-q");
-	g_strv_builder_addv(b, (const char **)h->args->haproxy_args);
-	if (h->args->config_tail) {
+	g_strv_builder_addv(b, (const char **)h->sv->args->haproxy_args);
+	if (h->sv->args->config_tail) {
 		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)h->args->config_tail);
+		g_strv_builder_addv(b, (const char **)h->sv->args->config_tail);
 	}
 	return g_strv_builder_end(b);
 }
@@ -141,7 +120,7 @@ static void tell_waiters(struct handoff *h)
 		"ok pid %d is now haproxy -Ws, started after this request; "
 		"it takes its reloads itself", getpid());
 
-	const GPtrArray *waiters = reloader_waiters(h->reloader);
+	const GPtrArray *waiters = reloader_waiters(h->sv->reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -152,7 +131,7 @@ static void tell_waiters(struct handoff *h)
 
 static void exec_haproxy(struct handoff *h)
 {
-	g_auto(GStrv) argv = launcher_master_argv(h->launcher, h->path);
+	g_auto(GStrv) argv = launcher_master_argv(h->sv->launcher, h->path);
 	g_auto(GStrv) envp = haproxy_environ_for_handoff();
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
@@ -175,7 +154,7 @@ static void exec_haproxy(struct handoff *h)
 	/* haproxy -Ws knows nothing of the store: a socket left there after
 	 * its configuration dropped the bind would take connections nobody
 	 * accepts. */
-	fdstore_empty(h->fdstore, "the hand-off to haproxy -Ws");
+	fdstore_empty(h->sv->rt.fdstore, "the hand-off to haproxy -Ws");
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */
@@ -184,13 +163,13 @@ static void exec_haproxy(struct handoff *h)
 	log_err("hand-off failed: execve(%s): %s; the wrapper goes on",
 		argv[0], g_strerror(saved));
 	/* Still ours to serve: systemd keeps its sockets again. */
-	if (h->status->gt->current)
-		fdstore_serving(h->fdstore, h->status->gt->current);
+	if (h->sv->gt.current)
+		fdstore_serving(h->sv->rt.fdstore, h->sv->gt.current);
 	failed = g_strdup_printf("error: hand-off failed: execve(%s): %s; the "
 				 "wrapper goes on", argv[0], g_strerror(saved));
 	control_reply(h->client, failed);
 	handoff_end(h);
-	status_source_tell(h->status);
+	status_source_tell(h->sv);
 }
 
 static void on_checked(const char *output, int wait_status,
@@ -257,12 +236,12 @@ void handoff_request(struct handoff *h, struct control_client *client)
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *path = NULL;
 
-	if (h->life->phase != PHASE_RUNNING || reloader_busy(h->reloader)) {
+	if (h->sv->life.phase != PHASE_RUNNING || reloader_busy(h->sv->reloader)) {
 		control_reply(client, "error: a start, reload or stop is in "
 				      "progress; hand off once it is over");
 		return;
 	}
-	if (adopt_alive(replacement_adopt(h->replacement))) {
+	if (adopt_alive(replacement_adopt(h->sv->replacement))) {
 		log_notice("hand-off refused: a haproxy adopted after a restart "
 			   "by hand runs; reload first");
 		control_reply(client, "error: a haproxy adopted after a restart "
@@ -270,7 +249,7 @@ void handoff_request(struct handoff *h, struct control_client *client)
 		return;
 	}
 	/* Reloads wait while we check: nothing may change under us. */
-	reloader_post(h->reloader, RE_HANDOFF, NULL);
-	path = haproxy_locate(h->opts->haproxy, h->image_path, &error);
+	reloader_post(h->sv->reloader, RE_HANDOFF, NULL);
+	path = haproxy_locate(h->sv->opts->haproxy, h->image_path, &error);
 	handoff_begin(h, client, path, error);
 }

@@ -3,40 +3,22 @@
  * The hand-off to upstream's unit: the wrapper replaces itself, same pid,
  * by "haproxy -Ws <args> -sf <live pids>", once the haproxy is known to
  * have master-worker mode and to accept the configuration. Not the
- * self-upgrade (wrapper/selfupgrade/selfupgrade.h). It takes what it needs from the owners'
- * handles.
+ * self-upgrade (wrapper/selfupgrade/selfupgrade.h).
  */
 #pragma once
 
 #include <glib.h>
 
-#include "wrapper/fdstore/fdstore.h"
-
-#include "legacy/args.h"
 #include "wrapper/control.h"
-#include "wrapper/lifecycle.h"
-#include "wrapper/reloader.h"
-#include "migrate/replacement.h"
-#include "wrapper/launcher.h"
-#include "wrapper/supervisor.h"
 
 struct handoff;
-struct status_source;
+struct supervisor;
 
-/* The pointers are the owners', outliving it: the command line of -Ws
- * (the launcher), whether it may run now (the life cycle, the machine,
- * an adopted haproxy), the clients of reloads asked for meanwhile, the
- * STATUS= told again when the exec fails; image_path: our own file,
- * beside which haproxy may be. */
-struct handoff *handoff_new(const struct wrapper_args *args,
-			    const struct wrapper_options *opts,
-			    const struct lifecycle *life,
-			    struct reloader *reloader,
-			    const struct replacement *replacement,
-			    struct launcher *launcher,
-			    struct status_source *status,
-			    struct fdstore *fdstore,
-			    const char *image_path);
+/* sv: its owner (the command line of -Ws from the launcher, whether it
+ * may run now, the clients of reloads asked for meanwhile, the STATUS=
+ * told again when the exec fails); image_path: our own file, beside
+ * which haproxy may be. */
+struct handoff *handoff_new(struct supervisor *sv, const char *image_path);
 void handoff_free(struct handoff *h);
 
 /* --handoff: refused while anything else runs, else checked, then the

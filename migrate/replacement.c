@@ -7,14 +7,12 @@
 #include <sys/wait.h>
 
 #include "base/log.h"
+#include "wrapper/statussource.h"
+#include "wrapper/steering/reuseport.h"
+#include "wrapper/supervisor.h"
 
 struct replacement {
-	const struct wrapper_args *args;
-	struct gen_table *gt;
-	struct reloader *reloader;
-	struct reuseport *reuseport;
-	const struct replacement_ops *ops;
-	void *ctx;
+	struct supervisor *sv;	/* its owner */
 
 	/* A haproxy that replaced the one serving behind our back (a
 	 * restart by hand), and how ours ended, while we look for it. */
@@ -28,21 +26,11 @@ struct replacement {
 	} replaced;
 };
 
-struct replacement *replacement_new(const struct wrapper_args *args,
-				    struct gen_table *gt,
-				    struct reloader *reloader,
-				    struct reuseport *reuseport,
-				    const struct replacement_ops *ops,
-				    void *ctx)
+struct replacement *replacement_new(struct supervisor *sv)
 {
 	struct replacement *r = g_new0(struct replacement, 1);
 
-	r->args = args;
-	r->gt = gt;
-	r->reloader = reloader;
-	r->reuseport = reuseport;
-	r->ops = ops;
-	r->ctx = ctx;
+	r->sv = sv;
 	return r;
 }
 
@@ -91,10 +79,10 @@ static void search_replacement(struct replacement *r)
 void replacement_search(struct replacement *r, gboolean quick)
 {
 	if (!r->adopt) {
-		g_auto(GStrv) argv = own_haproxy_argv(r->args);
+		g_auto(GStrv) argv = own_haproxy_argv(r->sv->args);
 		g_autofree gchar *cwd = g_get_current_dir();
 
-		r->adopt = adopt_new(r->args->pidfile,
+		r->adopt = adopt_new(r->sv->args->pidfile,
 				     (const char *const *)argv, cwd, on_adopt,
 				     r);
 	}
@@ -146,7 +134,7 @@ static void replacement_not_found(struct replacement *r)
 		code = 1;
 	}
 	r->replaced.valid = FALSE;
-	r->ops->stop_service(r->ctx, code);
+	supervisor_stop(r->sv, code);
 }
 
 /* The adopted instances ended while they served. */
@@ -155,15 +143,15 @@ static void adopted_lost(struct replacement *r)
 	/* Most likely the soft stop from a successor of ours, seen before
 	 * its witness: the successor decides, as for our own. Their status
 	 * is unknown (not our children), and no success. */
-	if (r->gt->starting) {
+	if (r->sv->gt.starting) {
 		log_info("the adopted haproxy ended while generation %u "
-			 "starts", r->gt->starting->number);
-		reloader_post(r->reloader, RE_SERVING_LOST,
+			 "starts", r->sv->gt.starting->number);
+		reloader_post(r->sv->reloader, RE_SERVING_LOST,
 			      &(struct reload_input){
 			.exit_code = lost_exit_code(LAUNCH_DB,
 						    W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
-		if (!r->gt->starting->sf_adopted)
+		if (!r->sv->gt.starting->sf_adopted)
 			search_replacement(r);
 		return;
 	}
@@ -179,53 +167,53 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	switch (event) {
 	case ADOPT_FOUND:
 		r->replaced.valid = FALSE;
-		r->ops->found(r->ctx);
-		reuseport_attach_foreign(r->reuseport, adopt_instances(r->adopt));
-		if (r->gt->current)
+		r->sv->metrics.restarts_adopted++;
+		reuseport_attach_foreign(r->sv->reuseport, adopt_instances(r->adopt));
+		if (r->sv->gt.current)
 			/* Found after our reload's generation was ready. */
 			replacement_retire_adopted(r);
-		else if (r->gt->starting)
+		else if (r->sv->gt.starting)
 			log_notice("an adopted haproxy serves; generation %u "
 				   "replaces it once ready",
-				   r->gt->starting->number);
+				   r->sv->gt.starting->number);
 		else
 			log_notice("an adopted haproxy serves; the next reload "
 				   "brings it back under the wrapper");
 		/* It serves now, whatever becomes of a starting one; a
 		 * launch that waited for it goes on. */
-		reloader_post(r->reloader, RE_REPLACED, NULL);
-		r->ops->tell_status(r->ctx);
+		reloader_post(r->sv->reloader, RE_REPLACED, NULL);
+		status_source_tell(r->sv);
 		break;
 	case ADOPT_NONE:
-		if (r->ops->stopping(r->ctx))
+		if (r->sv->life.phase == PHASE_STOPPING)
 			break;
 		/* During a reload its generation decides (current_lost). */
-		if (!r->gt->current && !r->gt->starting)
+		if (!r->sv->gt.current && !r->sv->gt.starting)
 			replacement_not_found(r);
 		else
-			reloader_post(r->reloader, RE_SEARCH_OVER, NULL);
+			reloader_post(r->sv->reloader, RE_SEARCH_OVER, NULL);
 		break;
 	case ADOPT_LOST:
 		adopted_lost(r);
 		break;
 	case ADOPT_GONE:
-		r->ops->gone(r->ctx);
+		lifecycle_quit_if_done(&r->sv->life);
 		break;
 	}
 }
 
 void replacement_retire_adopted(struct replacement *r)
 {
-	int sig = reloader_hard(r->reloader) ? SIGTERM : SIGUSR1;
+	int sig = reloader_hard(r->sv->reloader) ? SIGTERM : SIGUSR1;
 
 	if (!adopt_serving(r->adopt))
 		return;
 	/* Its listeners close on the signal: our generation's get the
 	 * handshakes first. */
 	if (sig == SIGUSR1)
-		reuseport_steer_generation(r->reuseport, r->gt->current);
+		reuseport_steer_generation(r->sv->reuseport, r->sv->gt.current);
 	log_notice("generation %u serves; the haproxy restarted by hand "
-		   "during its reload leaves (%s)", r->gt->current->number,
+		   "during its reload leaves (%s)", r->sv->gt.current->number,
 		   signal_name(sig));
 	adopt_retire(r->adopt, sig);
 }

@@ -3,8 +3,8 @@
  * A haproxy started by hand replaced the one serving: what ended (our
  * generation, or the adopted ones), the search for its replacement
  * (migrate/adopt.h) and what its outcome means. It posts the reload
- * machine's events (SERVING_LOST, REPLACED, SEARCH_OVER) itself; what
- * else it needs of the supervisor comes through struct replacement_ops.
+ * machine's events (SERVING_LOST, REPLACED, SEARCH_OVER) itself, and
+ * tells the rest of the supervisor (wrapper/supervisor.h) directly.
  */
 #pragma once
 
@@ -14,30 +14,11 @@
 #include "migrate/adopt.h"
 #include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
-#include "wrapper/steering/reuseport.h"
 
 struct replacement;
+struct supervisor;
 
-struct replacement_ops {
-	/* Is the wrapper stopping (a search's end no longer matters)? */
-	gboolean (*stopping)(void *ctx);
-	/* An adopted haproxy serves after a restart by hand (metrics). */
-	void (*found)(void *ctx);
-	/* STATUS= for systemd, what serves having changed. */
-	void (*tell_status)(void *ctx);
-	/* Nothing replaced the one serving: the wrapper stops, exit_code. */
-	void (*stop_service)(void *ctx, int exit_code);
-	/* The last adopted instance not serving has exited. */
-	void (*gone)(void *ctx);
-};
-
-/* The pointers are the owners', and outlive the replacement. */
-struct replacement *replacement_new(const struct wrapper_args *args,
-				    struct gen_table *gt,
-				    struct reloader *reloader,
-				    struct reuseport *reuseport,
-				    const struct replacement_ops *ops,
-				    void *ctx);
+struct replacement *replacement_new(struct supervisor *sv);
 void replacement_free(struct replacement *r);
 
 /* The adopted instances and the search (NULL before the first search;

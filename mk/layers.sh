@@ -20,8 +20,10 @@
 #    supervisor's but the status report: it runs without processes;
 #  - a feature's headers are included by its own files and by the users
 #    the map below names, nobody else: the map is the feature's coupling;
-#  - struct supervisor is wrapper/supervisor.c's own (and main.c's, which
-#    runs it).
+#  - struct supervisor (wrapper/supervisor.h) is the supervisor's context:
+#    its parts (wrapper/, its features, migrate's acting files) are built
+#    with it; base/, legacy/, migrate's proof and the reload machine never
+#    name it.
 
 dir=${1:-.}
 cd "$dir" || exit 2
@@ -29,9 +31,9 @@ cd "$dir" || exit 2
 # feature: the files outside it that may include its headers.
 features='
 selfupgrade	wrapper/supervisor.c wrapper/runtime.c wrapper/main.c
-mworker		wrapper/supervisor.c wrapper/genready.c wrapper/drain.c wrapper/selfupgrade/selfupgrade.h wrapper/selfupgrade/selfupgrade.c
-steering	wrapper/supervisor.c wrapper/genready.h wrapper/launcher.h wrapper/statussource.h migrate/firststart.h migrate/replacement.h
-fdstore		wrapper/supervisor.h wrapper/launcher.c migrate/handoff.h
+mworker		wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c wrapper/drain.c wrapper/selfupgrade/selfupgrade.c
+steering	wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c wrapper/statussource.c migrate/firststart.c migrate/replacement.c
+fdstore		wrapper/options.h wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c migrate/handoff.c
 versioncache	wrapper/launcher.c wrapper/runtime.c
 '
 proof='identity trust scan find foreign cmdline'
@@ -103,9 +105,8 @@ own < 3 && own > 0 {
 	complain(name[own] " runs no main loop")
 }
 /struct[ \t]+supervisor([^_a-zA-Z0-9]|$)/ &&
-FILENAME != "wrapper/supervisor.c" && FILENAME != "wrapper/supervisor.h" &&
-FILENAME != "wrapper/main.c" {
-	complain("only wrapper/supervisor.c (its header, main.c) may name struct supervisor")
+(own < 3 || FILENAME ~ /^wrapper\/reloader\.[ch]$/) {
+	complain("struct supervisor (wrapper/supervisor.h) is named only in the supervisor and its parts")
 }
 END { exit bad }
 ' "$@"

@@ -17,9 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "wrapper/genexit.h"
-#include "wrapper/reloader.h"
 #include "wrapper/launcher.h"
+#include "wrapper/mworker/link.h"
+#include "wrapper/outcome.h"
+#include "wrapper/reloader.h"
+#include "wrapper/supervisor.h"
 #include "wrapper/selfupgrade/state.h"
 
 #define DEFAULT_RUNS 100000
@@ -780,46 +782,34 @@ static gboolean timer_armed(void)
 	return timeout >= 0;
 }
 
-static void fake_reload_master(void *ctx, struct generation *g,
-			       const char *version)
-{
-}
-
-static gboolean fake_no(void *ctx)
-{
-	return FALSE;
-}
-
 /* A serving master reloads itself: the ready timeout (and systemd's
  * patience) are armed until the attempt ends, however it ends. */
 static void test_launcher_timers(void)
 {
-	static const struct launcher_ops ops = {
-		.reload_master = fake_reload_master,
-		.adopted_serving = fake_no,
-		.searching = fake_no,
-	};
+	static const struct reloader_ops no_effects = { 0 };
 	static char *no_args[] = { NULL };
 	struct wrapper_args args = { .haproxy_args = no_args };
 	struct wrapper_options opts = {
 		.ready_timeout_s = 30,
 		.master_worker = MW_POLICY_ON,
 	};
-	struct runtime rt = { 0 };
-	struct gen_table gt;
+	struct supervisor s = { .args = &args, .opts = &opts };
 	struct haproxy_version v = { .major = 2, .minor = 6 };
 	struct launcher *l;
 	struct generation *master;
 
 	g_strlcpy(v.full, "2.6.12", sizeof(v.full));
-	gen_table_init(&gt);
+	gen_table_init(&s.gt);
+	s.reloader = reloader_new(&no_effects, NULL);
+	s.master = master_link_new(&s);
 	master = generation_new(1, LAUNCH_MW, v.full);
-	master->pid = G_MAXINT;	/* never signalled: the op is fake */
-	g_ptr_array_add(gt.gens, master);
-	gen_table_set_serving(&gt, master);
+	/* No such process: never signalled, the link waits for it. */
+	master->pid = G_MAXINT;
+	g_ptr_array_add(s.gt.gens, master);
+	gen_table_set_serving(&s.gt, master);
 	g_setenv("NOTIFY_SOCKET", "/nonexistent", TRUE);
-	l = launcher_new(&args, &opts, &gt, &rt, NULL, NULL, "/nonexistent",
-			 &ops, NULL);
+	l = launcher_new(&s, "/nonexistent");
+	s.launcher = l;
 	g_assert_false(timer_armed());
 	for (guint i = 0; i < 3; i++) {
 		g_assert_cmpint(launcher_launch(l, &v), ==, LAUNCH_MASTER);
@@ -832,9 +822,11 @@ static void test_launcher_timers(void)
 	g_assert_cmpint(launcher_launch(l, &v), ==, LAUNCH_MASTER);
 	g_assert_true(timer_armed());
 	launcher_free(l);
+	master_link_free(s.master);
 	g_assert_false(timer_armed());
 	g_unsetenv("NOTIFY_SOCKET");
-	gen_table_clear(&gt);
+	reloader_free(s.reloader);
+	gen_table_clear(&s.gt);
 }
 
 /* ---- a generation that ended unready ---- */

@@ -16,10 +16,17 @@
 #include "legacy/config.h"
 #include "legacy/launch.h"
 #include "legacy/mworker.h"
+#include "migrate/adopt.h"
+#include "migrate/firststart.h"
+#include "migrate/replacement.h"
 #include "wrapper/fdstore/fdstore.h"
+#include "wrapper/mworker/link.h"
+#include "wrapper/outcome.h"
 #include "wrapper/sdnotify.h"
 #include "wrapper/probe.h"
 #include "wrapper/signals.h"
+#include "wrapper/steering/reuseport.h"
+#include "wrapper/supervisor.h"
 #include "wrapper/versioncache/vcache.h"
 
 #define VERSION_PROBE_TIMEOUT_MS 10000
@@ -29,14 +36,7 @@
 #define EXTEND_BY_US (30 * G_USEC_PER_SEC)
 
 struct launcher {
-	const struct launcher_ops *ops;
-	void *ctx;
-	const struct wrapper_args *args;
-	const struct wrapper_options *opts;
-	struct gen_table *gt;		/* the supervisor's */
-	const struct runtime *rt;	/* the supervisor's */
-	struct reloader *reloader;	/* the events it posts */
-	struct reuseport *reuseport;
+	struct supervisor *sv;		/* its owner */
 	const char *self_path;
 
 	struct probe *probe;		/* "haproxy -v" under way */
@@ -51,27 +51,11 @@ struct launcher {
 	gboolean told_mode_valid;
 };
 
-struct launcher *launcher_new(const struct wrapper_args *args,
-			      const struct wrapper_options *opts,
-			      struct gen_table *gt, const struct runtime *rt,
-			      struct reloader *reloader,
-			      struct reuseport *reuseport,
-			      const char *self_path,
-			      const struct launcher_ops *ops, void *ctx)
+struct launcher *launcher_new(struct supervisor *sv, const char *self_path)
 {
 	struct launcher *l = g_new0(struct launcher, 1);
 
-	*l = (struct launcher){
-		.ops = ops,
-		.ctx = ctx,
-		.args = args,
-		.opts = opts,
-		.gt = gt,
-		.rt = rt,
-		.reloader = reloader,
-		.reuseport = reuseport,
-		.self_path = self_path,
-	};
+	*l = (struct launcher){ .sv = sv, .self_path = self_path };
 	return l;
 }
 
@@ -84,11 +68,17 @@ void launcher_cancel(struct launcher *l)
 	g_clear_handle_id(&l->extend_timer, g_source_remove);
 }
 
-void launcher_end_attempt(struct launcher *l)
+static void clear_attempt(struct launcher *l)
 {
 	g_clear_handle_id(&l->extend_timer, g_source_remove);
 	g_clear_handle_id(&l->ds_fork_timer, g_source_remove);
 	g_clear_pointer(&l->haproxy_path, g_free);
+}
+
+void launcher_end_attempt(struct launcher *l)
+{
+	clear_attempt(l);
+	master_link_abandon(l->sv->master);
 }
 
 void launcher_free(struct launcher *l)
@@ -96,7 +86,7 @@ void launcher_free(struct launcher *l)
 	if (!l)
 		return;
 	launcher_cancel(l);
-	launcher_end_attempt(l);
+	clear_attempt(l);
 	g_free(l->vcache.path);
 	g_free(l);
 }
@@ -114,7 +104,7 @@ static void launch_failed(struct launcher *l, int exit_code, const char *fmt,
 	va_start(ap, fmt);
 	msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	reloader_post(l->reloader, RE_FAILED, &(struct reload_input){
+	reloader_post(l->sv->reloader, RE_FAILED, &(struct reload_input){
 		.exit_code = exit_code, .message = msg });
 }
 
@@ -142,7 +132,7 @@ static gboolean ds_forked(const struct generation *g)
 static gboolean on_ds_fork_check(gpointer data)
 {
 	struct launcher *l = data;
-	struct generation *g = l->gt->starting;
+	struct generation *g = l->sv->gt.starting;
 
 	/* Its exit, if it came first, is the verdict. */
 	if (!g || g->exited) {
@@ -152,14 +142,14 @@ static gboolean on_ds_fork_check(gpointer data)
 	if (!ds_forked(g) && g_get_monotonic_time() < l->ds_fork_deadline)
 		return G_SOURCE_CONTINUE;
 	l->ds_fork_timer = 0;
-	l->ops->ready(l->ctx, g);
+	outcome_serve(l->sv, g);
 	return G_SOURCE_REMOVE;
 }
 
 static void generation_bound(struct launcher *l, struct generation *g)
 {
 	if (g->mode != LAUNCH_DS || ds_forked(g)) {
-		l->ops->ready(l->ctx, g);
+		outcome_serve(l->sv, g);
 		return;
 	}
 	if (l->ds_fork_timer)
@@ -172,7 +162,7 @@ static void generation_bound(struct launcher *l, struct generation *g)
 static void on_witness(int signo, GPid sender, gpointer data)
 {
 	struct launcher *l = data;
-	struct generation *g = l->gt->starting;
+	struct generation *g = l->sv->gt.starting;
 
 	if (!g || sender != g->pid) {
 		log_debug("witness: ignoring %s from pid %d", signal_name(signo),
@@ -201,21 +191,21 @@ static void on_witness(int signo, GPid sender, gpointer data)
 void launcher_kill_loading(struct launcher *l)
 {
 	log_err("generation %u (pid %d) not ready after %us; killing it",
-		l->gt->starting->number, l->gt->starting->pid,
-		l->opts->ready_timeout_s);
-	generation_signal(l->gt->starting, SIGKILL, FALSE);
+		l->sv->gt.starting->number, l->sv->gt.starting->pid,
+		l->sv->opts->ready_timeout_s);
+	generation_signal(l->sv->gt.starting, SIGKILL, FALSE);
 }
 
 gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling)
 {
 	/* The master may have ended meanwhile (a restart by hand). */
-	GPid pid = l->gt->current ? l->gt->current->pid : 0;
+	GPid pid = l->sv->gt.current ? l->sv->gt.current->pid : 0;
 
 	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
 			       pid,
 			       settling ? "did not handle SIGUSR2"
 					: "gave no verdict",
-			       l->opts->ready_timeout_s);
+			       l->sv->opts->ready_timeout_s);
 }
 
 /* Old pids for -sf: every live generation's, then the user's own -sf/-st
@@ -224,8 +214,8 @@ static GArray *generations_sf_pids(struct launcher *l)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	for (guint i = 0; i < l->gt->gens->len; i++)
-		generation_sf_pids(g_ptr_array_index(l->gt->gens, i), pids);
+	for (guint i = 0; i < l->sv->gt.gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(l->sv->gt.gens, i), pids);
 	return pids;
 }
 
@@ -240,7 +230,7 @@ static gboolean args_disable_reuseport(const struct wrapper_args *a)
 
 static gboolean binds_without_reuseport(struct launcher *l)
 {
-	return l->config_noreuseport || args_disable_reuseport(l->args);
+	return l->config_noreuseport || args_disable_reuseport(l->sv->args);
 }
 
 /*
@@ -255,20 +245,37 @@ static GArray *old_pids(struct launcher *l, gboolean *hard,
 	GArray *pids = own_held_back ? g_array_new(FALSE, FALSE, sizeof(GPid))
 				     : generations_sf_pids(l);
 	/* Nothing served yet: a second try after a takeover's search too. */
-	gboolean first = reloader_first_start(l->reloader);
+	gboolean first = reloader_first_start(l->sv->reloader);
 
 	*hard = FALSE;
-	if (first && l->args->user_old_pids) {
-		g_array_append_vals(pids, l->args->user_old_pids->data,
-				    l->args->user_old_pids->len);
-		*hard = l->args->user_old_hard;
+	if (first && l->sv->args->user_old_pids) {
+		g_array_append_vals(pids, l->sv->args->user_old_pids->data,
+				    l->sv->args->user_old_pids->len);
+		*hard = l->sv->args->user_old_hard;
 	}
-	{
-		g_autoptr(GArray) foreign = l->ops->foreign_pids(
-			l->ctx, first, may_hold_back_foreign && !*hard,
+	*foreign_held_back = FALSE;
+	if (first) {
+		/* Taken over at the first start: those whose every group
+		 * steers are soft-stopped by us once it serves. */
+		g_autoptr(GArray) foreign = first_start_sf_pids(
+			l->sv->first, may_hold_back_foreign && !*hard,
 			foreign_held_back);
 
-		g_array_append_vals(pids, foreign->data, foreign->len);
+		if (*foreign_held_back) {
+			g_autofree gchar *text = pids_text(foreign);
+
+			log_info("foreign haproxy pids %s stay off -sf: they "
+				 "get their soft stop once generation 1 "
+				 "serves and is steered to", text);
+		} else {
+			g_array_append_vals(pids, foreign->data, foreign->len);
+		}
+	}
+	{
+		g_autoptr(GArray) adopted = adopt_targets(
+			replacement_adopt(l->sv->replacement));
+
+		g_array_append_vals(pids, adopted->data, adopted->len);
 	}
 	return pids;
 }
@@ -287,7 +294,7 @@ static GArray *old_pids(struct launcher *l, gboolean *hard,
 static gboolean can_hold_back_own(struct launcher *l, enum launch_mode mode,
 				  gboolean hard, gboolean takes_listeners)
 {
-	const struct generation *c = l->gt->current;
+	const struct generation *c = l->sv->gt.current;
 
 	return mode != LAUNCH_MW && !hard && !takes_listeners && c &&
 	       c->mode != LAUNCH_MW && !c->exited && c->steerable &&
@@ -298,10 +305,10 @@ static gboolean can_hold_back_own(struct launcher *l, enum launch_mode mode,
  * sockets from there (-x fails hard on a missing socket: check first). */
 static gboolean can_take_listeners(struct launcher *l)
 {
-	const struct generation *c = l->gt->current;
+	const struct generation *c = l->sv->gt.current;
 
 	return c && c->exposes && !c->exited &&
-	       g_file_test(l->rt->expose_sock, G_FILE_TEST_EXISTS);
+	       g_file_test(l->sv->rt.expose_sock, G_FILE_TEST_EXISTS);
 }
 
 /* Our own additions to haproxy's arguments, for this generation. */
@@ -312,8 +319,8 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 	const char *user_socket = g_getenv("HAPROXY_STATS_SOCKET");
 	/* Nothing serves yet: the sockets systemd kept across a restart,
 	 * if any (decided once; what cannot be used is dropped now). */
-	const char *kept = l->gt->current ? NULL :
-			   fdstore_first_source(l->rt->fdstore, v, mode);
+	const char *kept = l->sv->gt.current ? NULL :
+			   fdstore_first_source(l->sv->rt.fdstore, v, mode);
 
 	*exposes = FALSE;
 	if (haproxy_version_compare(v, 1, 8, 0) < 0)
@@ -321,7 +328,7 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 	if (user_socket && *user_socket) {
 		/* The 1.x wrapper's never-released -x variable: the user
 		 * vouches that this socket exposes its listeners. */
-		if (l->gt->current &&
+		if (l->sv->gt.current &&
 		    g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
 			g_strv_builder_add(b, "-x");
 			g_strv_builder_add(b, user_socket);
@@ -331,14 +338,14 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 		}
 		return g_strv_builder_end(b);
 	}
-	if (l->rt->expose_cfg) {
+	if (l->sv->rt.expose_cfg) {
 		g_strv_builder_add(b, "-f");
-		g_strv_builder_add(b, l->rt->expose_cfg);
+		g_strv_builder_add(b, l->sv->rt.expose_cfg);
 		*exposes = TRUE;
 	}
 	if (*exposes && can_take_listeners(l)) {
 		g_strv_builder_add(b, "-x");
-		g_strv_builder_add(b, l->rt->expose_sock);
+		g_strv_builder_add(b, l->sv->rt.expose_sock);
 	} else if (kept) {
 		g_strv_builder_add(b, "-x");
 		g_strv_builder_add(b, kept);
@@ -352,7 +359,7 @@ static void notice_migrate_req(struct launcher *l)
 {
 	g_autofree gchar *value = NULL;
 
-	if (l->told_migrate_req || reuseport_usable(l->reuseport))
+	if (l->told_migrate_req || reuseport_usable(l->sv->reuseport))
 		return;
 	l->told_migrate_req = TRUE;
 	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,
@@ -408,7 +415,7 @@ static gboolean prepare_readiness(struct launcher *l, struct generation *g,
 	*notify_socket = NULL;
 	if (g->mode != LAUNCH_MW)
 		return witness_start(&g->witness, on_witness, l, error);
-	*notify_socket = l->ops->notify_socket(l->ctx, error);
+	*notify_socket = master_link_socket(l->sv->master, error);
 	if (!*notify_socket)
 		g_prefix_error(error, "master-worker mode: ");
 	return *notify_socket != NULL;
@@ -425,11 +432,11 @@ static gboolean spawn_generation(struct launcher *l,
 	g_auto(GStrv) extra = NULL;
 	struct generation *g;
 	gboolean hard, exposes;
-	gboolean hard_asked = reloader_hard(l->reloader);
+	gboolean hard_asked = reloader_hard(l->sv->reloader);
 
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(l);
-	g = generation_new(l->gt->next_number, mode, v->full);
+	g = generation_new(l->sv->gt.next_number, mode, v->full);
 	if (!prepare_readiness(l, g, &notify_socket, &error)) {
 		generation_free(g);
 		launch_failed(l, EXIT_OS_ERROR, "%s", error->message);
@@ -444,9 +451,9 @@ static gboolean spawn_generation(struct launcher *l,
 			mode != LAUNCH_MW && !hard_asked &&
 			!binds_without_reuseport(l),
 			&g->stops_foreign);
-	g->sf_adopted = l->ops->adopted_serving(l->ctx);
-	hard = hard || reloader_hard(l->reloader);
-	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->args,
+	g->sf_adopted = adopt_serving(replacement_adopt(l->sv->replacement));
+	hard = hard || reloader_hard(l->sv->reloader);
+	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->sv->args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
@@ -458,8 +465,8 @@ static gboolean spawn_generation(struct launcher *l,
 				 error->message);
 		return FALSE;
 	}
-	gen_table_add_starting(l->gt, g);
-	l->ops->watch(l->ctx, g);
+	gen_table_add_starting(&l->sv->gt, g);
+	outcome_watch(l->sv, g);
 	start_load_timers(l);
 	return TRUE;
 }
@@ -485,9 +492,9 @@ static enum launch_mode choose_mode(struct launcher *l,
 	enum launch_mode mode;
 	const char *why;
 
-	config_hints_read(l->args, cwd, &hints);
+	config_hints_read(l->sv->args, cwd, &hints);
 	l->config_noreuseport = hints.noreuseport;
-	mode = mw_choose_mode(v, l->opts->master_worker, &hints, &why);
+	mode = mw_choose_mode(v, l->sv->opts->master_worker, &hints, &why);
 	tell_mode(l, mode, why);
 	return mode;
 }
@@ -496,10 +503,10 @@ static enum launch_mode choose_mode(struct launcher *l,
  * reload runs: what it finds goes on the -sf list. */
 gboolean launcher_must_wait(struct launcher *l)
 {
-	if (!l->ops->searching(l->ctx))
+	if (!adopt_searching(replacement_adopt(l->sv->replacement)))
 		return FALSE;
 	log_info("generation %u waits for the search for a haproxy "
-		 "that replaced the one serving", l->gt->next_number);
+		 "that replaced the one serving", l->sv->gt.next_number);
 	return TRUE;
 }
 
@@ -507,12 +514,13 @@ gboolean launcher_must_wait(struct launcher *l)
 enum launch_kind launcher_launch(struct launcher *l,
 				 const struct haproxy_version *v)
 {
-	struct generation *c = l->gt->current;
+	struct generation *c = l->sv->gt.current;
 	enum launch_mode mode = choose_mode(l, v);
 
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(l);
-		l->ops->reload_master(l->ctx, c, v->full);
+		master_link_reload(l->sv->master, c, v->full,
+				   reloader_hard(l->sv->reloader));
 		return LAUNCH_MASTER;
 	}
 	return spawn_generation(l, v, mode) ? LAUNCH_GENERATION
@@ -523,21 +531,21 @@ enum launch_kind launcher_launch(struct launcher *l,
 static void version_known(struct launcher *l,
 			  const struct haproxy_version *v)
 {
-	const char *refusal = mw_version_refusal(v, l->args);
+	const char *refusal = mw_version_refusal(v, l->sv->args);
 
 	if (refusal) {
 		launch_failed(l, EXIT_USAGE, "%s: haproxy %s", refusal,
 				 v->full);
 		return;
 	}
-	reloader_post(l->reloader, RE_PROBED,
+	reloader_post(l->sv->reloader, RE_PROBED,
 		      &(struct reload_input){ .version = v });
 }
 
 /* Our runtime directory, if the version cache may live there. */
 static const char *rundir_trusted(struct launcher *l)
 {
-	return l->rt->ours ? l->rt->dir : NULL;
+	return l->sv->rt.ours ? l->sv->rt.dir : NULL;
 }
 
 static gboolean same_file(const struct stat *a, const struct stat *b)
@@ -600,7 +608,7 @@ static void on_version(const char *output, int wait_status,
 	struct launcher *l = p->l;
 	/* An early probe's outcome waits in the cache for launcher_probe();
 	 * a failure is met again there, and reported. */
-	gboolean wanted = reloader_state(l->reloader) == RS_PROBING;
+	gboolean wanted = reloader_state(l->sv->reloader) == RS_PROBING;
 	struct haproxy_version v;
 
 	l->probe = NULL;
@@ -643,7 +651,7 @@ static gboolean locate(struct launcher *l, struct stat *st, gboolean report)
 	int code = 0;
 
 	g_free(l->haproxy_path);
-	l->haproxy_path = haproxy_locate(l->opts->haproxy, l->self_path,
+	l->haproxy_path = haproxy_locate(l->sv->opts->haproxy, l->self_path,
 					 &error);
 	if (!l->haproxy_path)
 		code = EXIT_HAPROXY_NOT_FOUND;
@@ -669,7 +677,7 @@ void launcher_probe(struct launcher *l)
 	struct stat st;
 
 	/* The first start's early one goes on: on_version() sees us wait. */
-	if (l->probe && reloader_first_start(l->reloader))
+	if (l->probe && reloader_first_start(l->sv->reloader))
 		return;
 	if (!locate(l, &st, TRUE))
 		return;
@@ -695,10 +703,10 @@ void launcher_probe_early(struct launcher *l)
 /* -Ws, -x from the serving generation, -sf every live generation. */
 GStrv launcher_master_argv(struct launcher *l, const char *path)
 {
-	const char *const take[] = { "-x", l->rt->expose_sock, NULL };
+	const char *const take[] = { "-x", l->sv->rt.expose_sock, NULL };
 	g_autoptr(GArray) pids = generations_sf_pids(l);
 
-	return haproxy_argv_build(path, LAUNCH_MW, NULL, l->args,
+	return haproxy_argv_build(path, LAUNCH_MW, NULL, l->sv->args,
 				  can_take_listeners(l) ? take : NULL,
 				  (GPid *)pids->data, pids->len, 0, FALSE);
 }

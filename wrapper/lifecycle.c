@@ -6,21 +6,14 @@
 
 #include "base/log.h"
 #include "migrate/adopt.h"
+#include "migrate/replacement.h"
 #include "wrapper/sdnotify.h"
+#include "wrapper/statussource.h"
+#include "wrapper/supervisor.h"
 
-void lifecycle_init(struct lifecycle *l, GMainLoop *loop,
-		    struct gen_table *gt, const struct wrapper_options *opts,
-		    const struct replacement *replacement,
-		    const struct lifecycle_ops *ops, void *ctx)
+void lifecycle_init(struct lifecycle *l, struct supervisor *sv)
 {
-	*l = (struct lifecycle){
-		.loop = loop,
-		.gt = gt,
-		.opts = opts,
-		.replacement = replacement,
-		.ops = ops,
-		.ctx = ctx,
-	};
+	*l = (struct lifecycle){ .sv = sv };
 }
 
 void lifecycle_clear(struct lifecycle *l)
@@ -43,11 +36,11 @@ void lifecycle_set_running(struct lifecycle *l)
 
 void lifecycle_quit_if_done(struct lifecycle *l)
 {
-	if (l->phase == PHASE_STOPPING && l->gt->gens->len == 0 &&
-	    !adopt_alive(replacement_adopt(l->replacement))) {
+	if (l->phase == PHASE_STOPPING && l->sv->gt.gens->len == 0 &&
+	    !adopt_alive(replacement_adopt(l->sv->replacement))) {
 		/* May happen before the loop runs: "done" covers that. */
 		l->done = TRUE;
-		g_main_loop_quit(l->loop);
+		g_main_loop_quit(l->sv->loop);
 	}
 }
 
@@ -69,26 +62,26 @@ static gboolean on_stop_timeout(gpointer data)
 	struct lifecycle *l = data;
 
 	l->stop_timer = 0;
-	for (guint i = 0; i < l->gt->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(l->gt->gens, i);
+	for (guint i = 0; i < l->sv->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(l->sv->gt.gens, i);
 
 		log_warn("generation %u (pid %d) still running %us after the "
 			 "stop; SIGKILL", g->number, g->pid,
-			 l->opts->stop_timeout_s);
+			 l->sv->opts->stop_timeout_s);
 		generation_signal(g, SIGKILL, FALSE);
 	}
-	if (adopt_alive(replacement_adopt(l->replacement))) {
+	if (adopt_alive(replacement_adopt(l->sv->replacement))) {
 		log_warn("the adopted haproxy still runs %us after the stop; "
-			 "SIGKILL", l->opts->stop_timeout_s);
-		adopt_stop(replacement_adopt(l->replacement), SIGKILL);
+			 "SIGKILL", l->sv->opts->stop_timeout_s);
+		adopt_stop(replacement_adopt(l->sv->replacement), SIGKILL);
 	}
 	return G_SOURCE_REMOVE;
 }
 
 static void signal_all(struct lifecycle *l, int sig)
 {
-	for (guint i = 0; i < l->gt->gens->len; i++) {
-		struct generation *g = g_ptr_array_index(l->gt->gens, i);
+	for (guint i = 0; i < l->sv->gt.gens->len; i++) {
+		struct generation *g = g_ptr_array_index(l->sv->gt.gens, i);
 
 		/* A haproxy still loading has nothing to drain. */
 		generation_signal(g, g->state == GEN_STARTING ? SIGTERM : sig,
@@ -110,16 +103,16 @@ void lifecycle_begin_stop(struct lifecycle *l, int sig)
 		g_autofree gchar *line = NULL;
 
 		l->phase = PHASE_STOPPING;
-		line = l->ops->summary(l->ctx);
+		line = status_source_summary(l->sv);
 		notify_stopping(line);
 	}
 	/* Waiting clients told, a hand-off abandoned, the attempt under
 	 * way ended unless a generation loads (its end ends it). */
-	l->ops->stopping(l->ctx);
+	supervisor_stopping(l->sv);
 	signal_all(l, sig);
-	adopt_stop(replacement_adopt(l->replacement), sig);
-	if (hard && !l->stop_hard && l->opts->stop_timeout_s)
-		l->stop_timer = g_timeout_add_seconds(l->opts->stop_timeout_s,
+	adopt_stop(replacement_adopt(l->sv->replacement), sig);
+	if (hard && !l->stop_hard && l->sv->opts->stop_timeout_s)
+		l->stop_timer = g_timeout_add_seconds(l->sv->opts->stop_timeout_s,
 						      on_stop_timeout, l);
 	l->stop_hard = hard;
 	lifecycle_quit_if_done(l);

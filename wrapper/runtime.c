@@ -7,7 +7,7 @@
 #include "base/log.h"
 #include "wrapper/rundir.h"
 #include "wrapper/selfupgrade/state.h"
-#include "wrapper/supervisor.h"
+#include "wrapper/options.h"
 #include "wrapper/versioncache/vcache.h"
 
 /* The fragment that makes every generation expose its listening sockets

@@ -1,68 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The supervisor: it composes the owners of the state (the generation
- * table, the reload machine, the launcher, the master link, the runtime,
- * the self-upgrade, the hand-off, the replacement, the life cycle, the
- * ends of generations and what serving means, the status view, the
- * counters) and handles signals and control requests, and the reload
- * machine's effects. See doc/internals.md. */
+/* The supervisor, the composition root: its parts' creation order,
+ * signals, control requests, the run and the teardown, and the reload
+ * machine's effects (struct reloader_ops). See wrapper/supervisor.h and
+ * doc/internals.md. */
 #include "wrapper/supervisor.h"
 
 #include <signal.h>
 
 #include "base/log.h"
-#include "migrate/takeover.h"
 #include "migrate/adopt.h"
+#include "migrate/firststart.h"
+#include "migrate/handoff.h"
+#include "migrate/replacement.h"
 #include "wrapper/child.h"
 #include "wrapper/control.h"
-#include "migrate/firststart.h"
-#include "wrapper/generation.h"
-#include "wrapper/genexit.h"
-#include "wrapper/genready.h"
-#include "wrapper/gentable.h"
-#include "migrate/handoff.h"
-#include "wrapper/lifecycle.h"
+#include "wrapper/fdstore/fdstore.h"
+#include "wrapper/launcher.h"
 #include "wrapper/mworker/link.h"
-#include "wrapper/sdnotify.h"
 #include "wrapper/reloader.h"
-#include "migrate/replacement.h"
-#include "wrapper/steering/reuseport.h"
-#include "wrapper/runtime.h"
+#include "wrapper/sdnotify.h"
 #include "wrapper/selfupgrade/selfupgrade.h"
 #include "wrapper/signals.h"
-#include "wrapper/launcher.h"
 #include "wrapper/status.h"
 #include "wrapper/statussource.h"
-
-struct supervisor {
-	GMainLoop *loop;
-	const struct wrapper_args *args;
-	const struct wrapper_options *opts;
-
-	struct gen_table gt;		/* the generations (gentable.h) */
-	struct metrics metrics;		/* kept across our own exec */
-	struct lifecycle life;
-
-	/* Starts, reloads and the hand-off: which step, the requests
-	 * meanwhile, the clients waiting (wrapper/reloader.h). */
-	struct reloader *reloader;
-	guint pending_idle;		/* its RUN_PENDING, from the loop */
-	struct launcher *launcher;	/* probe and spawn (launcher.h) */
-	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
-	struct selfupgrade *up;		/* our own exec (selfupgrade.h) */
-
-	struct first_start *first;	/* a takeover, first (firststart.h) */
-	/* A haproxy started by hand replaced ours (replacement.h). */
-	struct replacement *replacement;
-	struct gen_exits *exits;	/* what each end means (genexit.h) */
-	struct gen_ready ready;		/* what serving means (genready.h) */
-	struct status_source status;	/* what status shows (statussource.h) */
-	struct runtime rt;	/* rundir, control, listeners fragment */
-	guint watchdog_timer;
-	struct reuseport *reuseport;	/* per-group queue migration */
-
-	/* Master-worker mode: the notify socket, a master's reload. */
-	struct master_link *master;
-};
+#include "wrapper/steering/reuseport.h"
 
 /* sig: the signal that asked, or 0 for the control socket. client: who
  * waits for the verdict, if anyone. */
@@ -73,63 +34,22 @@ static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		.signal = sig, .hard = hard, .client = client });
 }
 
-/* The adopted instances (NULL before the first search). */
-static struct adopt *sv_adopt(struct supervisor *s)
+void supervisor_stop(struct supervisor *s, int exit_code)
 {
-	return replacement_adopt(s->replacement);
-}
-
-/* ---- a haproxy started by hand replaced ours (replacement.h) ---- */
-
-static gboolean life_stopping(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return s->life.phase == PHASE_STOPPING;
-}
-
-static void replacement_found(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	s->metrics.restarts_adopted++;
-}
-
-static void replacement_tell_status(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	status_source_tell(&s->status);
-}
-
-static void stop_service(void *ctx, int exit_code)
-{
-	struct supervisor *s = ctx;
-
 	lifecycle_set_exit_code(&s->life, exit_code);
 	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
-static void replacement_gone(void *ctx)
+static void stop_service(void *ctx, int exit_code)
 {
-	struct supervisor *s = ctx;
-
-	lifecycle_quit_if_done(&s->life);
+	supervisor_stop(ctx, exit_code);
 }
-
-static const struct replacement_ops sv_replacement_ops = {
-	.stopping = life_stopping,
-	.found = replacement_found,
-	.tell_status = replacement_tell_status,
-	.stop_service = stop_service,
-	.gone = replacement_gone,
-};
 
 static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
 	struct supervisor *s = data;
-	struct status_view v = status_source_view(&s->status);
+	struct status_view v = status_source_view(s);
 	g_autofree gchar *text = NULL;
 
 	switch (command) {
@@ -154,29 +74,13 @@ static void on_control(struct control_client *c,
 	}
 }
 
-/* ---- stop (wrapper/lifecycle.h) ---- */
-
-static gchar *lifecycle_summary(void *ctx)
+void supervisor_stopping(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
-
-	return status_source_summary(&s->status);
-}
-
-static void lifecycle_stopping(void *ctx)
-{
-	struct supervisor *s = ctx;
-
 	reloader_post(s->reloader, RE_STOP, NULL);
 	first_start_cancel(s->first);
 	launcher_cancel(s->launcher);
 	selfupgrade_cancel(s->up);
 }
-
-static const struct lifecycle_ops sv_lifecycle_ops = {
-	.summary = lifecycle_summary,
-	.stopping = lifecycle_stopping,
-};
 
 static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 {
@@ -202,7 +106,13 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	}
 }
 
-/* ---- the reload machine's effects (wrapper/reloader.h) ---- */
+/*
+ * ---- the reload machine's effects (wrapper/reloader.h) ----
+ *
+ * The machine stays an ops table, its one boundary: it decides without
+ * processes (t/unit-reloader fakes these). Each effect below binds one
+ * of its calls to the part that performs it.
+ */
 
 /*
  * The journal fields of a failed reload name what failed: the generation
@@ -265,14 +175,14 @@ static gboolean searching(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_searching(sv_adopt(s));
+	return adopt_searching(replacement_adopt(s->replacement));
 }
 
 static gboolean adopted_serves(void *ctx)
 {
 	struct supervisor *s = ctx;
 
-	return adopt_serving(sv_adopt(s));
+	return adopt_serving(replacement_adopt(s->replacement));
 }
 
 static void search(void *ctx, gboolean quick)
@@ -285,7 +195,7 @@ static void search(void *ctx, gboolean quick)
 static void notify_reloading_now(void *ctx)
 {
 	struct supervisor *s = ctx;
-	g_autofree gchar *line = status_source_summary(&s->status);
+	g_autofree gchar *line = status_source_summary(s);
 
 	notify_reloading(line);
 }
@@ -293,7 +203,7 @@ static void notify_reloading_now(void *ctx)
 static void notify_ready_now(void *ctx)
 {
 	struct supervisor *s = ctx;
-	g_autofree gchar *line = status_source_summary(&s->status);
+	g_autofree gchar *line = status_source_summary(s);
 
 	notify_ready(line);
 }
@@ -308,7 +218,6 @@ static void end_attempt(void *ctx)
 	struct supervisor *s = ctx;
 
 	launcher_end_attempt(s->launcher);
-	master_link_abandon(s->master);
 }
 
 static gboolean run_pending_reload(gpointer data)
@@ -341,20 +250,6 @@ static gboolean retry_first(void *ctx, int exit_code, const char *msg)
 
 	return first_start_retry(s->first, exit_code, msg);
 }
-
-/* ---- starting a generation (wrapper/launcher.h, wrapper/mworker/link.h) ---- */
-
-/* Started, or a master's first load: it serves. */
-static void generation_ready(void *ctx, struct generation *g)
-{
-	struct supervisor *s = ctx;
-
-	gen_ready_serve(&s->ready, g);
-}
-
-static const struct master_link_ops sv_master_ops = {
-	.ready = generation_ready,
-};
 
 static void probe(void *ctx)
 {
@@ -391,74 +286,6 @@ static gchar *master_timeout_text(void *ctx, gboolean settling)
 	return launcher_master_timeout_text(s->launcher, settling);
 }
 
-static void launcher_watch(void *ctx, struct generation *g)
-{
-	struct supervisor *s = ctx;
-
-	gen_exits_watch(s->exits, g);
-}
-
-/* Taken over at the first start, and adopted: on the -sf list, but
- * those taken over whose every group steers are soft-stopped by us once
- * generation 1 serves (gen_ready_serve). */
-static GArray *launcher_foreign_pids(void *ctx, gboolean first,
-				     gboolean may_hold_back,
-				     gboolean *held_back)
-{
-	struct supervisor *s = ctx;
-	struct takeover *t = first_start_takeover(s->first);
-	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
-
-	*held_back = FALSE;
-	if (first && t && may_hold_back &&
-	    first_start_foreign_steerable(s->first)) {
-		g_autoptr(GArray) foreign = takeover_targets(t);
-		g_autofree gchar *text = pids_text(foreign);
-
-		*held_back = TRUE;
-		log_info("foreign haproxy pids %s stay off -sf: they get "
-			 "their soft stop once generation 1 serves and is "
-			 "steered to", text);
-	} else if (first && t) {
-		g_autoptr(GArray) foreign = takeover_targets(t);
-
-		g_array_append_vals(pids, foreign->data, foreign->len);
-	}
-	{
-		g_autoptr(GArray) adopted = adopt_targets(sv_adopt(s));
-
-		g_array_append_vals(pids, adopted->data, adopted->len);
-	}
-	return pids;
-}
-
-static const char *launcher_notify_socket(void *ctx, GError **error)
-{
-	struct supervisor *s = ctx;
-
-	return master_link_socket(s->master, error);
-}
-
-static void launcher_reload_master(void *ctx, struct generation *g,
-				   const char *version)
-{
-	struct supervisor *s = ctx;
-
-	master_link_reload(s->master, g, version, reloader_hard(s->reloader));
-}
-
-static const struct launcher_ops sv_launcher_ops = {
-	.ready = generation_ready,
-	.watch = launcher_watch,
-	.foreign_pids = launcher_foreign_pids,
-	.adopted_serving = adopted_serves,
-	.searching = searching,
-	.notify_socket = launcher_notify_socket,
-	.reload_master = launcher_reload_master,
-};
-
-/* ---- the self-upgrade (wrapper/selfupgrade/selfupgrade.h) ---- */
-
 static enum upgrade_choice upgrade_wanted(void *ctx)
 {
 	struct supervisor *s = ctx;
@@ -471,6 +298,14 @@ static void begin_upgrade(void *ctx)
 	struct supervisor *s = ctx;
 
 	selfupgrade_begin(s->up);
+}
+
+/* The life cycle owns "stopping": the machine asks it. */
+static gboolean life_stopping(void *ctx)
+{
+	struct supervisor *s = ctx;
+
+	return s->life.phase == PHASE_STOPPING;
 }
 
 static const struct reloader_ops sv_reload_ops = {
@@ -510,37 +345,16 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	/* First: LISTEN_FDS must not reach anything we spawn. */
 	s->rt.fdstore = fdstore_new(opts->fd_store);
 	gen_table_init(&s->gt);
+	lifecycle_init(&s->life, s);
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	reloader_set_ready_timeout(s->reloader, opts->ready_timeout_s);
-	s->master = master_link_new(&s->gt, s->reloader, &s->rt, opts,
-				    &sv_master_ops, s);
+	s->master = master_link_new(s);
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->replacement = replacement_new(args, &s->gt, s->reloader,
-					 s->reuseport, &sv_replacement_ops, s);
-	lifecycle_init(&s->life, s->loop, &s->gt, opts, s->replacement,
-		       &sv_lifecycle_ops, s);
-	s->exits = gen_exits_new(&s->gt, &s->life, s->reloader, s->replacement,
-				 opts);
-	s->up = selfupgrade_new(opts->self_upgrade, orig_argv, &s->gt, &s->rt,
-				s->reloader, s->master, &s->metrics,
-				s->replacement, s->exits, &s->life);
-	s->launcher = launcher_new(args, opts, &s->gt, &s->rt, s->reloader,
-				   s->reuseport, selfupgrade_image_path(s->up),
-				   &sv_launcher_ops, s);
-	s->handoff = handoff_new(args, opts, &s->life, s->reloader,
-				 s->replacement, s->launcher, &s->status,
-				 s->rt.fdstore, selfupgrade_image_path(s->up));
-	s->first = first_start_new(args, opts, s->reloader, s->reuseport,
-				   s->launcher, &s->gt, &s->metrics.takeovers);
-	s->ready = (struct gen_ready){ .args = args, .opts = opts,
-		.gt = &s->gt, .reloader = s->reloader, .life = &s->life,
-		.replacement = s->replacement, .metrics = &s->metrics,
-		.first = s->first, .reuseport = s->reuseport,
-		.fdstore = s->rt.fdstore };
-	s->status = (struct status_source){ .gt = &s->gt, .life = &s->life,
-		.reloader = s->reloader, .metrics = &s->metrics,
-		.first = s->first, .replacement = s->replacement,
-		.reuseport = s->reuseport };
+	s->replacement = replacement_new(s);
+	s->up = selfupgrade_new(s, orig_argv);
+	s->launcher = launcher_new(s, selfupgrade_image_path(s->up));
+	s->handoff = handoff_new(s, selfupgrade_image_path(s->up));
+	s->first = first_start_new(s);
 	return s;
 }
 
@@ -559,7 +373,7 @@ static gboolean on_watchdog(gpointer data)
 	struct supervisor *s = data;
 
 	if ((s->gt.current && !s->gt.current->exited) ||
-	    adopt_serving(sv_adopt(s)))
+	    adopt_serving(replacement_adopt(s->replacement)))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
@@ -631,8 +445,7 @@ void supervisor_free(struct supervisor *s)
 	master_link_free(s->master);
 	first_start_free(s->first);
 	replacement_free(s->replacement);
-	gen_exits_free(s->exits);
-	status_source_clear(&s->status);
+	g_clear_pointer(&s->foreign_view, g_ptr_array_unref);
 	reuseport_free(s->reuseport);
 	fdstore_free(s->rt.fdstore);
 	runtime_clear(&s->rt);

@@ -1,48 +1,50 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The supervisor: the table of haproxy generations, the runtime and the
- * life cycle; it composes the reload machine (wrapper/reloader.h), which
- * decides, and the leaf modules, which report up through callbacks. A
- * signal (or, on a self upgrade, the handed-over state) becomes an event;
- * at most one generation starts at a time; the witness and the child
- * watches say how that went; the table and the pidfile follow. See
- * doc/internals.md.
+ * The supervisor: the one context of the running wrapper. It owns every
+ * part of the state (below), and each part is built with it and reaches
+ * the others through it, by plain calls. Only the reload machine
+ * (wrapper/reloader.h) stays apart: it decides without processes, and
+ * wrapper/supervisor.c performs its effects. supervisor.c is the
+ * composition root: the parts' creation order, signals, control
+ * requests, the run and the teardown. See doc/internals.md.
  */
 #pragma once
 
 #include <glib.h>
 
 #include "legacy/args.h"
-#include "legacy/mworker.h"
-#include "wrapper/fdstore/fdstore.h"
+#include "wrapper/gentable.h"
+#include "wrapper/lifecycle.h"
+#include "wrapper/metrics.h"
+#include "wrapper/options.h"
+#include "wrapper/runtime.h"
 
-/* Exit statuses of the wrapper itself (haproxy's own are passed through). */
-#define EXIT_USAGE	64	/* bad wrapper command line (EX_USAGE) */
-#define EXIT_NO_VERSION	65	/* "haproxy -v" said nothing we understand */
-#define EXIT_OS_ERROR	71	/* fork, signalfd... failed (EX_OSERR) */
+struct supervisor {
+	GMainLoop *loop;
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
 
-enum self_upgrade {
-	SELF_UPGRADE_AUTO,	/* when the binary on disk is another file */
-	SELF_UPGRADE_ALWAYS,
-	SELF_UPGRADE_NEVER,
+	struct gen_table gt;		/* the generations (gentable.h) */
+	struct metrics metrics;		/* kept across our own exec */
+	struct lifecycle life;		/* starting, running, stopping */
+	struct runtime rt;		/* rundir, control, the fd store */
+
+	/* Starts, reloads and the hand-off: which step, the requests
+	 * meanwhile, the clients waiting (wrapper/reloader.h). */
+	struct reloader *reloader;
+	guint pending_idle;		/* its RUN_PENDING, from the loop */
+	struct launcher *launcher;	/* probe and spawn (launcher.h) */
+	struct master_link *master;	/* a -Ws master (mworker/link.h) */
+	struct first_start *first;	/* a takeover, first (firststart.h) */
+	/* A haproxy started by hand replaced ours (replacement.h). */
+	struct replacement *replacement;
+	struct reuseport *reuseport;	/* queue migration (steering/) */
+	struct selfupgrade *up;		/* our own exec (selfupgrade/) */
+	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
+
+	GPtrArray *foreign_view;	/* the status's (statussource.h) */
+	guint watchdog_timer;
 };
-
-struct wrapper_options {
-	gchar *haproxy;		/* --haproxy= */
-	enum self_upgrade self_upgrade;
-	guint stop_timeout_s;	/* SIGTERM/SIGINT, then SIGKILL after this */
-	guint ready_timeout_s;	/* 0: wait as long as haproxy loads */
-	gchar *runtime_dir;	/* --runtime-dir=, see rundir.h */
-	gboolean seamless;	/* hand listeners over with -x (>= 1.8) */
-	gint max_old_workers;	/* -1: no bound on draining generations */
-	guint drain_timeout_s;	/* 0: drain as long as they like */
-	gboolean takeover;	/* take over foreign instances at start */
-	gboolean reuseport_migration;	/* migrate closing listeners' queues */
-	enum mw_policy master_worker;	/* run haproxy -Ws behind us */
-	enum fdstore_policy fd_store;	/* listeners kept across restarts */
-};
-
-struct supervisor;
 
 struct supervisor *supervisor_new(const struct wrapper_args *args,
 				  const struct wrapper_options *opts,
@@ -52,3 +54,9 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 int supervisor_run(struct supervisor *s);
 
 void supervisor_free(struct supervisor *s);
+
+/* The service cannot go on (nothing serves): it stops with exit_code. */
+void supervisor_stop(struct supervisor *s, int exit_code);
+/* A stop was asked for: the reload machine told, what runs for a start
+ * or a reload (takeover, probes, self-upgrade) cancelled. */
+void supervisor_stopping(struct supervisor *s);

@@ -15,8 +15,11 @@
 #include "base/proc.h"
 #include "base/log.h"
 #include "wrapper/drain.h"
+#include "wrapper/outcome.h"
+#include "wrapper/reloader.h"
 #include "wrapper/mworker/notify.h"
 #include "wrapper/rundir.h"
+#include "wrapper/supervisor.h"
 
 /* What a master of ours is to us, when it speaks. */
 enum master_role {
@@ -27,12 +30,7 @@ enum master_role {
 };
 
 struct master_link {
-	struct gen_table *gt;
-	struct reloader *reloader;
-	const struct runtime *rt;
-	const struct wrapper_options *opts;
-	const struct master_link_ops *ops;
-	void *ctx;
+	struct supervisor *sv;	/* its owner */
 	struct mw_notify *notify;
 	/* While a reload of the serving master is ours: its children before
 	 * our SIGUSR2, and the wait until it can take the signal. */
@@ -113,9 +111,9 @@ static void retire_workers(struct master_link *m, struct generation *g,
 	if (hard) {
 		cohort_signal(c, SIGTERM);
 		c->terminated = TRUE;
-	} else if (m->opts->drain_timeout_s) {
+	} else if (m->sv->opts->drain_timeout_s) {
 		c->drain_timer = g_timeout_add_seconds(
-			m->opts->drain_timeout_s, on_cohort_deadline, c);
+			m->sv->opts->drain_timeout_s, on_cohort_deadline, c);
 	}
 }
 
@@ -124,24 +122,24 @@ static void retire_workers(struct master_link *m, struct generation *g,
 /* A live master of ours with that pid, or NULL. */
 static struct generation *find_master(struct master_link *m, GPid pid)
 {
-	return pid ? gen_table_find_master(m->gt, pid) : NULL;
+	return pid ? gen_table_find_master(&m->sv->gt, pid) : NULL;
 }
 
 static enum master_role master_role(struct master_link *m,
 				    const struct generation *g)
 {
-	if (g == m->gt->starting)
+	if (g == m->sv->gt.starting)
 		return MASTER_STARTING;
-	if (g != m->gt->current)
+	if (g != m->sv->gt.current)
 		return MASTER_OTHER;
 	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
-	return reloader_state(m->reloader) == RS_MASTER_VERDICT
+	return reloader_state(m->sv->reloader) == RS_MASTER_VERDICT
 	       ? MASTER_RELOADING : MASTER_SERVING;
 }
 
 static void reload_failed(struct master_link *m, const char *msg)
 {
-	reloader_post(m->reloader, RE_FAILED,
+	reloader_post(m->sv->reloader, RE_FAILED,
 		      &(struct reload_input){ .exit_code = 1,
 					      .message = msg });
 }
@@ -149,7 +147,7 @@ static void reload_failed(struct master_link *m, const char *msg)
 /* Workers were retired: the bound on draining ones applies. */
 static void workers_retired(struct master_link *m)
 {
-	drain_bound(m->gt, m->opts->max_old_workers);
+	drain_bound(&m->sv->gt, m->sv->opts->max_old_workers);
 }
 
 /* The reload loaded: fresh workers serve, the others retired. */
@@ -160,16 +158,16 @@ static void reload_ok(struct master_link *m, struct generation *g,
 	g_autofree gchar *msg = NULL;
 	struct log_event ev;
 
-	drain_bound(m->gt, m->opts->max_old_workers);
-	failed_generation_clear(&m->gt->failed);
-	ev = reloader_event(m->reloader, MSGID_RELOAD_OK, g->number, g->pid,
+	drain_bound(&m->sv->gt, m->sv->opts->max_old_workers);
+	failed_generation_clear(&m->sv->gt.failed);
+	ev = reloader_event(m->sv->reloader, MSGID_RELOAD_OK, g->number, g->pid,
 			    "ok");
 	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
 		   "workers %s, haproxy %s", g->number, g->pid, pids,
 		   g->version);
 	msg = g_strdup_printf("generation %u (master pid %d) serving with "
 			      "workers %s", g->number, g->pid, pids);
-	reloader_post(m->reloader, RE_READY,
+	reloader_post(m->sv->reloader, RE_READY,
 		      &(struct reload_input){ .message = msg });
 }
 
@@ -253,7 +251,7 @@ static void master_ready(struct master_link *m, struct generation *g,
 	}
 	workers = proc_children(g->pid);
 	g_array_append_vals(g->workers, workers->data, workers->len);
-	m->ops->ready(m->ctx, g);
+	outcome_serve(m->sv, g);
 }
 
 static void on_master_message(const struct mw_message *msg, GPid sender,
@@ -293,7 +291,7 @@ static void on_master_message(const struct mw_message *msg, GPid sender,
 
 const char *master_link_socket(struct master_link *m, GError **error)
 {
-	const char *rundir = m->rt->ours ? m->rt->dir : NULL;
+	const char *rundir = m->sv->rt.ours ? m->sv->rt.dir : NULL;
 	g_autofree gchar *path = NULL;
 
 	if (m->notify)
@@ -326,21 +324,11 @@ void master_link_reclaim_fd(struct master_link *m)
 		mw_notify_reclaim_fd(m->notify);
 }
 
-struct master_link *master_link_new(struct gen_table *gt,
-				    struct reloader *reloader,
-				    const struct runtime *rt,
-				    const struct wrapper_options *opts,
-				    const struct master_link_ops *ops,
-				    void *ctx)
+struct master_link *master_link_new(struct supervisor *sv)
 {
 	struct master_link *m = g_new0(struct master_link, 1);
 
-	m->gt = gt;
-	m->reloader = reloader;
-	m->rt = rt;
-	m->opts = opts;
-	m->ops = ops;
-	m->ctx = ctx;
+	m->sv = sv;
 	return m;
 }
 
@@ -376,7 +364,7 @@ static void send_reload(struct master_link *m, struct generation *g)
 		reload_failed(m, msg);
 		return;
 	}
-	reloader_post(m->reloader, RE_SIGNALLED, NULL);
+	reloader_post(m->sv->reloader, RE_SIGNALLED, NULL);
 }
 
 static gboolean on_settle_poll(gpointer data)

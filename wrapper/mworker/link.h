@@ -12,27 +12,13 @@
 #include <glib.h>
 
 #include "wrapper/generation.h"
-#include "wrapper/gentable.h"
-#include "wrapper/reloader.h"
-#include "wrapper/runtime.h"
-#include "wrapper/supervisor.h"
 
 struct master_link;
+struct supervisor;
 
-struct master_link_ops {
-	/* A starting master loaded: g serves (its workers counted). */
-	void (*ready)(void *ctx, struct generation *g);
-};
-
-/* gt, reloader, rt: the owners', outliving the link (the masters, the
- * machine's events, the runtime directory for the socket); opts: the
- * drain's bounds. */
-struct master_link *master_link_new(struct gen_table *gt,
-				    struct reloader *reloader,
-				    const struct runtime *rt,
-				    const struct wrapper_options *opts,
-				    const struct master_link_ops *ops,
-				    void *ctx);
+/* sv: its owner (the masters, the machine's events, the runtime
+ * directory for the socket, the drain's bounds). */
+struct master_link *master_link_new(struct supervisor *sv);
 void master_link_free(struct master_link *m);
 
 /* The notify socket's path, bound under the runtime directory on first

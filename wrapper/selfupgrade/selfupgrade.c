@@ -13,23 +13,20 @@
 #include "base/escape.h"
 #include "base/log.h"
 #include "base/proc.h"
+#include "migrate/adopt.h"
+#include "migrate/replacement.h"
 #include "wrapper/child.h"
+#include "wrapper/mworker/link.h"
 #include "wrapper/mworker/notify.h"
+#include "wrapper/outcome.h"
 #include "wrapper/rundir.h"
 #include "wrapper/signals.h"
 #include "wrapper/selfupgrade/image.h"
+#include "wrapper/selfupgrade/state.h"
+#include "wrapper/supervisor.h"
 
 struct selfupgrade {
-	/* The owners', outliving it. */
-	struct gen_table *gt;
-	const struct runtime *rt;
-	struct reloader *reloader;
-	struct master_link *master;
-	struct metrics *metrics;
-	const struct replacement *replacement;
-	struct gen_exits *exits;
-	struct lifecycle *life;
-	enum self_upgrade policy;
+	struct supervisor *sv;	/* its owner */
 	char **orig_argv;	/* our command line, for the exec */
 	struct self_image image;
 	gboolean possible;	/* /proc/self/exe could be read */
@@ -41,30 +38,30 @@ struct selfupgrade {
 /* Does a master of ours run (the new image must take masters)? */
 static gboolean masters_running(const struct selfupgrade *u)
 {
-	return gen_table_find_master(u->gt, 0) != NULL;
+	return gen_table_find_master(&u->sv->gt, 0) != NULL;
 }
 
 /* A master's notify socket, inheritable for the exec (-1: none). */
 static int notify_fd(struct selfupgrade *u)
 {
-	return masters_running(u) ? master_link_upgrade_fd(u->master) : -1;
+	return masters_running(u) ? master_link_upgrade_fd(u->sv->master) : -1;
 }
 
 /* The counters that cross the exec (takeovers, adoptions). */
 static void save_counters(const struct selfupgrade *u,
 			  struct upgrade_state *h)
 {
-	h->takeovers = u->metrics->takeovers;
-	h->restarts_adopted = u->metrics->restarts_adopted;
-	h->adoptions = u->metrics->adoptions;
+	h->takeovers = u->sv->metrics.takeovers;
+	h->restarts_adopted = u->sv->metrics.restarts_adopted;
+	h->adoptions = u->sv->metrics.adoptions;
 }
 
 static void restore_counters(struct selfupgrade *u,
 			     const struct upgrade_state *h)
 {
-	u->metrics->takeovers = h->takeovers;
-	u->metrics->restarts_adopted = h->restarts_adopted;
-	u->metrics->adoptions = h->adoptions;
+	u->sv->metrics.takeovers = h->takeovers;
+	u->sv->metrics.restarts_adopted = h->restarts_adopted;
+	u->sv->metrics.adoptions = h->adoptions;
 }
 
 /* The new image: the old one's notify socket (-1: none, or not ours),
@@ -77,47 +74,31 @@ static void adopt_notify(struct selfupgrade *u, int fd)
 	gboolean masters = masters_running(u);
 
 	if (fd >= 0) {
-		path = rundir_notify_socket(u->rt->dir);
-		if (!masters || !master_link_adopt(u->master, fd, path))
+		path = rundir_notify_socket(u->sv->rt.dir);
+		if (!masters || !master_link_adopt(u->sv->master, fd, path))
 			close(fd);
 	}
-	if (masters && !master_link_socket(u->master, &error))
+	if (masters && !master_link_socket(u->sv->master, &error))
 		log_warn("%s", error->message);
 }
 
 /* The new image serves with what it adopted. */
 static void resumed(struct selfupgrade *u)
 {
-	lifecycle_set_running(u->life);
-	u->metrics->adoptions += u->gt->gens->len;
+	lifecycle_set_running(&u->sv->life);
+	u->sv->metrics.adoptions += u->sv->gt.gens->len;
 }
 
 /* ---- our own image ---- */
 
-struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
-				    char **orig_argv, struct gen_table *gt,
-				    const struct runtime *rt,
-				    struct reloader *reloader,
-				    struct master_link *master,
-				    struct metrics *metrics,
-				    const struct replacement *replacement,
-				    struct gen_exits *exits,
-				    struct lifecycle *life)
+struct selfupgrade *selfupgrade_new(struct supervisor *sv, char **orig_argv)
 {
 	struct selfupgrade *u = g_new0(struct selfupgrade, 1);
 
-	u->gt = gt;
-	u->rt = rt;
-	u->reloader = reloader;
-	u->master = master;
-	u->metrics = metrics;
-	u->replacement = replacement;
-	u->exits = exits;
-	u->life = life;
-	u->policy = policy;
+	u->sv = sv;
 	u->orig_argv = orig_argv;
 	u->possible = self_image_init(&u->image);
-	if (!u->possible && policy != SELF_UPGRADE_NEVER)
+	if (!u->possible && sv->opts->self_upgrade != SELF_UPGRADE_NEVER)
 		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
 	return u;
 }
@@ -152,7 +133,7 @@ static void upgrade_refuse(struct selfupgrade *u, const char *why)
 
 	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
 		"running wrapper", u->image.path, why);
-	reloader_post(u->reloader, RE_UPGRADE_REFUSED, &(struct reload_input){
+	reloader_post(u->sv->reloader, RE_UPGRADE_REFUSED, &(struct reload_input){
 		.message = told });
 }
 
@@ -162,7 +143,7 @@ static void upgrade_refuse(struct selfupgrade *u, const char *why)
 static GArray *upgrade_waiters(struct selfupgrade *u)
 {
 	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct upgrade_waiter));
-	const GPtrArray *waiters = reloader_waiters(u->reloader);
+	const GPtrArray *waiters = reloader_waiters(u->sv->reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -180,7 +161,7 @@ static GArray *upgrade_waiters(struct selfupgrade *u)
  * a later exec (the hand-off) would carry them. */
 static void fds_inheritable(struct selfupgrade *u, gboolean yes)
 {
-	const GPtrArray *waiters = reloader_waiters(u->reloader);
+	const GPtrArray *waiters = reloader_waiters(u->sv->reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -190,18 +171,18 @@ static void fds_inheritable(struct selfupgrade *u, gboolean yes)
 	if (yes)
 		notify_fd(u);
 	else
-		master_link_reclaim_fd(u->master);
+		master_link_reclaim_fd(u->sv->master);
 }
 
 /* The upgrade state as it is now, serialized. */
 static gchar *state_now(struct selfupgrade *u)
 {
-	struct reloader *r = u->reloader;
+	struct reloader *r = u->sv->reloader;
 	int pending_signal;
 	gboolean pending_hard;
 	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
 	struct upgrade_state h = {
-		.next_number = u->gt->next_number,
+		.next_number = u->sv->gt.next_number,
 		.reloads = reloader_reloads(r),
 		.reloads_failed = reloader_reloads_failed(r),
 		.reload_signal = reloader_signal(r),
@@ -209,10 +190,10 @@ static gchar *state_now(struct selfupgrade *u)
 		.attempt = reloader_attempt(r),
 		.hard = reloader_hard(r),
 		.pending_hard = pending_hard,
-		.gens = u->gt->gens,
+		.gens = u->sv->gt.gens,
 		.waiters = upgrade_waiters(u),
 		.notify_fd = notify_fd(u),
-		.pidfile_pid = u->gt->pidfile_pid,
+		.pidfile_pid = u->sv->gt.pidfile_pid,
 	};
 	gchar *state;
 
@@ -251,7 +232,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	}
 	/* Waiters may have come meanwhile: the state is taken anew. */
 	state = state_now(u);
-	sig = reloader_signal(u->reloader);
+	sig = reloader_signal(u->sv->reloader);
 	log_notice("re-executing on %s.", sig ? signal_name(sig) : "request");
 	fds_inheritable(u, TRUE);
 	upgrade_exec(&u->image, u->orig_argv, state);
@@ -276,7 +257,7 @@ enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
 
 	if (!u->possible)
 		return UPGRADE_NO;
-	switch (u->policy) {
+	switch (u->sv->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
 		wanted = TRUE;
 		break;
@@ -290,7 +271,7 @@ enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
 	}
 	/* The handed-over state has no room for adopted instances: this
 	 * reload brings them under us first, the next one upgrades. */
-	if (wanted && adopt_alive(replacement_adopt(u->replacement))) {
+	if (wanted && adopt_alive(replacement_adopt(u->sv->replacement))) {
 		log_notice("not upgrading the wrapper on this reload: a haproxy "
 			   "adopted after a restart by hand runs; this reload "
 			   "takes it over, the next one upgrades");
@@ -414,21 +395,21 @@ static void refuse_waiter(int fd)
 static gboolean adopt_generations(struct selfupgrade *u,
 				  struct upgrade_state *h)
 {
-	struct gen_table *gt = u->gt;
+	struct gen_table *gt = &u->sv->gt;
 
 	while (h->gens->len) {
 		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
 
 		gen_table_add_adopted(gt, g);
 		/* Same instance, same runtime directory, same fragment. */
-		g->exposes = u->rt->expose_cfg && g->mode != LAUNCH_DS;
+		g->exposes = u->sv->rt.expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {
 			g_autoptr(GArray) w = proc_children(g->pid);
 
 			g_array_append_vals(g->workers, w->data, w->len);
 		}
 		/* Ours again: its end is watched. */
-		gen_exits_watch(u->exits, g);
+		outcome_watch(u->sv, g);
 	}
 	/* A leaked variable must not even renumber a fresh start. */
 	if (gt->gens->len) {
@@ -436,7 +417,7 @@ static gboolean adopt_generations(struct selfupgrade *u,
 		/* Or the pidfile it wrote is left behind at our exit. */
 		gen_table_restore_pidfile(gt, h->pidfile_pid);
 		/* Counters, not reset by a package upgrade. */
-		reloader_set_counters(u->reloader, h->reloads,
+		reloader_set_counters(u->sv->reloader, h->reloads,
 				      h->reloads_failed);
 		restore_counters(u, h);
 	}
@@ -459,11 +440,11 @@ static void adopt_waiters(struct selfupgrade *u, struct upgrade_state *h,
 			&g_array_index(h->waiters, struct upgrade_waiter, i);
 		struct control_client *c;
 
-		if (!u->rt->control) {
+		if (!u->sv->rt.control) {
 			refuse_waiter(hw->fd);
 			continue;
 		}
-		c = control_adopt(u->rt->control, hw->fd);
+		c = control_adopt(u->sv->rt.control, hw->fd);
 		if (!c)
 			continue;
 		if (!adopted) {
@@ -471,14 +452,14 @@ static void adopt_waiters(struct selfupgrade *u, struct upgrade_state *h,
 					 "not take over; starting anew");
 			continue;
 		}
-		reloader_add_waiter(u->reloader, c, hw->target);
+		reloader_add_waiter(u->sv->reloader, c, hw->target);
 	}
 }
 
 gboolean selfupgrade_restore(struct selfupgrade *u)
 {
 	g_autofree gchar *notify_path =
-		u->rt->dir ? rundir_notify_socket(u->rt->dir) : NULL;
+		u->sv->rt.dir ? rundir_notify_socket(u->sv->rt.dir) : NULL;
 	struct upgrade_state h;
 	gboolean adopted;
 
@@ -488,7 +469,7 @@ gboolean selfupgrade_restore(struct selfupgrade *u)
 	adopt_notify(u, h.notify_fd);
 	adopt_waiters(u, &h, adopted);
 	if (adopted) {
-		reloader_post(u->reloader, RE_RESUME, &(struct reload_input){
+		reloader_post(u->sv->reloader, RE_RESUME, &(struct reload_input){
 			.signal = h.reload_signal,
 			.hard = h.hard,
 			.attempt = h.attempt,

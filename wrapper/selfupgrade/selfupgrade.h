@@ -3,40 +3,23 @@
  * The self-upgrade: whether a reload upgrades the wrapper first, the new
  * image's dry run and exec (wrapper/selfupgrade/image.c), and the upgrade state
  * (wrapper/selfupgrade/state.c) read back by the new image with suspicion. Not the
- * hand-off (migrate/handoff.c: exec into -Ws). It takes what it needs from the
- * owners' handles. The log lines still say "handover": users grep them.
+ * hand-off (migrate/handoff.c: exec into -Ws). The log lines still say
+ * "handover": users grep them.
  */
 #pragma once
 
 #include <glib.h>
 
-#include "wrapper/genexit.h"
-#include "wrapper/gentable.h"
-#include "wrapper/lifecycle.h"
-#include "wrapper/mworker/link.h"
-#include "wrapper/metrics.h"
 #include "wrapper/reloader.h"
-#include "migrate/replacement.h"
-#include "wrapper/runtime.h"
-#include "wrapper/selfupgrade/state.h"
-#include "wrapper/supervisor.h"
 
 struct selfupgrade;
+struct supervisor;
 
-/* policy: --self-upgrade; orig_argv: our command line, for the exec;
- * the pointers are the owners' and outlive the self-upgrade: what crosses
- * the exec and is taken back (the table, the waiting clients, a master's
- * notify socket, the counters), whether an adopted haproxy runs, the
- * ends of generations taken back, the life cycle the new image resumes. */
-struct selfupgrade *selfupgrade_new(enum self_upgrade policy,
-				    char **orig_argv, struct gen_table *gt,
-				    const struct runtime *rt,
-				    struct reloader *reloader,
-				    struct master_link *master,
-				    struct metrics *metrics,
-				    const struct replacement *replacement,
-				    struct gen_exits *exits,
-				    struct lifecycle *life);
+/* sv: its owner (--self-upgrade, and what crosses the exec and is taken
+ * back: the table, the waiting clients, a master's notify socket, the
+ * counters, the life cycle the new image resumes); orig_argv: our
+ * command line, for the exec. */
+struct selfupgrade *selfupgrade_new(struct supervisor *sv, char **orig_argv);
 void selfupgrade_free(struct selfupgrade *u);
 
 /* The running wrapper's file (NULL if /proc/self/exe is unreadable). */
