@@ -28,11 +28,11 @@ cd "$dir" || exit 2
 
 # feature: the files outside it that may include its headers.
 features='
-selfupgrade	wrapper/supervisor.c wrapper/runtime.c wrapper/main.c
+selfupgrade	wrapper/supervisor.c wrapper/rundir-use.c wrapper/main.c
 mworker		wrapper/supervisor.c wrapper/genready.c wrapper/drain.c wrapper/selfupgrade/selfupgrade.h wrapper/selfupgrade/selfupgrade.c
 steering	wrapper/supervisor.c wrapper/genready.h wrapper/launcher.h wrapper/statussource.h migrate/firststart.h migrate/replacement.h
 fdstore		wrapper/supervisor.h wrapper/launcher.c migrate/handoff.h
-versioncache	wrapper/launcher.c wrapper/runtime.c
+versioncache	wrapper/launcher.c wrapper/rundir-use.c
 '
 proof='identity trust scan find foreign cmdline'
 

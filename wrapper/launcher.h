@@ -16,7 +16,7 @@
 #include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
 #include "wrapper/steering/reuseport.h"
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/supervisor.h"
 
 struct launcher;

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The runtime directory, the control socket and the listeners fragment. */
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 
 #include <unistd.h>
 

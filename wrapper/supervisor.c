@@ -26,7 +26,7 @@
 #include "wrapper/reloader.h"
 #include "migrate/replacement.h"
 #include "wrapper/steering/reuseport.h"
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/selfupgrade/selfupgrade.h"
 #include "wrapper/signals.h"
 #include "wrapper/launcher.h"

@@ -14,7 +14,7 @@
 #include "wrapper/generation.h"
 #include "wrapper/gentable.h"
 #include "wrapper/reloader.h"
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/supervisor.h"
 
 struct master_link;

@@ -17,7 +17,7 @@
 #include "wrapper/metrics.h"
 #include "wrapper/reloader.h"
 #include "migrate/replacement.h"
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/selfupgrade/state.h"
 #include "wrapper/supervisor.h"
 
