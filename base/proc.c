@@ -47,7 +47,7 @@ gboolean proc_pids_contain(const GArray *pids, GPid pid)
 	return FALSE;
 }
 
-static gint by_pid(gconstpointer a, gconstpointer b)
+gint proc_pid_cmp(gconstpointer a, gconstpointer b)
 {
 	GPid x = *(const GPid *)a, y = *(const GPid *)b;
 
@@ -151,7 +151,7 @@ GArray *proc_children(GPid parent)
 
 	if (parent > 0 && children_of_tasks(parent, pids)) {
 		/* In pid order, as the scan gives them. */
-		g_array_sort(pids, by_pid);
+		g_array_sort(pids, proc_pid_cmp);
 		return pids;
 	}
 	g_array_set_size(pids, 0);

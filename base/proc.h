@@ -8,6 +8,9 @@
 
 #include <glib.h>
 
+/* The real proc tree, for the functions below that take a root. */
+#define PROC_ROOT "/proc"
+
 /* A pid in decimal, as /proc and MAINPID= write it: 1 to G_MAXINT. */
 gboolean proc_parse_pid(const char *text, GPid *pid);
 
@@ -19,6 +22,10 @@ GArray *proc_children(GPid parent);
 
 /* Is pid among pids (a GArray of GPid, like proc_children's)? */
 gboolean proc_pids_contain(const GArray *pids, GPid pid);
+
+/* Orders two GPid for g_array_sort(): what is listed comes out in pid
+ * order, whatever order it was found in. */
+gint proc_pid_cmp(gconstpointer a, gconstpointer b);
 
 /* /proc/pid/exe, without a " (deleted)" suffix; NULL when unreadable. */
 gchar *proc_exe(GPid pid);
@@ -39,8 +46,9 @@ gint64 proc_start_time_us(guint64 ticks);
 gboolean proc_pidfd_signal(int pidfd, int sig);
 
 /*
- * The same questions asked of any proc tree: root is "/proc" in production,
- * a directory of fake PID/{stat,cmdline,exe,cwd} entries in tests. The
+ * The same questions asked of any proc tree: root is PROC_ROOT in
+ * production, a directory of fake PID/{stat,cmdline,exe,cwd} entries in
+ * tests. The
  * parsers take untrusted bytes (len, not NUL-terminated) and never fail
  * worse than returning FALSE or an empty result.
  */

@@ -61,11 +61,6 @@ GStrv haproxy_environ_for_handoff(void)
 		      : envp;
 }
 
-static void child_setup(gpointer unused)
-{
-	signals_reset_for_exec();
-}
-
 gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
 		       GPid *pid, GError **error)
 {
@@ -78,8 +73,8 @@ gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
 	log_executing(argv);
 	/* GLib closes every descriptor above stderr in the child. */
 	return g_spawn_async(NULL, (char **)argv, envp,
-			     G_SPAWN_DO_NOT_REAP_CHILD, child_setup, NULL, pid,
-			     error);
+			     G_SPAWN_DO_NOT_REAP_CHILD, signals_reset_for_exec,
+			     NULL, pid, error);
 }
 
 int haproxy_exec(char *const *argv)
@@ -88,7 +83,7 @@ int haproxy_exec(char *const *argv)
 	int saved;
 
 	log_executing(argv);
-	signals_reset_for_exec();
+	signals_reset_for_exec(NULL);
 	execve(argv[0], argv, envp);
 	saved = errno;
 	log_err("execv(%s) failed: %s", argv[0], g_strerror(saved));

@@ -14,7 +14,6 @@
 #include "migrate/find.h"
 #include "migrate/takeover.h"
 
-#define PROC_ROOT "/proc"
 /*
  * A replacement exists before the old one ends (it sent the signal), but
  * a -D launcher may not have forked its daemon yet, and a pidfile-only

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "legacy/pidfile.h"
 #include "migrate/cmdline.h"
 #include "migrate/identity.h"
@@ -292,13 +293,6 @@ static gchar *unlisted_reason(struct scan *s, GPid pid)
 	return g_strdup_printf("cannot be read (%s)", error->message);
 }
 
-static gint by_pid(gconstpointer a, gconstpointer b)
-{
-	GPid x = *(const GPid *)a, y = *(const GPid *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The candidates' pids, in order: what is told comes out the same way
  * whatever the hash table's order. */
 static GArray *sorted_pids(GHashTable *cands)
@@ -313,7 +307,7 @@ static GArray *sorted_pids(GHashTable *cands)
 
 		g_array_append_val(pids, pid);
 	}
-	g_array_sort(pids, by_pid);
+	g_array_sort(pids, proc_pid_cmp);
 	return pids;
 }
 

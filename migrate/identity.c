@@ -27,11 +27,6 @@ struct identity {
 	gchar *cgroup;		/* ours; NULL: unreadable */
 };
 
-static gboolean trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
 /* Why the file at path (lstat'ed as st) cannot be trusted, or NULL. */
 static gchar *file_distrust(const char *path, const struct stat *st)
 {

@@ -12,7 +12,6 @@
 #include "migrate/cmdline.h"
 #include "migrate/find.h"
 
-#define PROC_ROOT "/proc"
 /* A 2.6 master re-executes itself after each load: give it time. */
 #define SETTLE_POLL_MS 20
 #define SETTLE_LIMIT_MS 10000

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "migrate/trust.h"
+
 G_DEFINE_QUARK(rundir-error-quark, rundir_error)
 
 /* Under RUNDIR_BASE "/", so that every socket fits. */
@@ -119,11 +121,6 @@ gchar **rundir_client_paths(const char *option, const char *pidfile)
 }
 
 /* ---- opening it, trusted ---- */
-
-static gboolean trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
 
 /* A directory on the way: nobody else may rename or replace what it
  * holds (sticky: only an entry's owner may). */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/proc.h"
 #include "base/procnet.h"
 #include "base/sdlib.h"
 #include "wrapper/fdstore/getsocks.h"
@@ -67,11 +68,10 @@ static guint listen_fds_for_us(void)
 {
 	const char *pid = g_getenv("LISTEN_PID");
 	const char *n = g_getenv("LISTEN_FDS");
-	guint64 p, count;
+	guint64 count;
+	GPid p;
 
-	if (!pid || !n ||
-	    !g_ascii_string_to_unsigned(pid, 10, 1, G_MAXINT, &p, NULL) ||
-	    (pid_t)p != getpid() ||
+	if (!pid || !n || !proc_parse_pid(pid, &p) || p != getpid() ||
 	    !g_ascii_string_to_unsigned(n, 10, 0, 4096, &count, NULL))
 		return 0;
 	return count;

@@ -22,7 +22,6 @@
 #include "base/procnet.h"
 #include "base/log.h"
 
-#define PROC_ROOT "/proc"
 
 #define LOST "connections queued on a listener that a haproxy closes (a " \
 	     "reload without -x, a takeover) are reset"
