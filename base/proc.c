@@ -57,7 +57,8 @@ gint proc_pid_cmp(gconstpointer a, gconstpointer b)
 static gchar *read_at_most(const char *path, gsize max, gsize *len,
 			   GError **error);
 
-/* Most children one task's list is read for: far above pid_max's use. */
+/* The largest children list read for one task. No real list comes close,
+ * as it cannot hold more pids than pid_max allows. */
 #define CHILDREN_MAX (8u << 20)
 
 /* Does this kernel list children (CONFIG_PROC_CHILDREN)? */
@@ -213,7 +214,7 @@ gboolean proc_pidfd_signal(int pidfd, int sig)
 	return pidfd_send_signal(pidfd, sig, NULL, 0) == 0;
 }
 
-/* ---- proc trees under any root (their content: procparse.c) ---- */
+/* ---- proc trees under any root (procparse.c parses what is read) ---- */
 
 GArray *proc_list_pids_at(const char *root, GError **error)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Looking at processes through /proc. Pids found here are candidates; a
- * signal goes only through a pidfd opened and then verified (proc_open_if),
- * so that a pid reused in between can never receive it.
+ * signal goes only through a pidfd that was verified after it was opened
+ * (proc_open_if_child_of, proc_same_process_at), so that a pid reused in
+ * between can never receive it.
  */
 #pragma once
 
@@ -48,9 +49,8 @@ gboolean proc_pidfd_signal(int pidfd, int sig);
 /*
  * The same questions asked of any proc tree: root is PROC_ROOT in
  * production, a directory of fake PID/{stat,cmdline,exe,cwd} entries in
- * tests. The
- * parsers take untrusted bytes (len, not NUL-terminated) and never fail
- * worse than returning FALSE or an empty result.
+ * tests. The parsers take untrusted bytes (len, not NUL-terminated) and
+ * never fail worse than returning FALSE or an empty result.
  */
 
 /* What /proc/PID/stat says about a process that matters here. */

@@ -14,7 +14,7 @@ static struct {
 	char *error;		/* the last failed load's dlerror(), kept */
 	__typeof__(sd_notify) *notify;
 	__typeof__(sd_pid_notify_with_fds) *notify_with_fds;
-	__typeof__(sd_notify_barrier) *notify_barrier;	/* 246+ */
+	__typeof__(sd_notify_barrier) *notify_barrier;	/* libsystemd 246+ */
 	__typeof__(sd_watchdog_enabled) *watchdog_enabled;
 	__typeof__(sd_journal_sendv) *journal_sendv;
 } lib;

@@ -12,8 +12,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-/* Larger than any one datagram of a dump: the kernel sizes them to at
- * most 32 KiB less its overhead, and less while we never asked for more. */
+/* Larger than any one datagram of a dump. The kernel never makes one
+ * larger than 32 KiB less its own overhead, and makes them smaller still
+ * unless a reader asks for more, which we never do. */
 #define RECV_SIZE 32768
 
 static gboolean fail(GError **error, int err, const char *what)

@@ -16,7 +16,9 @@
 
 /* Variables that change what a fresh haproxy does, or that belong to us. */
 static const char *const scrubbed_prefixes[] = {
-	"HAPROXY_MWORKER",	/* 1.8+: "you are a re-executed master" */
+	/* haproxy 1.8+ sets these before it re-executes its master; a new
+	 * haproxy that inherited them would believe it was that master. */
+	"HAPROXY_MWORKER",
 };
 static const char *const scrubbed_names[] = {
 	"HAPROXY_PROCESSES",
@@ -24,7 +26,8 @@ static const char *const scrubbed_names[] = {
 	"HAPROXY_WRAPPER_FD",
 	"HAPROXY_WRAPPER_STATE",
 	"NOTIFY_SOCKET",
-	"WATCHDOG_PID",		/* systemd's watchdog is the wrapper's */
+	/* systemd's watchdog pings are the wrapper's to send. */
+	"WATCHDOG_PID",
 	"WATCHDOG_USEC",
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Foreign haproxy instances, told apart by their shape in the proc tree
- * (see haproxy-behavior.md §4, §5, §7):
+ * Foreign haproxy instances, told apart by their shape in the proc tree,
+ * as haproxy 1.5 to 3.x lay out their processes:
  *  - a master-worker master keeps its workers as children, in its own
  *    session; with -W/-Ws it says so on its command line, with
  *    "master-worker" in the configuration only its children tell;
@@ -332,8 +332,8 @@ static gchar *own_refusal(struct scan *s, struct node *top)
 				cwd);
 }
 
-/* This service's own haproxy (migrate/identity.h)? Told once an instance
- * in the skipped list when not. */
+/* Is top this service's own haproxy (migrate/identity.h)? When it is not,
+ * the instance is put once in the skipped list, with why. */
 static gboolean is_own(struct scan *s, struct node *top, guint source)
 {
 	if (!top->identity_checked) {
@@ -382,7 +382,8 @@ static void place_candidates(struct scan *s, GHashTable *cands,
 	}
 }
 
-/* One instance a top, oldest first (and so are launchers skipped). */
+/* One instance for each top, oldest first. A launcher still starting its
+ * daemon is skipped (it exits by itself), in the same order. */
 static GPtrArray *build_instances(struct scan *s, GHashTable *tops)
 {
 	GPtrArray *out = g_ptr_array_new_with_free_func(

@@ -195,7 +195,8 @@ static gchar *namespace_refusal(const struct identity *id, GPid pid,
 	return NULL;
 }
 
-/* Its name its (seen through root, unless NULL) and ours: one file? */
+/* Do the process's name its (looked at through root, unless NULL) and our
+ * name ours lead to the same file? */
 static gboolean same_file(const char *its, const char *root, const char *ours)
 {
 	g_autofree gchar *seen = root ? g_strconcat(root, its, NULL) : NULL;

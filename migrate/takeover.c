@@ -12,7 +12,9 @@
 #include "migrate/cmdline.h"
 #include "migrate/find.h"
 
-/* A 2.6 master re-executes itself after each load: give it time. */
+/* A master (haproxy 2.5 and later) re-executes itself after each load and
+ * may lose a signal meanwhile; how often, and how long, to wait for every
+ * instance found to handle SIGUSR1. */
 #define SETTLE_POLL_MS 20
 #define SETTLE_LIMIT_MS 10000
 
