@@ -84,7 +84,8 @@ void runtime_teardown(struct runtime *rt)
 		unlink(rt->expose_cfg);
 		unlink(rt->expose_sock);
 	}
-	/* Only if empty: haproxy's socket stays. Never one not verified. */
+	/* The directory is removed only when it is empty (a socket haproxy
+	 * left keeps it), and only one this wrapper verified as its own. */
 	if (!rt->ours)
 		return;
 	/* The directory named after the pidfile is ours alone, and nobody

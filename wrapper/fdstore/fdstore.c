@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Listening sockets parked in systemd's fd store. See wrapper/fdstore/fdstore.h. */
+/* Listening sockets parked in systemd's fd store (fdstore.h says why). */
 #include "wrapper/fdstore/fdstore.h"
 
 #include <errno.h>
