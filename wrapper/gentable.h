@@ -37,8 +37,8 @@ struct generation *gen_table_find(const struct gen_table *t, GPid pid);
 /* A live master with that pid (0: any), or NULL. */
 struct generation *gen_table_find_master(const struct gen_table *t, GPid pid);
 
-/* g serves now: pidfile (NULL: none) is made to name it. A -Ds parent is
- * never written there, and a master writes its own pid itself. */
+/* g serves now, so pidfile (NULL: none) is made to name it. A -Ds parent
+ * is never written there, and a master writes its own pid itself. */
 void gen_table_publish(struct gen_table *t, const char *pidfile,
 		       struct generation *g);
 /* After our own exec: the old image says it wrote pid in the pidfile.

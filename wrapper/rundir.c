@@ -122,8 +122,9 @@ gchar **rundir_client_paths(const char *option, const char *pidfile)
 
 /* ---- opening it, trusted ---- */
 
-/* A directory on the way: nobody else may rename or replace what it
- * holds (sticky: only an entry's owner may). */
+/* A directory on the way must not let anybody else rename or replace
+ * what it holds: it is not writable by others, or sticky (then only an
+ * entry's owner may). */
 static gboolean ancestor_ok(const struct stat *st)
 {
 	return trusted_owner(st->st_uid) &&
@@ -335,9 +336,10 @@ gboolean rundir_write_file(int dirfd, const char *name, const char *text,
 	}
 	if (fd < 0)
 		goto fail;
-	/* No fsync: it sat on the way to the first haproxy (0.4 to 3 ms on a
-	 * disk), for files that are rebuilt when lost or torn: the fragment
-	 * at every start, the version cache (checked on read) by a probe. */
+	/* No fsync: it cost 0.4 to 3 ms on a disk before the first haproxy
+	 * could start, and these files are rebuilt when lost or torn (the
+	 * fragment at every start, the version cache, checked when read,
+	 * by a new probe). */
 	ok = write_all(fd, text);
 	if (close(fd) < 0 || !ok ||
 	    renameat(dirfd, tmp, dirfd, name) < 0) {

@@ -262,10 +262,11 @@ static void tell_steering_unavailable(struct reuseport *r, int err)
 }
 
 /*
- * Two descriptors a group, kept: with thousands of binds they would take
- * the descriptors the wrapper needs for everything else (systemd's
- * default soft limit is 1024). Past half of what the limit leaves after a
- * reserve, groups get the plain program.
+ * A steering program keeps two descriptors open for its group. With
+ * thousands of binds they would take the descriptors the wrapper needs
+ * for everything else (systemd's default soft limit is 1024), so once
+ * they would use more than half of what the limit leaves after a reserve,
+ * further groups get the plain program.
  */
 #define FD_RESERVE 256
 
@@ -564,9 +565,10 @@ static void round_add_generation(struct reuseport *r, struct round *rd,
 	g_autoptr(GArray) children = NULL;
 	const GArray *workers = g->workers;
 
-	/* Our own child, not reaped: the pid is still it. A -Ds parent is
-	 * ready before it forks, and closes its listeners after: looked at
-	 * first, then its workers, one of them holds them. */
+	/* Our own child, not reaped yet, so the pid still names it. A -Ds
+	 * parent is ready before it forks its workers and closes its
+	 * listeners afterwards: it is looked at first, then its workers,
+	 * one of which holds them. */
 	round_add_pidfd(r, rd, pidfd_open(g->pid, 0), g->pid);
 	if (g->mode == LAUNCH_DS)
 		workers = children = proc_children(g->pid);
