@@ -418,6 +418,17 @@ gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time)
 	       st.state != 'X';
 }
 
+int proc_open_if_same_at(const char *root, GPid pid, guint64 start_time)
+{
+	int fd = pidfd_open(pid, 0);
+
+	if (fd >= 0 && !proc_same_process_at(root, pid, start_time)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 gboolean proc_sigmasks_at(const char *root, GPid pid,
 			  struct proc_sigmasks *out, GError **error)
 {

@@ -107,6 +107,10 @@ gchar *proc_cwd_at(const char *root, GPid pid);
 /* Is pid still the process that started at start_time, and not a zombie?
  * Asked after pidfd_open(), it tells that the pidfd names that process. */
 gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time);
+/* A pidfd for pid, returned only if, once it is open, pid is still the
+ * process that started at start_time: the pidfd then names that very
+ * process for good. -1 when it is gone or another process has its pid. */
+int proc_open_if_same_at(const char *root, GPid pid, guint64 start_time);
 
 /* Signal masks from /proc/PID/status: bit (n - 1) stands for signal n. */
 struct proc_sigmasks {

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <signal.h>
-#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -62,9 +61,11 @@ static void watch(struct takeover *t, struct foreign *f)
 {
 	struct watched *w = g_new0(struct watched, 1);
 
-	*w = (struct watched){ .t = t, .f = f, .pidfd = pidfd_open(f->pid, 0) };
-	if (w->pidfd < 0 ||
-	    !proc_same_process_at(PROC_ROOT, f->pid, f->start_time)) {
+	*w = (struct watched){
+		.t = t, .f = f,
+		.pidfd = proc_open_if_same_at(PROC_ROOT, f->pid, f->start_time),
+	};
+	if (w->pidfd < 0) {
 		watched_free(w);
 		return;
 	}
@@ -219,9 +220,9 @@ static void soft_stop_if_same(const char *proc_root, GPid pid,
 			      guint64 start_time, gpointer data)
 {
 	guint *sent = data;
-	int fd = pidfd_open(pid, 0);
+	int fd = proc_open_if_same_at(proc_root, pid, start_time);
 
-	if (fd < 0 || !proc_same_process_at(proc_root, pid, start_time)) {
+	if (fd < 0) {
 		log_notice("pid %d is gone or is another process now; not "
 			   "signalled", pid);
 	} else if (!proc_pidfd_signal(fd, SIGUSR1)) {

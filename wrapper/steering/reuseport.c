@@ -685,17 +685,6 @@ guint reuseport_steer_generation(struct reuseport *r,
 	return steered;
 }
 
-/* pid's pidfd if it still is the process that started at start_time. */
-static int open_same_process(GPid pid, guint64 start_time)
-{
-	int fd = pidfd_open(pid, 0);
-
-	if (fd >= 0 && !proc_same_process_at(PROC_ROOT, pid, start_time)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 gboolean reuseport_attach_foreign(struct reuseport *r,
 				  const GPtrArray *instances)
@@ -710,17 +699,20 @@ gboolean reuseport_attach_foreign(struct reuseport *r,
 		const struct foreign *f = g_ptr_array_index(
 			(GPtrArray *)instances, i);
 
-		round_add_pidfd(r, &rd, open_same_process(f->pid,
-							  f->start_time),
+		round_add_pidfd(r, &rd,
+				proc_open_if_same_at(PROC_ROOT, f->pid,
+						     f->start_time),
 				f->pid);
-		for (guint j = 0; j < f->workers->len; j++)
-			round_add_pidfd(
-				r, &rd,
-				open_same_process(
-					g_array_index(f->workers, GPid, j),
-					g_array_index(f->worker_start_times,
-						      guint64, j)),
-				g_array_index(f->workers, GPid, j));
+		for (guint j = 0; j < f->workers->len; j++) {
+			GPid w = g_array_index(f->workers, GPid, j);
+			guint64 started = g_array_index(f->worker_start_times,
+							guint64, j);
+
+			round_add_pidfd(r, &rd,
+					proc_open_if_same_at(PROC_ROOT, w,
+							     started),
+					w);
+		}
 	}
 	steerable = round_all_steerable(&rd);
 	round_end(r, &rd);
