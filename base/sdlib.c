@@ -38,7 +38,8 @@ static gboolean load(void)
 		lib.notify_with_fds = dlsym(h, "sd_pid_notify_with_fds");
 		/* Optional: an older libsystemd works without it. */
 		lib.notify_barrier = dlsym(h, "sd_notify_barrier");
-		/* Last: set only when all four are there. */
+		/* Set last, and only when the three other required calls
+		 * are there: load() takes it as the sign that all are. */
 		if (lib.watchdog_enabled && lib.journal_sendv &&
 		    lib.notify_with_fds)
 			lib.notify = dlsym(h, "sd_notify");

@@ -389,7 +389,8 @@ static void search_start(struct adopt *a, gboolean quick)
 	a->deadline = g_get_monotonic_time() + SEARCH_LIMIT_MS * 1000LL;
 	watch_pidfile(a);
 	if (!quick) {
-		/* The first look from the loop too, like every outcome. */
+		/* Even the first look runs from the main loop, as every
+		 * outcome is told from there, never from inside this call. */
 		a->timer = g_timeout_add(0, on_poll, a);
 		return;
 	}

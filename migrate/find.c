@@ -41,7 +41,8 @@ static gboolean is_daemon_of(const struct node *child,
 	       child->st.session != parent->st.session;
 }
 
-/* Every live child of n is a haproxy: a master by its configuration. */
+/* Is every live child of n a haproxy? Then n is a master, made one by
+ * its configuration (its command line does not say so). */
 static gboolean only_haproxy_children(struct scan *s, struct node *n)
 {
 	for (guint i = 0; i < child_count(n); i++) {

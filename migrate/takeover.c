@@ -26,7 +26,7 @@ struct watched {
 
 struct takeover {
 	GPtrArray *found;	/* struct foreign *, alive */
-	guint taken;		/* found, gone since or not: the metric */
+	guint taken;		/* all found, even gone since: the metric */
 	GPtrArray *watches;	/* struct watched * */
 	takeover_fn settled;
 	gpointer data;
@@ -122,7 +122,8 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* Started after us: a restart by hand, the replacement's to adopt. */
+/* An instance that started after us is a restart by hand, which the
+ * adoption of a replacement handles, not the takeover. */
 static void drop_newer(GPtrArray *found, guint64 started_before)
 {
 	for (guint i = 0; started_before && i < found->len;) {
@@ -163,7 +164,8 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 	for (guint i = 0; i < t->found->len; i++)
 		watch(t, g_ptr_array_index(t->found, i));
 	t->deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
-	/* From the loop, like every later outcome. */
+	/* Even "nothing found" is told from the main loop, as every later
+	 * outcome is, never from inside this call. */
 	t->timer = g_timeout_add(t->found->len ? SETTLE_POLL_MS : 0, on_poll, t);
 	return t;
 }

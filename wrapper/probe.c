@@ -138,7 +138,8 @@ struct probe *probe_start_env(char *const *argv, char *const *envp,
 				      G_SPAWN_STDIN_FROM_DEV_NULL,
 				      signals_reset_for_exec, NULL, &p->pid,
 				      NULL, &p->fd, NULL, &p->spawn_error)) {
-		/* Reported from the loop, like every other outcome. */
+		/* Reported from the main loop, as every other outcome is:
+		 * done is never called from inside this call. */
 		p->fd = -1;
 		p->timer = g_idle_add(on_spawn_error, p);
 		return p;
