@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "migrate/trust.h"
 
 G_DEFINE_QUARK(rundir-error-quark, rundir_error)
@@ -304,23 +305,6 @@ int rundir_open(const char *dir, enum rundir_role role, GError **error)
 
 /* ---- inside it ---- */
 
-static gboolean write_all(int fd, const char *text)
-{
-	gsize left = strlen(text);
-
-	while (left) {
-		ssize_t n = write(fd, text, left);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return FALSE;
-		text += n;
-		left -= n;
-	}
-	return TRUE;
-}
-
 gboolean rundir_write_file(int dirfd, const char *name, const char *text,
 			   GError **error)
 {
@@ -340,7 +324,7 @@ gboolean rundir_write_file(int dirfd, const char *name, const char *text,
 	 * could start, and these files are rebuilt when lost or torn (the
 	 * fragment at every start, the version cache, checked when read,
 	 * by a new probe). */
-	ok = write_all(fd, text);
+	ok = fd_write_all(fd, text, strlen(text));
 	if (close(fd) < 0 || !ok ||
 	    renameat(dirfd, tmp, dirfd, name) < 0) {
 		int saved = errno;
