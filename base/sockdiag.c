@@ -159,8 +159,9 @@ GHashTable *sockdiag_tcp_listeners(GError **error)
 		fail(error, errno, "socket");
 		return NULL;
 	}
-	/* The kernel answers at once; a bound all the same, as the caller's
-	 * main loop waits meanwhile (EAGAIN: the /proc path instead). */
+	/* The kernel answers at once, but the wait is bounded all the same
+	 * since the caller's main loop waits meanwhile; on EAGAIN the
+	 * caller reads /proc instead. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO,
 		       &(struct timeval){ .tv_sec = 2 },
 		       sizeof(struct timeval)) < 0) {
