@@ -13,6 +13,7 @@
 
 #include "wrapper/control.h"
 
+/* The runtime directory in use, and what the supervisor serves there. */
 struct runtime {
 	gchar *dir;
 	gboolean ours;		/* no other live wrapper uses it */

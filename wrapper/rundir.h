@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The instance's runtime directory: the control socket, the stats
- * socket through which a new haproxy takes the listening sockets of the
- * old one (-x), and a master-worker haproxy's notify socket. One per
- * instance, so that several wrappers can share a host. The wrapper and its
- * client commands derive the same path from the same command line:
+ * Naming and opening an instance's runtime directory, which holds the
+ * control socket, the stats socket through which a new haproxy takes the
+ * listening sockets of the old one (-x), and a master-worker haproxy's
+ * notify socket; wrapper/rundir-use.h sets up what the running supervisor
+ * serves there. One directory per instance, so that several wrappers can
+ * share a host. The wrapper and its client commands derive
+ * the same path from the same command line:
  *   --runtime-dir=DIR, else $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=),
  *   else /run/haproxy-systemd-wrapper/NAME (see rundir_instance_name()).
  *
