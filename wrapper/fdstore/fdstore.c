@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -51,13 +50,6 @@ static gboolean inode_of_name(const char *name, guint64 *inode)
 					  G_MAXUINT64, inode, NULL);
 }
 
-static guint64 socket_inode(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
-}
-
 static void remember(struct fdstore *st, guint64 inode)
 {
 	g_hash_table_add(st->stored, g_memdup2(&inode, sizeof(inode)));
@@ -93,7 +85,7 @@ static void take_handed(struct fdstore *st, guint n)
 			continue;
 		if (i >= g_strv_length(names) ||
 		    !inode_of_name(names[i], &named) ||
-		    socket_inode(fd) != named)
+		    fd_socket_inode(fd) != named)
 			continue;
 		g_array_append_val(st->handed, fd);
 		remember(st, named);
@@ -311,7 +303,7 @@ static GHashTable *serving_listeners(const struct fdstore *st,
 					 NULL);
 	for (guint i = 0; i < fds->len; i++) {
 		int fd = g_array_index(fds, int, i);
-		guint64 inode = socket_inode(fd);
+		guint64 inode = fd_socket_inode(fd);
 
 		/* A socket exposed twice (shards sharing one) is one. */
 		if (inode && tcp_listener(fd) &&

@@ -596,13 +596,6 @@ gboolean reuseport_attach_generation(struct reuseport *r,
 	return steerable;
 }
 
-static guint64 socket_inode(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? (guint64)st.st_ino : 0;
-}
-
 /*
  * One listener of the new generation: its group's new handshakes go to
  * it. A group where it has two sockets (per-thread or per-process binds)
@@ -615,7 +608,7 @@ static void steer_listener(struct reuseport *r, struct round *rd, GPid pid,
 	g_autofree gchar *key = group_key(fd);
 	struct steer_group *sg = key ? g_hash_table_lookup(r->steer, key)
 				     : NULL;
-	guint64 inode = socket_inode(fd);
+	guint64 inode = fd_socket_inode(fd);
 	const guint64 *seen;
 
 	/* A group only it listens on has no old listener to spare. */
