@@ -25,7 +25,7 @@ static gboolean write_expose_config(struct runtime *rt, int dirfd,
 		"global\n"
 		"    stats socket %s mode 600 level admin expose-fd listeners\n",
 		word);
-	return rundir_write_file(dirfd, "listeners.cfg", text, error);
+	return rundir_write_file(dirfd, RUNDIR_EXPOSE_CONFIG, text, error);
 }
 
 int runtime_setup(struct runtime *rt, const char *runtime_dir,

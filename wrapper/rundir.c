@@ -382,20 +382,20 @@ gchar *rundir_config_word(const char *path, GError **error)
 
 gchar *rundir_control_socket(const char *dir)
 {
-	return g_build_filename(dir, "control.sock", NULL);
+	return g_build_filename(dir, RUNDIR_CONTROL_SOCKET, NULL);
 }
 
 gchar *rundir_expose_socket(const char *dir)
 {
-	return g_build_filename(dir, "listeners.sock", NULL);
+	return g_build_filename(dir, RUNDIR_EXPOSE_SOCKET, NULL);
 }
 
 gchar *rundir_expose_config(const char *dir)
 {
-	return g_build_filename(dir, "listeners.cfg", NULL);
+	return g_build_filename(dir, RUNDIR_EXPOSE_CONFIG, NULL);
 }
 
 gchar *rundir_notify_socket(const char *dir)
 {
-	return g_build_filename(dir, "notify.sock", NULL);
+	return g_build_filename(dir, RUNDIR_NOTIFY_SOCKET, NULL);
 }
