@@ -255,10 +255,11 @@ const char *fdstore_first_source(struct fdstore *st,
 }
 
 /*
- * Our copies of the serving generation's listening sockets: asked of its
- * exposed stats socket as a new haproxy would ask (no ptrace rights
- * needed: a container's seccomp filter may refuse pidfd_getfd), else
- * taken from its descriptors.
+ * Our copies of the serving generation's listening sockets. They are
+ * asked of its exposed stats socket, as a new haproxy would ask, since
+ * that needs no ptrace rights and a container's seccomp filter may refuse
+ * pidfd_getfd. When it exposes none, or the asking fails, they are taken
+ * from its descriptors.
  */
 static GArray *listening_fds(const struct fdstore *st,
 			     const struct generation *g)
