@@ -10,6 +10,10 @@
 
 #include <glib.h>
 
+/* Longest piece of untrusted text quoted in a log line's reason: enough
+ * to recognise it, short enough to keep the line readable. */
+#define ESCAPE_QUOTE_MAX 200
+
 /*
  * For a log line or status text: valid UTF-8 with no control character.
  * A backslash becomes "\\", \n \r \t their C escapes, any other control

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "base/log.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/sdlib.h"
 
 static gboolean steps;
@@ -22,22 +22,6 @@ void log_set_steps(gboolean on)
 gboolean log_steps_on(void)
 {
 	return steps;
-}
-
-/* One write() per line, so that lines from haproxy sharing stderr do not
- * interleave with ours. */
-static void write_line(const char *line, gsize len)
-{
-	while (len > 0) {
-		ssize_t n = write(STDERR_FILENO, line, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		line += n;
-		len -= n;
-	}
 }
 
 gboolean log_stderr_is_journal(void)
@@ -97,8 +81,10 @@ static void vlog_event(const struct log_event *ev, int priority,
 
 	if (ev && log_stderr_is_journal() && journal_send(ev, priority, msg))
 		return;
+	/* The whole line in one write(), so that lines from haproxy sharing
+	 * stderr do not interleave with ours. One that fails is lost. */
 	line = g_strdup_printf("<%d>" LOG_IDENT ": %s\n", priority, msg);
-	write_line(line, strlen(line));
+	fd_write_all(STDERR_FILENO, line, strlen(line));
 }
 
 void wlog(int priority, const char *fmt, ...)
@@ -127,7 +113,7 @@ void log_executing(char *const *argv)
 	for (; *argv; argv++)
 		g_string_append_printf(s, "%s ", *argv);
 	g_string_append_c(s, '\n');
-	write_line(s->str, s->len);
+	fd_write_all(STDERR_FILENO, s->str, s->len);
 }
 
 gchar *describe_wait_status(int wait_status)

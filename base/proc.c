@@ -47,7 +47,7 @@ gboolean proc_pids_contain(const GArray *pids, GPid pid)
 	return FALSE;
 }
 
-static gint by_pid(gconstpointer a, gconstpointer b)
+gint proc_pid_cmp(gconstpointer a, gconstpointer b)
 {
 	GPid x = *(const GPid *)a, y = *(const GPid *)b;
 
@@ -57,7 +57,8 @@ static gint by_pid(gconstpointer a, gconstpointer b)
 static gchar *read_at_most(const char *path, gsize max, gsize *len,
 			   GError **error);
 
-/* Most children one task's list is read for: far above pid_max's use. */
+/* The largest children list read for one task. No real list comes close,
+ * as it cannot hold more pids than pid_max allows. */
 #define CHILDREN_MAX (8u << 20)
 
 /* Does this kernel list children (CONFIG_PROC_CHILDREN)? */
@@ -151,7 +152,7 @@ GArray *proc_children(GPid parent)
 
 	if (parent > 0 && children_of_tasks(parent, pids)) {
 		/* In pid order, as the scan gives them. */
-		g_array_sort(pids, by_pid);
+		g_array_sort(pids, proc_pid_cmp);
 		return pids;
 	}
 	g_array_set_size(pids, 0);
@@ -213,7 +214,7 @@ gboolean proc_pidfd_signal(int pidfd, int sig)
 	return pidfd_send_signal(pidfd, sig, NULL, 0) == 0;
 }
 
-/* ---- proc trees under any root (their content: procparse.c) ---- */
+/* ---- proc trees under any root (procparse.c parses what is read) ---- */
 
 GArray *proc_list_pids_at(const char *root, GError **error)
 {
@@ -415,6 +416,17 @@ gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time)
 	return proc_stat_at(root, pid, &st, NULL) &&
 	       st.start_time == start_time && st.state != 'Z' &&
 	       st.state != 'X';
+}
+
+int proc_open_if_same_at(const char *root, GPid pid, guint64 start_time)
+{
+	int fd = pidfd_open(pid, 0);
+
+	if (fd >= 0 && !proc_same_process_at(root, pid, start_time)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 gboolean proc_sigmasks_at(const char *root, GPid pid,

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Looking at processes through /proc. Pids found here are candidates; a
- * signal goes only through a pidfd opened and then verified (proc_open_if),
- * so that a pid reused in between can never receive it.
+ * signal goes only through a pidfd that was verified after it was opened
+ * (proc_open_if_child_of, proc_same_process_at), so that a pid reused in
+ * between can never receive it.
  */
 #pragma once
 
 #include <glib.h>
+
+/* The real proc tree, for the functions below that take a root. */
+#define PROC_ROOT "/proc"
 
 /* A pid in decimal, as /proc and MAINPID= write it: 1 to G_MAXINT. */
 gboolean proc_parse_pid(const char *text, GPid *pid);
@@ -19,6 +23,10 @@ GArray *proc_children(GPid parent);
 
 /* Is pid among pids (a GArray of GPid, like proc_children's)? */
 gboolean proc_pids_contain(const GArray *pids, GPid pid);
+
+/* Orders two GPid for g_array_sort(): what is listed comes out in pid
+ * order, whatever order it was found in. */
+gint proc_pid_cmp(gconstpointer a, gconstpointer b);
 
 /* /proc/pid/exe, without a " (deleted)" suffix; NULL when unreadable. */
 gchar *proc_exe(GPid pid);
@@ -39,10 +47,10 @@ gint64 proc_start_time_us(guint64 ticks);
 gboolean proc_pidfd_signal(int pidfd, int sig);
 
 /*
- * The same questions asked of any proc tree: root is "/proc" in production,
- * a directory of fake PID/{stat,cmdline,exe,cwd} entries in tests. The
- * parsers take untrusted bytes (len, not NUL-terminated) and never fail
- * worse than returning FALSE or an empty result.
+ * The same questions asked of any proc tree: root is PROC_ROOT in
+ * production, a directory of fake PID/{stat,cmdline,exe,cwd} entries in
+ * tests. The parsers take untrusted bytes (len, not NUL-terminated) and
+ * never fail worse than returning FALSE or an empty result.
  */
 
 /* What /proc/PID/stat says about a process that matters here. */
@@ -99,6 +107,10 @@ gchar *proc_cwd_at(const char *root, GPid pid);
 /* Is pid still the process that started at start_time, and not a zombie?
  * Asked after pidfd_open(), it tells that the pidfd names that process. */
 gboolean proc_same_process_at(const char *root, GPid pid, guint64 start_time);
+/* A pidfd for pid, returned only if, once it is open, pid is still the
+ * process that started at start_time: the pidfd then names that very
+ * process for good. -1 when it is gone or another process has its pid. */
+int proc_open_if_same_at(const char *root, GPid pid, guint64 start_time);
 
 /* Signal masks from /proc/PID/status: bit (n - 1) stands for signal n. */
 struct proc_sigmasks {

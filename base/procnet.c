@@ -24,6 +24,13 @@ guint64 proc_socket_inode(GPid pid, const char *fd_name)
 	return g_ascii_strtoull(target + 8, NULL, 10);
 }
 
+guint64 fd_socket_inode(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
+}
+
 /* 1 listening, 0 not, -1 when it cannot be told (pidfd_getfd refused). */
 static int fd_listens(int pidfd, int fd)
 {

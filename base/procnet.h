@@ -44,6 +44,10 @@ GHashTable *proc_tcp_listeners(GPid pid);
  * or 0 when it is not a socket or cannot be read. */
 guint64 proc_socket_inode(GPid pid, const char *fd_name);
 
+/* The same for one of our own descriptors, fd: its inode names the socket
+ * whichever process holds a copy of it. */
+guint64 fd_socket_inode(int fd);
+
 /* Our own copies (pidfd_getfd, close-on-exec) of the listening stream
  * sockets pid holds, one per socket; NULL when they cannot all be taken
  * (another user's process without ptrace rights, a seccomp filter, no

@@ -14,7 +14,7 @@ static struct {
 	char *error;		/* the last failed load's dlerror(), kept */
 	__typeof__(sd_notify) *notify;
 	__typeof__(sd_pid_notify_with_fds) *notify_with_fds;
-	__typeof__(sd_notify_barrier) *notify_barrier;	/* 246+ */
+	__typeof__(sd_notify_barrier) *notify_barrier;	/* libsystemd 246+ */
 	__typeof__(sd_watchdog_enabled) *watchdog_enabled;
 	__typeof__(sd_journal_sendv) *journal_sendv;
 } lib;
@@ -38,7 +38,8 @@ static gboolean load(void)
 		lib.notify_with_fds = dlsym(h, "sd_pid_notify_with_fds");
 		/* Optional: an older libsystemd works without it. */
 		lib.notify_barrier = dlsym(h, "sd_notify_barrier");
-		/* Last: set only when all four are there. */
+		/* Set last, and only when the three other required calls
+		 * are there: load() takes it as the sign that all are. */
 		if (lib.watchdog_enabled && lib.journal_sendv &&
 		    lib.notify_with_fds)
 			lib.notify = dlsym(h, "sd_notify");

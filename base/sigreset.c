@@ -13,7 +13,7 @@ struct kernel_sigaction {
 	unsigned long mask;
 };
 
-void signals_reset_for_exec(void)
+void signals_reset_for_exec(gpointer unused)
 {
 	const struct kernel_sigaction dfl = { .handler = SIG_DFL };
 	sigset_t none;

@@ -6,6 +6,9 @@
  */
 #pragma once
 
+#include <glib.h>
+
 /* In a child between fork and exec: default dispositions, empty mask.
- * Async-signal-safe. */
-void signals_reset_for_exec(void);
+ * Async-signal-safe. Shaped as a GSpawnChildSetupFunc so that g_spawn_*()
+ * takes it as it is; unused is ignored. */
+void signals_reset_for_exec(gpointer unused);

@@ -12,8 +12,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-/* Larger than any one datagram of a dump: the kernel sizes them to at
- * most 32 KiB less its overhead, and less while we never asked for more. */
+/* Larger than any one datagram of a dump. The kernel never makes one
+ * larger than 32 KiB less its own overhead, and makes them smaller still
+ * unless a reader asks for more, which we never do. */
 #define RECV_SIZE 32768
 
 static gboolean fail(GError **error, int err, const char *what)
@@ -158,8 +159,9 @@ GHashTable *sockdiag_tcp_listeners(GError **error)
 		fail(error, errno, "socket");
 		return NULL;
 	}
-	/* The kernel answers at once; a bound all the same, as the caller's
-	 * main loop waits meanwhile (EAGAIN: the /proc path instead). */
+	/* The kernel answers at once, but the wait is bounded all the same
+	 * since the caller's main loop waits meanwhile; on EAGAIN the
+	 * caller reads /proc instead. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO,
 		       &(struct timeval){ .tv_sec = 2 },
 		       sizeof(struct timeval)) < 0) {

@@ -35,7 +35,8 @@ int unixsock_listen_private(const char *path, GError **error)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
-	/* The umask is the process's: nothing else runs meanwhile. */
+	/* The umask is process-wide; nothing else creates a file while it
+	 * is changed. */
 	old_umask = umask(0177);
 	r = bind(fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old_umask);

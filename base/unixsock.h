@@ -11,6 +11,6 @@
  */
 int unixsock_listen_private(const char *path, GError **error);
 
-/* The peer of a connection to such a socket is root or our own user (its
- * pid in *pid, when not NULL). */
+/* Is the peer of a connection to such a socket root or our own user? Its
+ * pid goes to *pid, when not NULL. */
 gboolean unixsock_peer_trusted(int fd, pid_t *pid);

@@ -53,8 +53,8 @@ enum wrapper_args_error_code {
  * flag at the end, a non-numeric -sf/-st pid. -W/-Ws are taken out and
  * noted as a request for master-worker mode; so is -S (a master CLI, which
  * only a master has), kept with its value for haproxy. out is overwritten,
- * not freed first. With both
- * -v and -c, oneshot is ONESHOT_VERSION: haproxy answers -v first.
+ * not freed first. With both -v and -c, oneshot is ONESHOT_VERSION:
+ * haproxy answers -v first.
  */
 gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
 			    struct wrapper_args *out, GError **error);

@@ -16,7 +16,9 @@
 
 /* Variables that change what a fresh haproxy does, or that belong to us. */
 static const char *const scrubbed_prefixes[] = {
-	"HAPROXY_MWORKER",	/* 1.8+: "you are a re-executed master" */
+	/* haproxy 1.8+ sets these before it re-executes its master; a new
+	 * haproxy that inherited them would believe it was that master. */
+	"HAPROXY_MWORKER",
 };
 static const char *const scrubbed_names[] = {
 	"HAPROXY_PROCESSES",
@@ -24,7 +26,8 @@ static const char *const scrubbed_names[] = {
 	"HAPROXY_WRAPPER_FD",
 	"HAPROXY_WRAPPER_STATE",
 	"NOTIFY_SOCKET",
-	"WATCHDOG_PID",		/* systemd's watchdog is the wrapper's */
+	/* systemd's watchdog pings are the wrapper's to send. */
+	"WATCHDOG_PID",
 	"WATCHDOG_USEC",
 };
 
@@ -61,11 +64,6 @@ GStrv haproxy_environ_for_handoff(void)
 		      : envp;
 }
 
-static void child_setup(gpointer unused)
-{
-	signals_reset_for_exec();
-}
-
 gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
 		       GPid *pid, GError **error)
 {
@@ -78,8 +76,8 @@ gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
 	log_executing(argv);
 	/* GLib closes every descriptor above stderr in the child. */
 	return g_spawn_async(NULL, (char **)argv, envp,
-			     G_SPAWN_DO_NOT_REAP_CHILD, child_setup, NULL, pid,
-			     error);
+			     G_SPAWN_DO_NOT_REAP_CHILD, signals_reset_for_exec,
+			     NULL, pid, error);
 }
 
 int haproxy_exec(char *const *argv)
@@ -88,7 +86,7 @@ int haproxy_exec(char *const *argv)
 	int saved;
 
 	log_executing(argv);
-	signals_reset_for_exec();
+	signals_reset_for_exec(NULL);
 	execve(argv[0], argv, envp);
 	saved = errno;
 	log_err("execv(%s) failed: %s", argv[0], g_strerror(saved));

@@ -114,7 +114,8 @@ enum mw_verdict mw_message_verdict(const struct mw_message *m)
 		return MW_VERDICT_NONE;
 	if (!m->status)
 		return MW_VERDICT_ASK_WORKERS;
-	/* 2.7+: "Ready." or "Reload failed!", 3.1+ with a reason added. */
+	/* haproxy 2.7+ says "Ready." or "Reload failed!"; 3.1+ adds a
+	 * reason after it. */
 	status = g_ascii_strdown(m->status, -1);
 	return strstr(status, "fail") ? MW_VERDICT_FAILED : MW_VERDICT_LOADED;
 }

@@ -12,6 +12,8 @@
 
 #include "legacy/pidfile.h"
 
+#include "base/fdio.h"
+
 /* INT_MAX has 10 digits: longer tokens are rejected before any arithmetic. */
 #define PID_MAX_DIGITS 10
 
@@ -184,28 +186,13 @@ gboolean pidfile_read(const char *path, GArray **pids, guint *n_invalid,
 	return TRUE;
 }
 
-static gboolean write_all(int fd, const char *buf, gsize len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return FALSE;
-		buf += w;
-		len -= (gsize)w;
-	}
-	return TRUE;
-}
-
 /* Returns 0 or the errno of the first failure. */
 static int fill_temp_file(int fd, const GString *content)
 {
 	/* haproxy's pidfiles are 0644 whatever the umask; so are ours. */
 	if (fchmod(fd, 0644) < 0)
 		return errno;
-	if (!write_all(fd, content->str, content->len))
+	if (!fd_write_all(fd, content->str, content->len))
 		return errno;
 	return 0;
 }

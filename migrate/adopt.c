@@ -14,12 +14,12 @@
 #include "migrate/find.h"
 #include "migrate/takeover.h"
 
-#define PROC_ROOT "/proc"
 /*
- * A replacement exists before the old one ends (it sent the signal), but
- * a -D launcher may not have forked its daemon yet, and a pidfile-only
- * match shows once the pidfile is written [haproxy-behavior.md §6, §7]:
- * look again on every pidfile change and on a short schedule, bounded.
+ * A replacement exists before the old one ends, since it sent the signal
+ * that ended it. But a -D launcher may not have forked its daemon yet,
+ * and a match by the pidfile alone shows only once haproxy has written
+ * it. So the search looks again on every change in the pidfile's
+ * directory and on a short schedule, for a bounded time.
  */
 #define SEARCH_POLL_MS 20
 #define SEARCH_LIMIT_MS 3000
@@ -29,8 +29,9 @@ struct adopted {
 	struct foreign *f;
 	int pidfd;		/* f->pid, verified after opening */
 	guint source;
-	/* A -D launcher still loading when the search gave up: no instance
-	 * (off status and -sf lists); its exit brings its daemon. */
+	/* A -D launcher still loading when the search gave up. It is not an
+	 * instance yet (neither in status nor on an -sf list); when it
+	 * exits, the search looks for the daemon it started. */
 	gboolean launcher;
 	gboolean on_sf;		/* on the -sf list of a generation of ours */
 	gboolean leaving;	/* superseded by that -sf, or retired */
@@ -38,7 +39,7 @@ struct adopted {
 };
 
 struct adopt {
-	gchar *proc_root;	/* "/proc"; a fake tree in t/unit-adopt */
+	gchar *proc_root;	/* PROC_ROOT, or a fake tree in tests */
 	gchar *pidfile;
 	GStrv configs;
 	adopt_fn fn;
@@ -216,8 +217,8 @@ static gboolean is_launcher(const struct adopt *a, const struct foreign *f)
 	       st.session != f->pid;
 }
 
-/* The instances there now; NULL while one is not ready to be adopted
- * (unless late: then what there is). */
+/* The instances there now, or NULL while one of them is not ready to be
+ * adopted yet. A late look (the wrapper stops) takes what there is. */
 static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 {
 	g_autoptr(GPtrArray) found = NULL;
@@ -291,8 +292,8 @@ static GPtrArray *look_twice(struct adopt *a, gboolean *none)
 	g_autoptr(GPtrArray) first = look(a, FALSE, none);
 	GPtrArray *second;
 
-	/* Nothing, or not ready: the search goes on anyway (a quick one
-	 * ends on nothing: seen twice). */
+	/* Nothing there, or not ready: the search goes on. Only a quick
+	 * search ends when nothing is there, and it must see that twice. */
 	if (!first && !(*none && a->quick))
 		return NULL;
 	second = look(a, FALSE, none);
@@ -388,7 +389,8 @@ static void search_start(struct adopt *a, gboolean quick)
 	a->deadline = g_get_monotonic_time() + SEARCH_LIMIT_MS * 1000LL;
 	watch_pidfile(a);
 	if (!quick) {
-		/* The first look from the loop too, like every outcome. */
+		/* Even the first look runs from the main loop, as every
+		 * outcome is told from there, never from inside this call. */
 		a->timer = g_timeout_add(0, on_poll, a);
 		return;
 	}

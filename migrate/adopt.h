@@ -36,8 +36,9 @@ struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
 			   const char *const *argv, const char *cwd,
 			   adopt_fn fn, gpointer data);
 
-/* The one serving has ended (ours, or the adopted ones: LOST): look for
- * what replaced it. The outcome comes from the main loop, FOUND or NONE. */
+/* The haproxy serving has ended, ours or one adopted earlier (LOST):
+ * look for what replaced it. The outcome, FOUND or NONE, comes from the
+ * main loop. */
 void adopt_search(struct adopt *a);
 /* The same, but the first look now (its outcome may come from inside
  * this call), and NONE at once when no candidate is there at all. */

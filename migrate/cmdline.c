@@ -158,9 +158,9 @@ GPtrArray *config_targets_new(const char *const *files)
 	return targets;
 }
 
-/* The index of the target path is, or -1. Seen through root (a process's
- * root in another mount namespace), a name proves nothing: only the file
- * it leads to there counts. */
+/* The index of the target that path is, or -1. Seen through root (a
+ * process's root in another mount namespace), a name proves nothing: only
+ * the file it leads to there counts. */
 static gint target_index(GPtrArray *targets, const char *path,
 			 const char *root)
 {

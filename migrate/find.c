@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Foreign haproxy instances, told apart by their shape in the proc tree
- * (see haproxy-behavior.md §4, §5, §7):
+ * Foreign haproxy instances, told apart by their shape in the proc tree,
+ * as haproxy 1.5 to 3.x lay out their processes:
  *  - a master-worker master keeps its workers as children, in its own
  *    session; with -W/-Ws it says so on its command line, with
  *    "master-worker" in the configuration only its children tell;
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "legacy/pidfile.h"
 #include "migrate/cmdline.h"
 #include "migrate/identity.h"
@@ -40,7 +41,8 @@ static gboolean is_daemon_of(const struct node *child,
 	       child->st.session != parent->st.session;
 }
 
-/* Every live child of n is a haproxy: a master by its configuration. */
+/* Is every live child of n a haproxy? Then n is a master, made one by
+ * its configuration (its command line does not say so). */
 static gboolean only_haproxy_children(struct scan *s, struct node *n)
 {
 	for (guint i = 0; i < child_count(n); i++) {
@@ -292,13 +294,6 @@ static gchar *unlisted_reason(struct scan *s, GPid pid)
 	return g_strdup_printf("cannot be read (%s)", error->message);
 }
 
-static gint by_pid(gconstpointer a, gconstpointer b)
-{
-	GPid x = *(const GPid *)a, y = *(const GPid *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The candidates' pids, in order: what is told comes out the same way
  * whatever the hash table's order. */
 static GArray *sorted_pids(GHashTable *cands)
@@ -313,7 +308,7 @@ static GArray *sorted_pids(GHashTable *cands)
 
 		g_array_append_val(pids, pid);
 	}
-	g_array_sort(pids, by_pid);
+	g_array_sort(pids, proc_pid_cmp);
 	return pids;
 }
 
@@ -338,8 +333,8 @@ static gchar *own_refusal(struct scan *s, struct node *top)
 				cwd);
 }
 
-/* This service's own haproxy (migrate/identity.h)? Told once an instance
- * in the skipped list when not. */
+/* Is top this service's own haproxy (migrate/identity.h)? When it is not,
+ * the instance is put once in the skipped list, with why. */
 static gboolean is_own(struct scan *s, struct node *top, guint source)
 {
 	if (!top->identity_checked) {
@@ -388,7 +383,8 @@ static void place_candidates(struct scan *s, GHashTable *cands,
 	}
 }
 
-/* One instance a top, oldest first (and so are launchers skipped). */
+/* One instance for each top, oldest first. A launcher still starting its
+ * daemon is skipped (it exits by itself), in the same order. */
 static GPtrArray *build_instances(struct scan *s, GHashTable *tops)
 {
 	GPtrArray *out = g_ptr_array_new_with_free_func(

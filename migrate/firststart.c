@@ -20,7 +20,6 @@
 #include "wrapper/steering/reuseport.h"
 #include "wrapper/supervisor.h"
 
-#define PROC_ROOT "/proc"
 
 struct first_start {
 	struct supervisor *sv;		/* its owner */

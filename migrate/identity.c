@@ -11,8 +11,6 @@
 #include "migrate/cmdline.h"
 #include "migrate/trust.h"
 
-/* Longest piece of untrusted text quoted in a reason. */
-#define QUOTE_MAX 200
 /* A ppid chain longer than this is a loop in a broken proc tree. */
 #define ANCESTORS_MAX 4096
 
@@ -27,15 +25,10 @@ struct identity {
 	gchar *cgroup;		/* ours; NULL: unreadable */
 };
 
-static gboolean trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
 /* Why the file at path (lstat'ed as st) cannot be trusted, or NULL. */
 static gchar *file_distrust(const char *path, const struct stat *st)
 {
-	g_autofree gchar *name = escape_untrusted(path, QUOTE_MAX);
+	g_autofree gchar *name = escape_untrusted(path, ESCAPE_QUOTE_MAX);
 	struct stat target;
 
 	if (!trusted_owner(st->st_uid))
@@ -64,7 +57,7 @@ static gchar *file_distrust(const char *path, const struct stat *st)
 static gchar *pidfile_distrust(const char *pidfile)
 {
 	g_autofree gchar *dir = g_path_get_dirname(pidfile);
-	g_autofree gchar *dname = escape_untrusted(dir, QUOTE_MAX);
+	g_autofree gchar *dname = escape_untrusted(dir, ESCAPE_QUOTE_MAX);
 	struct stat d, f;
 
 	if (stat(dir, &d) != 0)
@@ -200,7 +193,8 @@ static gchar *namespace_refusal(const struct identity *id, GPid pid,
 	return NULL;
 }
 
-/* Its name its (seen through root, unless NULL) and ours: one file? */
+/* Do the process's name its (looked at through root, unless NULL) and our
+ * name ours lead to the same file? */
 static gboolean same_file(const char *its, const char *root, const char *ours)
 {
 	g_autofree gchar *seen = root ? g_strconcat(root, its, NULL) : NULL;
@@ -226,7 +220,7 @@ static gchar *pidfile_refusal(const struct identity *id,
 		return g_strdup("its command line names no pidfile (-p)");
 	if (same_file(its, root, id->pidfile))
 		return NULL;
-	name = escape_untrusted(its, QUOTE_MAX);
+	name = escape_untrusted(its, ESCAPE_QUOTE_MAX);
 	return g_strdup_printf("%sits pidfile is %s, not ours",
 			       root ? OTHER_MNT : "", name);
 }
@@ -294,7 +288,7 @@ static gchar *cgroup_refusal(const struct identity *id, GPid pid)
 	if ((id->cgroup && strcmp(its, id->cgroup) == 0) ||
 	    !g_str_has_suffix(leaf_of(its), ".service"))
 		return NULL;
-	name = escape_untrusted(leaf_of(its), QUOTE_MAX);
+	name = escape_untrusted(leaf_of(its), ESCAPE_QUOTE_MAX);
 	return g_strdup_printf("it belongs to another systemd service (%s)",
 			       name);
 }

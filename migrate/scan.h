@@ -12,9 +12,6 @@
 #include "base/proc.h"
 #include "migrate/cmdline.h"
 
-/* Longest piece of untrusted text quoted in a reason. */
-#define QUOTE_MAX 200
-
 enum verdict { UNCHECKED, HAPROXY, NOT_HAPROXY };
 
 struct node {
@@ -65,7 +62,7 @@ static inline gboolean is_zombie(const struct node *n)
 /* Untrusted text made fit for a log line. */
 static inline gchar *quote(const char *s)
 {
-	return escape_untrusted(s, QUOTE_MAX);
+	return escape_untrusted(s, ESCAPE_QUOTE_MAX);
 }
 
 void node_clear(struct node *n);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <signal.h>
-#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -12,8 +11,9 @@
 #include "migrate/cmdline.h"
 #include "migrate/find.h"
 
-#define PROC_ROOT "/proc"
-/* A 2.6 master re-executes itself after each load: give it time. */
+/* A master (haproxy 2.5 and later) re-executes itself after each load and
+ * may lose a signal meanwhile; how often, and how long, to wait for every
+ * instance found to handle SIGUSR1. */
 #define SETTLE_POLL_MS 20
 #define SETTLE_LIMIT_MS 10000
 
@@ -26,7 +26,7 @@ struct watched {
 
 struct takeover {
 	GPtrArray *found;	/* struct foreign *, alive */
-	guint taken;		/* found, gone since or not: the metric */
+	guint taken;		/* all found, even gone since: the metric */
 	GPtrArray *watches;	/* struct watched * */
 	takeover_fn settled;
 	gpointer data;
@@ -61,9 +61,11 @@ static void watch(struct takeover *t, struct foreign *f)
 {
 	struct watched *w = g_new0(struct watched, 1);
 
-	*w = (struct watched){ .t = t, .f = f, .pidfd = pidfd_open(f->pid, 0) };
-	if (w->pidfd < 0 ||
-	    !proc_same_process_at(PROC_ROOT, f->pid, f->start_time)) {
+	*w = (struct watched){
+		.t = t, .f = f,
+		.pidfd = proc_open_if_same_at(PROC_ROOT, f->pid, f->start_time),
+	};
+	if (w->pidfd < 0) {
 		watched_free(w);
 		return;
 	}
@@ -120,7 +122,8 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* Started after us: a restart by hand, the replacement's to adopt. */
+/* An instance that started after us is a restart by hand, which the
+ * adoption of a replacement handles, not the takeover. */
 static void drop_newer(GPtrArray *found, guint64 started_before)
 {
 	for (guint i = 0; started_before && i < found->len;) {
@@ -161,7 +164,8 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 	for (guint i = 0; i < t->found->len; i++)
 		watch(t, g_ptr_array_index(t->found, i));
 	t->deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
-	/* From the loop, like every later outcome. */
+	/* Even "nothing found" is told from the main loop, as every later
+	 * outcome is, never from inside this call. */
 	t->timer = g_timeout_add(t->found->len ? SETTLE_POLL_MS : 0, on_poll, t);
 	return t;
 }
@@ -218,9 +222,9 @@ static void soft_stop_if_same(const char *proc_root, GPid pid,
 			      guint64 start_time, gpointer data)
 {
 	guint *sent = data;
-	int fd = pidfd_open(pid, 0);
+	int fd = proc_open_if_same_at(proc_root, pid, start_time);
 
-	if (fd < 0 || !proc_same_process_at(proc_root, pid, start_time)) {
+	if (fd < 0) {
 		log_notice("pid %d is gone or is another process now; not "
 			   "signalled", pid);
 	} else if (!proc_pidfd_signal(fd, SIGUSR1)) {

@@ -8,6 +8,11 @@
 #include "base/proc.h"
 #include "legacy/config.h"
 
+gboolean trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
 /* Who a haproxy started by this wrapper runs as. */
 struct launch_ids {
 	guint32 uid;		/* our euid: what haproxy starts as */

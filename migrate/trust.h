@@ -8,6 +8,11 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/types.h>
+
+/* May a file, directory or socket owned by uid be trusted: is uid root or
+ * the wrapper's effective user, so that nobody else can have changed it? */
+gboolean trusted_owner(uid_t uid);
 
 /*
  * Could this wrapper have started the process at pid (the top of a foreign

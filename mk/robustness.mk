@@ -48,14 +48,15 @@ FUZZ_LIBS      = $(shell $(PKG_CONFIG) --libs glib-2.0)
 # What each target links: only the modules its parser needs, so that work
 # in progress elsewhere in the tree cannot break the fuzz build.
 FUZZ_SRC_args    := legacy/args.c legacy/version.c
-FUZZ_SRC_pidfile := legacy/pidfile.c
+FUZZ_SRC_pidfile := legacy/pidfile.c base/fdio.c
 FUZZ_SRC_version := legacy/version.c
 FUZZ_SRC_control := wrapper/protocol.c
 FUZZ_SRC_proc    := base/procparse.c
 FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/version.c \
                     legacy/args.c base/proc.c base/procparse.c
 FUZZ_SRC_state   := wrapper/selfupgrade/state.c wrapper/generation.c wrapper/witness.c \
-                    wrapper/child.c base/log.c base/sdlib.c base/proc.c base/procparse.c
+                    wrapper/child.c base/log.c base/fdio.c base/sdlib.c base/proc.c \
+                    base/procparse.c
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 
 # The modules are gcc-clean (the normal build's -Werror); a diagnostic only

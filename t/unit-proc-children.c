@@ -5,6 +5,7 @@
  * list, read while a child listed before another is reaped, skips the
  * ones after it: the reload verdict then saw no new worker.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -101,9 +102,37 @@ static void test_children_churn(void)
 	g_assert_cmpuint(missed, ==, 0);
 }
 
+/* A pidfd is handed out only for the very process found: the same pid
+ * with another start time (a pid reused since) gets none, nor does a
+ * process that has ended. */
+static void test_open_if_same(void)
+{
+	pid_t child = idle_child();
+	struct proc_stat st;
+	int status, fd;
+
+	g_assert_true(proc_stat_at(PROC_ROOT, child, &st, NULL));
+	fd = proc_open_if_same_at(PROC_ROOT, child, st.start_time);
+	if (fd < 0 && errno == ENOSYS) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		g_test_skip("no pidfd_open() here");
+		return;
+	}
+	g_assert_cmpint(fd, >=, 0);
+	close(fd);
+	g_assert_cmpint(proc_open_if_same_at(PROC_ROOT, child,
+					     st.start_time + 1), ==, -1);
+	g_assert_cmpint(kill(child, SIGKILL), ==, 0);
+	g_assert_cmpint(waitpid(child, &status, 0), ==, child);
+	g_assert_cmpint(proc_open_if_same_at(PROC_ROOT, child, st.start_time),
+			==, -1);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/proc/children-churn", test_children_churn);
+	g_test_add_func("/proc/open-if-same", test_open_if_same);
 	return g_test_run();
 }

@@ -11,8 +11,8 @@
  */
 void child_discard(GPid pid, guint watch_source);
 
-/* Before exiting: run the loop until every discarded child is reaped
- * (they were SIGKILLed: a matter of milliseconds), at most timeout_ms. */
+/* Before exiting, run the loop until every discarded child is reaped, at
+ * most timeout_ms. They were sent SIGKILL, so it takes milliseconds. */
 void child_reap_discarded(guint timeout_ms);
 
 /*

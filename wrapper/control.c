@@ -131,7 +131,8 @@ static gboolean on_idle(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* TRUE: read on. One command a connection: after it, read no further. */
+/* TRUE when more input is needed. A connection carries one command: once
+ * it is taken, nothing more is read. */
 static gboolean take_command(struct control_client *c)
 {
 	const char *error;
@@ -215,7 +216,8 @@ struct control_client *control_adopt(struct control *ctl, int fd)
 	fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 	g_unix_set_fd_nonblocking(fd, TRUE, NULL);
 	c = client_new(ctl, fd);
-	/* A waiter of the old image's: the supervisor's, never idle. */
+	/* It waited for a reload in the old image: it belongs to the
+	 * supervisor already, so the idle timeout does not drop it. */
 	c->taken = TRUE;
 	return c;
 }

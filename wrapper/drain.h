@@ -10,11 +10,11 @@
 
 #include "wrapper/gentable.h"
 
-/* g serves now, old served until then: old drains. hard: the reload
- * used -st; drain_timeout_s: 0, no deadline. */
+/* g serves now and old, which served until then, drains. hard tells that
+ * the reload used -st. drain_timeout_s bounds the drain (0: no bound). */
 void drain_begin(struct generation *old, struct generation *g, gboolean hard,
 		 guint drain_timeout_s);
 
-/* More than max_old generations (a master's retired workers count too)
- * draining: the oldest get SIGTERM. max_old < 0: no bound. */
+/* When more than max_old generations drain (a master's retired workers
+ * count too), the oldest get SIGTERM. max_old < 0 sets no bound. */
 void drain_bound(struct gen_table *t, gint max_old);

@@ -37,12 +37,13 @@ struct generation *gen_table_find(const struct gen_table *t, GPid pid);
 /* A live master with that pid (0: any), or NULL. */
 struct generation *gen_table_find_master(const struct gen_table *t, GPid pid);
 
-/* pidfile (NULL: none) names g, which serves now (a -Ds parent: never,
- * a master writes its own). */
+/* g serves now, so pidfile (NULL: none) is made to name it. A -Ds parent
+ * is never written there, and a master writes its own pid itself. */
 void gen_table_publish(struct gen_table *t, const char *pidfile,
 		       struct generation *g);
-/* After our own exec: the old image wrote pid there, if it is one of
- * the generations adopted (a leaked state names anyone). */
+/* After our own exec: the old image says it wrote pid in the pidfile.
+ * That is believed only if pid is one of the generations it handed over,
+ * since a state that leaked could name any process. */
 void gen_table_restore_pidfile(struct gen_table *t, GPid pid);
 /* At exit: removed if it still names what we wrote. */
 void gen_table_retract(struct gen_table *t, const char *pidfile);

@@ -312,7 +312,8 @@ static gchar *trusted_control_socket(const char *dir, GError **error)
 {
 	int dirfd = rundir_open(dir, RUNDIR_CLIENT, error);
 	gboolean trusted = dirfd >= 0 &&
-			   rundir_socket_trusted(dirfd, "control.sock", error);
+			   rundir_socket_trusted(dirfd, RUNDIR_CONTROL_SOCKET,
+						 error);
 
 	if (dirfd >= 0)
 		close(dirfd);

@@ -29,11 +29,6 @@ struct probe {
 	GDestroyNotify data_free;
 };
 
-static void child_setup(gpointer unused)
-{
-	signals_reset_for_exec();
-}
-
 
 static void probe_free(struct probe *p)
 {
@@ -141,9 +136,10 @@ struct probe *probe_start_env(char *const *argv, char *const *envp,
 				      G_SPAWN_DO_NOT_REAP_CHILD |
 				      G_SPAWN_STDERR_TO_DEV_NULL |
 				      G_SPAWN_STDIN_FROM_DEV_NULL,
-				      child_setup, NULL, &p->pid, NULL, &p->fd,
-				      NULL, &p->spawn_error)) {
-		/* Reported from the loop, like every other outcome. */
+				      signals_reset_for_exec, NULL, &p->pid,
+				      NULL, &p->fd, NULL, &p->spawn_error)) {
+		/* Reported from the main loop, as every other outcome is:
+		 * done is never called from inside this call. */
 		p->fd = -1;
 		p->timer = g_idle_add(on_spawn_error, p);
 		return p;

@@ -8,8 +8,9 @@
 
 #include <glib.h>
 
-/* output: what it printed (at most 64 KiB); wait_status: as from waitpid.
- * On error (could not run, timed out) output is NULL and error set. */
+/* output is what the command printed (at most 64 KiB), wait_status its
+ * status as waitpid() gives it. When it could not run or timed out,
+ * output is NULL and error says why. */
 typedef void (*probe_fn)(const char *output, int wait_status,
 			 const GError *error, gpointer data);
 

@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
+#include "migrate/trust.h"
+
 G_DEFINE_QUARK(rundir-error-quark, rundir_error)
 
 /* Under RUNDIR_BASE "/", so that every socket fits. */
@@ -120,13 +123,9 @@ gchar **rundir_client_paths(const char *option, const char *pidfile)
 
 /* ---- opening it, trusted ---- */
 
-static gboolean trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
-/* A directory on the way: nobody else may rename or replace what it
- * holds (sticky: only an entry's owner may). */
+/* A directory on the way must not let anybody else rename or replace
+ * what it holds: it is not writable by others, or sticky (then only an
+ * entry's owner may). */
 static gboolean ancestor_ok(const struct stat *st)
 {
 	return trusted_owner(st->st_uid) &&
@@ -306,23 +305,6 @@ int rundir_open(const char *dir, enum rundir_role role, GError **error)
 
 /* ---- inside it ---- */
 
-static gboolean write_all(int fd, const char *text)
-{
-	gsize left = strlen(text);
-
-	while (left) {
-		ssize_t n = write(fd, text, left);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return FALSE;
-		text += n;
-		left -= n;
-	}
-	return TRUE;
-}
-
 gboolean rundir_write_file(int dirfd, const char *name, const char *text,
 			   GError **error)
 {
@@ -338,10 +320,11 @@ gboolean rundir_write_file(int dirfd, const char *name, const char *text,
 	}
 	if (fd < 0)
 		goto fail;
-	/* No fsync: it sat on the way to the first haproxy (0.4 to 3 ms on a
-	 * disk), for files that are rebuilt when lost or torn: the fragment
-	 * at every start, the version cache (checked on read) by a probe. */
-	ok = write_all(fd, text);
+	/* No fsync: it cost 0.4 to 3 ms on a disk before the first haproxy
+	 * could start, and these files are rebuilt when lost or torn (the
+	 * fragment at every start, the version cache, checked when read,
+	 * by a new probe). */
+	ok = fd_write_all(fd, text, strlen(text));
 	if (close(fd) < 0 || !ok ||
 	    renameat(dirfd, tmp, dirfd, name) < 0) {
 		int saved = errno;
@@ -399,20 +382,20 @@ gchar *rundir_config_word(const char *path, GError **error)
 
 gchar *rundir_control_socket(const char *dir)
 {
-	return g_build_filename(dir, "control.sock", NULL);
+	return g_build_filename(dir, RUNDIR_CONTROL_SOCKET, NULL);
 }
 
 gchar *rundir_expose_socket(const char *dir)
 {
-	return g_build_filename(dir, "listeners.sock", NULL);
+	return g_build_filename(dir, RUNDIR_EXPOSE_SOCKET, NULL);
 }
 
 gchar *rundir_expose_config(const char *dir)
 {
-	return g_build_filename(dir, "listeners.cfg", NULL);
+	return g_build_filename(dir, RUNDIR_EXPOSE_CONFIG, NULL);
 }
 
 gchar *rundir_notify_socket(const char *dir)
 {
-	return g_build_filename(dir, "notify.sock", NULL);
+	return g_build_filename(dir, RUNDIR_NOTIFY_SOCKET, NULL);
 }

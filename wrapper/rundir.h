@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The instance's runtime directory: the control socket, the stats
- * socket through which a new haproxy takes the listening sockets of the
- * old one (-x), and a master-worker haproxy's notify socket. One per
- * instance, so that several wrappers can share a host. The wrapper and its
- * client commands derive the same path from the same command line:
+ * Naming and opening an instance's runtime directory, which holds the
+ * control socket, the stats socket through which a new haproxy takes the
+ * listening sockets of the old one (-x), and a master-worker haproxy's
+ * notify socket; wrapper/rundir-use.h sets up what the running supervisor
+ * serves there. One directory per instance, so that several wrappers can
+ * share a host. The wrapper and its client commands derive
+ * the same path from the same command line:
  *   --runtime-dir=DIR, else $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=),
  *   else /run/haproxy-systemd-wrapper/NAME (see rundir_instance_name()).
  *
@@ -18,13 +20,19 @@
 
 #define RUNDIR_BASE "/run/haproxy-systemd-wrapper"
 
+/* The names inside it. */
+#define RUNDIR_CONTROL_SOCKET "control.sock"
+#define RUNDIR_EXPOSE_SOCKET "listeners.sock"
+#define RUNDIR_EXPOSE_CONFIG "listeners.cfg"
+#define RUNDIR_NOTIFY_SOCKET "notify.sock"
+
 /* haproxy binds "<path>.<pid>.tmp" first, in a sun_path of 108 bytes:
  * with a 7-digit pid (pid_max up to 4194304) that leaves 95; 2.x and
  * later also refuse more than 97 when they parse the path. */
 #define RUNDIR_HAPROXY_SOCKET_MAX 95
 /* The longest name inside (listeners.sock) must fit: at most 80. */
 #define RUNDIR_PATH_MAX \
-	(RUNDIR_HAPROXY_SOCKET_MAX - (int)sizeof("/listeners.sock") + 1)
+	(RUNDIR_HAPROXY_SOCKET_MAX - (int)sizeof("/" RUNDIR_EXPOSE_SOCKET) + 1)
 
 #define RUNDIR_ERROR (rundir_error_quark())
 GQuark rundir_error_quark(void);

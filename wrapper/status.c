@@ -184,7 +184,8 @@ static void json_generation(struct json_out *o, guint number, GPid pid,
 	json_member_string(o, "state", state);
 }
 
-/* Not ours: no number, no known version; its executable and kind. */
+/* An instance we did not start has no number and no known version; its
+ * executable and its kind are shown instead. */
 static void json_foreign(struct json_out *o, const struct foreign *f)
 {
 	o->j->begin_object(o->b);

@@ -17,7 +17,7 @@
 #include "wrapper/lifecycle.h"
 #include "wrapper/metrics.h"
 #include "wrapper/options.h"
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 
 struct supervisor {
 	GMainLoop *loop;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Listening sockets parked in systemd's fd store. See wrapper/fdstore/fdstore.h. */
+/* Listening sockets parked in systemd's fd store (fdstore.h says why). */
 #include "wrapper/fdstore/fdstore.h"
 
 #include <errno.h>
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/proc.h"
 #include "base/procnet.h"
 #include "base/sdlib.h"
 #include "wrapper/fdstore/getsocks.h"
@@ -50,13 +50,6 @@ static gboolean inode_of_name(const char *name, guint64 *inode)
 					  G_MAXUINT64, inode, NULL);
 }
 
-static guint64 socket_inode(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
-}
-
 static void remember(struct fdstore *st, guint64 inode)
 {
 	g_hash_table_add(st->stored, g_memdup2(&inode, sizeof(inode)));
@@ -67,11 +60,10 @@ static guint listen_fds_for_us(void)
 {
 	const char *pid = g_getenv("LISTEN_PID");
 	const char *n = g_getenv("LISTEN_FDS");
-	guint64 p, count;
+	guint64 count;
+	GPid p;
 
-	if (!pid || !n ||
-	    !g_ascii_string_to_unsigned(pid, 10, 1, G_MAXINT, &p, NULL) ||
-	    (pid_t)p != getpid() ||
+	if (!pid || !n || !proc_parse_pid(pid, &p) || p != getpid() ||
 	    !g_ascii_string_to_unsigned(n, 10, 0, 4096, &count, NULL))
 		return 0;
 	return count;
@@ -93,7 +85,7 @@ static void take_handed(struct fdstore *st, guint n)
 			continue;
 		if (i >= g_strv_length(names) ||
 		    !inode_of_name(names[i], &named) ||
-		    socket_inode(fd) != named)
+		    fd_socket_inode(fd) != named)
 			continue;
 		g_array_append_val(st->handed, fd);
 		remember(st, named);
@@ -263,10 +255,11 @@ const char *fdstore_first_source(struct fdstore *st,
 }
 
 /*
- * Our copies of the serving generation's listening sockets: asked of its
- * exposed stats socket as a new haproxy would ask (no ptrace rights
- * needed: a container's seccomp filter may refuse pidfd_getfd), else
- * taken from its descriptors.
+ * Our copies of the serving generation's listening sockets. They are
+ * asked of its exposed stats socket, as a new haproxy would ask, since
+ * that needs no ptrace rights and a container's seccomp filter may refuse
+ * pidfd_getfd. When it exposes none, or the asking fails, they are taken
+ * from its descriptors.
  */
 static GArray *listening_fds(const struct fdstore *st,
 			     const struct generation *g)
@@ -311,7 +304,7 @@ static GHashTable *serving_listeners(const struct fdstore *st,
 					 NULL);
 	for (guint i = 0; i < fds->len; i++) {
 		int fd = g_array_index(fds, int, i);
-		guint64 inode = socket_inode(fd);
+		guint64 inode = fd_socket_inode(fd);
 
 		/* A socket exposed twice (shards sharing one) is one. */
 		if (inode && tcp_listener(fd) &&

@@ -35,9 +35,10 @@ struct fdstore;
  * the policy: haproxy must never inherit them. Before anything is
  * spawned. */
 struct fdstore *fdstore_new(enum fdstore_policy policy);
-/* Where the -x server listens and the names are kept (NULL: nowhere, and
- * nothing handed can be used), and where each generation exposes its
- * listening sockets (NULL: none does; they are taken with pidfd_getfd). */
+/* rundir is where the -x server listens and the names are kept; without
+ * one (NULL), nothing systemd handed back can be used. expose_sock is
+ * where each generation exposes its listening sockets; without one
+ * (NULL), they are taken from haproxy with pidfd_getfd. */
 void fdstore_set_rundir(struct fdstore *st, const char *rundir,
 			const char *expose_sock);
 /* The -x source for a first generation launched so, or NULL: sockets
@@ -57,7 +58,8 @@ void fdstore_serving(struct fdstore *st, const struct generation *g);
 void fdstore_stopping(struct fdstore *st);
 /* Everything stored is taken out and closed, with a word. */
 void fdstore_empty(struct fdstore *st, const char *why);
-/* The wrapper stops: the server and the names file go (what is stored
- * stays: systemd keeps it for a restart, releases it for a stop). */
+/* The wrapper stops: the server and the names file go. What is stored
+ * stays in systemd's hands, which keeps it for a restart and releases it
+ * for a stop. */
 void fdstore_leave(struct fdstore *st);
 void fdstore_free(struct fdstore *st);

@@ -26,7 +26,7 @@ struct getsocks_server {
 	gchar *path;
 	int fd;
 	guint source;		/* accepting, or 0 while resting */
-	guint resume;		/* out of descriptors: the rest */
+	guint resume;		/* the rest while out of descriptors */
 	GArray *offers;		/* struct getsocks_offer; the fds our dups */
 	GPtrArray *exchanges;	/* struct exchange *, in progress */
 	guint handed;

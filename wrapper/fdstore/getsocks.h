@@ -74,7 +74,7 @@ const char *getsocks_server_path(const struct getsocks_server *s);
 guint getsocks_server_handed(const struct getsocks_server *s);
 guint getsocks_server_refused(const struct getsocks_server *s);
 /* Closes the socket and its clients and removes PATH. The descriptors
- * given to _new() stay the caller's. */
+ * given to getsocks_server_new() stay the caller's. */
 void getsocks_server_free(struct getsocks_server *s);
 
 typedef struct getsocks_server GetsocksServer;

@@ -373,7 +373,7 @@ static gboolean on_settle_poll(gpointer data)
 	struct generation *g = find_master(m, m->target);
 	g_autofree gchar *msg = NULL;
 
-	if (g && proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
+	if (g && proc_catches_signal_at(PROC_ROOT, g->pid, SIGUSR2)) {
 		m->settle_timer = 0;
 		send_reload(m, g);
 		return G_SOURCE_REMOVE;
@@ -394,7 +394,7 @@ void master_link_reload(struct master_link *m, struct generation *g,
 	g_strlcpy(m->version, version, sizeof(m->version));
 	m->target = g->pid;
 	m->hard = hard;
-	if (proc_catches_signal_at("/proc", g->pid, SIGUSR2)) {
+	if (proc_catches_signal_at(PROC_ROOT, g->pid, SIGUSR2)) {
 		send_reload(m, g);
 		return;
 	}

@@ -18,8 +18,9 @@ struct mw_notify;
 struct mw_notify *mw_notify_listen(const char *path, mw_notify_fn fn,
 				   gpointer data, GError **error);
 
-/* A socket handed over by the previous image (see wrapper/selfupgrade/state.h). NULL when fd
- * is not a datagram socket bound to path. */
+/* A socket handed over by the previous image of the wrapper (its state,
+ * wrapper/selfupgrade/state.h, names it). NULL when fd is not a datagram
+ * socket bound to path. */
 struct mw_notify *mw_notify_adopt(int fd, const char *path, mw_notify_fn fn,
 				  gpointer data);
 

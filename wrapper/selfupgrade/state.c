@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <string.h>
 
+#include "base/proc.h"
+
 /*
  * "<format> <next> <reloads> <signal> <pending> <attempt> <hard>
  * <pending_hard>" then tokens: generations
@@ -62,13 +64,14 @@ static struct generation *parse_gen(const char *token)
 {
 	g_auto(GStrv) f = g_strsplit(token, ":", 7);
 	g_autofree gchar *version = NULL;
-	guint64 number, pid, mode, state;
+	guint64 number, mode, state;
 	gint64 started;
+	GPid pid;
 	struct generation *g;
 
 	if (g_strv_length(f) != 6 ||
 	    !parse_uint(f[0], G_MAXUINT, &number) ||
-	    !parse_uint(f[1], G_MAXINT, &pid) || pid == 0 ||
+	    !proc_parse_pid(f[1], &pid) ||
 	    !parse_uint(f[2], LAUNCH_MW, &mode) ||
 	    !parse_uint(f[3], GEN_DRAINING, &state) ||
 	    !parse_int64(f[4], &started))

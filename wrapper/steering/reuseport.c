@@ -22,7 +22,6 @@
 #include "base/procnet.h"
 #include "base/log.h"
 
-#define PROC_ROOT "/proc"
 
 #define LOST "connections queued on a listener that a haproxy closes (a " \
 	     "reload without -x, a takeover) are reset"
@@ -263,10 +262,11 @@ static void tell_steering_unavailable(struct reuseport *r, int err)
 }
 
 /*
- * Two descriptors a group, kept: with thousands of binds they would take
- * the descriptors the wrapper needs for everything else (systemd's
- * default soft limit is 1024). Past half of what the limit leaves after a
- * reserve, groups get the plain program.
+ * A steering program keeps two descriptors open for its group. With
+ * thousands of binds they would take the descriptors the wrapper needs
+ * for everything else (systemd's default soft limit is 1024), so once
+ * they would use more than half of what the limit leaves after a reserve,
+ * further groups get the plain program.
  */
 #define FD_RESERVE 256
 
@@ -565,9 +565,10 @@ static void round_add_generation(struct reuseport *r, struct round *rd,
 	g_autoptr(GArray) children = NULL;
 	const GArray *workers = g->workers;
 
-	/* Our own child, not reaped: the pid is still it. A -Ds parent is
-	 * ready before it forks, and closes its listeners after: looked at
-	 * first, then its workers, one of them holds them. */
+	/* Our own child, not reaped yet, so the pid still names it. A -Ds
+	 * parent is ready before it forks its workers and closes its
+	 * listeners afterwards: it is looked at first, then its workers,
+	 * one of which holds them. */
 	round_add_pidfd(r, rd, pidfd_open(g->pid, 0), g->pid);
 	if (g->mode == LAUNCH_DS)
 		workers = children = proc_children(g->pid);
@@ -595,13 +596,6 @@ gboolean reuseport_attach_generation(struct reuseport *r,
 	return steerable;
 }
 
-static guint64 socket_inode(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? (guint64)st.st_ino : 0;
-}
-
 /*
  * One listener of the new generation: its group's new handshakes go to
  * it. A group where it has two sockets (per-thread or per-process binds)
@@ -614,7 +608,7 @@ static void steer_listener(struct reuseport *r, struct round *rd, GPid pid,
 	g_autofree gchar *key = group_key(fd);
 	struct steer_group *sg = key ? g_hash_table_lookup(r->steer, key)
 				     : NULL;
-	guint64 inode = socket_inode(fd);
+	guint64 inode = fd_socket_inode(fd);
 	const guint64 *seen;
 
 	/* A group only it listens on has no old listener to spare. */
@@ -684,17 +678,6 @@ guint reuseport_steer_generation(struct reuseport *r,
 	return steered;
 }
 
-/* pid's pidfd if it still is the process that started at start_time. */
-static int open_same_process(GPid pid, guint64 start_time)
-{
-	int fd = pidfd_open(pid, 0);
-
-	if (fd >= 0 && !proc_same_process_at(PROC_ROOT, pid, start_time)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 gboolean reuseport_attach_foreign(struct reuseport *r,
 				  const GPtrArray *instances)
@@ -709,17 +692,20 @@ gboolean reuseport_attach_foreign(struct reuseport *r,
 		const struct foreign *f = g_ptr_array_index(
 			(GPtrArray *)instances, i);
 
-		round_add_pidfd(r, &rd, open_same_process(f->pid,
-							  f->start_time),
+		round_add_pidfd(r, &rd,
+				proc_open_if_same_at(PROC_ROOT, f->pid,
+						     f->start_time),
 				f->pid);
-		for (guint j = 0; j < f->workers->len; j++)
-			round_add_pidfd(
-				r, &rd,
-				open_same_process(
-					g_array_index(f->workers, GPid, j),
-					g_array_index(f->worker_start_times,
-						      guint64, j)),
-				g_array_index(f->workers, GPid, j));
+		for (guint j = 0; j < f->workers->len; j++) {
+			GPid w = g_array_index(f->workers, GPid, j);
+			guint64 started = g_array_index(f->worker_start_times,
+							guint64, j);
+
+			round_add_pidfd(r, &rd,
+					proc_open_if_same_at(PROC_ROOT, w,
+							     started),
+					w);
+		}
 	}
 	steerable = round_all_steerable(&rd);
 	round_end(r, &rd);

@@ -34,7 +34,8 @@
 
 struct reuseport;
 
-/* enabled: --reuseport-migration=auto; FALSE: off, nothing is ever done. */
+/* enabled is --reuseport-migration=auto; when it is off (FALSE), this
+ * module does nothing at all. */
 struct reuseport *reuseport_new(gboolean enabled);
 void reuseport_free(struct reuseport *r);
 

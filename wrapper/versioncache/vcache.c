@@ -93,11 +93,11 @@ gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
 	       rundir_write_file(dirfd, VCACHE_FILE, text, NULL);
 }
 
-/* Where the version is kept, verified anew (-1: nowhere): systemd's
- * CacheDirectory= when the unit has one (the first of $CACHE_DIRECTORY),
- * as RuntimeDirectory= is removed at every stop and /run at every boot;
- * else our runtime directory (NULL when it is not ours). *dir: its path,
- * for the log. */
+/* The directory where the version is kept, verified anew, or -1 when
+ * there is none. systemd's CacheDirectory= comes first when the unit has
+ * one (the first of $CACHE_DIRECTORY), as RuntimeDirectory= is removed at
+ * every stop and /run at every boot; else our runtime directory (rundir,
+ * NULL when it is not ours). *dir gets its path, for the log. */
 static int open_cache_dir(const char *rundir, gchar **dir)
 {
 	const char *env = g_getenv("CACHE_DIRECTORY");

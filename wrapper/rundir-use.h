@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The wrapper's runtime directory (wrapper/rundir.h) and what it holds:
+ * The runtime directory this supervisor uses, and what it serves there:
  * the control socket, and the listeners fragment with which every
- * generation exposes its listening sockets to the next (-x). Neither is
- * vital: without them the wrapper runs as the 1.x one did, and says so.
+ * generation exposes its listening sockets to the next (-x). How such a
+ * directory is named and opened safely is wrapper/rundir.h, which the
+ * client commands share. Neither socket is vital: without them the
+ * wrapper runs as the 1.x one did, and says so.
  */
 #pragma once
 
@@ -11,6 +13,7 @@
 
 #include "wrapper/control.h"
 
+/* The runtime directory in use, and what the supervisor serves there. */
 struct runtime {
 	gchar *dir;
 	gboolean ours;		/* no other live wrapper uses it */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The runtime directory, the control socket and the listeners fragment. */
-#include "wrapper/runtime.h"
+#include "wrapper/rundir-use.h"
 
 #include <unistd.h>
 
@@ -26,7 +25,7 @@ static gboolean write_expose_config(struct runtime *rt, int dirfd,
 		"global\n"
 		"    stats socket %s mode 600 level admin expose-fd listeners\n",
 		word);
-	return rundir_write_file(dirfd, "listeners.cfg", text, error);
+	return rundir_write_file(dirfd, RUNDIR_EXPOSE_CONFIG, text, error);
 }
 
 int runtime_setup(struct runtime *rt, const char *runtime_dir,
@@ -85,7 +84,8 @@ void runtime_teardown(struct runtime *rt)
 		unlink(rt->expose_cfg);
 		unlink(rt->expose_sock);
 	}
-	/* Only if empty: haproxy's socket stays. Never one not verified. */
+	/* The directory is removed only when it is empty (a socket haproxy
+	 * left keeps it), and only one this wrapper verified as its own. */
 	if (!rt->ours)
 		return;
 	/* The directory named after the pidfile is ours alone, and nobody
