@@ -11,7 +11,7 @@
 
 /* The fragment that makes every generation expose its listening sockets
  * on a private socket, from which the next one takes them (-x). */
-static gboolean write_expose_config(struct runtime *rt, int dirfd,
+static gboolean write_expose_config(struct rundir_use *rt, int dirfd,
 				    GError **error)
 {
 	g_autofree gchar *word = rundir_config_word(rt->expose_sock, error);
@@ -28,7 +28,7 @@ static gboolean write_expose_config(struct runtime *rt, int dirfd,
 	return rundir_write_file(dirfd, RUNDIR_EXPOSE_CONFIG, text, error);
 }
 
-int runtime_setup(struct runtime *rt, const char *runtime_dir,
+int rundir_use_setup(struct rundir_use *rt, const char *runtime_dir,
 		  const char *pidfile, gboolean seamless,
 		  control_fn on_control, gpointer data)
 {
@@ -76,7 +76,7 @@ int runtime_setup(struct runtime *rt, const char *runtime_dir,
 	return 0;
 }
 
-void runtime_teardown(struct runtime *rt)
+void rundir_use_teardown(struct rundir_use *rt)
 {
 	g_clear_pointer(&rt->control, control_free);
 	/* Every haproxy of ours is gone: their listeners socket too. */
@@ -103,10 +103,10 @@ void runtime_teardown(struct runtime *rt)
 	rmdir(rt->dir);
 }
 
-void runtime_clear(struct runtime *rt)
+void rundir_use_clear(struct rundir_use *rt)
 {
 	g_free(rt->dir);
 	g_free(rt->expose_cfg);
 	g_free(rt->expose_sock);
-	*rt = (struct runtime){ 0 };
+	*rt = (struct rundir_use){ 0 };
 }

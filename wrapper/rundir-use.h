@@ -14,7 +14,7 @@
 #include "wrapper/control.h"
 
 /* The runtime directory in use, and what the supervisor serves there. */
-struct runtime {
+struct rundir_use {
 	gchar *dir;
 	gboolean ours;		/* no other live wrapper uses it */
 	gboolean derived;	/* named after the pidfile under RUNDIR_BASE,
@@ -29,11 +29,11 @@ struct runtime {
 /* 0, or the wrapper's exit status (a directory that is too long or that
  * another user could change is refused). on_control: the control
  * socket's requests. */
-int runtime_setup(struct runtime *rt, const char *runtime_dir,
+int rundir_use_setup(struct rundir_use *rt, const char *runtime_dir,
 		  const char *pidfile, gboolean seamless,
 		  control_fn on_control, gpointer data);
 /* Every haproxy of ours is gone: the sockets and the directory go (with
  * the version cache, if the directory is the one named after the
  * pidfile). */
-void runtime_teardown(struct runtime *rt);
-void runtime_clear(struct runtime *rt);
+void rundir_use_teardown(struct rundir_use *rt);
+void rundir_use_clear(struct rundir_use *rt);

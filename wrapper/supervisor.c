@@ -363,7 +363,7 @@ static void teardown_runtime(struct supervisor *s)
 	reloader_answer_all(s->reloader, "error: the wrapper exited");
 	g_clear_pointer(&s->master, master_link_free);
 	fdstore_leave(s->rt.fdstore);
-	runtime_teardown(&s->rt);
+	rundir_use_teardown(&s->rt);
 }
 
 /* WATCHDOG=1 only while a generation serves: a wrapper whose haproxy is
@@ -401,7 +401,7 @@ int supervisor_run(struct supervisor *s)
 		log_info("ignoring HAPROXY_SYSTEMD_REEXEC from the environment");
 		g_unsetenv("HAPROXY_SYSTEMD_REEXEC");
 	}
-	s->life.exit_code = runtime_setup(&s->rt, s->opts->runtime_dir,
+	s->life.exit_code = rundir_use_setup(&s->rt, s->opts->runtime_dir,
 				     s->args->pidfile, s->opts->seamless,
 				     on_control, s);
 	if (s->life.exit_code)
@@ -448,7 +448,7 @@ void supervisor_free(struct supervisor *s)
 	g_clear_pointer(&s->foreign_view, g_ptr_array_unref);
 	reuseport_free(s->reuseport);
 	fdstore_free(s->rt.fdstore);
-	runtime_clear(&s->rt);
+	rundir_use_clear(&s->rt);
 	selfupgrade_free(s->up);
 	g_main_loop_unref(s->loop);
 	g_free(s);

@@ -27,7 +27,7 @@ struct supervisor {
 	struct gen_table gt;		/* the generations (gentable.h) */
 	struct metrics metrics;		/* kept across our own exec */
 	struct lifecycle life;		/* starting, running, stopping */
-	struct runtime rt;		/* rundir, control, the fd store */
+	struct rundir_use rt;		/* rundir, control, the fd store */
 
 	/* Starts, reloads and the hand-off: which step, the requests
 	 * meanwhile, the clients waiting (wrapper/reloader.h). */
