@@ -42,20 +42,22 @@ SRC_DIRS     := base legacy migrate wrapper $(patsubst %/,%,$(wildcard wrapper/*
 LIB_SRC      := $(sort $(filter-out wrapper/main.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))))
 LIB_OBJ      := $(LIB_SRC:%.c=$(OBJ_DIR)/%.o)
 LIB          := $(OBJ_DIR)/libhsw.a
-HEADERS      := $(foreach d,$(SRC_DIRS) t,$(wildcard $(d)/*.h))
-# The test harness (t/harness.h), one object a concern, and the helpers a
-# family of test files shares (t/lib-*.c), in an archive: a test links
+HEADERS      := $(foreach d,$(SRC_DIRS) t/lib t/fake t/container,\
+                $(wildcard $(d)/*.h))
+# The test harness (t/lib/harness.h), one object a concern, and the helpers a
+# family of test files shares (t/lib/*.c too), in an archive: a test links
 # only the objects it uses.
-HARNESS_OBJ  := $(patsubst %.c,$(OBJ_DIR)/%.o,$(sort $(wildcard t/harness-*.c t/lib-*.c)))
-HARNESS      := $(OBJ_DIR)/t/harness.a
+HARNESS_OBJ  := $(patsubst %.c,$(OBJ_DIR)/%.o,$(sort $(wildcard t/lib/*.c)))
+HARNESS      := $(OBJ_DIR)/t/lib/harness.a
 
-UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit-*.c))
-INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int-*.c))
-TEST_HELPERS := t/fake-haproxy t/sigrecorder
+UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit/*.c))
+INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int/*.c))
+CONTAINER_TESTS := $(addprefix t/container/,systemd distro package unitmove)
+TEST_HELPERS := t/fake/fake-haproxy t/fake/sigrecorder
 # The same wrapper built with another version: the binary-upgrade tests install it.
 NEXT_WRAPPER := t/$(PROG)-next
 # A next version that no longer takes --drain-timeout: a self-upgrade into
-# it must be refused (t/int-failpaths).
+# it must be refused (t/int/failpaths).
 NEXT_REJECTING := t/$(PROG)-next-rejecting
 
 DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-dev haproxy perl curl procps
@@ -66,7 +68,7 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-d
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
 # DEB_PACKAGES, TEST_PROGS, CLEAN_FILES and CHECK_EXTRA (more targets that
 # `make check` runs after the test suite).
-TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS)
+TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 CLEAN_FILES  =
 CHECK_EXTRA  = layers-check diagram-check
 include $(wildcard mk/*.mk)
@@ -93,43 +95,42 @@ $(HARNESS): $(HARNESS_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-t/unit-%: $(OBJ_DIR)/t/unit-%.o $(LIB)
+t/unit/%: $(OBJ_DIR)/t/unit/%.o $(LIB)
 	$(TEST_LINK)
 
-t/int-%: $(OBJ_DIR)/t/int-%.o $(HARNESS) $(LIB)
+t/int/%: $(OBJ_DIR)/t/int/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 # They make directories and sockets as the integration tests do, or
-# fake proc trees (t/lib-proctree.c), or drive the reload state machine
-# with fake effects (t/lib-reloader.c).
-HARNESS_UNITS := t/unit-rundir t/unit-control t/unit-proc-parse t/unit-adopt \
-                 $(patsubst %.c,%,$(wildcard t/unit-migrate*.c t/unit-reloader*.c))
+# fake proc trees (t/lib/proctree.c), or drive the reload state machine
+# with fake effects (t/lib/reloader.c).
+HARNESS_UNITS := t/unit/rundir t/unit/control t/unit/proc-parse t/unit/adopt \
+                 $(patsubst %.c,%,$(wildcard t/unit/migrate*.c t/unit/reloader*.c))
 $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
 # It parses the status JSON with json-glib itself (the wrapper loads it
 # when first needed).
-t/unit-status: LIBS = $(shell $(PKG_CONFIG) --libs glib-2.0 json-glib-1.0)
+t/unit/status: LIBS = $(shell $(PKG_CONFIG) --libs glib-2.0 json-glib-1.0)
 
 # Its looks at the proc tree go through the test first (a tree changed
 # between two looks, as on a busy host).
-t/unit-adopt: TEST_LDFLAGS = -Wl,--wrap=find_foreign
+t/unit/adopt: TEST_LDFLAGS = -Wl,--wrap=find_foreign
 
-# The tests that boot systemd in a container share t/container.c (the
-# container), t/container-files.c (files put in it) and t/unitcheck.c (the
-# checks of a unit under its systemd).
-CONTAINER_TESTS := t/int-systemd t/int-distro t/int-package t/int-unitmove
-CONTAINER_OBJ   := $(OBJ_DIR)/t/container.o $(OBJ_DIR)/t/container-files.o \
-                   $(OBJ_DIR)/t/unitcheck.o
+# The tests that boot systemd in a container share t/container/container.c
+# (the container), files.c (files put in it) and unitcheck.c (the checks
+# of a unit under its systemd).
+CONTAINER_OBJ   := $(patsubst %,$(OBJ_DIR)/t/container/%.o,\
+                   container files unitcheck)
 $(CONTAINER_TESTS): t/%: $(OBJ_DIR)/t/%.o $(CONTAINER_OBJ) $(HARNESS) $(LIB)
 	$(TEST_LINK)
 
-# The fake haproxy: one program in several files (t/fake-haproxy*.c).
-FAKE_HAPROXY_SRC := $(sort $(wildcard t/fake-haproxy*.c))
-t/fake-haproxy: $(FAKE_HAPROXY_SRC) t/fake-haproxy.h
+# The fake haproxy: one program in several files (t/fake/fake-haproxy*.c).
+FAKE_HAPROXY_SRC := $(sort $(wildcard t/fake/fake-haproxy*.c))
+t/fake/fake-haproxy: $(FAKE_HAPROXY_SRC) t/fake/fake-haproxy.h
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $(FAKE_HAPROXY_SRC)
 
-t/sigrecorder: %: %.c
+t/fake/sigrecorder: %: %.c
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
 # The same wrapper built with another version, in an object tree of its
@@ -154,11 +155,12 @@ $(NEXT_REJECTING): $(NEXT_DIR)/main-rejecting.o $(NEXT_OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # Made by pattern rules, kept for the next build.
-.SECONDARY: $(patsubst %,$(OBJ_DIR)/%.o,$(UNIT_TESTS) $(INT_TESTS))
+.SECONDARY: $(patsubst %,$(OBJ_DIR)/%.o,$(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS))
 
 -include $(shell find $(OBJ_DIR) $(NEXT_DIR) -name '*.d' 2>/dev/null)
 
-tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(UNIT_TESTS) $(INT_TESTS)
+tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) \
+       $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 
 # Runs in a fresh make so that pkg-config sees what deps just installed.
 # The extra checks first, so that prove's summary is what CI reads last.
@@ -175,7 +177,7 @@ layers-check:
 
 # doc/internals.md's diagram of the reload machine is printed from its
 # table (mk/diagram.sh): the two never disagree.
-diagram-check: t/unit-reloader
+diagram-check: t/unit/reloader
 	@mk/diagram.sh && echo "diagram-check: doc/internals.md shows the reload machine's table"
 
 # Under an 80+ character temp root, then the skipped cases and why
@@ -190,7 +192,7 @@ demo: deps
 clean:
 	rm -rf $(OBJ_DIR) $(NEXT_DIR)
 	rm -f $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) \
-	      $(UNIT_TESTS) $(INT_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
+	      $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS) $(TEST_HELPERS) $(CLEAN_FILES)
 
 # Installs missing packages when root; otherwise says exactly what to run.
 deps:

@@ -8,7 +8,7 @@
 #                            (BENCH_SERIES_DIR) beside the historic wrapper
 #   make bench BENCH_QUICK=1 every case, smaller (RELOADS=50, 6 starts...)
 #   make bench-restarts      under a real systemd 252 (a container, as
-#                            t/int-systemd boots it), 20 `systemctl restart`,
+#                            t/container/systemd boots it), 20 `systemctl restart`,
 #                            10 kills of the main pid and a haproxy binary
 #                            replaced then a restart, under 64 clients: the
 #                            shipped unit beside Debian's haproxy -Ws unit
@@ -48,8 +48,8 @@ bench: bench-build
 
 # The counts are the test's messages ("measured: ..."); refused > 0 for
 # the shipped unit fails it.
-bench-restarts: bench/loadclient t/int-systemd
-	@HSW_LOADCLIENT=$(CURDIR)/bench/loadclient ./t/int-systemd --verbose \
+bench-restarts: bench/loadclient t/container/systemd
+	@HSW_LOADCLIENT=$(CURDIR)/bench/loadclient ./t/container/systemd --verbose \
 		-p /systemd/measure/restarts -p /systemd/debian13/measure/restarts 2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
 
 bench-soak: bench-build

@@ -2,19 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # mk/diagram.sh [--update]: doc/internals.md shows the reload machine's
-# table, printed from wrapper/reloader.c by t/unit-reloader --diagram,
+# table, printed from wrapper/reloader.c by t/unit/reloader --diagram,
 # between two marker lines. Without --update, status 1 and the
 # difference when the two disagree; with it, the block is rewritten.
 set -eu
 
 doc=doc/internals.md
-begin='<!-- t/unit-reloader --diagram: begin -->'
-end='<!-- t/unit-reloader --diagram: end -->'
+begin='<!-- t/unit/reloader --diagram: begin -->'
+end='<!-- t/unit/reloader --diagram: end -->'
 want=$(mktemp)
 got=$(mktemp)
 trap 'rm -f "$want" "$got"' EXIT
 
-{ echo '```'; t/unit-reloader --diagram; echo '```'; } >"$want"
+{ echo '```'; t/unit/reloader --diagram; echo '```'; } >"$want"
 awk -v b="$begin" -v e="$end" \
 	'$0 == e { on = 0 } on { print } $0 == b { on = 1 }' "$doc" >"$got"
 if ! grep -qxF -- "$begin" "$doc" || ! grep -qxF -- "$end" "$doc"; then

@@ -92,7 +92,7 @@ DEB_FILE     := $(DEB_DIR)/$(PROG)_$(VERSION)_$(DEB_ARCH).deb
 DEB_INPUTS   := Makefile $(wildcard mk/*.mk) wrapper/main.c $(LIB_SRC) $(HEADERS) \
                 $(MAN_PAGE) README.wrapper $(wildcard doc/*.md) $(wildcard contrib/systemd/* contrib/systemd/*/*) $(shell find debian -type f 2>/dev/null)
 
-# t/int-systemd installs it into a container.
+# t/container/systemd installs it into a container.
 tests: $(DEB_FILE)
 CHECK_EXTRA  += deb-lint
 
@@ -134,7 +134,7 @@ $(DEB_FILE): $(DEB_INPUTS)
 	$(call build_deb,$(DEB_DIR),)
 
 # The same package as a higher version (its wrapper says so too):
-# t/int-package upgrades to it and downgrades back.
+# t/container/package upgrades to it and downgrades back.
 DEB_NEXT_DIR  := build/deb-next
 DEB_NEXT_FILE := $(DEB_NEXT_DIR)/$(PROG)_$(VERSION)+next_$(DEB_ARCH).deb
 tests: $(DEB_NEXT_FILE)

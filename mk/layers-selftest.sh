@@ -30,7 +30,7 @@ done <<'PLANTS'
 legacy/args.c|#include "wrapper/launcher.h"|the supervisor is above it
 base/log.c|#include "legacy/args.h"|legacy/ is above it
 migrate/find.c|#include "migrate/adopt.h"|the supervisor is above it
-base/proc.c|#include "t/harness.h"|the tests are not the product
+base/proc.c|#include "t/lib/harness.h"|the tests are not the product
 legacy/pidfile.c|static guint x(void) { return g_idle_add(NULL, NULL); }|runs no main loop
 migrate/identity.c|static guint x(void) { return g_timeout_add(1, NULL, NULL); }|runs no main loop
 wrapper/reloader.c|#include "wrapper/gentable.h"|runs without processes

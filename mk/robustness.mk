@@ -34,7 +34,7 @@ FUZZ_TARGETS := control state notify args pidfile version proc
 # Short passes in `make check`: each fuzz target for a few seconds, then
 # the sanitized suite and memcheck.
 CHECK_EXTRA  += fuzz-short asan-check valgrind-check
-CLEAN_FILES  += t/failshim.so t/memcheck
+CLEAN_FILES  += t/fake/failshim.so t/memcheck
 
 # ---- fuzzing (libFuzzer, clang) ----
 
@@ -115,7 +115,7 @@ fuzz-short:
 # ---- AddressSanitizer + UndefinedBehaviorSanitizer, the whole suite ----
 
 # gcc, as the normal build: the same warnings, with -Werror. The runtimes
-# linked in statically, so that the shim t/int-faults preloads can come
+# linked in statically, so that the shim t/int/faults preloads can come
 # first in the library list, as ASan's shared runtime would not allow.
 ASAN_CC      := gcc
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -124,16 +124,16 @@ ASAN_REPORTS  = $(abspath $(ASAN_DIR))/reports
 # fast_unwind_on_malloc=0: whole stacks through GLib (no frame pointers)
 # in leak reports. G_SLICE=always-malloc: GLib's arrays, lists and hash
 # tables from malloc, not from slabs GLib keeps, where a lost one is
-# never seen as a leak. HSW_PROPS_RUNS: t/unit-reloader-props's 100,000
+# never seen as a leak. HSW_PROPS_RUNS: t/unit/reloader-props's 100,000
 # sequences take minutes under the sanitizers; fewer find what they look
 # for (memory errors), the normal run checks the rules.
 ASAN_ENV      = HSW_PROPS_RUNS=5000 G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:fast_unwind_on_malloc=0:log_path=$(ASAN_REPORTS)/asan \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(ASAN_REPORTS)/ubsan
-# t/int-systemd, t/int-distro and t/int-unitmove run the wrapper under
-# systemd in a container, where these options and the reports directory do
+# t/container/systemd, distro and unitmove run the wrapper under systemd
+# in a container, where these options and the reports directory do
 # not reach, or from the .deb, which dpkg-buildpackage builds without
 # sanitizers: nothing to see there.
-ASAN_SKIP    := t/int-systemd t/int-distro t/int-unitmove
+ASAN_SKIP    := t/container/systemd t/container/distro t/container/unitmove
 ASAN_PROGS    = $(filter-out $(ASAN_SKIP),$(TEST_PROGS))
 
 # A copy of the tree (no .git, no build/), cleaned of whatever was built
@@ -169,14 +169,14 @@ t/memcheck: $(OBJ_DIR)/t/memcheck.o $(HARNESS) $(LIB)
 valgrind-check: $(PROG) t/memcheck
 	prove --exec '' --timer t/memcheck
 
-# ---- fault injection: t/int-fault* preload a shim into the wrapper ----
+# ---- fault injection: t/int/fault* preload a shim into the wrapper ----
 
 # Never sanitized (it is preloaded into uninstrumented haproxy too) and
 # depending on libc only.
-t/failshim.so: t/failshim.c
+t/fake/failshim.so: t/fake/failshim.c
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared -o $@ $< -ldl
 
-$(filter t/int-fault%,$(INT_TESTS)) t/int-failpaths: t/failshim.so
+$(filter t/int/fault%,$(INT_TESTS)) t/int/failpaths: t/fake/failshim.so
 
 robustness-clean:
-	rm -rf $(FUZZ_DIR) $(ASAN_DIR) t/failshim.so t/memcheck
+	rm -rf $(FUZZ_DIR) $(ASAN_DIR) t/fake/failshim.so t/memcheck

@@ -1,6 +1,6 @@
 # The real-haproxy tests again on upstream builds of other series
 # (../shared/haproxy, see its README.md): HSW_TEST_HAPROXY names the
-# build (t/harness-haproxy.c). Tests that do not apply to a series skip
+# build (t/lib/harness-haproxy.c). Tests that do not apply to a series skip
 # with the reason.
 #
 #   make check          also runs them on SERIES_CHECK
@@ -10,16 +10,16 @@
 #                       (a variable set on make's command line reaches
 #                       the tests' environment)
 #
-# The int-real-* and int-reload* files (under a minute a series): the
+# The t/int/real-* and t/int/reload* files (under a minute a series): the
 # container tests and the rest of the suite stay on Debian's haproxy.
 
 SERIES_DIR   ?= ../shared/haproxy
 SERIES_ALL   := 1.5.18 1.7.0 1.8.30 2.0.0 2.8.0 3.0.0 3.4.0
 SERIES_CHECK ?= 1.5.18 1.8.30 3.4.0
-# t/int-reload-versions runs the fake only: nothing there changes with
+# t/int/reload-versions runs the fake only: nothing there changes with
 # the real haproxy.
-SERIES_TESTS ?= $(filter-out t/int-reload-versions,\
-		$(sort $(patsubst %.c,%,$(wildcard t/int-real-*.c t/int-reload*.c))))
+SERIES_TESTS ?= $(filter-out t/int/reload-versions,\
+		$(sort $(patsubst %.c,%,$(wildcard t/int/real-*.c t/int/reload*.c))))
 
 CHECK_EXTRA  += series-check
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 /* Everything is slower under memcheck. */
 #define VG_WAIT (4 * T_WAIT)

@@ -11,7 +11,7 @@
  *
  * The machine is one table of (state, event) -> (action, next states),
  * in reloader.c; doc/internals.md shows it, generated from the table
- * (t/unit-reloader --diagram, checked by make diagram-check).
+ * (t/unit/reloader --diagram, checked by make diagram-check).
  */
 #pragma once
 

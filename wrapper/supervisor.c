@@ -110,7 +110,7 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
  * ---- the reload machine's effects (wrapper/reloader.h) ----
  *
  * The machine stays an ops table, its one boundary: it decides without
- * processes (t/unit-reloader fakes these). Each effect below binds one
+ * processes (t/unit/reloader fakes these). Each effect below binds one
  * of its calls to the part that performs it.
  */
 

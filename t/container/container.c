@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A real systemd in a container, for the tests: see t/container.h. */
-#include "t/container.h"
+/* A real systemd in a container, for the tests: see t/container/container.h. */
+#include "t/container/container.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 /* ---- commands, bounded ---- */
 
@@ -558,7 +558,7 @@ const char *trixie_tree(gchar **skip)
 	static gchar *tree, *why;
 
 	if (!tree && !why) {
-		const char *const argv[] = { "t/trixie-tree", NULL };
+		const char *const argv[] = { "t/container/trixie-tree", NULL };
 		g_autofree gchar *out = NULL;
 		g_autofree gchar *err = NULL;
 		int code = run_argv(argv, 900, &out, &err);
@@ -568,7 +568,7 @@ const char *trixie_tree(gchar **skip)
 		else
 			why = g_strdup_printf("no Debian 13 tree: %s",
 					      err && *err ? g_strstrip(err) :
-					      "t/trixie-tree failed");
+					      "t/container/trixie-tree failed");
 	}
 	if (!tree)
 		*skip = g_strdup(why);

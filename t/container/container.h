@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A real systemd booted as PID 1 of a container (systemd-nspawn in a
- * cgroup of its own, see shared/docs/real-systemd.md; t/container.c), and
- * the checks of a unit under it (t/unitcheck.c), for the tests that
- * run the wrapper's units under it: t/int-systemd (the host's systemd 252
- * and haproxy 2.6) and t/int-distro (Debian's own haproxy.service, and a
- * Debian 13 tree with systemd 257 and haproxy 3.0).
+ * cgroup of its own, see shared/docs/real-systemd.md;
+ * t/container/container.c), and the checks of a unit under it
+ * (t/container/unitcheck.c), for the tests that run the wrapper's units
+ * under it: t/container/systemd (the host's systemd 252 and haproxy 2.6)
+ * and t/container/distro (Debian's own haproxy.service, and a Debian 13
+ * tree with systemd 257 and haproxy 3.0).
  *
  * The container shares the host's network namespace: haproxy listens on a
  * free port of 127.0.0.1 and the test's load client connects from here.
@@ -65,7 +66,7 @@ int cexecv(struct container *c, guint timeout_s, gchar **out, gchar **err,
 int cexec(struct container *c, gchar **out, const char *first, ...)
 	G_GNUC_NULL_TERMINATED;
 
-/* ---- files in the container, by its paths (t/container-files.c) ---- */
+/* ---- files in the container, by its paths (t/container/files.c) ---- */
 gboolean exists_in(struct container *c, const char *path);
 void put_file(struct container *c, const char *path, const char *content,
 	      gsize len, mode_t mode);
@@ -156,8 +157,8 @@ gboolean fx_ready(struct fixture *f);
 void recommended(struct container *c, struct svc *s);
 
 /* A Debian 13 (systemd 257, haproxy 3.0) tree, built once a week by
- * t/trixie-tree outside the repository; NULL and *skip (why) if it cannot
- * be built here. For struct boot's tree. */
+ * t/container/trixie-tree outside the repository; NULL and *skip (why)
+ * if it cannot be built here. For struct boot's tree. */
 const char *trixie_tree(gchar **skip);
 
 /* The .deb `make deb` built (or $HSW_DEB), or NULL. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What today's distributions run, under a real systemd (t/container.c):
+ * What today's distributions run, under a real systemd
+ * (t/container/container.c):
  *
  * - Debian's own haproxy.service, as the haproxy package ships it, run
  *   through the wrapper by contrib's drop-in (haproxy.service.d/
@@ -12,10 +13,11 @@
  * - Type=notify-reload (contrib/systemd/haproxy-notify-reload.service),
  *   which needs systemd >= 253: Debian 13 only.
  *
- * The Debian 13 tree is built once a week by t/trixie-tree (debootstrap,
- * about 225 MB, outside the repository) and booted with --volatile=overlay,
- * every write going to a tmpfs. Where it cannot be built (no network to the
- * mirror, no debootstrap, not root) its tests are skipped with the reason.
+ * The Debian 13 tree is built once a week by t/container/trixie-tree
+ * (debootstrap, about 225 MB, outside the repository) and booted with
+ * --volatile=overlay, every write going to a tmpfs. Where it cannot be
+ * built (no network to the mirror, no debootstrap, not root) its tests
+ * are skipped with the reason.
  * The wrapper installed there is the one built on the host (glibc 2.36
  * runs on trixie's newer one; the tree includes libglib and libsystemd).
  */
@@ -30,8 +32,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "t/container.h"
-#include "t/harness.h"
+#include "t/container/container.h"
+#include "t/lib/harness.h"
 
 #define DEBIAN_UNIT	"haproxy.service"
 #define MASTER_SOCK	"/run/haproxy-master.sock"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Files in a booted container, put through /proc/PID1/root: see
- * t/container.h. */
-#include "t/container.h"
+ * t/container/container.h. */
+#include "t/container/container.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include <glib/gstdio.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 /* A path of the container, seen from the host. */
 gboolean exists_in(struct container *c, const char *path)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Debian package as an administrator lives with it, under a real
- * systemd 252 (t/container.c, the host's root with a writable copy of its
- * dpkg database): installed, enabled and started, then upgraded to a
- * higher version (build/deb-next/, the same tree as version
+ * systemd 252 (t/container/container.c, the host's root with a writable
+ * copy of its dpkg database): installed, enabled and started, then
+ * upgraded to a higher version (build/deb-next/, the same tree as version
  * VERSION+next, its wrapper saying so), downgraded back, removed and
  * purged, all while a load of HTTP requests runs on 127.0.0.1.
  *
@@ -21,8 +21,8 @@
 #include <glib.h>
 #include <string.h>
 
-#include "t/container.h"
-#include "t/harness.h"
+#include "t/container/container.h"
+#include "t/lib/harness.h"
 
 #define UNIT		PROG ".service"
 #define DEBIAN_UNIT	"haproxy.service"

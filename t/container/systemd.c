@@ -16,7 +16,7 @@
  *
  * Every wait is on a real event (systemctl returning, a property polled
  * with a bound, a socket answering) and bounded. The container machinery
- * is t/container.c's. Where a container cannot run (not root, no
+ * is t/container/container.c's. Where a container cannot run (not root, no
  * systemd-nspawn, no usable cgroup hierarchy), each test is skipped with
  * the reason.
  */
@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "t/container.h"
-#include "t/harness.h"
+#include "t/container/container.h"
+#include "t/lib/harness.h"
 
 #define RELOADS		20
 

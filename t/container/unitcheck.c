@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a unit under the container's systemd shows, and the checks every
- * unit passes: see t/container.h. */
-#include "t/container.h"
+ * unit passes: see t/container/container.h. */
+#include "t/container/container.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 /* ---- HTTP on 127.0.0.1 ---- */
 

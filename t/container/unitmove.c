@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * doc/migration.md, "Moving to upstream's unit, one host at a time", run as
- * written under a real systemd 252 (t/container.c) with the .deb
+ * written under a real systemd 252 (t/container/container.c) with the .deb
  * installed, and again in a Debian 13 tree (systemd 257, haproxy 3.0),
  * under a load from the host that counts every refused or failed request:
  *
@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "t/container.h"
-#include "t/harness.h"
+#include "t/container/container.h"
+#include "t/lib/harness.h"
 
 #define OLD		"haproxy.service"	/* historic, then Debian's */
 #define NEW		PROG ".service"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * failshim.so - an LD_PRELOAD shim that makes system calls fail on demand,
- * for t/int-faults. Inert unless the process runs the executable named by
+ * for t/int/faults. Inert unless the process runs the executable named by
  * FAILSHIM_EXE (a basename, default haproxy-systemd-wrapper), so that the
  * haproxy children that inherit LD_PRELOAD are never touched.
  *

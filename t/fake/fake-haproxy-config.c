@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fake haproxy's configuration and its keywords: see
- * t/fake-haproxy.c. */
+ * t/fake/fake-haproxy.c. */
 #include "fake-haproxy.h"
 
 #include <arpa/inet.h>

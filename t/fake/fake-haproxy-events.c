@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fake haproxy's event log, time and signals: see t/fake-haproxy.c. */
+/* The fake haproxy's event log, time and signals: see t/fake/fake-haproxy.c. */
 #include "fake-haproxy.h"
 
 #include <ctype.h>

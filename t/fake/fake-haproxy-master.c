@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fake haproxy's master-worker mode (-W, -Ws): see t/fake-haproxy.c. */
+/* The fake haproxy's master-worker mode (-W, -Ws): see fake-haproxy.c. */
 #include "fake-haproxy.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fake haproxy's listeners (-sf/-st, -x, expose-fd), pidfile and
- * serving: see t/fake-haproxy.c. */
+ * serving: see t/fake/fake-haproxy.c. */
 #include "fake-haproxy.h"
 
 #include <arpa/inet.h>

@@ -34,11 +34,11 @@
  * is the verdict), relays stop signals, and with -Ws sends the sd_notify
  * sequences of its version to NOTIFY_SOCKET (the doc's section 9).
  *
- * One program in several files, what they share in t/fake-haproxy.h: the
- * command line and the modes here, the event log and signals in
- * t/fake-haproxy-events.c, the configuration in t/fake-haproxy-config.c,
- * listeners and serving in t/fake-haproxy-serve.c, master-worker in
- * t/fake-haproxy-master.c.
+ * One program in several files (t/fake/), what they share in
+ * fake-haproxy.h: the command line and the modes here, the event log and
+ * signals in fake-haproxy-events.c, the configuration in
+ * fake-haproxy-config.c, listeners and serving in fake-haproxy-serve.c,
+ * master-worker in fake-haproxy-master.c.
  */
 #include "fake-haproxy.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the files of the fake haproxy share (t/fake-haproxy*.c): its state,
+ * What the files of the fake haproxy share (t/fake/fake-haproxy*.c): its state,
  * set from the command line and the configuration, and what one file
- * calls in another. See t/fake-haproxy.c for what it fakes.
+ * calls in another. See t/fake/fake-haproxy.c for what it fakes.
  */
 #pragma once
 
@@ -63,10 +63,10 @@ struct fake {
 extern struct fake g;
 extern char **environ;
 
-/* t/fake-haproxy.c: the command line and the modes */
+/* t/fake/fake-haproxy.c: the command line and the modes */
 bool version_before(int major, int minor);
 
-/* t/fake-haproxy-events.c: the event log, time, signals queued */
+/* t/fake/fake-haproxy-events.c: the event log, time, signals queued */
 void log_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void __attribute__((noreturn)) finish(int code);
 void log_start(int argc, char **argv);
@@ -77,12 +77,12 @@ int dequeue_signal(void);
 void handled_signals(sigset_t *set);
 void setup_signals(void);
 
-/* t/fake-haproxy-config.c: the configuration and its keywords */
+/* t/fake/fake-haproxy-config.c: the configuration and its keywords */
 void __attribute__((noreturn)) alert(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 void load_config(void);
 
-/* t/fake-haproxy-serve.c: listeners, the -sf/-st protocol, serving */
+/* t/fake/fake-haproxy-serve.c: listeners, the -sf/-st protocol, serving */
 int tell_old_pids(int sig);
 void take_listeners(void);
 void bind_listeners(void);
@@ -91,5 +91,5 @@ int create_pidfile(void);
 void write_pid(int fd, pid_t pid);
 void __attribute__((noreturn)) serve(void);
 
-/* t/fake-haproxy-master.c: master-worker (-W, -Ws) */
+/* t/fake/fake-haproxy-master.c: master-worker (-W, -Ws) */
 void __attribute__((noreturn)) master_mode(int pidfd);

@@ -27,7 +27,7 @@
 
 #include "legacy/pidfile.h"
 #include "base/proc.h"
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 /*
  * The adopted instance leaves on the soft stop of our next generation

@@ -27,7 +27,7 @@
 
 #include "legacy/pidfile.h"
 #include "base/proc.h"
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 /*
  * Generation 1 serves; a restart by hand (how: -sf or -st; -W -D when
@@ -303,7 +303,7 @@ static gboolean wait_own_session(GPid pid)
  */
 static GPid fake_launcher_by_hand(struct t_site *s, gchar **log, ...)
 {
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
 						  NULL);
 	g_autofree gchar *bin = g_build_filename(s->dir, "bin", NULL);
 	g_autofree gchar *haproxy = copy_program(bin, fake, "haproxy");

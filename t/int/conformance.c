@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The fake haproxy (t/fake-haproxy) against the real ones: the same
+ * The fake haproxy (t/fake/fake-haproxy) against the real ones: the same
  * command lines through each real build of ../shared/haproxy (and
  * Debian's /usr/sbin/haproxy) and through the fake set to that build's
  * version, compared by exit status. The command lines are the ones the
@@ -19,7 +19,7 @@
  * $HSW_SERIES_DIR names the builds' directory (default ../shared/haproxy,
  * from the source tree); a build that is absent is skipped.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include <string.h>
 #include <sys/wait.h>
@@ -169,7 +169,7 @@ static gchar *version_of(const char *exe)
  * failure names each line where they differ. */
 static void compare(const char *exe)
 {
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
 						  NULL);
 	g_autofree gchar *version = NULL;
 	struct conformance c = { 0 };

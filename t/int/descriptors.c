@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
-#include "t/lib-takeover.h"
+#include "t/lib/faults.h"
+#include "t/lib/takeover.h"
 
 /* ---- the wrapper's descriptors, by what they point to ---- */
 

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
+#include "t/lib/faults.h"
 
 /*
  * A reload asked for while a hand-off is checked runs once the hand-off

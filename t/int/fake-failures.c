@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * haproxy failing, with t/fake-haproxy: configuration errors at start and
+ * haproxy failing, with t/fake/fake-haproxy: configuration errors at start and
  * at a reload, a port someone holds, the serving haproxy crashing, a
  * worker that does not die on a stop, a soft or hard stop the old
  * generation lost. Every check rests on an
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-fake.h"
+#include "t/lib/fake.h"
 
 static void test_config_error_at_start(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The haproxy versions the real haproxy 2.6 of the test machine cannot
- * show, with t/fake-haproxy: 1.5 and 1.7 run as -Ds (their workers take
+ * show, with t/fake/fake-haproxy: 1.5 and 1.7 run as -Ds (their workers take
  * -sf), 1.8 and later as -db whatever the banner's spelling, a "-v" that
  * names no version. Every check rests on an
  * event: a wrapper log line, a line in the fake's event log
@@ -20,7 +20,7 @@
 
 #include "base/proc.h"
 #include "legacy/pidfile.h"
-#include "t/lib-fake.h"
+#include "t/lib/fake.h"
 
 static void check_ds_family(const char *version, guint nbproc)
 {
@@ -104,7 +104,7 @@ static void assert_forked_at_ready(struct t_site *f, Wrapper *w, guint n,
 
 /* haproxy 1.5 and 1.7 (the fake as they do) signal their -sf pids, the
  * witness among them, before the -Ds parent forks: ready waits for the
- * workers (t/int-real-reload shows it on the real 1.5.18 and 1.7.0). */
+ * workers (t/int/real-reload shows it on the real 1.5.18 and 1.7.0). */
 static void test_ds_ready_after_fork(void)
 {
 	struct t_site f;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A generation's life with t/fake-haproxy: what haproxy inherits (signals,
+ * A generation's life with t/fake/fake-haproxy: what haproxy inherits (signals,
  * descriptors, environment), signals while it loads, the old generation's
  * exit read before the new one's report, the user's own -sf pids. Every check rests on an
  * event: a wrapper log line, a line in the fake's event log
@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-fake.h"
-#include "t/lib-faults.h"
+#include "t/lib/fake.h"
+#include "t/lib/faults.h"
 
 static const char *const leaked_env[] = {
 	"HAPROXY_MWORKER_REEXEC=1",

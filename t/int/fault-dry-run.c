@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
+#include "t/lib/faults.h"
 
 /*
  * The wrapper runs from a copy that a script replaces: its dry runs wait

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fork, pipe, exec and signalfd failing in the wrapper (t/failshim.so,
+ * fork, pipe, exec and signalfd failing in the wrapper (t/fake/failshim.so,
  * preloaded): at start, at a reload, at a hand-off, at a self-upgrade. In each case: a clear error in the log, the serving
  * generation keeps serving (the same pid answers HTTP), nothing is
  * orphaned, and the wrapper goes on unless the case is fatal by design.
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
+#include "t/lib/faults.h"
 
 static const struct shim_case shim_cases[] = {
 	{ "fork", "Resource temporarily unavailable" },

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
+#include "t/lib/faults.h"
 
 enum sig_state {
 	IN_STARTING,	/* the first generation loads */

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
+#include "t/lib/faults.h"
 
 static gchar *copy_haproxy(const char *dir)
 {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 struct site {
 	struct t_site t;	/* the real haproxy, --runtime-dir */

@@ -18,7 +18,7 @@
 #include <glib/gstdio.h>
 
 #include "base/proc.h"
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 #define NOBODY 65534
 #define SETPRIV "/usr/bin/setpriv"

@@ -19,7 +19,7 @@
 
 #include <glib/gstdio.h>
 
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 /* "haproxy -D -p pidfile -f the site's configuration [-f extra]" in the
  * site's directory, its launcher gone: the daemon's pid, registered. */
@@ -175,7 +175,7 @@ static void test_stop_during_late_search(void)
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
 						  NULL);
 	g_autofree gchar *bin = NULL, *haproxy = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL;

@@ -8,7 +8,7 @@
  * they are ended by the pid found, through a pidfd, after checking that it
  * is still that haproxy.
  */
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -277,7 +277,7 @@ static void test_master_worker_daemon(void)
 /* Starts sigrecorder detached from us, as an unrelated daemon would be. */
 static GPid start_recorder(const char *file)
 {
-	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
+	g_autofree gchar *recorder = g_build_filename(t_dir(), "fake/sigrecorder",
 						      NULL);
 	const char *argv[] = { "/bin/sh", "-c", "\"$0\" \"$1\" </dev/null "
 			       ">/dev/null 2>&1 &", recorder, file, NULL };

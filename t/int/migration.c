@@ -9,7 +9,7 @@
  * adds gets migration too, and a listener without SO_REUSEPORT is told
  * about. net.ipv4.tcp_migrate_req is read, never written.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -511,14 +511,14 @@ static void test_noreuseport_told(void)
 }
 
 /*
- * haproxy < 1.8 (-Ds, t/fake-haproxy as 1.7.0): the program goes through
+ * haproxy < 1.8 (-Ds, t/fake/fake-haproxy as 1.7.0): the program goes through
  * the -Ds parent or its workers; the advice to set tcp_migrate_req is
  * given only when migration is off.
  */
 static void test_ds_workers(void)
 {
 	struct site s = { 0 };
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
 						  NULL);
 	g_autofree gchar *haproxy = g_strconcat("--haproxy=", fake, NULL);
 	g_autofree gchar *cfg = NULL, *on = NULL;
@@ -541,7 +541,7 @@ static void test_ds_workers(void)
 			line = wrapper_wait_log(w, on, T_WAIT);
 			g_assert_nonnull(line);
 			/* The -Ds parent until it has forked, else a worker,
-			 * still serving (t/unit-reuseport checks the
+			 * still serving (t/unit/reuseport checks the
 			 * workers' path). */
 			holder = t_pid_in(line, LOG_HAPROXY_PID_KEY);
 			g_assert_true(holder == parent ||

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/lib-mworker.h"
+#include "t/lib/mworker.h"
 
 /* dir/shared (mode 1777, like /tmp) holding "haproxy.pid", a symlink that
  * another user (nobody) planted, to dir/precious: its path. */
@@ -245,7 +245,7 @@ static void test_real_master_cli(void)
 static gchar *fake_of_version(const char *dir, const char *version)
 {
 	g_autofree gchar *text = g_strdup_printf(
-		"#!/bin/sh\nFAKE_HAPROXY_VERSION=%s exec %s/fake-haproxy "
+		"#!/bin/sh\nFAKE_HAPROXY_VERSION=%s exec %s/fake/fake-haproxy "
 		"\"$@\"\n", version, t_dir());
 	g_autofree gchar *tmp = t_write_file(dir, "haproxy.tmp", text);
 	gchar *path = g_build_filename(dir, "haproxy", NULL);

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/lib-mworker.h"
+#include "t/lib/mworker.h"
 
 /* Every version's notify sequence gives the right verdicts: STATUS
  * from 2.7, the new worker before. */
@@ -162,7 +162,7 @@ static void test_fake_runtime_dir_taken(void)
 	g_auto(Site) s = { 0 };
 	g_auto(Site) other = { 0 };
 	const char *opts[] = { "-Ws", NULL };
-	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake-haproxy",
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake/fake-haproxy",
 						    t_dir());
 	const char *env[] = { "FAKE_HAPROXY_VERSION=2.6.12", NULL };
 	const char *args[8];
@@ -198,7 +198,7 @@ static void test_fake_upgrade_needs_master_support(void)
 	g_auto(Site) s = { 0 };
 	g_autofree gchar *copy = NULL;
 	g_autofree gchar *data = NULL;
-	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake-haproxy",
+	g_autofree gchar *haproxy = g_strdup_printf("--haproxy=%s/fake/fake-haproxy",
 						    t_dir());
 	g_autofree gchar *env_version = g_strdup("FAKE_HAPROXY_VERSION=2.6.12");
 	const char *env[] = { env_version, NULL };

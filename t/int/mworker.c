@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/lib-mworker.h"
+#include "t/lib/mworker.h"
 
 /* Serial reloads, by signal and by request, under load: the master and
  * the wrapper stay, each reload brings a new worker, no request fails. */

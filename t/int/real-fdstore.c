@@ -20,8 +20,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "t/lib-real.h"
-#include "t/lib-takeover.h"
+#include "t/lib/real.h"
+#include "t/lib/takeover.h"
 
 /* ---- systemd's part ---- */
 

@@ -19,8 +19,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include "t/harness.h"
-#include "t/lib-takeover.h"
+#include "t/lib/harness.h"
+#include "t/lib/takeover.h"
 #include "wrapper/fdstore/getsocks.h"
 
 /* A listening socket as haproxy makes one, on a port the kernel chose. */

@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 
-#include "t/lib-real.h"
+#include "t/lib/real.h"
 
 static void test_no_pidfile(void)
 {

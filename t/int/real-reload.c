@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-real.h"
+#include "t/lib/real.h"
 
 static void test_serial_reloads(void)
 {

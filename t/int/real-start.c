@@ -14,7 +14,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "t/lib-real.h"
+#include "t/lib/real.h"
 
 static void test_start_serve(void)
 {

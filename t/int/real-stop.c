@@ -11,7 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "t/lib-real.h"
+#include "t/lib/real.h"
 
 /* Long timeouts: a drain would outlast every bound of this test. A later
  * global section overrides the harness's hard-stop-after. */

@@ -4,10 +4,10 @@
  * bad input (unknown command, line too long, binary data, a command in
  * pieces, a silent client, a flood), a second wrapper on the same
  * runtime directory, and the peer check (another uid is refused; the
- * wrapper's own uid is answered). The real haproxy, or t/fake-haproxy
+ * wrapper's own uid is answered). The real haproxy, or t/fake/fake-haproxy
  * where the wrapper runs as another user; 127.0.0.1 only.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <poll.h>
 #include <string.h>
@@ -264,7 +264,7 @@ static void test_control_peer_same_uid(void)
 		g_test_skip("needs root and " SETPRIV);
 		return;
 	}
-	/* t/fake-haproxy on a port above 1024: no privilege needed. */
+	/* t/fake/fake-haproxy on a port above 1024: no privilege needed. */
 	reload_site_init_fake(&s, NULL);
 	g_assert_cmpint(chown(s.dir, NOBODY, NOBODY), ==, 0);
 	g_assert_cmpint(chown(t_short_dir(s.dir), NOBODY, NOBODY), ==, 0);

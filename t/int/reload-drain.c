@@ -6,7 +6,7 @@
  * (Debian's 2.6), 127.0.0.1 only; idle connections held open keep a
  * generation draining (LONG_DRAIN).
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <signal.h>
 #include <string.h>

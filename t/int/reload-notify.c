@@ -7,7 +7,7 @@
  * NOTIFY_SOCKET. The real haproxy (Debian's 2.6) unless noted, 127.0.0.1
  * only; every wait is on a real event and bounded.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <signal.h>
 #include <string.h>
@@ -117,7 +117,7 @@ static void test_notify_adopted(void)
 	t_end_all_started();
 }
 
-/* EXTEND_TIMEOUT_USEC= while a generation loads (t/fake-haproxy: it can
+/* EXTEND_TIMEOUT_USEC= while a generation loads (t/fake/fake-haproxy: it can
  * take 12 s to load). */
 static void test_notify_extend_timeout(void)
 {

@@ -7,7 +7,7 @@
  * is slow to, too). --seamless-reload=off passes the user's arguments
  * only. The real haproxy (Debian's 2.6) unless noted, 127.0.0.1 only.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * Debian's python3-prometheus-client parser), from the client and from
  * the control socket. The real haproxy (Debian's 2.6), 127.0.0.1 only.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  * with it, none goes there. The old haproxy is then let go and must
  * leave, having got its soft stop from the wrapper.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,7 +30,7 @@
 #include <glib/gstdio.h>
 
 #include "base/proc.h"
-#include "t/logs.h"
+#include "t/lib/logs.h"
 
 #define CONNECTIONS 24
 

@@ -6,7 +6,7 @@
  * hand runs, the hand-off is refused and the upgrade postponed to the
  * next reload. The real haproxy (Debian's 2.6), 127.0.0.1 only.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <string.h>
 
@@ -137,7 +137,7 @@ static void test_hard_across_upgrade(void)
  * carries out fails, the generation before it still serves and is still
  * in the pidfile, and a stop removes the pidfile, as it does without the
  * upgrade: the new image knows what the old one wrote there.
- * (t/fake-haproxy)
+ * (t/fake/fake-haproxy)
  */
 static void pidfile_across_reload(const char *upgrade)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Reloads and stops with the models of older or slower haproxy versions
- * (t/fake-haproxy): a -Ds parent (haproxy < 1.8) whose worker is killed,
+ * (t/fake/fake-haproxy): a -Ds parent (haproxy < 1.8) whose worker is killed,
  * and a 2.5+ master started by hand, taken over while it still sets
  * itself up. 127.0.0.1 only; every wait is on a real event and bounded.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -65,7 +65,7 @@ static void test_ds_worker_killed(void)
  * A wrapper started while a master-worker haproxy started by hand still
  * sets itself up (a 2.5+ master re-executes itself after its load:
  * SIGUSR1 keeps its default action until the new image has set it up;
- * t/fake-haproxy, named haproxy, for 5 s here, its worker already
+ * t/fake/fake-haproxy, named haproxy, for 5 s here, its worker already
  * serving). The takeover waits until it handles SIGUSR1: the first
  * generation's -sf then soft-stops it (exit 0 through its handler), where
  * an early one would kill it. The first generation is the fake too, ready
@@ -83,7 +83,7 @@ static void test_takeover_waits_for_handler(void)
 	int status;
 
 	reload_site_init_fake(&s, "fake-master-late-usr1-ms 5000\n");
-	fake = g_build_filename(t_dir(), "fake-haproxy", NULL);
+	fake = g_build_filename(t_dir(), "fake/fake-haproxy", NULL);
 	bin = g_build_filename(s.dir, "bin", NULL);
 	haproxy = g_build_filename(bin, "haproxy", NULL);
 	g_assert_cmpint(g_mkdir(bin, 0755), ==, 0);

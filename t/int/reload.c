@@ -6,13 +6,13 @@
  * coalesced, a queued hard reload stays hard; a waiting client ends on
  * SIGTERM. The real haproxy (Debian's 2.6) unless noted, 127.0.0.1 only.
  *
- * The other reload tests, by behaviour: t/int-reload-notify (sd_notify),
+ * The other reload tests, by behaviour: t/int/reload-notify (sd_notify),
  * -status (status, metrics), -control (the control socket), -drain
  * (draining bounds, the stop), -seamless (-x), -upgrade (the wrapper's
  * own re-exec), -versions (older haproxy models). Their helpers are in
- * t/lib-reload.c.
+ * t/lib/reload.c.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -85,7 +85,7 @@ static void test_sync_reload(void)
 /*
  * A --hard-reload queued behind a loading reload stays hard when a
  * SIGUSR2 (soft) is queued after it: the reload that follows is -st and
- * the generation before it is stopped, not left draining. (t/fake-haproxy)
+ * the generation before it is stopped, not left draining. (t/fake/fake-haproxy)
  */
 static void test_queued_hard_stays_hard(void)
 {

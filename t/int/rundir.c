@@ -6,7 +6,7 @@
  * planted inside, and a distribution's stock global section. Reloads run
  * under load; every wait is bounded and on a real event.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -588,7 +588,7 @@ static void test_debian_stock(void)
  * first: its RuntimeDirectory= (that of -p /run/haproxy.pid). That one is
  * not running on this host, so the client says where it looked; --help
  * says how a client finds its wrapper and that -p names another. The
- * service itself answering is t/int-systemd's.
+ * service itself answering is t/container/systemd's.
  */
 static void test_client_defaults(void)
 {

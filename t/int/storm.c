@@ -21,7 +21,7 @@
  * process is a child subreaper: whatever the wrapper would orphan comes
  * back to it, where "nothing left" is checked.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-storm.h"
+#include "t/lib/storm.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 

@@ -25,7 +25,7 @@
 
 #include "legacy/pidfile.h"
 #include "base/proc.h"
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 /* Names another user chose: never a forged log line. */
 #define FORGED_DIR "t\n<0>haproxy-systemd-wrapper: FORGED"

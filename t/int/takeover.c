@@ -28,7 +28,7 @@
 
 #include "legacy/pidfile.h"
 #include "base/proc.h"
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 static void test_takeover_daemon_under_load(void)
 {
@@ -125,7 +125,7 @@ static void test_takeover_master_worker(void)
 	daemon_site_clear(&s);
 }
 
-/* The nth line of a t/fake-haproxy log holding needle, waited for. */
+/* The nth line of a t/fake/fake-haproxy log holding needle, waited for. */
 static void wait_event(const char *log, const char *needle, guint nth)
 {
 	g_autofree gchar *line = t_wait_file_line(log, needle, NULL, nth,
@@ -137,7 +137,7 @@ static void wait_event(const char *log, const char *needle, guint nth)
 /*
  * A master-worker master taken over in the middle of its reload (a 2.5+
  * master re-executes itself: SIGUSR1 keeps its default action until the
- * new image has set it up). t/fake-haproxy, named haproxy, is that master.
+ * new image has set it up). t/fake/fake-haproxy, named haproxy, is that master.
  * The wrapper waits until it handles SIGUSR1: the first generation's -sf
  * soft-stops it (exit 0 through its handler), an early one would kill it.
  */
@@ -148,7 +148,7 @@ static void test_takeover_master_mid_reload(void)
 	g_autofree gchar *bin = NULL, *haproxy = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL, *exited = NULL;
 	g_autofree gchar *stopped = NULL, *events = NULL;
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake-haproxy",
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
 						  NULL);
 	g_auto(GStrv) env = NULL;
 	g_autoptr(GError) error = NULL;

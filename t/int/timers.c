@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "base/proc.h"
-#include "t/lib-faults.h"
+#include "t/lib/faults.h"
 
 #define LOG_NOT_READY_AFTER	"not ready after "
 #define LOG_STILL_RUNNING	"after the stop; SIGKILL"

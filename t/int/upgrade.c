@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define NEXT_VERSION "0.1.0+next"
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define NOBODY 65534
 #define CACHE "haproxy-version"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the fake-haproxy tests share: see t/lib-fake.h. */
-#include "t/lib-fake.h"
+/* What the fake-haproxy tests share: see t/lib/fake.h. */
+#include "t/lib/fake.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the fake-haproxy tests share (t/int-fake*.c): the wrapper on the
- * site's t/fake-haproxy at a given version, the fake's event log
+ * What the fake-haproxy tests share (t/int/fake*.c): the wrapper on the
+ * site's t/fake/fake-haproxy at a given version, the fake's event log
  * (FAKE_HAPROXY_LOG), command lines, workers, stops.
  */
 #pragma once
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define NO_SIGNALS "0000000000000000"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the fault tests share: see t/lib-faults.h. */
-#include "t/lib-faults.h"
+/* What the fault tests share: see t/lib/faults.h. */
+#include "t/lib/faults.h"
 
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -221,7 +221,7 @@ GPid fake_freeze_loading(struct t_site *f, guint nth)
 
 void shim_setup(struct t_site *f, struct shim *s, const char *initial)
 {
-	g_autofree gchar *so = g_build_filename(t_dir(), "failshim.so", NULL);
+	g_autofree gchar *so = g_build_filename(t_dir(), "fake/failshim.so", NULL);
 
 	g_assert_true(g_file_test(so, G_FILE_TEST_EXISTS));
 	s->control = t_write_file(f->dir, "failshim.control", initial);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the fault tests share (t/int-fault*.c, t/int-failpaths.c): the
- * site of t/harness.h with the real haproxy, the fake, or a gated fake;
+ * What the fault tests share (t/int/fault*.c, t/int/failpaths.c): the
+ * site of t/lib/harness.h with the real haproxy, the fake, or a gated fake;
  * waits on /proc (stopped, descendants, descriptors), on the fake's event
- * log and on answers; t/failshim.so set up in the wrapper; a wrapper copy
+ * log and on answers; t/fake/failshim.so set up in the wrapper; a wrapper copy
  * installed as a package manager does.
  */
 #pragma once
@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 
@@ -32,7 +32,7 @@ gchar *fake_wait_nth(struct t_site *f, const char *needle,
 			    const char *needle2, guint nth);
 gboolean fake_logged(struct t_site *f, GPid pid, const char *event);
 GPid fake_freeze_loading(struct t_site *f, guint nth);
-/* ---- t/failshim.so in the wrapper ---- */
+/* ---- t/fake/failshim.so in the wrapper ---- */
 
 struct shim_case {
 	const char *token;	/* what the shim fails */

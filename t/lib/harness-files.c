@@ -3,8 +3,8 @@
  * Files: temporary directories (and the short ones unix sockets need),
  * configurations, pidfiles, lines awaited in a file.
  */
-#include "t/harness.h"
-#include "t/harness-priv.h"
+#include "t/lib/harness.h"
+#include "t/lib/harness-priv.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * again on older and newer series that way), its version, and the skips
  * of the tests that do not apply to it.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include "legacy/version.h"
 

@@ -3,8 +3,8 @@
  * HTTP and load: free ports, GET requests, held connections, the load
  * generator thread, plain listeners, OpenMetrics parsing.
  */
-#include "t/harness.h"
-#include "t/harness-priv.h"
+#include "t/lib/harness.h"
+#include "t/lib/harness-priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

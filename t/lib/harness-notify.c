@@ -3,7 +3,7 @@
  * A NOTIFY_SOCKET of our own: the datagrams the wrapper sends systemd
  * (READY=1, RELOADING=1, STOPPING=1, STATUS=...), read in order.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #include <glib/gstdio.h>
 #include <poll.h>

@@ -4,8 +4,8 @@
  * children signalled only after their identity is verified, commands run
  * to their end, the signal recorder, haproxy masters settling.
  */
-#include "t/harness.h"
-#include "t/harness-priv.h"
+#include "t/lib/harness.h"
+#include "t/lib/harness-priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -271,7 +271,7 @@ GPid t_wait_recorder_ready(const char *file)
 
 struct t_started *t_start_recorder(const char *file)
 {
-	g_autofree gchar *recorder = g_build_filename(t_dir(), "sigrecorder",
+	g_autofree gchar *recorder = g_build_filename(t_dir(), "fake/sigrecorder",
 						      NULL);
 	const char *argv[] = { recorder, file, NULL };
 	g_autoptr(GError) error = NULL;

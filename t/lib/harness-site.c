@@ -4,7 +4,7 @@
  * runtime directory, wrapper) and the one cleanup a failed assertion runs,
  * registered once for the whole test program.
  */
-#include "t/harness.h"
+#include "t/lib/harness.h"
 #include "wrapper/rundir.h"
 
 #include <signal.h>
@@ -38,7 +38,7 @@ const char *t_fake_path(void)
 	static gchar *path;
 
 	if (!path)
-		path = g_build_filename(t_dir(), "fake-haproxy", NULL);
+		path = g_build_filename(t_dir(), "fake/fake-haproxy", NULL);
 	return path;
 }
 

@@ -4,8 +4,8 @@
  * lines waited for (bounded), its exit waited for by pidfd, and it and
  * everything below it killed by pid when the test is done.
  */
-#include "t/harness.h"
-#include "t/harness-priv.h"
+#include "t/lib/harness.h"
+#include "t/lib/harness-priv.h"
 
 #include <fcntl.h>
 #include <poll.h>

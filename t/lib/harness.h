@@ -18,7 +18,7 @@
 
 #include <glib.h>
 
-#include "t/logs.h"
+#include "t/lib/logs.h"
 
 /* Default bound of every wait, in ms. */
 #define T_WAIT 15000
@@ -37,7 +37,8 @@ struct wrapper {
 
 /* The wrapper under test: $HSW_WRAPPER, else ./haproxy-systemd-wrapper. */
 const char *t_wrapper_path(void);
-/* Directory of the test helpers (fake-haproxy, sigrecorder, ...). */
+/* t/: the fake haproxy and the other helpers are in t/fake/, the next
+ * wrappers in t/ itself. */
 const char *t_dir(void);
 
 /* Starts wrapper_path (NULL: t_wrapper_path()) with args (NULL-terminated,
@@ -129,7 +130,7 @@ gchar *t_write_config(const char *dir, const char *name, guint16 port,
 gchar *t_write_file(const char *dir, const char *name, const char *content);
 
 /*
- * The real haproxy under test (t/harness-haproxy.c): $HSW_TEST_HAPROXY,
+ * The real haproxy under test (t/lib/harness-haproxy.c): $HSW_TEST_HAPROXY,
  * else Debian's /usr/sbin/haproxy. Switched (another one than Debian's),
  * the site of a real-haproxy test passes it as --haproxy=.
  */
@@ -279,14 +280,14 @@ GPid t_wait_pidfile(const char *pidfile);
 void t_assert_pidfile_holds(const char *pidfile, GPid pid);
 
 /*
- * The "signal=" lines a t/sigrecorder wrote to file, once a marker sent
+ * The "signal=" lines a t/fake/sigrecorder wrote to file, once a marker sent
  * now (SIGRTMAX, to p) has been recorded: real-time signals come after
  * every standard one, and SIGRTMAX after every other real-time one, so
  * nothing sent before is still on its way.
  */
 gchar *t_signals_before_marker(const char *file, const struct t_started *p);
 
-/* t/sigrecorder, writing to file: its pid once it has said it is ready
+/* t/fake/sigrecorder, writing to file: its pid once it has said it is ready
  * (bounded wait), 0 if it never did. */
 GPid t_wait_recorder_ready(const char *file);
 /* A sigrecorder as our child, registered (t_remember) and ready. */
@@ -357,7 +358,7 @@ void t_site_init(struct t_site *s);
 /* With the real haproxy's configuration (extra appended); FALSE (the
  * test skipped) where there is no haproxy. */
 gboolean t_site_init_real(struct t_site *s, const char *extra);
-/* With t/fake-haproxy, its log in dir/fake.log, its configuration
+/* With t/fake/fake-haproxy, its log in dir/fake.log, its configuration
  * "bind 127.0.0.1:port" and extra. */
 void t_site_init_fake(struct t_site *s, const char *extra);
 /* (Re)writes the site's configuration, atomically, extra appended. */
@@ -389,7 +390,7 @@ const char *t_site_wait_log(struct t_site *s, const char *needle);
  * directory, bounded; its exit code, what it printed. */
 int t_site_client(struct t_site *s, const char *command, gchar **out,
 		  gchar **err);
-/* t/fake-haproxy. */
+/* t/fake/fake-haproxy. */
 const char *t_fake_path(void);
 /* The pids a file names ("pid=N" words, bare numbers); none if absent. */
 GArray *t_pids_in_file(const char *path);

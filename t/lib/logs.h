@@ -16,7 +16,7 @@
 /* "adopting standalone pid P ..." (a restart by hand adopted). */
 #define LOG_ADOPTING		"adopting standalone pid "
 
-/* ---- t/int-reload*.c ---- */
+/* ---- t/int/reload*.c ---- */
 /* The priority prefixes of a line: warning ("<4>..."), notice. */
 #define LOG_PRIO_WARNING	"<4>"
 #define LOG_PRIO_NOTICE		"<5>"
@@ -67,7 +67,7 @@
  * N), the re-executed image's first word. */
 #define LOG_ADOPTED_GENERATIONS_FMT	"adopted %u generation(s)"
 
-/* ---- the real-haproxy tests (t/int-real-*.c) ---- */
+/* ---- the real-haproxy tests (t/int/real-*.c) ---- */
 /* "reloading on SIGUSR2." (printf: the signal's name). */
 #define LOG_RELOADING_ON_FMT	"reloading on %s."
 /* "generation N ready: pid P, ...", whatever N. */

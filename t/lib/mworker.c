@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the master-worker tests share: see t/lib-mworker.h. */
-#include "t/lib-mworker.h"
+/* What the master-worker tests share: see t/lib/mworker.h. */
+#include "t/lib/mworker.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the master-worker tests share (t/int-mworker*.c): a site on the
+ * What the master-worker tests share (t/int/mworker*.c): a site on the
  * real haproxy or the fake, the wrapper on it with -Ws, its clients.
  */
 #pragma once
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 

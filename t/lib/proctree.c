@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fake proc trees: see t/lib-proctree.h. */
-#include "t/lib-proctree.h"
+/* Fake proc trees: see t/lib/proctree.h. */
+#include "t/lib/proctree.h"
 
 #include <string.h>
 #include <unistd.h>

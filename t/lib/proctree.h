@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Fake proc trees for the unit tests of migrate/ (t/unit-migrate*.c):
+ * Fake proc trees for the unit tests of migrate/ (t/unit/migrate*.c):
  * PID/stat, PID/status, PID/cmdline, and PID/exe, PID/cwd as symlinks, in
  * a temporary directory; find_foreign() run on them.
  */

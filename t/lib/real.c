@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The real-haproxy tests' steps on a site: start, reload, stop, each
- * checked by what it must leave (see t/lib-real.h).
+ * checked by what it must leave (see t/lib/real.h).
  */
-#include "t/lib-real.h"
+#include "t/lib/real.h"
 
 
 #include <signal.h>

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the real-haproxy tests share (t/int-real-*.c): the site of
- * t/harness.h served by the real haproxy, reloaded and stopped by
+ * What the real-haproxy tests share (t/int/real-*.c): the site of
+ * t/lib/harness.h served by the real haproxy, reloaded and stopped by
  * signals, with what each step must leave behind (who serves, who is a
  * child of whom, the pidfile, nothing left after a stop).
  */
 #pragma once
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 /* Its probes of sockets and answers: wait_answered_by, accepted_by. */
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 /* Is pid alive and the real haproxy? */
 gboolean real_is_haproxy(GPid pid);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the reload tests share (t/int-reload*.c): see t/lib-reload.h.
+ * What the reload tests share (t/int/reload*.c): see t/lib/reload.h.
  */
-#include "t/lib-reload.h"
+#include "t/lib/reload.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
-#include "t/lib-takeover.h"
+#include "t/lib/takeover.h"
 
 void reload_fail_at(int line, const char *func, const char *fmt, ...)
 {
@@ -43,7 +43,7 @@ void reload_tests_init(int *argc, char ***argv)
 gboolean reload_site_init(struct t_site *s, const char *extra)
 {
 	/* Before 1.8 a generation is a -Ds parent and the worker it
-	 * forks: t/int-real-* follows that, these tests do not. */
+	 * forks: t/int/real-* follows that, these tests do not. */
 	if (!t_haproxy_needs(1, 8, "a generation of one process (-db), "
 			     "which the reload tests follow,"))
 		return FALSE;

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the reload tests share (t/int-reload*.c): a site on the fixture
+ * What the reload tests share (t/int/reload*.c): a site on the fixture
  * with its runtime directory passed (clients use it), the reload and
  * status clients, idle connections that keep a generation draining, a
  * fake NOTIFY_SOCKET, raw control connections.
  */
 #pragma once
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 
@@ -37,12 +37,12 @@ reload_fail_at(int line, const char *func, const char *fmt, ...);
  * decides what the wrapper sees. */
 void reload_tests_init(int *argc, char ***argv);
 
-/* The site with the real haproxy (FALSE: skipped) or t/fake-haproxy,
+/* The site with the real haproxy (FALSE: skipped) or t/fake/fake-haproxy,
  * the wrapper given --runtime-dir. */
 gboolean reload_site_init(struct t_site *s, const char *extra);
 void reload_site_init_fake(struct t_site *s, const char *extra);
 
-/* A restart by hand ("haproxy -D ... -sf PID", t/lib-takeover.c) that
+/* A restart by hand ("haproxy -D ... -sf PID", t/lib/takeover.c) that
  * the wrapper adopts: the new haproxy's pid, registered. */
 GPid restart_by_hand_adopted(struct t_site *s);
 
@@ -51,7 +51,7 @@ int hold_on(guint16 port, GPid pid);
 
 /* ---- a fake NOTIFY_SOCKET ---- */
 
-typedef struct t_notify Notify;	/* t/harness.h, skip_extend off */
+typedef struct t_notify Notify;	/* t/lib/harness.h, skip_extend off */
 
 /* Bound below the site's directory, named in the site's environment. */
 void notify_open(Notify *n, struct t_site *s);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The reload state machine with fake effects: see t/lib-reloader.h. */
-#include "t/lib-reloader.h"
+/* The reload state machine with fake effects: see t/lib/reloader.h. */
+#include "t/lib/reloader.h"
 
 #include <signal.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The reload state machine without processes, for t/unit-reloader*.c:
+ * The reload state machine without processes, for t/unit/reloader*.c:
  * fake effects that record what the machine did ("probe", "answer 1: ok
  * ..."), the answers of its queries set in F, events posted by name, and
  * the first start and a reload taken to their usual states.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the storm test runs beside the wrapper: see t/lib-storm.h. */
-#include "t/lib-storm.h"
+/* What the storm test runs beside the wrapper: see t/lib/storm.h. */
+#include "t/lib/storm.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the storm test (t/int-storm.c) runs beside the wrapper: client
+ * What the storm test (t/int/storm.c) runs beside the wrapper: client
  * commands from any thread, a load of fresh connections in threads, and
  * a reading of what runs below the wrapper.
  */
 #pragma once
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define LOAD_MAX	1000000	/* safety bound of the load */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the takeover and adoption tests share: see t/lib-takeover.h. */
-#include "t/lib-takeover.h"
+/* What the takeover and adoption tests share: see t/lib/takeover.h. */
+#include "t/lib/takeover.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the takeover and adoption tests share (t/int-takeover*.c,
- * t/int-adopt*.c): a site with the real haproxy, daemons started as an
+ * What the takeover and adoption tests share (t/int/takeover*.c,
+ * t/int/adopt*.c): a site with the real haproxy, daemons started as an
  * init script does (registered, ended by verified pid), who holds which
  * socket (/proc/net/tcp), sockets of our own, the wrapper and its status.
  */
 #pragma once
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
 
@@ -41,7 +41,7 @@ struct wrapper *start_wrapper(struct t_site *s, const char *option,
  * shares with a foreign haproxy applies to its generations alone. */
 struct wrapper *start_wrapper_env(struct t_site *s, const char *option,
 				  const char *cfg, const char *const *env);
-/* Configuration text only t/fake-haproxy reads: the real haproxy skips
+/* Configuration text only t/fake/fake-haproxy reads: the real haproxy skips
  * it (".if defined(...)" of a name never defined; the fake ignores the
  * ".if" lines). A file shared by a fake and the wrapper's real haproxy. */
 #define FAKE_ONLY(text) ".if defined(HSW_TEST_FAKE_ONLY)\n" text ".endif\n"

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/lib-proctree.h"
+#include "t/lib/proctree.h"
 #include "migrate/adopt.h"
 
 #define WAIT_MS 10000

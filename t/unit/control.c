@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 #include "wrapper/control.h"
 
 struct seen {

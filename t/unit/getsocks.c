@@ -3,7 +3,7 @@
  * What the -x server offers for each kind of listening socket, and the
  * bytes of its records, as haproxy 1.8 to 2.2 read them (those versions
  * match a socket to a bind line by the record's options; the real
- * exchanges are in t/int-real-getsocks).
+ * exchanges are in t/int/real-getsocks).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>

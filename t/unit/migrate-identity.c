@@ -12,7 +12,7 @@
 
 #include <glib/gstdio.h>
 
-#include "t/lib-proctree.h"
+#include "t/lib/proctree.h"
 
 /* The one refused instance: its reason holds want. */
 static void assert_refused(struct tree *t, GPid pid, const char *want)

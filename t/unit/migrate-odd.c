@@ -11,7 +11,7 @@
 
 #include <glib/gstdio.h>
 
-#include "t/lib-proctree.h"
+#include "t/lib/proctree.h"
 
 static void test_zombie(struct tree *t, gconstpointer data)
 {

@@ -10,7 +10,7 @@
 
 #include <glib/gstdio.h>
 
-#include "t/lib-proctree.h"
+#include "t/lib/proctree.h"
 
 static void test_daemon_by_pidfile(struct tree *t, gconstpointer data)
 {

@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "migrate/cmdline.h"
-#include "t/lib-proctree.h"
+#include "t/lib/proctree.h"
 
 static void test_parse_stat(void)
 {

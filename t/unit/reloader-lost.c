@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The reload state machine (t/lib-reloader.h): the generation serving ends
+/* The reload state machine (t/lib/reloader.h): the generation serving ends
  * while the next one loads, or is replaced by hand (a search for what
  * replaced it), and reloads wait for that search. */
 #include <signal.h>
 
-#include "t/lib-reloader.h"
+#include "t/lib/reloader.h"
 
 /* ---- the one serving ends while the next loads ---- */
 

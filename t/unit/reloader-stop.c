@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The reload state machine (t/lib-reloader.h): a stop in each state of a
+/* The reload state machine (t/lib/reloader.h): a stop in each state of a
  * reload answers its clients "stopping", sends no READY=1 and runs nothing
  * after. */
 #include <signal.h>
 
-#include "t/lib-reloader.h"
+#include "t/lib/reloader.h"
 
 static void test_stop_while_probing(void)
 {
@@ -86,7 +86,7 @@ static void test_stop_while_loading(void)
 }
 
 /* A first start stopped while it loads, then ready: still no reload
- * (the status counts none). Found by t/unit-reloader-props. */
+ * (the status counts none). Found by t/unit/reloader-props. */
 static void test_stop_first_start_loading(void)
 {
 	setup();

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The reload state machine without processes (t/lib-reloader.h): reloads
+/* The reload state machine without processes (t/lib/reloader.h): reloads
  * from a request to their answer, their failures and timeouts, and across
- * a self-upgrade. Stops: t/unit-reloader-stop.c; the generation serving
- * lost or replaced by hand: t/unit-reloader-lost.c. */
+ * a self-upgrade. Stops: t/unit/reloader-stop.c; the generation serving
+ * lost or replaced by hand: t/unit/reloader-lost.c. */
 #include <signal.h>
 #include <stdio.h>
 
-#include "t/lib-reloader.h"
+#include "t/lib/reloader.h"
 
 /* ---- reloads ---- */
 
@@ -237,7 +237,7 @@ static void test_resume(void)
 
 /* A request that begins an attempt while one more waits to run from the
  * loop (the last attempt just ended) takes it along: one reload, not
- * two, and as hard as either asked. Found by t/unit-reloader-props. */
+ * two, and as hard as either asked. Found by t/unit/reloader-props. */
 static void test_request_takes_pending(void)
 {
 	setup();
@@ -266,7 +266,7 @@ static void test_request_takes_pending(void)
 
 /* A state that says nothing is pending carries no hard flag into the
  * next request, whatever its pending_hard says. Found by
- * t/unit-reloader-props. */
+ * t/unit/reloader-props. */
 static void test_resume_no_pending_hard(void)
 {
 	gboolean hard;

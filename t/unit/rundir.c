@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "t/harness.h"
+#include "t/lib/harness.h"
 #include "wrapper/rundir.h"
 
 /* haproxy's limits, stated independently of rundir.h: it binds
