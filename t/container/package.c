@@ -241,6 +241,28 @@ static void test_debian_unit_upgrade(struct fixture *f, gconstpointer data)
 	assert_run_clean(f->c);
 }
 
+/* The timer has started its service, and that run is over (the service
+ * went inactive after the trigger); bounded. */
+static void wait_timer_run(struct container *c)
+{
+	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+
+	for (;;) {
+		g_autofree gchar *t = prop(c, METRICS_TIMER,
+					   "LastTriggerUSecMonotonic");
+		g_autofree gchar *end = prop(c, METRICS_SVC,
+					     "InactiveEnterTimestampMonotonic");
+		g_autofree gchar *state = prop(c, METRICS_SVC, "ActiveState");
+		guint64 trigger = g_ascii_strtoull(t ? t : "", NULL, 10);
+
+		if (trigger && g_ascii_strtoull(end ? end : "", NULL, 10) > trigger &&
+		    g_strcmp0(state, "inactive") == 0)
+			return;
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_usleep(50 * 1000);
+	}
+}
+
 /* The metrics timer is installed (not only an example); its file goes
  * when the wrapper stops, and with the package. */
 static void test_metrics_timer(struct fixture *f, gconstpointer data)
@@ -271,6 +293,10 @@ static void test_metrics_timer(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(cexec(f->c, NULL, "systemctl", "enable", "--now",
 			      METRICS_TIMER, NULL), ==, 0);
 	assert_prop(f->c, METRICS_TIMER, "ActiveState", "active");
+	/* Enabling it ran the service once more (OnActiveSec=0), on its
+	 * own time: a run still writing when the wrapper stops would put the
+	 * file back after the unit removed it. Its end first. */
+	wait_timer_run(f->c);
 
 	/* The wrapper stopped: the unit removes the file with it, rather
 	 * than leave the last figures standing as if they were current,
