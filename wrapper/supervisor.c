@@ -275,8 +275,7 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if ((s->gt.current && !s->gt.current->exited) ||
-	    adopt_serving(replacement_adopt(s->replacement)))
+	if ((s->gt.current && !s->gt.current->exited) || adopted_serves(s))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }
