@@ -247,9 +247,11 @@ static void on_fallback_settled(gpointer data)
 		.exit_code = f->failed_code, .message = f->failed_msg });
 }
 
-gboolean first_start_retry(struct first_start *f, int exit_code,
+gboolean first_start_retry(struct supervisor *sv, int exit_code,
 			   const char *msg)
 {
+	struct first_start *f = sv->first;
+
 	/* Once: a second failure is the first start's. */
 	if (!f->late)
 		return FALSE;

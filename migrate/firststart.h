@@ -36,7 +36,7 @@ void first_start_serving(struct first_start *f);
 /* Generation 1 ended before it was ready (exit_code, msg: the failure).
  * TRUE: the search that waited runs, and RE_SETTLED (a second try, their
  * pids on its -sf) or RE_FAILED (this failure, nothing found) follows. */
-gboolean first_start_retry(struct first_start *f, int exit_code,
+gboolean first_start_retry(struct supervisor *sv, int exit_code,
 			   const char *msg);
 /* A stop: the search's wait ends, what it found is left alone. */
 void first_start_cancel(struct first_start *f);

@@ -85,8 +85,10 @@ static void refuse(struct handoff *h, const char *fmt, ...)
 	handoff_end(h);
 }
 
-void handoff_abandon(struct handoff *h)
+void handoff_abandon(struct supervisor *sv)
 {
+	struct handoff *h = sv->handoff;
+
 	if (!h->active)
 		return;
 	log_notice("hand-off abandoned: stopping");

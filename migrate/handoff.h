@@ -25,4 +25,4 @@ void handoff_free(struct handoff *h);
  * exec; client hears how it went. */
 void handoff_request(struct handoff *h, struct control_client *client);
 /* A stop: a hand-off under way is abandoned, its client told. */
-void handoff_abandon(struct handoff *h);
+void handoff_abandon(struct supervisor *sv);

@@ -71,18 +71,15 @@ gboolean ended_as_replaced(int status)
 
 static void on_adopt(enum adopt_event event, gpointer data);
 
-static void search_replacement(struct replacement *r)
+void replacement_search(struct supervisor *sv, gboolean quick)
 {
-	replacement_search(r, FALSE);
-}
+	struct replacement *r = sv->replacement;
 
-void replacement_search(struct replacement *r, gboolean quick)
-{
 	if (!r->adopt) {
-		g_auto(GStrv) argv = own_haproxy_argv(r->sv->args);
+		g_auto(GStrv) argv = own_haproxy_argv(sv->args);
 		g_autofree gchar *cwd = g_get_current_dir();
 
-		r->adopt = adopt_new(r->sv->args->pidfile,
+		r->adopt = adopt_new(sv->args->pidfile,
 				     (const char *const *)argv, cwd, on_adopt,
 				     r);
 	}
@@ -111,7 +108,7 @@ void replacement_look_for(struct replacement *r, struct generation *g,
 		 "looking for a haproxy that replaced it", g->number, g->pid,
 		 how);
 	replacement_remember(r, g, status);
-	search_replacement(r);
+	replacement_search(r->sv, FALSE);
 }
 
 /* Nothing replaced the one serving: the service is down, as before. */
@@ -152,7 +149,7 @@ static void adopted_lost(struct replacement *r)
 						    W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
 		if (!r->sv->gt.starting->sf_adopted)
-			search_replacement(r);
+			replacement_search(r->sv, FALSE);
 		return;
 	}
 	log_info("looking for a haproxy that replaced the adopted one");

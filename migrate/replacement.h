@@ -39,7 +39,7 @@ void replacement_remember(struct replacement *r, struct generation *g,
 void replacement_look_for(struct replacement *r, struct generation *g,
 			  int status);
 /* The search (the reload machine's effect); quick: look once now. */
-void replacement_search(struct replacement *r, gboolean quick);
+void replacement_search(struct supervisor *sv, gboolean quick);
 /* The generation remembered (for the log of a failed reload). */
 guint replacement_number(const struct replacement *r);
 /* Ours serves: an adopted haproxy found during its reload leaves. */

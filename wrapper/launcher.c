@@ -75,10 +75,10 @@ static void clear_attempt(struct launcher *l)
 	g_clear_pointer(&l->haproxy_path, g_free);
 }
 
-void launcher_end_attempt(struct launcher *l)
+void launcher_end_attempt(struct supervisor *sv)
 {
-	clear_attempt(l);
-	master_link_abandon(l->sv->master);
+	clear_attempt(sv->launcher);
+	master_link_abandon(sv->master);
 }
 
 void launcher_free(struct launcher *l)
@@ -188,24 +188,24 @@ static void on_witness(int signo, GPid sender, gpointer data)
 	}
 }
 
-void launcher_kill_loading(struct launcher *l)
+void launcher_kill_loading(struct supervisor *sv)
 {
 	log_err("generation %u (pid %d) not ready after %us; killing it",
-		l->sv->gt.starting->number, l->sv->gt.starting->pid,
-		l->sv->opts->ready_timeout_s);
-	generation_signal(l->sv->gt.starting, SIGKILL, FALSE);
+		sv->gt.starting->number, sv->gt.starting->pid,
+		sv->opts->ready_timeout_s);
+	generation_signal(sv->gt.starting, SIGKILL, FALSE);
 }
 
-gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling)
+gchar *launcher_master_timeout_text(struct supervisor *sv, gboolean settling)
 {
 	/* The master may have ended meanwhile (a restart by hand). */
-	GPid pid = l->sv->gt.current ? l->sv->gt.current->pid : 0;
+	GPid pid = sv->gt.current ? sv->gt.current->pid : 0;
 
 	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
 			       pid,
 			       settling ? "did not handle SIGUSR2"
 					: "gave no verdict",
-			       l->sv->opts->ready_timeout_s);
+			       sv->opts->ready_timeout_s);
 }
 
 /* Old pids for -sf: every live generation's, then the user's own -sf/-st
@@ -501,26 +501,27 @@ static enum launch_mode choose_mode(struct launcher *l,
 
 /* The search for a haproxy that replaced the one serving during this
  * reload runs: what it finds goes on the -sf list. */
-gboolean launcher_must_wait(struct launcher *l)
+gboolean launcher_must_wait(struct supervisor *sv)
 {
-	if (!adopt_searching(replacement_adopt(l->sv->replacement)))
+	if (!adopt_searching(replacement_adopt(sv->replacement)))
 		return FALSE;
 	log_info("generation %u waits for the search for a haproxy "
-		 "that replaced the one serving", l->sv->gt.next_number);
+		 "that replaced the one serving", sv->gt.next_number);
 	return TRUE;
 }
 
 /* A serving master reloads itself; anything else means a new generation. */
-enum launch_kind launcher_launch(struct launcher *l,
+enum launch_kind launcher_launch(struct supervisor *sv,
 				 const struct haproxy_version *v)
 {
-	struct generation *c = l->sv->gt.current;
+	struct launcher *l = sv->launcher;
+	struct generation *c = sv->gt.current;
 	enum launch_mode mode = choose_mode(l, v);
 
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(l);
-		master_link_reload(l->sv->master, c, v->full,
-				   reloader_hard(l->sv->reloader));
+		master_link_reload(sv->master, c, v->full,
+				   reloader_hard(sv->reloader));
 		return LAUNCH_MASTER;
 	}
 	return spawn_generation(l, v, mode) ? LAUNCH_GENERATION
@@ -672,12 +673,13 @@ static gboolean locate(struct launcher *l, struct stat *st, gboolean report)
 }
 
 /* The version of haproxy, from the cache or by running haproxy -v. */
-void launcher_probe(struct launcher *l)
+void launcher_probe(struct supervisor *sv)
 {
+	struct launcher *l = sv->launcher;
 	struct stat st;
 
 	/* The first start's early one goes on: on_version() sees us wait. */
-	if (l->probe && reloader_first_start(l->sv->reloader))
+	if (l->probe && reloader_first_start(sv->reloader))
 		return;
 	if (!locate(l, &st, TRUE))
 		return;

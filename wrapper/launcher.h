@@ -24,19 +24,19 @@ struct launcher *launcher_new(struct supervisor *sv, const char *self_path);
 void launcher_free(struct launcher *l);
 
 /* The reload machine's effects (wrapper/reloader.h). */
-void launcher_probe(struct launcher *l);
+void launcher_probe(struct supervisor *sv);
 /* At the first start, before the search for foreign instances (long on a
  * busy host): haproxy -v runs meanwhile when the version is not cached;
  * launcher_probe() then waits for it. */
 void launcher_probe_early(struct launcher *l);
-gboolean launcher_must_wait(struct launcher *l);
-enum launch_kind launcher_launch(struct launcher *l,
+gboolean launcher_must_wait(struct supervisor *sv);
+enum launch_kind launcher_launch(struct supervisor *sv,
 				 const struct haproxy_version *v);
-void launcher_kill_loading(struct launcher *l);
-gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling);
+void launcher_kill_loading(struct supervisor *sv);
+gchar *launcher_master_timeout_text(struct supervisor *sv, gboolean settling);
 /* The attempt is over: no load timers, no master's reload waited for,
  * haproxy located anew next time. */
-void launcher_end_attempt(struct launcher *l);
+void launcher_end_attempt(struct supervisor *sv);
 /* A stop: a version probe under way is cancelled, and the load timers
  * of a generation still loading (the stop bounds it now). */
 void launcher_cancel(struct launcher *l);

@@ -17,7 +17,7 @@ struct queued {
 
 struct reloader {
 	const struct reloader_ops *ops;
-	void *ctx;
+	struct supervisor *ctx;		/* opaque: its effects' own */
 	enum reload_state state;
 	enum reload_event event;	/* the one being handled */
 	guint ready_timeout_s;		/* 0: a load may take for ever */
@@ -119,7 +119,7 @@ static void answer_upto(struct reloader *r, guint upto, const char *text)
 			i++;
 			continue;
 		}
-		r->ops->answer(r->ctx, w->client, text);
+		r->ops->answer(w->client, text);
 		g_ptr_array_remove_index(r->waiters, i);
 	}
 }
@@ -350,7 +350,7 @@ static enum reload_state request(struct reloader *r,
 	if (stopping(r)) {
 		log_notice("ignoring %s: stopping", who);
 		if (in->client)
-			r->ops->answer(r->ctx, in->client, "error: stopping");
+			r->ops->answer(in->client, "error: stopping");
 		return r->state;
 	}
 	if (in->client)
@@ -664,12 +664,13 @@ void reloader_post(struct reloader *r, enum reload_event ev,
 
 /* ---- life and questions ---- */
 
-struct reloader *reloader_new(const struct reloader_ops *ops, void *ctx)
+struct reloader *reloader_new(const struct reloader_ops *ops,
+			      struct supervisor *sv)
 {
 	struct reloader *r = g_new0(struct reloader, 1);
 
 	r->ops = ops;
-	r->ctx = ctx;
+	r->ctx = sv;
 	r->waiters = g_ptr_array_new_with_free_func(g_free);
 	g_queue_init(&r->queue);
 	return r;

@@ -22,6 +22,7 @@
 #include "wrapper/status.h"
 
 struct control_client;
+struct supervisor;
 
 enum reload_state {
 	RS_IDLE,		/* nothing under way */
@@ -100,46 +101,53 @@ enum reload_failure {
 
 struct reloader;
 
-/* The effects, performed by the supervisor; ctx is its own. */
+/*
+ * The effects. The supervisor's parts perform them, each with its own
+ * function; the machine only hands back the context it was given, which
+ * it never looks into (tests pass NULL and fake them).
+ */
 struct reloader_ops {
 	/* Is a search for a haproxy restarted by hand under way? */
-	gboolean (*searching)(void *ctx);
+	gboolean (*searching)(struct supervisor *sv);
 	/* Does an adopted haproxy serve? */
-	gboolean (*adopted_serving)(void *ctx);
-	enum upgrade_choice (*upgrade_wanted)(void *ctx);
-	void (*notify_reloading)(void *ctx);
+	gboolean (*adopted_serving)(struct supervisor *sv);
+	enum upgrade_choice (*upgrade_wanted)(struct supervisor *sv);
+	void (*notify_reloading)(struct supervisor *sv);
 	/* The dry run of the new image: RE_UPGRADE_REFUSED, or an exec. */
-	void (*begin_upgrade)(void *ctx);
+	void (*begin_upgrade)(struct supervisor *sv);
 	/* Locate haproxy, know its version: RE_PROBED or RE_FAILED. */
-	void (*probe)(void *ctx);
+	void (*probe)(struct supervisor *sv);
 	/* Must the launch wait for the search (said in the log)? */
-	gboolean (*launch_must_wait)(void *ctx);
-	enum launch_kind (*launch)(void *ctx, const struct haproxy_version *v);
+	gboolean (*launch_must_wait)(struct supervisor *sv);
+	enum launch_kind (*launch)(struct supervisor *sv,
+				   const struct haproxy_version *v);
 	/* The ready timeout passed while a generation loads. */
-	void (*kill_loading)(void *ctx);
+	void (*kill_loading)(struct supervisor *sv);
 	/* Why the master's reload timed out (g_free). */
-	gchar *(*master_timeout_text)(void *ctx, gboolean settling);
-	void (*search)(void *ctx, gboolean quick);
-	void (*log_failure)(void *ctx, enum reload_failure how,
+	gchar *(*master_timeout_text)(struct supervisor *sv,
+				      gboolean settling);
+	void (*search)(struct supervisor *sv, gboolean quick);
+	void (*log_failure)(struct supervisor *sv, enum reload_failure how,
 			    const char *msg);
 	/* The service is lost: exit with code, stop everything. */
-	void (*stop_service)(void *ctx, int exit_code);
+	void (*stop_service)(struct supervisor *sv, int exit_code);
 	/* READY=1 for systemd, with the status line. */
-	void (*notify_ready)(void *ctx);
-	void (*answer)(void *ctx, struct control_client *c, const char *text);
+	void (*notify_ready)(struct supervisor *sv);
+	void (*answer)(struct control_client *c, const char *text);
 	/* The attempt is over: its timers and helpers go. */
-	void (*end_attempt)(void *ctx);
+	void (*end_attempt)(struct supervisor *sv);
 	/* Post RE_RUN_PENDING from the loop. */
-	void (*schedule_pending)(void *ctx);
+	void (*schedule_pending)(struct supervisor *sv);
 	/* A stop abandons the hand-off: its client is told. */
-	void (*abandon_handoff)(void *ctx);
+	void (*abandon_handoff)(struct supervisor *sv);
 	/* Is the wrapper stopping? The life cycle knows: nothing new
 	 * starts. */
-	gboolean (*stopping)(void *ctx);
+	gboolean (*stopping)(struct supervisor *sv);
 	/* The first generation ended unready (may be NULL): TRUE when the
 	 * first start is to be settled again (SETTLED, or FAILED with
 	 * these). */
-	gboolean (*retry_first)(void *ctx, int exit_code, const char *msg);
+	gboolean (*retry_first)(struct supervisor *sv, int exit_code,
+				const char *msg);
 };
 
 struct waiter {
@@ -165,7 +173,8 @@ struct reload_transition {
 /* The table, in the order it is searched. */
 const struct reload_transition *reload_transitions(guint *n);
 
-struct reloader *reloader_new(const struct reloader_ops *ops, void *ctx);
+struct reloader *reloader_new(const struct reloader_ops *ops,
+			      struct supervisor *sv);
 void reloader_free(struct reloader *r);
 /* --ready-timeout: how long a generation or a master may load before
  * RE_TIMEOUT; 0, the default, for ever. */

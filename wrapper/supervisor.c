@@ -40,11 +40,6 @@ void supervisor_stop(struct supervisor *s, int exit_code)
 	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
-static void stop_service(void *ctx, int exit_code)
-{
-	supervisor_stop(ctx, exit_code);
-}
-
 static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
@@ -110,8 +105,8 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
  * ---- the reload machine's effects (wrapper/reloader.h) ----
  *
  * The machine stays an ops table, its one boundary: it decides without
- * processes (t/unit/reloader fakes these). Each effect below binds one
- * of its calls to the part that performs it.
+ * processes (t/unit/reloader fakes these). Most effects are the
+ * performing part's own function; those below are the supervisor's.
  */
 
 /*
@@ -140,9 +135,9 @@ static struct log_event failure_event(struct supervisor *s)
 			      "failed");
 }
 
-static void log_failure(void *ctx, enum reload_failure how, const char *msg)
+static void log_failure(struct supervisor *s, enum reload_failure how,
+			const char *msg)
 {
-	struct supervisor *s = ctx;
 	struct log_event ev = failure_event(s);
 
 	switch (how) {
@@ -171,53 +166,28 @@ static void log_failure(void *ctx, enum reload_failure how, const char *msg)
 	}
 }
 
-static gboolean searching(void *ctx)
+static gboolean searching(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
-
 	return adopt_searching(replacement_adopt(s->replacement));
 }
 
-static gboolean adopted_serves(void *ctx)
+static gboolean adopted_serves(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
-
 	return adopt_serving(replacement_adopt(s->replacement));
 }
 
-static void search(void *ctx, gboolean quick)
+static void notify_reloading_now(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
-
-	replacement_search(s->replacement, quick);
-}
-
-static void notify_reloading_now(void *ctx)
-{
-	struct supervisor *s = ctx;
 	g_autofree gchar *line = status_source_summary(s);
 
 	notify_reloading(line);
 }
 
-static void notify_ready_now(void *ctx)
+static void notify_ready_now(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
 	g_autofree gchar *line = status_source_summary(s);
 
 	notify_ready(line);
-}
-
-static void answer(void *ctx, struct control_client *c, const char *text)
-{
-	control_reply(c, text);
-}
-
-static void end_attempt(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	launcher_end_attempt(s->launcher);
 }
 
 static gboolean run_pending_reload(gpointer data)
@@ -229,106 +199,39 @@ static gboolean run_pending_reload(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static void schedule_pending(void *ctx)
+static void schedule_pending(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
-
 	if (!s->pending_idle)
 		s->pending_idle = g_idle_add(run_pending_reload, s);
 }
 
-static void abandon_handoff(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	handoff_abandon(s->handoff);
-}
-
-static gboolean retry_first(void *ctx, int exit_code, const char *msg)
-{
-	struct supervisor *s = ctx;
-
-	return first_start_retry(s->first, exit_code, msg);
-}
-
-static void probe(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	launcher_probe(s->launcher);
-}
-
-static gboolean launch_must_wait(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return launcher_must_wait(s->launcher);
-}
-
-static enum launch_kind launch(void *ctx, const struct haproxy_version *v)
-{
-	struct supervisor *s = ctx;
-
-	return launcher_launch(s->launcher, v);
-}
-
-static void kill_loading(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	launcher_kill_loading(s->launcher);
-}
-
-static gchar *master_timeout_text(void *ctx, gboolean settling)
-{
-	struct supervisor *s = ctx;
-
-	return launcher_master_timeout_text(s->launcher, settling);
-}
-
-static enum upgrade_choice upgrade_wanted(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	return selfupgrade_wanted(s->up);
-}
-
-static void begin_upgrade(void *ctx)
-{
-	struct supervisor *s = ctx;
-
-	selfupgrade_begin(s->up);
-}
-
 /* The life cycle owns "stopping": the machine asks it. */
-static gboolean life_stopping(void *ctx)
+static gboolean life_stopping(struct supervisor *s)
 {
-	struct supervisor *s = ctx;
-
 	return s->life.phase == PHASE_STOPPING;
 }
 
 static const struct reloader_ops sv_reload_ops = {
 	.searching = searching,
 	.adopted_serving = adopted_serves,
-	.upgrade_wanted = upgrade_wanted,
+	.upgrade_wanted = selfupgrade_wanted,
 	.notify_reloading = notify_reloading_now,
-	.begin_upgrade = begin_upgrade,
-	.probe = probe,
-	.launch_must_wait = launch_must_wait,
-	.launch = launch,
-	.kill_loading = kill_loading,
-	.master_timeout_text = master_timeout_text,
-	.search = search,
+	.begin_upgrade = selfupgrade_begin,
+	.probe = launcher_probe,
+	.launch_must_wait = launcher_must_wait,
+	.launch = launcher_launch,
+	.kill_loading = launcher_kill_loading,
+	.master_timeout_text = launcher_master_timeout_text,
+	.search = replacement_search,
 	.log_failure = log_failure,
-	.stop_service = stop_service,
+	.stop_service = supervisor_stop,
 	.notify_ready = notify_ready_now,
-	.answer = answer,
-	.end_attempt = end_attempt,
+	.answer = control_reply,
+	.end_attempt = launcher_end_attempt,
 	.schedule_pending = schedule_pending,
-	.abandon_handoff = abandon_handoff,
+	.abandon_handoff = handoff_abandon,
 	.stopping = life_stopping,
-	.retry_first = retry_first,
+	.retry_first = first_start_retry,
 };
 
 /* ---- life cycle ---- */
@@ -372,8 +275,7 @@ static gboolean on_watchdog(gpointer data)
 {
 	struct supervisor *s = data;
 
-	if ((s->gt.current && !s->gt.current->exited) ||
-	    adopt_serving(replacement_adopt(s->replacement)))
+	if ((s->gt.current && !s->gt.current->exited) || adopted_serves(s))
 		notify_watchdog();
 	return G_SOURCE_CONTINUE;
 }

@@ -17,63 +17,65 @@ static void effect(const char *fmt, ...)
 	va_end(ap);
 }
 
-static gboolean op_searching(void *ctx)
+static gboolean op_searching(struct supervisor *sv)
 {
 	return F.searching;
 }
 
-static gboolean op_adopted_serving(void *ctx)
+static gboolean op_adopted_serving(struct supervisor *sv)
 {
 	return F.adopted_serving;
 }
 
-static enum upgrade_choice op_upgrade_wanted(void *ctx)
+static enum upgrade_choice op_upgrade_wanted(struct supervisor *sv)
 {
 	return F.upgrade;
 }
 
-static void op_notify_reloading(void *ctx)
+static void op_notify_reloading(struct supervisor *sv)
 {
 	effect("RELOADING=1");
 }
 
-static void op_begin_upgrade(void *ctx)
+static void op_begin_upgrade(struct supervisor *sv)
 {
 	effect("dry run");
 }
 
-static void op_probe(void *ctx)
+static void op_probe(struct supervisor *sv)
 {
 	effect("probe");
 }
 
-static gboolean op_launch_must_wait(void *ctx)
+static gboolean op_launch_must_wait(struct supervisor *sv)
 {
 	return F.must_wait;
 }
 
-static enum launch_kind op_launch(void *ctx, const struct haproxy_version *v)
+static enum launch_kind op_launch(struct supervisor *sv,
+				  const struct haproxy_version *v)
 {
 	effect("launch %s", v->full);
 	return F.launch;
 }
 
-static void op_kill_loading(void *ctx)
+static void op_kill_loading(struct supervisor *sv)
 {
 	effect("kill loading");
 }
 
-static gchar *op_master_timeout_text(void *ctx, gboolean settling)
+static gchar *op_master_timeout_text(struct supervisor *sv,
+				     gboolean settling)
 {
 	return g_strdup(settling ? "no SIGUSR2 handler" : "no verdict");
 }
 
-static void op_search(void *ctx, gboolean quick)
+static void op_search(struct supervisor *sv, gboolean quick)
 {
 	effect("search %s", quick ? "quick" : "slow");
 }
 
-static void op_log_failure(void *ctx, enum reload_failure how,
+static void op_log_failure(struct supervisor *sv, enum reload_failure how,
 			   const char *msg)
 {
 	static const char *const names[] = {
@@ -86,7 +88,7 @@ static void op_log_failure(void *ctx, enum reload_failure how,
 	effect("failed (%s): %s", names[how], msg);
 }
 
-static void op_stop_service(void *ctx, int exit_code)
+static void op_stop_service(struct supervisor *sv, int exit_code)
 {
 	effect("stop service %d", exit_code);
 	F.stopping = TRUE;
@@ -94,37 +96,38 @@ static void op_stop_service(void *ctx, int exit_code)
 	reloader_post(F.r, RE_STOP, NULL);
 }
 
-static void op_notify_ready(void *ctx)
+static void op_notify_ready(struct supervisor *sv)
 {
 	effect("READY=1");
 }
 
-static void op_answer(void *ctx, struct control_client *c, const char *text)
+static void op_answer(struct control_client *c, const char *text)
 {
 	effect("answer %d: %s", GPOINTER_TO_INT(c), text);
 }
 
-static void op_end_attempt(void *ctx)
+static void op_end_attempt(struct supervisor *sv)
 {
 	effect("end attempt");
 }
 
-static void op_schedule_pending(void *ctx)
+static void op_schedule_pending(struct supervisor *sv)
 {
 	effect("schedule pending");
 }
 
-static void op_abandon_handoff(void *ctx)
+static void op_abandon_handoff(struct supervisor *sv)
 {
 	effect("abandon hand-off");
 }
 
-static gboolean op_stopping(void *ctx)
+static gboolean op_stopping(struct supervisor *sv)
 {
 	return F.stopping;
 }
 
-static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
+static gboolean op_retry_first(struct supervisor *sv, int exit_code,
+			       const char *msg)
 {
 	effect("retry first %d: %s", exit_code, msg);
 	return F.retry_first;

@@ -136,45 +136,46 @@ static void observe_begin(void)
 
 /* ---- the fake effects ---- */
 
-static gboolean op_searching(void *ctx)
+static gboolean op_searching(struct supervisor *sv)
 {
 	return M.searching;
 }
 
-static gboolean op_adopted_serving(void *ctx)
+static gboolean op_adopted_serving(struct supervisor *sv)
 {
 	return M.now->adopted_serving;
 }
 
-static enum upgrade_choice op_upgrade_wanted(void *ctx)
+static enum upgrade_choice op_upgrade_wanted(struct supervisor *sv)
 {
 	return M.now->upgrade;
 }
 
-static void op_notify_reloading(void *ctx)
+static void op_notify_reloading(struct supervisor *sv)
 {
 	observe_begin();
 }
 
-static void op_begin_upgrade(void *ctx)
+static void op_begin_upgrade(struct supervisor *sv)
 {
 	if (state() != RS_CHECKING_UPGRADE)
 		broken("dry run in %s", reload_state_name(state()));
 }
 
-static void op_probe(void *ctx)
+static void op_probe(struct supervisor *sv)
 {
 	observe_begin();
 	if (state() != RS_PROBING)
 		broken("probe in %s", reload_state_name(state()));
 }
 
-static gboolean op_launch_must_wait(void *ctx)
+static gboolean op_launch_must_wait(struct supervisor *sv)
 {
 	return M.now->must_wait;
 }
 
-static enum launch_kind op_launch(void *ctx, const struct haproxy_version *v)
+static enum launch_kind op_launch(struct supervisor *sv,
+				  const struct haproxy_version *v)
 {
 	if (state() != RS_PROBING && state() != RS_AWAITING_SEARCH)
 		broken("launch in %s", reload_state_name(state()));
@@ -187,31 +188,32 @@ static enum launch_kind op_launch(void *ctx, const struct haproxy_version *v)
 	return M.now->launch;
 }
 
-static void op_kill_loading(void *ctx)
+static void op_kill_loading(struct supervisor *sv)
 {
 	if (state() != RS_LOADING)
 		broken("kill of the loading one in %s",
 		       reload_state_name(state()));
 }
 
-static gchar *op_master_timeout_text(void *ctx, gboolean settling)
+static gchar *op_master_timeout_text(struct supervisor *sv,
+				     gboolean settling)
 {
 	return g_strdup("no verdict");
 }
 
-static void op_search(void *ctx, gboolean quick)
+static void op_search(struct supervisor *sv, gboolean quick)
 {
 	M.searching = TRUE;
 }
 
-static void op_log_failure(void *ctx, enum reload_failure how,
+static void op_log_failure(struct supervisor *sv, enum reload_failure how,
 			   const char *msg)
 {
 	if (how == FAILURE_KEPT || how == FAILURE_REPLACED)
 		M.failures_counted++;
 }
 
-static void op_stop_service(void *ctx, int exit_code)
+static void op_stop_service(struct supervisor *sv, int exit_code)
 {
 	if (exit_code == 0 && !M.lost_zero)
 		broken("the service stops with 0 after a failure");
@@ -219,12 +221,12 @@ static void op_stop_service(void *ctx, int exit_code)
 	reloader_post(M.r, RE_STOP, NULL);
 }
 
-static void op_notify_ready(void *ctx)
+static void op_notify_ready(struct supervisor *sv)
 {
 	M.notified_ready++;
 }
 
-static void op_answer(void *ctx, struct control_client *c, const char *text)
+static void op_answer(struct control_client *c, const char *text)
 {
 	guint n = GPOINTER_TO_UINT(c);
 
@@ -241,26 +243,27 @@ static void op_answer(void *ctx, struct control_client *c, const char *text)
 		       M.target[n], reloader_attempt(M.r));
 }
 
-static void op_end_attempt(void *ctx)
+static void op_end_attempt(struct supervisor *sv)
 {
 	M.timer = FALSE;
 }
 
-static void op_schedule_pending(void *ctx)
+static void op_schedule_pending(struct supervisor *sv)
 {
 	M.scheduled = TRUE;
 }
 
-static void op_abandon_handoff(void *ctx)
+static void op_abandon_handoff(struct supervisor *sv)
 {
 }
 
-static gboolean op_stopping(void *ctx)
+static gboolean op_stopping(struct supervisor *sv)
 {
 	return M.stopping;
 }
 
-static gboolean op_retry_first(void *ctx, int exit_code, const char *msg)
+static gboolean op_retry_first(struct supervisor *sv, int exit_code,
+			       const char *msg)
 {
 	return M.now->retry_first;
 }
@@ -812,14 +815,14 @@ static void test_launcher_timers(void)
 	s.launcher = l;
 	g_assert_false(timer_armed());
 	for (guint i = 0; i < 3; i++) {
-		g_assert_cmpint(launcher_launch(l, &v), ==, LAUNCH_MASTER);
+		g_assert_cmpint(launcher_launch(&s, &v), ==, LAUNCH_MASTER);
 		g_assert_true(timer_armed());
-		launcher_end_attempt(l);
+		launcher_end_attempt(&s);
 		/* None outlives its attempt, to fire into the next one. */
 		g_assert_false(timer_armed());
 	}
 	/* At the stop too. */
-	g_assert_cmpint(launcher_launch(l, &v), ==, LAUNCH_MASTER);
+	g_assert_cmpint(launcher_launch(&s, &v), ==, LAUNCH_MASTER);
 	g_assert_true(timer_armed());
 	launcher_free(l);
 	master_link_free(s.master);

@@ -242,8 +242,9 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 
 /* The new image parses this very command line and state, as the exec
  * would, and exits without acting: only then is it executed. */
-void selfupgrade_begin(struct selfupgrade *u)
+void selfupgrade_begin(struct supervisor *sv)
 {
+	struct selfupgrade *u = sv->up;
 	g_autofree gchar *state = state_now(u);
 
 	fds_inheritable(u, FALSE);
@@ -251,13 +252,14 @@ void selfupgrade_begin(struct selfupgrade *u)
 					   on_upgrade_dry_run, u);
 }
 
-enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
+enum upgrade_choice selfupgrade_wanted(struct supervisor *sv)
 {
+	struct selfupgrade *u = sv->up;
 	gboolean wanted;
 
 	if (!u->possible)
 		return UPGRADE_NO;
-	switch (u->sv->opts->self_upgrade) {
+	switch (sv->opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
 		wanted = TRUE;
 		break;
@@ -271,7 +273,7 @@ enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
 	}
 	/* The handed-over state has no room for adopted instances: this
 	 * reload brings them under us first, the next one upgrades. */
-	if (wanted && adopt_alive(replacement_adopt(u->sv->replacement))) {
+	if (wanted && adopt_alive(replacement_adopt(sv->replacement))) {
 		log_notice("not upgrading the wrapper on this reload: a haproxy "
 			   "adopted after a restart by hand runs; this reload "
 			   "takes it over, the next one upgrades");

@@ -26,9 +26,9 @@ void selfupgrade_free(struct selfupgrade *u);
 const char *selfupgrade_image_path(const struct selfupgrade *u);
 
 /* Does this reload upgrade the wrapper first? */
-enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u);
+enum upgrade_choice selfupgrade_wanted(struct supervisor *sv);
 /* The new image's dry run, then its exec; RE_UPGRADE_REFUSED otherwise. */
-void selfupgrade_begin(struct selfupgrade *u);
+void selfupgrade_begin(struct supervisor *sv);
 /* A stop: a dry run under way is cancelled, unanswered. */
 void selfupgrade_cancel(struct selfupgrade *u);
 
