@@ -44,7 +44,7 @@ static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
 	struct supervisor *s = data;
-	struct status_view v = status_source_view(s);
+	struct status_view v;
 	g_autofree gchar *text = NULL;
 
 	switch (command) {
@@ -58,6 +58,7 @@ static void on_control(struct control_client *c,
 	case CMD_STATUS:
 	case CMD_STATUS_JSON:
 	case CMD_STATUS_OPENMETRICS:
+		v = status_source_view(s);
 		text = command == CMD_STATUS ? status_text(&v) :
 		       command == CMD_STATUS_JSON ? status_json(&v) :
 		       status_openmetrics(&v);
