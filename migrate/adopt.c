@@ -171,9 +171,10 @@ static struct adopted *watch_one(struct adopt *a, struct foreign *f)
 {
 	struct adopted *d = g_new0(struct adopted, 1);
 
-	*d = (struct adopted){ .a = a, .f = f, .pidfd = pidfd_open(f->pid, 0) };
-	if (d->pidfd < 0 ||
-	    !proc_same_process_at(a->proc_root, f->pid, f->start_time)) {
+	*d = (struct adopted){ .a = a, .f = f,
+		.pidfd = proc_open_if_same_at(a->proc_root, f->pid,
+					      f->start_time) };
+	if (d->pidfd < 0) {
 		log_notice("not adopting pid %d: it is gone", f->pid);
 		adopted_free(d);
 		return NULL;
@@ -498,16 +499,14 @@ static void signal_workers(const struct adopt *a, const struct foreign *f,
 {
 	for (guint i = 0; i < f->workers->len; i++) {
 		GPid pid = g_array_index(f->workers, GPid, i);
-		int fd = pidfd_open(pid, 0);
+		int fd = proc_open_if_same_at(a->proc_root, pid,
+					      g_array_index(f->worker_start_times,
+							    guint64, i));
 
 		if (fd < 0)
 			continue;
-		if (proc_same_process_at(a->proc_root, pid,
-					 g_array_index(f->worker_start_times,
-						       guint64, i))) {
-			log_debug("%s -> %d.", signal_name(sig), pid);
-			proc_pidfd_signal(fd, sig);
-		}
+		log_debug("%s -> %d.", signal_name(sig), pid);
+		proc_pidfd_signal(fd, sig);
 		close(fd);
 	}
 }
