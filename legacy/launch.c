@@ -65,7 +65,7 @@ GStrv haproxy_environ_for_handoff(void)
 }
 
 gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
-		       GPid *pid, GError **error)
+		       int stderr_fd, GPid *pid, GError **error)
 {
 	g_auto(GStrv) envp = haproxy_environ();
 
@@ -74,10 +74,12 @@ gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
 					TRUE);
 
 	log_executing(argv);
-	/* GLib closes every descriptor above stderr in the child. */
-	return g_spawn_async(NULL, (char **)argv, envp,
-			     G_SPAWN_DO_NOT_REAP_CHILD, signals_reset_for_exec,
-			     NULL, pid, error);
+	/* GLib closes every descriptor above stderr in the child; stdin is
+	 * /dev/null, stdout ours. */
+	return g_spawn_async_with_fds(NULL, (char **)argv, envp,
+				      G_SPAWN_DO_NOT_REAP_CHILD,
+				      signals_reset_for_exec, NULL, pid, -1,
+				      -1, stderr_fd, error);
 }
 
 int haproxy_exec(char *const *argv)

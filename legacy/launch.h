@@ -31,9 +31,10 @@ GStrv haproxy_environ(void);
 GStrv haproxy_environ_for_handoff(void);
 
 /* Spawn argv[0] with argv, not reaped (the caller adds a child watch).
- * notify_socket, when not NULL, is the child's NOTIFY_SOCKET (-Ws). */
+ * notify_socket, when not NULL, is the child's NOTIFY_SOCKET (-Ws);
+ * stderr_fd, when not -1, its stderr (else ours). */
 gboolean haproxy_spawn(char *const *argv, const char *notify_socket,
-		       GPid *pid, GError **error);
+		       int stderr_fd, GPid *pid, GError **error);
 
 /* Replace the wrapper by haproxy (one-shot commands like -c, -v); only
  * returns on failure, with the exit status to use. */

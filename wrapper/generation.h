@@ -30,6 +30,7 @@ struct generation {
 	guint child_source;
 	struct witness witness;
 	gboolean warned_addr_in_use;
+	guint64 stderr_mark;	/* its stderr's first line (hastderr.h) */
 	gboolean exited;	/* reaped: its pid may already be someone's */
 	gboolean exposes;	/* exposes its listeners (our -f fragment) */
 	gboolean took_listeners;	/* took its predecessor's (-x) */

@@ -20,6 +20,7 @@
 #include "migrate/firststart.h"
 #include "migrate/replacement.h"
 #include "wrapper/fdstore/fdstore.h"
+#include "wrapper/hastderr.h"
 #include "wrapper/mworker/link.h"
 #include "wrapper/outcome.h"
 #include "wrapper/sdnotify.h"
@@ -457,7 +458,10 @@ static gboolean spawn_generation(struct launcher *l,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
-	if (!haproxy_spawn(argv, notify_socket, &g->pid, &error)) {
+	g->stderr_mark = ha_stderr_mark(l->sv->hastderr);
+	if (!haproxy_spawn(argv, notify_socket,
+			   ha_stderr_writer(l->sv->hastderr), &g->pid,
+			   &error)) {
 		generation_free(g);
 		launch_failed(l, spawn_exit_code(error,
 						    EXIT_HAPROXY_NOT_EXECUTABLE),

@@ -10,6 +10,7 @@
 #include "migrate/replacement.h"
 #include "wrapper/drain.h"
 #include "wrapper/fdstore/fdstore.h"
+#include "wrapper/hastderr.h"
 #include "wrapper/mworker/link.h"
 #include "wrapper/reloader.h"
 #include "wrapper/steering/reuseport.h"
@@ -39,12 +40,47 @@ int unready_exit_code(int wait_status)
 	return code ? code : 1;
 }
 
+/* The processes of every generation but g: their stderr lines are not
+ * about g's start (a 3.1+ master's worker that loads is not listed). */
+static GArray *other_generations_pids(struct supervisor *sv,
+				      const struct generation *g)
+{
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+
+	for (guint i = 0; i < sv->gt.gens->len; i++) {
+		const struct generation *o = g_ptr_array_index(sv->gt.gens, i);
+
+		if (o == g)
+			continue;
+		g_array_append_val(pids, o->pid);
+		if (o->workers)
+			g_array_append_vals(pids, o->workers->data,
+					    o->workers->len);
+	}
+	return pids;
+}
+
+/* What haproxy said of g's failed start, after the pipe is read: g's own
+ * [ALERT], or one of the worker a 3.1+ master forks to load. */
+static gchar *start_failure_alert(struct supervisor *sv,
+				  const struct generation *g)
+{
+	g_autoptr(GArray) others = NULL;
+
+	if (g->mode != LAUNCH_MW)
+		return ha_stderr_alert(sv->hastderr, g->pid, g->stderr_mark);
+	others = other_generations_pids(sv, g);
+	return ha_stderr_alert_but(sv->hastderr, others, g->stderr_mark);
+}
+
 /* The generation being started ended before it was ready. */
 static void starting_generation_exited(struct supervisor *sv,
 				       struct generation *g, int status)
 {
 	g_autofree gchar *how = describe_wait_status(status);
 	g_autofree gchar *msg = NULL;
+	g_autofree gchar *what = NULL;
+	g_autofree gchar *alert = start_failure_alert(sv, g);
 	guint number = g->number;
 	GPid pid = g->pid;
 	int code = unready_exit_code(status);
@@ -74,10 +110,13 @@ static void starting_generation_exited(struct supervisor *sv,
 	if (sv->life.phase == PHASE_STOPPING)
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
-	/* Ending before it was ready is a failure, whatever the status. */
-	msg = g_strdup_printf("generation %u (pid %d) %s%s before it was ready",
-			      number, pid, addr_in_use ?
-			      "could not bind its addresses and " : "", how);
+	/* Ending before it was ready is a failure, whatever the status;
+	 * what haproxy said of it, if it did. */
+	what = g_strdup_printf("generation %u (pid %d) %s%s before it was "
+			       "ready", number, pid, addr_in_use ?
+			       "could not bind its addresses and " : "", how);
+	msg = alert ? g_strdup_printf("%s: %s", what, alert)
+		    : g_steal_pointer(&what);
 	reloader_post(sv->reloader, RE_CHILD_EXIT, &(struct reload_input){
 		.exit_code = code, .message = msg });
 }

@@ -15,6 +15,7 @@
 #include "wrapper/child.h"
 #include "wrapper/control.h"
 #include "wrapper/fdstore/fdstore.h"
+#include "wrapper/hastderr.h"
 #include "wrapper/launcher.h"
 #include "wrapper/mworker/link.h"
 #include "wrapper/reloader.h"
@@ -248,6 +249,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->opts = opts;
 	/* First: LISTEN_FDS must not reach anything we spawn. */
 	s->rt.fdstore = fdstore_new(opts->fd_store);
+	s->hastderr = ha_stderr_new();
 	gen_table_init(&s->gt);
 	lifecycle_init(&s->life, s);
 	s->reloader = reloader_new(&sv_reload_ops, s);
@@ -324,6 +326,8 @@ int supervisor_run(struct supervisor *s)
 	child_reap_discarded(1000);
 	gen_table_retract(&s->gt, s->args->pidfile);
 	teardown_runtime(s);
+	/* haproxy's last lines before our last one. */
+	ha_stderr_flush(s->hastderr);
 	if (!s->life.have_exit_code)
 		s->life.exit_code = 0;
 	{
@@ -353,6 +357,7 @@ void supervisor_free(struct supervisor *s)
 	fdstore_free(s->rt.fdstore);
 	rundir_use_clear(&s->rt);
 	selfupgrade_free(s->up);
+	ha_stderr_free(s->hastderr);
 	g_main_loop_unref(s->loop);
 	g_free(s);
 }

@@ -41,6 +41,7 @@ struct supervisor {
 	struct reuseport *reuseport;	/* queue migration (steering/) */
 	struct selfupgrade *up;		/* our own exec (selfupgrade/) */
 	struct handoff *handoff;	/* exec into -Ws (handoff.h) */
+	struct ha_stderr *hastderr;	/* haproxy's stderr (hastderr.h) */
 
 	GPtrArray *foreign_view;	/* the status's (statussource.h) */
 	guint watchdog_timer;

@@ -9,6 +9,7 @@
 #include "t/lib/reload.h"
 
 #include <string.h>
+#include <unistd.h>
 
 /*
  * An adopted haproxy (a restart by hand) runs: the hand-off is refused
@@ -110,6 +111,50 @@ static void test_waiter_across_upgrade(void)
 				   reexec);
 }
 
+/* "pipe:[N]" that pid's descriptor fd is, or NULL. */
+static gchar *fd_target(GPid pid, int fd)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/fd/%d", pid, fd);
+
+	return g_file_read_link(path, NULL);
+}
+
+/*
+ * haproxy's stderr pipe crosses the wrapper's own exec: the generation
+ * the new image starts writes into the pipe the old one's still writes
+ * into, and the new image reads it (a reload of a broken configuration
+ * names haproxy's [ALERT]).
+ */
+static void test_stderr_across_upgrade(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *pipe1 = NULL, *pipe2 = NULL;
+	g_autofree gchar *out = NULL, *err = NULL;
+	GPid gen1, gen2;
+	int held;
+
+	if (!reload_site_init(&s, LONG_DRAIN))
+		return;
+	gen1 = t_site_start_serving(&s, OPTS("--self-upgrade=always"));
+	pipe1 = fd_target(gen1, 2);
+	g_assert_nonnull(pipe1);
+	g_assert_true(g_str_has_prefix(pipe1, "pipe:"));
+	/* Generation 1 drains after the reload, its stderr still open. */
+	held = hold_on(s.port, gen1);
+	gen2 = reload_serving(&s, "--reload", 2);
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING));
+	g_assert_true(t_pid_alive(gen1));
+	pipe2 = fd_target(gen2, 2);
+	g_assert_cmpstr(pipe2, ==, pipe1);
+
+	t_site_config(&s, LONG_DRAIN BROKEN);
+	g_assert_cmpint(t_site_client(&s, "--reload", &out, &err), ==,
+			CLIENT_FAILED);
+	g_assert_nonnull(strstr(err, "[ALERT]"));
+	close(held);
+	t_site_stop(&s);
+}
+
 /*
  * A --hard-reload that upgrades the wrapper stays hard in the new image,
  * which carries it out: its generation is run with -st, not -sf.
@@ -180,5 +225,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/upgrade/pidfile-kept", test_pidfile_kept);
 	g_test_add_func("/upgrade/pidfile-no-upgrade",
 			test_pidfile_no_upgrade);
+	g_test_add_func("/reload/stderr-across-upgrade",
+			test_stderr_across_upgrade);
 	return g_test_run();
 }

@@ -83,8 +83,10 @@ static void assert_no_warning(Wrapper *w)
 	for (guint i = 0; i < w->lines->len; i++) {
 		const char *line = g_ptr_array_index(w->lines, i);
 
-		if (g_str_has_prefix(line, LOG_PRIO_WARNING) ||
-		    g_str_has_prefix(line, LOG_PRIO_ERR))
+		/* The wrapper's own: haproxy's [WARNING] and [ALERT]
+		 * lines are <4> and <3> too. */
+		if (g_str_has_prefix(line, LOG_PRIO_WARNING LOG_IDENT_PREFIX) ||
+		    g_str_has_prefix(line, LOG_PRIO_ERR LOG_IDENT_PREFIX))
 			g_error("unexpected: %s", line);
 	}
 }

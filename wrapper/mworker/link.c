@@ -15,6 +15,7 @@
 #include "base/proc.h"
 #include "base/log.h"
 #include "wrapper/drain.h"
+#include "wrapper/hastderr.h"
 #include "wrapper/outcome.h"
 #include "wrapper/reloader.h"
 #include "wrapper/mworker/notify.h"
@@ -41,6 +42,7 @@ struct master_link {
 	gint64 settle_deadline;
 	gchar version[64];
 	gboolean reloading_seen;	/* RELOADING=1 since our SIGUSR2 */
+	guint64 stderr_mark;	/* haproxy's stderr since then (hastderr.h) */
 };
 
 /* A 2.5+ master re-executes itself after every load; a SIGUSR2 that came
@@ -192,6 +194,7 @@ static void reload_verdict(struct master_link *m, struct generation *g,
 	g_autoptr(GArray) now = proc_children(g->pid);
 	g_autoptr(GArray) fresh = pids_minus(now, m->before);
 	g_autofree gchar *msg = NULL;
+	g_autofree gchar *alert = NULL;
 
 	if (verdict == MW_VERDICT_ASK_WORKERS)
 		verdict = fresh->len ? MW_VERDICT_LOADED : MW_VERDICT_FAILED;
@@ -199,6 +202,10 @@ static void reload_verdict(struct master_link *m, struct generation *g,
 		reload_loaded(m, g, fresh);
 		return;
 	}
+	/* The master said why on its stderr before it told us (or the
+	 * worker it forked to load, 3.1 and later): not an old worker. */
+	alert = ha_stderr_alert_but(m->sv->hastderr, m->before,
+				    m->stderr_mark);
 	stop_waiting(m);
 	if (verdict == MW_VERDICT_LOADED)
 		msg = g_strdup_printf("the haproxy master says \"%s\" but "
@@ -208,6 +215,12 @@ static void reload_verdict(struct master_link *m, struct generation *g,
 				      "new configuration (%s)",
 				      status ? status
 					     : "it started no new worker");
+	if (alert) {
+		gchar *told = g_strdup_printf("%s: %s", msg, alert);
+
+		g_free(msg);
+		msg = told;
+	}
 	reload_failed(m, msg);
 }
 
@@ -353,6 +366,7 @@ static void send_reload(struct master_link *m, struct generation *g)
 	g_clear_pointer(&m->before, g_array_unref);
 	m->before = proc_children(g->pid);
 	m->reloading_seen = FALSE;
+	m->stderr_mark = ha_stderr_mark(m->sv->hastderr);
 	log_debug("SIGUSR2 -> %d.", g->pid);
 	sent = generation_signal_child(g->pid, SIGUSR2);
 	saved = errno;

@@ -18,6 +18,7 @@
 #include "wrapper/child.h"
 #include "wrapper/mworker/link.h"
 #include "wrapper/mworker/notify.h"
+#include "wrapper/hastderr.h"
 #include "wrapper/outcome.h"
 #include "wrapper/rundir.h"
 #include "wrapper/signals.h"
@@ -172,6 +173,8 @@ static void fds_inheritable(struct selfupgrade *u, gboolean yes)
 		notify_fd(u);
 	else
 		master_link_reclaim_fd(u->sv->master);
+	/* haproxy's stderr: what it writes meanwhile waits in the pipe. */
+	ha_stderr_inheritable(u->sv->hastderr, yes);
 }
 
 /* The upgrade state as it is now, serialized. */
@@ -196,7 +199,11 @@ static gchar *state_now(struct selfupgrade *u)
 		.pidfile_pid = u->sv->gt.pidfile_pid,
 	};
 	gchar *state;
+	int rfd, wfd;
 
+	ha_stderr_fds(u->sv->hastderr, &rfd, &wfd);
+	h.stderr_rfd = rfd;
+	h.stderr_wfd = wfd;
 	save_counters(u, &h);
 	state = state_serialize(&h);
 	g_array_unref(h.waiters);
@@ -469,6 +476,9 @@ gboolean selfupgrade_restore(struct selfupgrade *u)
 		return FALSE;
 	adopted = adopt_generations(u, &h);
 	adopt_notify(u, h.notify_fd);
+	/* Only the two ends of one pipe; anything else is left alone. */
+	if (h.stderr_rfd)
+		ha_stderr_adopt(u->sv->hastderr, h.stderr_rfd, h.stderr_wfd);
 	adopt_waiters(u, &h, adopted);
 	if (adopted) {
 		reloader_post(u->sv->reloader, RE_RESUME, &(struct reload_input){

@@ -12,7 +12,8 @@
  * "<number>:<pid>:<mode>:<state>:<started_us>:<version>", the version
  * URI-escaped so that it holds no separator, waiting control clients
  * "w<fd>:<attempt>", a master-worker haproxy's notify socket "n<fd>", and
- * counters "<name>=<value>" (the pidfile's pid among them, "pidfile_pid="). A counter this image does not know (a newer
+ * counters "<name>=<value>" (the pidfile's pid among them, "pidfile_pid=",
+ * and the two ends of haproxy's stderr pipe, "stderr_rfd=", "stderr_wfd="). A counter this image does not know (a newer
  * image's) is skipped; one the state lacks (an older image's) stays 0.
  */
 #define HEADER_FIELDS 8
@@ -47,6 +48,9 @@ gchar *state_serialize(const struct upgrade_state *h)
 			       h->takeovers, h->adoptions, h->restarts_adopted);
 	if (h->pidfile_pid)
 		g_string_append_printf(s, " pidfile_pid=%u", h->pidfile_pid);
+	if (h->stderr_rfd && h->stderr_wfd)
+		g_string_append_printf(s, " stderr_rfd=%u stderr_wfd=%u",
+				       h->stderr_rfd, h->stderr_wfd);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
@@ -121,6 +125,13 @@ static gboolean parse_counter(const char *token, struct upgrade_state *h,
 		/* A pid_t. */
 		{ "pidfile_pid",
 		  G_STRUCT_OFFSET(struct upgrade_state, pidfile_pid),
+		  G_MAXINT },
+		/* Descriptors. */
+		{ "stderr_rfd",
+		  G_STRUCT_OFFSET(struct upgrade_state, stderr_rfd),
+		  G_MAXINT },
+		{ "stderr_wfd",
+		  G_STRUCT_OFFSET(struct upgrade_state, stderr_wfd),
 		  G_MAXINT },
 	};
 	const char *eq = strchr(token, '=');

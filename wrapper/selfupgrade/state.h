@@ -39,6 +39,10 @@ struct upgrade_state {
 	/* The pid the old image wrote in the pidfile (gentable.h), a
 	 * "pidfile_pid=" token; 0: none, or an older image's state. */
 	guint pidfile_pid;
+	/* The pipe of haproxy's stderr (wrapper/hastderr.h), both ends,
+	 * "stderr_rfd=", "stderr_wfd=" tokens; 0: none. */
+	guint stderr_rfd;
+	guint stderr_wfd;
 };
 
 gchar *state_serialize(const struct upgrade_state *h);
