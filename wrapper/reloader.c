@@ -300,12 +300,13 @@ static enum reload_state begin(struct reloader *r, int sig, gboolean hard)
 	r->hard = hard;
 	r->signal = sig;
 	r->started_us = g_get_monotonic_time();
-	log_notice("%sreloading on %s.", hard ? "hard-" : "",
-		   sig ? signal_name(sig) : "request");
-	/* After our own exec this is the same reload: systemd heard of it,
-	 * and the new image does not upgrade again. */
+	/* After our own exec this is the same reload: the old image said
+	 * it began, systemd heard of it, and the new image does not upgrade
+	 * again. */
 	if (r->skip_upgrade)
 		return RS_PROBING;
+	log_notice("%sreloading on %s.", hard ? "hard-" : "",
+		   sig ? signal_name(sig) : "request");
 	r->ops->notify_reloading(r->ctx);
 	switch (r->ops->upgrade_wanted(r->ctx)) {
 	case UPGRADE_YES:

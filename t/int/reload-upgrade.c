@@ -98,8 +98,10 @@ static void test_waiter_across_upgrade(void)
 		reloading += !ready;
 	}
 	/* One reload, one RELOADING=1: the re-executed image does not
-	 * announce it again. */
+	 * announce it again, nor log it again. */
 	g_assert_cmpuint(reloading, ==, 1);
+	g_assert_cmpuint(wrapper_count_log(s.w, "reloading on request."), ==,
+			 1);
 	g_assert_nonnull(strstr(ready, "generation 2 "));
 	g_assert_nonnull(strstr(ready, "last reload ok"));
 	t_site_stop(&s);
