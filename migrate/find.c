@@ -133,6 +133,10 @@ static enum foreign_kind classify(const struct node *top, GPtrArray *workers)
 	return workers->len > 0 ? FOREIGN_MW_MASTER : FOREIGN_STANDALONE;
 }
 
+#define UNLISTED_GONE "no such process"
+
+static gchar *unlisted_reason(struct scan *s, GPid pid);
+
 static void add_skip(GPtrArray *skipped, GPid pid, guint found_by,
 		     gchar *reason)
 {
@@ -279,6 +283,18 @@ static void config_candidates(struct scan *s, const char *const *config_files,
 			add_candidate(cands, n->pid, FOREIGN_BY_CONFIG);
 }
 
+/* A pid that was not in the listing, and why (or could not be read
+ * from it); gone: it names no process. */
+static void add_unlisted(struct scan *s, GPid pid, guint found_by)
+{
+	gchar *reason = unlisted_reason(s, pid);
+	struct foreign_skip *skip;
+
+	add_skip(s->skipped, pid, found_by, reason);
+	skip = g_ptr_array_index(s->skipped, s->skipped->len - 1);
+	skip->gone = g_str_equal(reason, UNLISTED_GONE);
+}
+
 /* Why a pid was not in the listing (or could not be read from it). */
 static gchar *unlisted_reason(struct scan *s, GPid pid)
 {
@@ -290,7 +306,7 @@ static gchar *unlisted_reason(struct scan *s, GPid pid)
 	if (proc_stat_at(s->root, pid, &st, &error))
 		return g_strdup("not a listed process (a thread, or too new)");
 	if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-		return g_strdup("no such process");
+		return g_strdup(UNLISTED_GONE);
 	return g_strdup_printf("cannot be read (%s)", error->message);
 }
 
@@ -367,8 +383,7 @@ static void place_candidates(struct scan *s, GHashTable *cands,
 		if (is_ours(s, pid))
 			continue;
 		if (!n) {
-			add_skip(s->skipped, pid, source,
-				 unlisted_reason(s, pid));
+			add_unlisted(s, pid, source);
 			continue;
 		}
 		if (!verify(s, n)) {
@@ -512,8 +527,7 @@ gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
 		/* The search's own checks: executable and command line,
 		 * then the pid's own -p and -f, as a worker shows them. */
 		if (!proc_stat_at(proc_root, n.pid, &n.st, NULL))
-			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
-				 unlisted_reason(&s, n.pid));
+			add_unlisted(&s, n.pid, FOREIGN_BY_PIDFILE);
 		else if (!verify(&s, &n))
 			add_skip(s.skipped, n.pid, FOREIGN_BY_PIDFILE,
 				 g_strdup(n.why));

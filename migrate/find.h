@@ -56,6 +56,8 @@ struct foreign_skip {
 	GPid pid;		/* 0: about the pidfile itself, not one pid */
 	guint found_by;		/* enum foreign_source */
 	gchar *reason;		/* for a log line; valid UTF-8 */
+	/* The pid names no process (a stale pidfile): nothing to tell. */
+	gboolean gone;
 };
 
 typedef struct foreign Foreign;

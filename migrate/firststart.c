@@ -178,7 +178,8 @@ void first_start_begin(struct first_start *f)
 		f->late = TRUE;
 		if (proc_stat_at(PROC_ROOT, getpid(), &st, NULL))
 			f->self_start = st.start_time;
-		log_info("no haproxy in the pidfile: looking for other "
+		/* A step, not an event: told with --debug only. */
+		log_step("no haproxy in the pidfile: looking for other "
 			 "instances once generation 1 serves");
 		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
 		return;
@@ -195,10 +196,14 @@ static void on_late_settled(gpointer data)
 	struct first_start *f = data;
 	const GPtrArray *found = takeover_instances(f->takeover);
 
+	/* Nothing found is nothing happened: told with --debug only. */
+	if (!found->len) {
+		log_step("looked for foreign haproxy instances after the "
+			 "start: 0 found");
+		return;
+	}
 	log_info("looked for foreign haproxy instances after the start: "
 		 "%u found", found->len);
-	if (!found->len)
-		return;
 	reuseport_attach_foreign(f->sv->reuseport, found);
 	f->sv->metrics.takeovers = takeover_taken(f->takeover);
 	/* Their listeners close on the soft stop: ours get the handshakes

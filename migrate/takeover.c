@@ -79,6 +79,9 @@ void foreign_log_skipped(const GPtrArray *skipped)
 		struct foreign_skip *k = g_ptr_array_index((GPtrArray *)skipped,
 							   i);
 
+		/* A stale pidfile's pid: nothing was there to take. */
+		if (k->gone)
+			continue;
 		if (k->pid)
 			log_notice("not taking over pid %d: %s", k->pid,
 				   k->reason);

@@ -45,13 +45,15 @@ static gchar *frontend_text(const char *name, guint16 port)
 		"lf-string \"pid=%%pid\\n\"\n", name, port);
 }
 
-/* The wrapper on these files and pidfile, its runtime directory s's. */
+/* The wrapper on these files and pidfile, its runtime directory s's;
+ * --debug: a search that found nothing is told with it only. */
 static Wrapper *start_on(struct t_site *s, const char *const *files,
 			 const char *pidfile)
 {
 	g_autoptr(GPtrArray) args = g_ptr_array_new();
 
 	g_ptr_array_add(args, s->rundir_opt);
+	g_ptr_array_add(args, (gpointer)"--debug");
 	for (; *files; files++) {
 		g_ptr_array_add(args, (gpointer)"-f");
 		g_ptr_array_add(args, (gpointer)*files);

@@ -66,7 +66,8 @@ static void test_found_after_serving(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	g_assert_cmpint(g_unlink(s.pidfile), ==, 0);
 
-	w = start_wrapper(&s, NULL, NULL);
+	/* --debug: the deferred search is a step, told with it only. */
+	w = start_wrapper(&s, "--debug", NULL);
 	g_assert_nonnull(wrapper_wait_log(w, LOG_SEARCH_DEFERRED, T_WAIT));
 	assert_first_sf(w, NULL, 0);
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);

@@ -111,7 +111,8 @@ static void test_other_users_instance_left_alone(void)
 	s.port = t_free_port();
 	cfg = t_write_config(s.dir, "haproxy.cfg", s.port, NULL);
 	g_assert_cmpstr(cfg, ==, s.cfg);
-	w = start_wrapper(&s, NULL, NULL);
+	/* --debug: a search that found nothing is told with it only. */
+	w = start_wrapper(&s, "--debug", NULL);
 	/* No haproxy in the pidfile: the search runs once generation 1
 	 * serves (faststart). */
 	assert_first_sf(w, NULL, 0);

@@ -299,7 +299,8 @@ static void test_no_foreign(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	w = start_wrapper(&s, NULL, NULL);
+	/* --debug: a search that found nothing is told with it only. */
+	w = start_wrapper(&s, "--debug", NULL);
 	/* The witness alone after -sf: nothing to wait for, nothing found. */
 	assert_first_sf(w, NULL, 0);
 	gen1 = wrapper_wait_ready(w, 1, T_WAIT);

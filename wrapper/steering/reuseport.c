@@ -40,6 +40,8 @@ struct reuseport {
 	gboolean told_getfd;	/* one notice per cause */
 	GHashTable *told_noreuseport;	/* group keys already told */
 	gboolean told_steering;	/* steering unavailable: told once */
+	const char *unusable;	/* why the program could not be loaded */
+	gboolean told_unusable;	/* that, told once where it costs */
 	GHashTable *steer;	/* group key -> struct steer_group * */
 };
 
@@ -245,10 +247,34 @@ gboolean reuseport_usable(struct reuseport *r)
 		return TRUE;
 	why = load_failure(errno);
 	set_state(r, "unavailable", why);
-	log_notice("SO_REUSEPORT migration unavailable: %s; %s: give the "
-		   "wrapper CAP_BPF, or set net.ipv4.tcp_migrate_req=1 "
-		   "(Linux >= 5.14)", why, LOST);
+	/* Told where it costs something (tell_unusable), not here: with
+	 * -x no listener closes. */
+	r->unusable = why;
 	return FALSE;
+}
+
+/* The kernel moves a closing listener's queue itself. */
+static gboolean kernel_migrates(void)
+{
+	g_autofree gchar *value = NULL;
+
+	return g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req",
+				   &value, NULL, NULL) &&
+	       g_str_has_prefix(value, "1");
+}
+
+/* Once, where a listener is about to close with its queue (a reload
+ * without -x, a takeover, an adopted haproxy retired), unless the kernel
+ * migrates it anyway. */
+static void tell_unusable(struct reuseport *r)
+{
+	if (!r->unusable || r->told_unusable)
+		return;
+	r->told_unusable = TRUE;
+	if (kernel_migrates())
+		return;
+	log_notice("SO_REUSEPORT migration unavailable: %s; a closing "
+		   "listener resets its queue", r->unusable);
 }
 
 static void tell_steering_unavailable(struct reuseport *r, int err)
@@ -586,8 +612,14 @@ gboolean reuseport_attach_generation(struct reuseport *r,
 	gboolean steerable;
 
 	/* A reaped pid may already be someone else's. */
-	if (g->exited || !reuseport_usable(r))
+	if (g->exited)
 		return FALSE;
+	if (!reuseport_usable(r)) {
+		/* It replaced one whose listeners close (no -x). */
+		if (g->number > 1 && !g->took_listeners)
+			tell_unusable(r);
+		return FALSE;
+	}
 	round_begin(&rd);
 	round_add_generation(r, &rd, g);
 	steerable = round_all_steerable(&rd);
@@ -685,8 +717,13 @@ gboolean reuseport_attach_foreign(struct reuseport *r,
 	struct round rd;
 	gboolean steerable;
 
-	if (!instances || instances->len == 0 || !reuseport_usable(r))
+	if (!instances || instances->len == 0)
 		return FALSE;
+	if (!reuseport_usable(r)) {
+		/* Their listeners close once ours serve. */
+		tell_unusable(r);
+		return FALSE;
+	}
 	round_begin(&rd);
 	for (guint i = 0; i < instances->len; i++) {
 		const struct foreign *f = g_ptr_array_index(
