@@ -24,15 +24,19 @@ gboolean log_steps_on(void)
 	return steps;
 }
 
-gboolean log_stderr_is_journal(void)
+gboolean log_fd_is_journal(int fd)
 {
 	const char *stream = g_getenv("JOURNAL_STREAM");
 	unsigned long long dev, ino;
 	struct stat st;
 
 	return stream && sscanf(stream, "%llu:%llu", &dev, &ino) == 2 &&
-	       fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev &&
-	       st.st_ino == ino;
+	       fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+gboolean log_stderr_is_journal(void)
+{
+	return log_fd_is_journal(STDERR_FILENO);
 }
 
 static void add_field(GPtrArray *f, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

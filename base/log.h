@@ -36,6 +36,8 @@ void wlog_event(const struct log_event *ev, int priority, const char *fmt,
 
 /* stderr is a journal stream (JOURNAL_STREAM names its device:inode). */
 gboolean log_stderr_is_journal(void);
+/* The same for any descriptor (stdout, say). */
+gboolean log_fd_is_journal(int fd);
 
 #define log_err(...)	wlog(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	wlog(LOG_WARNING, __VA_ARGS__)

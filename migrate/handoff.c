@@ -26,6 +26,7 @@
 #include "wrapper/fdstore/fdstore.h"
 #include "wrapper/launcher.h"
 #include "wrapper/reloader.h"
+#include "wrapper/rundir.h"
 #include "wrapper/statussource.h"
 #include "wrapper/supervisor.h"
 
@@ -131,6 +132,35 @@ static void tell_waiters(struct handoff *h)
 	}
 }
 
+/*
+ * No wrapper answers once haproxy -Ws runs: the control socket's file
+ * goes (a client would meet "Connection refused"), and a note says what
+ * happened to the clients that look (wrapper/main.c).
+ */
+static void leave_control(struct handoff *h)
+{
+	g_autofree gchar *note = rundir_handoff_note(h->sv->rt.dir);
+	g_autofree gchar *text = g_strdup_printf(
+		"the service was handed off to haproxy -Ws: pid %d is its "
+		"master, and takes its reloads itself (systemctl reload, or "
+		"its master CLI)\n", getpid());
+
+	if (!g_file_set_contents(note, text, -1, NULL))
+		errno = 0;
+	control_unlink(h->sv->rt.control);
+}
+
+/* The exec failed: the wrapper answers again. */
+static void restore_control(struct handoff *h)
+{
+	g_autofree gchar *note = rundir_handoff_note(h->sv->rt.dir);
+	g_autoptr(GError) error = NULL;
+
+	unlink(note);
+	if (!control_relisten(h->sv->rt.control, &error))
+		log_warn("%s: no control socket", error->message);
+}
+
 static void exec_haproxy(struct handoff *h)
 {
 	g_auto(GStrv) argv = launcher_master_argv(h->sv->launcher, h->path);
@@ -157,6 +187,7 @@ static void exec_haproxy(struct handoff *h)
 	 * its configuration dropped the bind would take connections nobody
 	 * accepts. */
 	fdstore_empty(h->sv->rt.fdstore, "the hand-off to haproxy -Ws");
+	leave_control(h);
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */
@@ -164,6 +195,7 @@ static void exec_haproxy(struct handoff *h)
 	saved = errno;
 	log_err("hand-off failed: execve(%s): %s; the wrapper goes on",
 		argv[0], g_strerror(saved));
+	restore_control(h);
 	/* Still ours to serve: systemd keeps its sockets again. */
 	if (h->sv->gt.current)
 		fdstore_serving(h->sv->rt.fdstore, h->sv->gt.current);

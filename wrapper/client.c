@@ -77,6 +77,34 @@ static const char *last_line(GString *s)
 	return end ? end + 1 : s->str;
 }
 
+/*
+ * A reload's "ok ..." is for a human at a terminal, or a script: under
+ * systemd (ExecReload=, its stdout the journal) the wrapper's own line
+ * already says it, and the journal needs it once.
+ */
+static gboolean quiet_success(const char *command)
+{
+	return (g_str_equal(command, "reload") ||
+		g_str_equal(command, "hard-reload")) &&
+	       log_fd_is_journal(STDOUT_FILENO);
+}
+
+/* An error in the journal is one ("<3>" before each line); elsewhere
+ * the text as it came. */
+static void print_error(const char *text)
+{
+	g_auto(GStrv) lines = NULL;
+
+	if (!log_stderr_is_journal()) {
+		fprintf(stderr, "%s\n", text);
+		return;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++)
+		if (**l)
+			fprintf(stderr, "<%d>%s\n", LOG_ERR, *l);
+}
+
 int client_run(const char *socket_path, const char *command)
 {
 	g_autofree gchar *line = g_strdup_printf("%s\n", command);
@@ -112,12 +140,14 @@ int client_run(const char *socket_path, const char *command)
 		if (g_str_equal(command, "status openmetrics") ||
 		    g_str_equal(command, "status json"))
 			g_string_truncate(answer, verdict - answer->str);
+		if (quiet_success(command))
+			return 0;
 		printf("%s%s", answer->str,
 		       g_str_has_suffix(answer->str, "\n") ? "" : "\n");
 		return 0;
 	}
 	if (g_str_has_prefix(verdict, "error:")) {
-		fprintf(stderr, "%s\n", answer->str);
+		print_error(answer->str);
 		return EXIT_CLIENT_FAILED;
 	}
 	fprintf(stderr, "%s: no answer from the wrapper at %s\n", LOG_IDENT,

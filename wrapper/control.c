@@ -389,6 +389,26 @@ static void client_flush(struct control_client *c)
 		errno = 0;
 }
 
+void control_unlink(struct control *ctl)
+{
+	g_unlink(ctl->path);
+}
+
+gboolean control_relisten(struct control *ctl, GError **error)
+{
+	int fd = unixsock_listen_private(ctl->path, error);
+
+	if (fd < 0)
+		return FALSE;
+	if (ctl->source) {
+		g_source_remove(ctl->source);
+		ctl->source = g_unix_fd_add(fd, G_IO_IN, on_accept, ctl);
+	}
+	close(ctl->fd);
+	ctl->fd = fd;
+	return TRUE;
+}
+
 void control_free(struct control *ctl)
 {
 	if (!ctl)

@@ -27,6 +27,11 @@ struct control *control_listen(const char *path, control_fn fn,
 
 /* Send text (its last line "ok ..." or "error: ..."), then close. */
 void control_reply(struct control_client *c, const char *text);
+/* The socket's file goes, the listener stays (the hand-off, just before
+ * its exec closes it); control_relisten() binds the path anew (its exec
+ * failed), the clients kept. */
+void control_unlink(struct control *ctl);
+gboolean control_relisten(struct control *ctl, GError **error);
 
 /* Send text before returning, and keep the client: before an exec, whose
  * success closes the connection (close-on-exec) and whose failure is

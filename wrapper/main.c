@@ -358,6 +358,17 @@ static int run_client(const struct cli *c, const struct wrapper_args *args)
 		if (!first_error)
 			first_error = g_steal_pointer(&error);
 	}
+	for (char **dir = dirs; *dir; dir++) {
+		g_autofree gchar *path = rundir_handoff_note(*dir);
+		g_autofree gchar *note = NULL;
+
+		/* Read only in a directory trusted as ours (above). */
+		if (!g_file_get_contents(path, &note, NULL, NULL))
+			continue;
+		fprintf(stderr, "%s: no wrapper answers at %s: %s", LOG_IDENT,
+			*dir, note);
+		return EXIT_CLIENT_UNREACHABLE;
+	}
 	socket = rundir_control_socket(dirs[0]);
 	fprintf(stderr, "%s: cannot reach the wrapper at %s: %s%s\n",
 		LOG_IDENT, socket, first_error->message,

@@ -63,6 +63,12 @@ int rundir_use_setup(struct rundir_use *rt, const char *runtime_dir,
 		g_clear_error(&error);
 	}
 	rt->ours = TRUE;
+	/* A hand-off's note is about a wrapper that is no more. */
+	{
+		g_autofree gchar *note = rundir_handoff_note(rt->dir);
+
+		unlink(note);
+	}
 	if (seamless) {
 		rt->expose_sock = rundir_expose_socket(rt->dir);
 		rt->expose_cfg = rundir_expose_config(rt->dir);

@@ -399,3 +399,8 @@ gchar *rundir_notify_socket(const char *dir)
 {
 	return g_build_filename(dir, RUNDIR_NOTIFY_SOCKET, NULL);
 }
+
+gchar *rundir_handoff_note(const char *dir)
+{
+	return g_build_filename(dir, "handed-off", NULL);
+}

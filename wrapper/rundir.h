@@ -111,3 +111,6 @@ gchar *rundir_expose_socket(const char *dir);
 gchar *rundir_expose_config(const char *dir);
 /* The NOTIFY_SOCKET of a master-worker haproxy (-Ws). */
 gchar *rundir_notify_socket(const char *dir);
+/* The note a hand-off into haproxy -Ws leaves in place of the control
+ * socket, for the clients; removed by the next wrapper's start. */
+gchar *rundir_handoff_note(const char *dir);

@@ -101,6 +101,25 @@ static void assert_status_handed_off(struct t_notify *n, GPid master)
 	}
 }
 
+/* After the hand-off: no control socket left, and a client says why
+ * nothing answers. */
+static void assert_no_wrapper_answers(struct site *s)
+{
+	g_autofree gchar *sock = g_build_filename(s->t.rundir,
+						  "control.sock", NULL);
+	g_autofree gchar *err = NULL;
+	g_autofree gchar *pid = g_strdup_printf("pid %d is its master",
+						s->t.w->pid);
+
+	g_assert_false(g_file_test(sock, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(t_client("--status", s->t.rundir_opt, NULL, NULL,
+				 &err), ==, 69);
+	g_assert_nonnull(strstr(err, "no wrapper answers"));
+	g_assert_nonnull(strstr(err, "handed off to haproxy -Ws"));
+	g_assert_nonnull(strstr(err, pid));
+	g_assert_null(strstr(err, "Connection refused"));
+}
+
 static void test_handoff(void)
 {
 	g_auto(TNotify) n = { 0 };
@@ -134,6 +153,7 @@ static void test_handoff(void)
 	g_assert_cmpstr(cmdline, ==, "/usr/sbin/haproxy");
 	exe = exe_of(s.t.w->pid);
 	g_assert_cmpstr(exe, ==, "/usr/sbin/haproxy");
+	assert_no_wrapper_answers(&s);
 
 	/* The old generation soft-stops; the master's worker serves. */
 	g_assert_true(t_wait_gone(s.gen1, T_WAIT));

@@ -10,6 +10,7 @@
 #include "t/lib/reload.h"
 
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,11 +126,96 @@ static void test_cap_bpf_no_notice_with_x(void)
 	t_site_stop(&s);
 }
 
+/* JOURNAL_STREAM naming the file at path, as systemd names the stream
+ * it gives a unit's stdout and stderr. */
+static gchar *journal_stream_of(const char *path)
+{
+	struct stat st;
+
+	g_assert_cmpint(stat(path, &st), ==, 0);
+	return g_strdup_printf("%llu:%llu", (unsigned long long)st.st_dev,
+			       (unsigned long long)st.st_ino);
+}
+
+/* `wrapper COMMAND` with stdout to out, stderr to err; JOURNAL_STREAM
+ * naming stream (NULL: unset), as ExecReload= runs it. Its exit code. */
+static int client_to_files(struct t_site *s, const char *command,
+			   const char *out, const char *err,
+			   const char *stream)
+{
+	const char *argv[] = { "/bin/sh", "-c",
+			       "exec \"$0\" \"$1\" \"$2\" >\"$3\" 2>\"$4\"",
+			       t_wrapper_path(), command, s->rundir_opt, out,
+			       err, NULL };
+	int code;
+
+	if (stream)
+		g_setenv("JOURNAL_STREAM", stream, TRUE);
+	code = t_run_command(argv, T_WAIT, NULL, NULL);
+	g_unsetenv("JOURNAL_STREAM");
+	return code;
+}
+
+static gchar *file_text(const char *path)
+{
+	gchar *text = NULL;
+
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	return text;
+}
+
+/*
+ * ExecReload='s client (its stdout and stderr the journal): quiet when
+ * the reload went well (the wrapper's own line says it), its error at
+ * <3>; at a terminal or in a script, the "ok" line as before.
+ */
+static void test_reload_client_in_journal(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *out = NULL, *err = NULL, *stream = NULL;
+	g_autofree gchar *text = NULL, *etext = NULL, *ready2 = NULL;
+
+	if (!reload_site_init(&s, NULL))
+		return;
+	t_site_start_serving(&s, NULL);
+	out = g_build_filename(s.dir, "client.out", NULL);
+	err = g_build_filename(s.dir, "client.err", NULL);
+	g_assert_true(g_file_set_contents(out, "", 0, NULL));
+	g_assert_true(g_file_set_contents(err, "", 0, NULL));
+
+	stream = journal_stream_of(out);
+	g_assert_cmpint(client_to_files(&s, "--reload", out, err, stream), ==,
+			CLIENT_OK);
+	ready2 = g_strdup_printf(LOG_READY_FMT, 2u);
+	g_assert_nonnull(wrapper_wait_log(s.w, ready2, T_WAIT));
+	text = file_text(out);
+	g_assert_cmpstr(text, ==, "");
+
+	/* Not the journal: the line is there. */
+	g_assert_cmpint(client_to_files(&s, "--reload", out, err, NULL), ==,
+			CLIENT_OK);
+	g_free(text);
+	text = file_text(out);
+	g_assert_true(g_str_has_prefix(text, "ok generation 3 "));
+
+	/* A failure, its stderr the journal: at <3>. */
+	t_site_config(&s, BROKEN);
+	g_free(stream);
+	stream = journal_stream_of(err);
+	g_assert_cmpint(client_to_files(&s, "--reload", out, err, stream), ==,
+			CLIENT_FAILED);
+	etext = file_text(err);
+	g_assert_true(g_str_has_prefix(etext, "<3>error: "));
+	t_site_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	reload_tests_init(&argc, &argv);
 
 	g_test_add_func("/quiet/stale-pidfile", test_stale_pidfile);
+	g_test_add_func("/quiet/reload-client-in-journal",
+			test_reload_client_in_journal);
 	g_test_add_func("/quiet/cap-bpf-notice-without-x",
 			test_cap_bpf_notice_without_x);
 	g_test_add_func("/quiet/cap-bpf-no-notice-with-x",
