@@ -10,7 +10,9 @@
  */
 #include "t/lib/reload.h"
 
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 /* What haproxy says of BROKEN, in every series. */
 #define ALERT_WORDS "unknown keyword 'no-such-keyword'"
@@ -160,6 +162,60 @@ static void test_master_worker_first_start(void)
 		first_start_fails(OPTS("--master-worker=on"));
 }
 
+/* Each request logged on haproxy's stderr: its traffic fills the pipe. */
+#define LOG_STDERR "    log stderr format raw local0\n" \
+		   "    option httplog\n"
+
+/* n requests, each answered. */
+static void serve_requests(struct t_site *s, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *failure = t_request_once(s->port);
+
+		if (failure)
+			fail("request %u of %u: %s", i + 1, n, failure);
+	}
+}
+
+/*
+ * The pipe never holds haproxy up: a wrapper that does not read (stopped)
+ * leaves haproxy serving with more stderr than the pipe takes (its
+ * traffic log, "log stderr", which haproxy itself writes non-blocking),
+ * and so does a wrapper killed (haproxy ignores SIGPIPE).
+ */
+static void test_pipe_never_blocks(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_auto(Notify) n = { 0 };
+	struct t_started *gen;
+	GPid answering;
+	int status;
+
+	if (!t_haproxy_needs(1, 9, "log stderr") ||
+	    !t_site_init_real(&s, LOG_STDERR))
+		return;
+	s.with_runtime_dir = TRUE;
+	notify_open(&n, &s);
+	answering = start_answering(&s, &n, NULL);
+	gen = t_remember(answering, t_haproxy_path());
+	serve_requests(&s, 10);
+	/* haproxy's traffic log, passed on by the wrapper. */
+	g_assert_nonnull(wrapper_wait_log(s.w, " fe fe/", T_WAIT));
+
+	/* About 100 bytes a request: several times the pipe's 64 KiB. */
+	g_assert_cmpint(kill(s.w->pid, SIGSTOP), ==, 0);
+	g_assert_true(t_wait_stopped(s.w->pid));
+	serve_requests(&s, 3000);
+
+	/* Gone: its read end closes, haproxy's writes fail, it serves. */
+	g_assert_cmpint(kill(s.w->pid, SIGKILL), ==, 0);
+	status = wrapper_wait_exit(s.w, T_WAIT);
+	g_assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	serve_requests(&s, 100);
+	g_assert_true(t_pid_alive(answering));
+	t_end_started(gen);
+}
+
 int main(int argc, char **argv)
 {
 	reload_tests_init(&argc, &argv);
@@ -170,5 +226,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/alert/first-start", test_first_start);
 	g_test_add_func("/alert/master-worker-first-start",
 			test_master_worker_first_start);
+	g_test_add_func("/alert/pipe-never-blocks", test_pipe_never_blocks);
 	return g_test_run();
 }
