@@ -147,7 +147,8 @@ static void leave_control(struct handoff *h)
 
 	if (!g_file_set_contents(note, text, -1, NULL))
 		errno = 0;
-	control_unlink(h->sv->rt.control);
+	if (h->sv->rt.control)
+		control_unlink(h->sv->rt.control);
 }
 
 /* The exec failed: the wrapper answers again. */
@@ -157,7 +158,8 @@ static void restore_control(struct handoff *h)
 	g_autoptr(GError) error = NULL;
 
 	unlink(note);
-	if (!control_relisten(h->sv->rt.control, &error))
+	if (h->sv->rt.control &&
+	    !control_relisten(h->sv->rt.control, &error))
 		log_warn("%s: no control socket", error->message);
 }
 

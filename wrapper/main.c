@@ -362,7 +362,8 @@ static int run_client(const struct cli *c, const struct wrapper_args *args)
 		g_autofree gchar *path = rundir_handoff_note(*dir);
 		g_autofree gchar *note = NULL;
 
-		/* Read only in a directory trusted as ours (above). */
+		/* The loop above refused a directory another user could
+		 * have planted a note in. */
 		if (!g_file_get_contents(path, &note, NULL, NULL))
 			continue;
 		fprintf(stderr, "%s: no wrapper answers at %s: %s", LOG_IDENT,

@@ -38,6 +38,8 @@
 #define DEBIAN_UNIT	"haproxy.service"
 #define MASTER_SOCK	"/run/haproxy-master.sock"
 #define BROKEN		"    no-such-keyword here\n"
+/* What haproxy says of it. */
+#define ALERT_WORDS	"unknown keyword 'no-such-keyword'"
 
 static const struct boot bookworm = { .tag = "d12" };
 static const struct boot trixie = { .tag = "d13", .tree = trixie_tree };
@@ -237,6 +239,7 @@ static void test_journal(struct fixture *f, gconstpointer data)
 	g_autofree gchar *text = NULL;
 	g_autofree gchar *gen2 = NULL;
 	g_autofree gchar *gen3 = NULL;
+	g_autofree gchar *alerts = NULL;
 	struct svc s;
 
 	if (!fx_ready(f))
@@ -277,6 +280,19 @@ static void test_journal(struct fixture *f, gconstpointer data)
 	g_assert_nonnull(strstr(text, PROG ": reload failed: "));
 	g_assert_null(strstr(strstr(text, PROG ": reload failed: ") + 1,
 			     PROG ": reload failed: "));
+	/* The ExecReload= client's "ok" is the wrapper's line's twin: not
+	 * there. */
+	g_assert_null(strstr(text, "ok generation"));
+
+	/* What haproxy said: in the failure's entry, and haproxy's own
+	 * line, at <3>, as haproxy's. */
+	g_assert_nonnull(strstr(failed[0], "[ALERT]"));
+	g_assert_nonnull(strstr(failed[0], ALERT_WORDS));
+	cexec(f->c, &alerts, "journalctl", "--no-pager", "-o", "cat", "-u",
+	      s.unit, "-p", "err", "SYSLOG_IDENTIFIER=haproxy", NULL);
+	g_assert_nonnull(alerts);
+	g_assert_nonnull(strstr(alerts, "[ALERT]"));
+	g_assert_nonnull(strstr(alerts, ALERT_WORDS));
 
 	stop = wait_events(f->c, s.unit, MSGID_STOP, 1);
 	g_assert_cmpuint(g_strv_length(stop), ==, 1);

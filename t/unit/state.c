@@ -309,9 +309,38 @@ static void test_pidfile_pid(void)
 	upgrade_state_clear(&back);
 }
 
+/* haproxy's stderr pipe crosses the exec: both ends, or none said. */
+static void test_stderr_pipe(void)
+{
+	struct upgrade_state h = sample(), back;
+	g_autofree gchar *text = NULL, *none = NULL;
+
+	h.stderr_rfd = 7;
+	h.stderr_wfd = 8;
+	text = state_serialize(&h);
+	g_assert_nonnull(strstr(text, " stderr_rfd=7 stderr_wfd=8"));
+	g_assert_true(state_parse(text, &back));
+	g_assert_cmpuint(back.stderr_rfd, ==, 7);
+	g_assert_cmpuint(back.stderr_wfd, ==, 8);
+	upgrade_state_clear(&back);
+
+	/* No pipe: nothing said, nothing read back. */
+	h.stderr_rfd = h.stderr_wfd = 0;
+	none = state_serialize(&h);
+	g_assert_null(strstr(none, "stderr_"));
+	g_assert_true(state_parse(none, &back));
+	g_assert_cmpuint(back.stderr_rfd, ==, 0);
+	upgrade_state_clear(&h);
+	upgrade_state_clear(&back);
+
+	g_assert_false(state_parse("1 1 0 12 0 1 0 0 stderr_rfd=-1", &back));
+	upgrade_state_clear(&back);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/state/stderr-pipe", test_stderr_pipe);
 	g_test_add_func("/state/round-trip", test_round_trip);
 	g_test_add_func("/state/no-generations", test_no_generations);
 	g_test_add_func("/state/master-round-trip", test_master_round_trip);
