@@ -38,6 +38,10 @@ struct ha_stderr {
 	guint64 seq;		/* lines read so far */
 	GQueue alerts;		/* struct alert, the last ALERTS_KEPT */
 	int journal;		/* our stderr is the journal: -1 unknown */
+	/* The last piece passed on was cut (LINE_MAX_BYTES): the next one
+	 * continues it, at its priority, read as no tag of its own. */
+	gboolean cut;
+	int cut_priority;
 	gboolean told_no_pipe;
 };
 
@@ -98,11 +102,19 @@ static void keep_alert(struct ha_stderr *h, const struct ha_line *l)
 		alert_free(g_queue_pop_head(&h->alerts));
 }
 
-static void pass_on(struct ha_stderr *h, const char *line)
+static void pass_on(struct ha_stderr *h, const char *line, gboolean cut)
 {
 	struct ha_line l;
 
-	ha_line_parse(line, &l);
+	/* A continuation's start is anyone's text (a long URL in a traffic
+	 * log): what looks like a tag there is not one. */
+	if (h->cut)
+		l = (struct ha_line){ .priority = h->cut_priority,
+				      .words = line };
+	else
+		ha_line_parse(line, &l);
+	h->cut = cut;
+	h->cut_priority = l.priority;
 	/* Only a line that names its pid can be told apart from the
 	 * other generations' (a "log stderr" line names none). */
 	if (l.alert && l.pid)
@@ -123,11 +135,12 @@ static void pass_lines(struct ha_stderr *h)
 	gsize start = 0;
 
 	for (;;) {
+		gsize avail = h->partial->len - start;
 		char *nl = memchr(h->partial->str + start, '\n',
-				  h->partial->len - start);
+				  MIN(avail, LINE_MAX_BYTES));
 		gsize len;
 
-		if (!nl && h->partial->len - start < LINE_MAX_BYTES)
+		if (!nl && avail < LINE_MAX_BYTES)
 			break;
 		len = nl ? (gsize)(nl - (h->partial->str + start))
 			 : LINE_MAX_BYTES;
@@ -136,7 +149,9 @@ static void pass_lines(struct ha_stderr *h)
 				h->partial->str + start, len);
 
 			if (*line)
-				pass_on(h, line);
+				pass_on(h, line, !nl);
+			else
+				h->cut = FALSE;
 		}
 		start += len + (nl ? 1 : 0);
 	}
@@ -236,7 +251,7 @@ void ha_stderr_free(struct ha_stderr *h)
 		return;
 	drain(h);
 	if (h->partial->len)
-		pass_on(h, h->partial->str);
+		pass_on(h, h->partial->str, FALSE);
 	close_pipe(h);
 	g_string_free(h->partial, TRUE);
 	g_queue_clear_full(&h->alerts, alert_free);
