@@ -500,6 +500,67 @@ static void test_stop_beside_another_listener(void)
 }
 
 /*
+ * Several sockets of the serving generation on one address (haproxy 2.8's
+ * shards, two bind lines, a bind per process under nbproc) are all ours:
+ * a stop keeps every one of them for the restart, which takes them over,
+ * and a connection made while no haproxy runs is answered.
+ */
+struct own_binds {
+	guint major, minor;	/* from this version */
+	guint below_major, below_minor;	/* up to before this one, or 0 */
+	const char *what;
+	const char *fmt;	/* the extra lines, %u the shared port (once
+				 * or twice) */
+	const char *const *opts;
+};
+
+static void test_stop_keeps_own(gconstpointer data)
+{
+	const struct own_binds *o = data;
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	guint16 shared = t_free_port();
+	g_autofree gchar *extra = g_strdup_printf(o->fmt, shared, shared);
+	g_autoptr(GArray) before = NULL;
+	int waiting;
+
+	if (o->below_major && t_have_haproxy() &&
+	    t_haproxy_at_least(o->below_major, o->below_minor)) {
+		g_test_skip(o->what);
+		return;
+	}
+	if (!t_haproxy_needs(o->major, o->minor, o->what))
+		return;
+	if (!site_init(&s, &p, extra))
+		return;
+	real_start(&s, NULL, o->opts);
+	before = tcp_inodes(shared, 0, 0x0A);
+	g_assert_cmpuint(before->len, ==, 2);
+	pid1_until_stored(&p, 3);
+	stop_first(&s);
+	pid1_drain(&p);
+	g_assert_cmpuint(p.removed, ==, 0);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 3);
+
+	/* Whichever kept socket the kernel picks, it is taken over. */
+	waiting = connect_port(shared);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+	start_with_kept(&s, &p, o->opts);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	g_assert_true(holds_socket(s.pid, before));
+	{
+		g_autoptr(GArray) after = tcp_inodes(shared, 0, 0x0A);
+
+		g_assert_cmpuint(after->len, ==, 2);
+	}
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
  * haproxy accepts). Generation 1's sockets would have been sent right
@@ -550,6 +611,26 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
 	g_test_add_func("/fdstore/stop-beside-another-listener",
 			test_stop_beside_another_listener);
+	static const char *const mw_off[] = { "--fd-store=on",
+					      "--master-worker=off", NULL };
+	static const struct own_binds shards = {
+		2, 8, 0, 0, "shards",
+		"    bind 127.0.0.1:%u shards 2\n", exposed };
+	static const struct own_binds twice = {
+		1, 8, 0, 0, "-x",
+		"    bind 127.0.0.1:%u\n    bind 127.0.0.1:%u\n", exposed };
+	static const struct own_binds per_process = {
+		1, 8, 2, 5, "nbproc (gone from 2.5)",
+		"    bind 127.0.0.1:%u process 1\n"
+		"    bind 127.0.0.1:%u process 2\n"
+		"global\n    nbproc 2\n", mw_off };
+
+	g_test_add_data_func("/fdstore/stop-keeps-shards", &shards,
+			     test_stop_keeps_own);
+	g_test_add_data_func("/fdstore/stop-keeps-two-binds", &twice,
+			     test_stop_keeps_own);
+	g_test_add_data_func("/fdstore/stop-keeps-nbproc-binds", &per_process,
+			     test_stop_keeps_own);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();

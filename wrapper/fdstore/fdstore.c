@@ -393,7 +393,7 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 void fdstore_stopping(struct fdstore *st)
 {
 	g_autoptr(GHashTable) listeners = NULL;
-	g_autoptr(GHashTable) per_address = NULL;
+	g_autoptr(GHashTable) foreign = NULL;
 	g_autofree guint64 **stored = NULL;
 	GHashTableIter it;
 	gpointer key, value;
@@ -402,20 +402,19 @@ void fdstore_stopping(struct fdstore *st)
 	if (!st || !g_hash_table_size(st->stored))
 		return;
 	listeners = proc_net_listener_addresses();
-	/* How many listening sockets each address has. */
-	per_address = g_hash_table_new(g_str_hash, g_str_equal);
+	/* The addresses another process listens on. What is stored is the
+	 * serving generation's, one socket or several on one address
+	 * (shards, two bind lines, a bind per process): all ours. */
+	foreign = g_hash_table_new(g_str_hash, g_str_equal);
 	g_hash_table_iter_init(&it, listeners);
 	while (g_hash_table_iter_next(&it, &key, &value))
-		g_hash_table_insert(per_address, value,
-				    GUINT_TO_POINTER(GPOINTER_TO_UINT(
-					    g_hash_table_lookup(per_address,
-								value)) + 1));
+		if (!g_hash_table_contains(st->stored, key))
+			g_hash_table_add(foreign, value);
 	stored = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
 	for (guint i = 0; i < n; i++) {
 		const char *address = g_hash_table_lookup(listeners, stored[i]);
 
-		if (!address || GPOINTER_TO_UINT(g_hash_table_lookup(
-					per_address, address)) < 2)
+		if (!address || !g_hash_table_contains(foreign, address))
 			continue;
 		take_out(st, *stored[i]);
 		removed++;

@@ -50,11 +50,13 @@ const char *fdstore_first_source(struct fdstore *st,
 /* g serves: its listening sockets are stored, the others taken out. */
 void fdstore_serving(struct fdstore *st, const struct generation *g);
 /* A stop begins (or a restart: the wrapper cannot tell them apart).
- * Stored sockets that another listener shares an address with (a bridge
- * serving while this unit stops) are taken out now: kept, they would take
- * a share of the new connections while haproxy drains, and systemd resets
- * them when the stop releases the store. The others are kept for a
- * restart. */
+ * Stored sockets that another process's listener shares an address with
+ * (a bridge serving while this unit stops) are taken out now: kept, they
+ * would take a share of the new connections while haproxy drains, and
+ * systemd resets them when the stop releases the store. The others are
+ * kept for a restart, several of ours on one address too (shards, two
+ * bind lines, a bind per process): the stored sockets, by inode, are
+ * never another listener. */
 void fdstore_stopping(struct fdstore *st);
 /* Everything stored is taken out and closed, with a word. */
 void fdstore_empty(struct fdstore *st, const char *why);
