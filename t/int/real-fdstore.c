@@ -185,8 +185,9 @@ static void put_listen_fds(gpointer data)
 	}
 }
 
-static void start_with_kept(struct t_site *s, struct pid1 *p,
-			    const char *const *opts)
+/* first_port (not 0): the socket kept for it is handed first. */
+static void start_with_kept_first(struct t_site *s, struct pid1 *p,
+				  const char *const *opts, guint16 first_port)
 {
 	/* LISTEN_PID is the wrapper's own: the shell's, which execs it. */
 	static const char *const prefix[] = {
@@ -201,12 +202,21 @@ static void start_with_kept(struct t_site *s, struct pid1 *p,
 	gpointer k, v;
 	GPtrArray *env = g_ptr_array_new_with_free_func(g_free);
 
-	g_hash_table_iter_init(&it, p->store);
-	while (g_hash_table_iter_next(&it, &k, &v)) {
-		g_assert_cmpuint(h.n, <, G_N_ELEMENTS(h.fds));
-		h.fds[h.n++] = GPOINTER_TO_INT(v) - 1;
-		g_string_append_printf(names, "%s%s", names->len ? ":" : "",
-				       (char *)k);
+	for (int pass = first_port ? 0 : 1; pass < 2; pass++) {
+		int first = first_port ? kept_for(p, first_port) : -1;
+
+		g_hash_table_iter_init(&it, p->store);
+		while (g_hash_table_iter_next(&it, &k, &v)) {
+			int fd = GPOINTER_TO_INT(v) - 1;
+
+			if ((pass == 0) != (fd == first))
+				continue;
+			g_assert_cmpuint(h.n, <, G_N_ELEMENTS(h.fds));
+			h.fds[h.n++] = fd;
+			g_string_append_printf(names, "%s%s",
+					       names->len ? ":" : "",
+					       (char *)k);
+		}
 	}
 	for (guint i = 0; i + 1 < s->env->len; i++)
 		g_ptr_array_add(env, g_strdup(g_ptr_array_index(s->env, i)));
@@ -219,6 +229,12 @@ static void start_with_kept(struct t_site *s, struct pid1 *p,
 					    (const char *const *)env->pdata,
 					    put_listen_fds, &h);
 	g_ptr_array_free(env, TRUE);
+}
+
+static void start_with_kept(struct t_site *s, struct pid1 *p,
+			    const char *const *opts)
+{
+	start_with_kept_first(s, p, opts, 0);
 }
 
 /* ---- the tests ---- */
@@ -499,6 +515,73 @@ static void test_stop_beside_another_listener(void)
 	pid1_close(&p);
 }
 
+/* The inodes of every socket the store keeps. */
+static GArray *kept_inodes(struct pid1 *p)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		guint64 inode = inode_of(GPOINTER_TO_INT(v) - 1);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+/*
+ * The -x server's copies of the handed sockets are all closed once
+ * generation 1 serves, the first one offered too: a copy the wrapper kept
+ * would go on listening after a reload drops its bind, taking connections
+ * nobody accepts.
+ */
+static void test_handed_then_removed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	g_autoptr(GArray) inodes = NULL;
+
+	if (!site_init(&s, &p, bind))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 2);
+	inodes = kept_inodes(&p);
+	stop_first(&s);
+	/* The one to be dropped is the first offered. */
+	start_with_kept_first(&s, &p, opts, extra);
+	real_serve(&s);
+	g_assert_true(holds_socket(s.pid, inodes));
+	/* What the wrapper did at the serve came before this answer. */
+	{
+		g_autofree gchar *out = NULL;
+
+		g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, &out,
+					 NULL), ==, 0);
+	}
+	for (guint i = 0; i < inodes->len; i++) {
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+
+		g_array_append_val(one, g_array_index(inodes, guint64, i));
+		if (holds_socket(s.w->pid, one))
+			g_error("the wrapper still holds kept socket %"
+				G_GUINT64_FORMAT, g_array_index(inodes,
+								guint64, i));
+	}
+	t_site_config(&s, NULL);
+	real_reload(&s, SIGUSR2, TRUE);
+	pid1_until_stored(&p, 1);
+	assert_refused(extra);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * Several sockets of the serving generation on one address (haproxy 2.8's
  * shards, two bind lines, a bind per process under nbproc) are all ours:
@@ -609,6 +692,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/bind-added-across-restart",
 			test_bind_added_across_restart);
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
+	g_test_add_func("/fdstore/handed-then-removed",
+			test_handed_then_removed);
 	g_test_add_func("/fdstore/stop-beside-another-listener",
 			test_stop_beside_another_listener);
 	static const char *const mw_off[] = { "--fd-store=on",
