@@ -15,11 +15,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "t/lib/logs.h"
 #include "t/lib/real.h"
 #include "t/lib/takeover.h"
 
@@ -166,37 +168,58 @@ static void pid1_drain(struct pid1 *p)
 /* ---- the next wrapper, with LISTEN_FDS ---- */
 
 struct handed {
-	int fds[8];
+	int fds[8];		/* kept, then others' */
 	guint n;
+	int filler;		/* handed filler_n times after them */
+	guint filler_n;
 };
 
-/* After fork: the kept sockets at 3, 4, ... (moved out of the way first,
- * as the targets may be among them). */
+/* After fork: the handed sockets at 3, 4, ... (moved out of the way
+ * first, as the targets may be among them), room made for them all. */
 static void put_listen_fds(gpointer data)
 {
 	struct handed *h = data;
-	int high[8];
+	struct rlimit rl;
+	int high[9];
 
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur < h->filler_n + 256) {
+		rl.rlim_cur = MIN(h->filler_n + 256, rl.rlim_max);
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	for (guint i = 0; i < h->n; i++)
 		high[i] = fcntl(h->fds[i], F_DUPFD, 100);
+	high[h->n] = h->filler_n ? fcntl(h->filler, F_DUPFD, 100) : -1;
 	for (guint i = 0; i < h->n; i++) {
 		dup2(high[i], 3 + i);
 		close(high[i]);
 	}
+	for (guint i = 0; i < h->filler_n; i++)
+		dup2(high[h->n], 3 + h->n + i);
+	if (h->filler_n)
+		close(high[h->n]);
 }
 
-/* first_port (not 0): the socket kept for it is handed first. */
-static void start_with_kept_first(struct t_site *s, struct pid1 *p,
-				  const char *const *opts, guint16 first_port)
+/* What a .socket unit hands beside the store's: sockets under names not
+ * ours, and one of them filler_n more times. */
+struct others {
+	int fds[4];
+	const char *names[4];
+	guint n;
+	int filler;
+	guint filler_n;
+};
+
+/* LISTEN_PID is the wrapper's own: the shell's, which execs it. */
+static void start_handed(struct t_site *s, struct pid1 *p,
+			 const char *const *opts, guint16 first_port,
+			 const struct others *o)
 {
-	/* LISTEN_PID is the wrapper's own: the shell's, which execs it. */
 	static const char *const prefix[] = {
 		"/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", NULL
 	};
 	g_autoptr(GPtrArray) args = t_site_args(s, opts);
 	g_autoptr(GString) names = g_string_new(NULL);
-	g_autofree gchar *count = NULL;
-	g_autofree gchar *fdnames = NULL;
 	struct handed h = { 0 };
 	GHashTableIter it;
 	gpointer k, v;
@@ -218,9 +241,22 @@ static void start_with_kept_first(struct t_site *s, struct pid1 *p,
 					       (char *)k);
 		}
 	}
+	for (guint i = 0; o && i < o->n; i++) {
+		g_assert_cmpuint(h.n, <, G_N_ELEMENTS(h.fds));
+		h.fds[h.n++] = o->fds[i];
+		g_string_append_printf(names, "%s%s", names->len ? ":" : "",
+				       o->names[i]);
+	}
+	if (o && o->filler_n) {
+		h.filler = o->filler;
+		h.filler_n = o->filler_n;
+		for (guint i = 0; i < h.filler_n; i++)
+			g_string_append(names, ":filler");
+	}
 	for (guint i = 0; i + 1 < s->env->len; i++)
 		g_ptr_array_add(env, g_strdup(g_ptr_array_index(s->env, i)));
-	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u", h.n));
+	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u",
+					     h.n + h.filler_n));
 	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDNAMES=%s", names->str));
 	g_ptr_array_add(env, NULL);
 	g_assert_null(s->w);
@@ -229,6 +265,13 @@ static void start_with_kept_first(struct t_site *s, struct pid1 *p,
 					    (const char *const *)env->pdata,
 					    put_listen_fds, &h);
 	g_ptr_array_free(env, TRUE);
+}
+
+/* first_port (not 0): the socket kept for it is handed first. */
+static void start_with_kept_first(struct t_site *s, struct pid1 *p,
+				  const char *const *opts, guint16 first_port)
+{
+	start_handed(s, p, opts, first_port, NULL);
 }
 
 static void start_with_kept(struct t_site *s, struct pid1 *p,
@@ -643,6 +686,98 @@ static void test_stop_keeps_own(gconstpointer data)
 	pid1_close(&p);
 }
 
+/* The inodes of n descriptors. */
+static GArray *inodes_of(const int *fds, guint n)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	for (guint i = 0; i < n; i++) {
+		guint64 inode = inode_of(fds[i]);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+/*
+ * Sockets handed under names not ours (a .socket unit with ReusePort=yes
+ * beside the wrapper, an unnamed one) are closed at once, with one
+ * notice: kept, the listener would stay in haproxy's SO_REUSEPORT group
+ * and take a share of the connections, which nobody would accept. Any
+ * haproxy: the wrapper closes them before it runs one.
+ */
+static void test_others_closed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	struct others o = { .names = { "haproxy.socket", "" }, .n = 2 };
+	g_autoptr(GArray) theirs = NULL;
+
+	if (!site_init_any(&s, &p, NULL))
+		return;
+	o.fds[0] = sibling_listener(s.port);
+	o.fds[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	theirs = inodes_of(o.fds, o.n);
+	start_handed(&s, &p, opts, 0, &o);
+	/* Handed: the wrapper's only. */
+	close(o.fds[0]);
+	close(o.fds[1]);
+	real_serve(&s);
+	g_assert_false(holds_socket(s.w->pid, theirs));
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_HANDED_NOT_OURS), ==, 1);
+	{
+		g_autoptr(GArray) on_port = tcp_inodes(s.port, 0, 0x0A);
+
+		g_assert_cmpuint(on_port->len, ==, 1);
+	}
+	for (guint i = 0; i < 20; i++) {
+		g_autofree gchar *body = t_http_get(s.port, T_WAIT);
+
+		g_assert_nonnull(body);
+		g_assert_cmpint(t_pid_in(body, "pid="), ==, real_worker(&s));
+	}
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/*
+ * More than 4096 descriptors handed (a .socket unit's beside the store's
+ * own): the count is read whatever it is, the kept socket taken over (the
+ * connection waiting in it answered) and the others closed, with one
+ * notice.
+ */
+static void test_many_handed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	struct others o = { .filler_n = 4100 };
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	stop_first(&s);
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_no_errno(setsockopt(waiting, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+	o.filler = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	start_handed(&s, &p, opts, 0, &o);
+	close(o.filler);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_HANDED_NOT_OURS), ==, 1);
+	g_assert_cmpuint(t_count_fds(s.w->pid), <, 64);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
@@ -716,6 +851,8 @@ int main(int argc, char **argv)
 			     test_stop_keeps_own);
 	g_test_add_data_func("/fdstore/stop-keeps-nbproc-binds", &per_process,
 			     test_stop_keeps_own);
+	g_test_add_func("/fdstore/others-closed", test_others_closed);
+	g_test_add_func("/fdstore/many-handed", test_many_handed);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();
