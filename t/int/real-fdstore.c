@@ -778,6 +778,133 @@ static void test_many_handed(void)
 	pid1_close(&p);
 }
 
+/* A haproxy that waits at gate (a fifo) before it asks for the kept
+ * sockets: the real one, exec'd by a script in the site's directory. */
+static gchar *gated_haproxy(struct t_site *s, gchar **gate)
+{
+	g_autofree gchar *text = NULL;
+	gchar *script;
+
+	*gate = g_build_filename(s->dir, "gate", NULL);
+	g_assert_no_errno(mkfifo(*gate, 0600));
+	text = g_strdup_printf("#!/bin/sh\n"
+			       "for a; do [ \"$a\" = -x ] && read go < '%s'; "
+			       "done\n"
+			       "exec '%s' \"$@\"\n", *gate, t_haproxy_path());
+	script = t_write_file(s->dir, "gated-haproxy", text);
+	g_assert_no_errno(chmod(script, 0755));
+	return script;
+}
+
+static void open_gate(const char *gate)
+{
+	gint64 end = t_deadline(T_WAIT);
+	int fd;
+
+	/* ENXIO until the script waits on it. */
+	while ((fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 &&
+	       errno == ENXIO && t_ms_left(end) > 0)
+		g_usleep(1000);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, "go\n", 3), ==, 3);
+	close(fd);
+}
+
+/* The descriptors a _getsocks request to path brings this process. */
+static guint getsocks_as_us(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	guint got = 0;
+
+	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_no_errno(connect(fd, (struct sockaddr *)&a, sizeof(a)));
+	if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10) {
+		close(fd);
+		return 0;
+	}
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * 253)];
+			struct cmsghdr align;
+		} control;
+		char data[8192];
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = control.buf,
+				      .msg_controllen = sizeof(control.buf) };
+		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+		int ack = 0;
+
+		if (n <= 0)
+			break;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+		     c = CMSG_NXTHDR(&msg, c)) {
+			guint k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (guint i = 0; i < k; i++) {
+				int one;
+
+				memcpy(&one, CMSG_DATA(c) + i * sizeof(int),
+				       sizeof(int));
+				close(one);
+			}
+			got += k;
+		}
+		/* As haproxy does, every message acknowledged. */
+		send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
+	}
+	close(fd);
+	return got;
+}
+
+/*
+ * The -x server answers the haproxy the wrapper launched, not any process
+ * of its user: one that asks while generation 1 loads gets nothing, and
+ * generation 1 still takes the kept socket over, answering what waited
+ * in it.
+ */
+static void test_x_only_launched(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	g_autofree gchar *gate = NULL;
+	g_autofree gchar *server = NULL;
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	stop_first(&s);
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_no_errno(setsockopt(waiting, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+	g_free(s.haproxy);
+	s.haproxy = gated_haproxy(&s, &gate);
+	start_with_kept(&s, &p, opts);
+	/* Generation 1 runs, held at the gate: the server is up. */
+	t_site_wait_log(&s, LOG_EXECUTING);
+	server = g_build_filename(s.rundir, "stored.sock", NULL);
+	g_assert_cmpuint(getsocks_as_us(server), ==, 0);
+	open_gate(gate);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	g_assert_cmpuint(wrapper_count_log(s.w, "got no listening socket"), ==,
+			 1);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
@@ -853,6 +980,7 @@ int main(int argc, char **argv)
 			     test_stop_keeps_own);
 	g_test_add_func("/fdstore/others-closed", test_others_closed);
 	g_test_add_func("/fdstore/many-handed", test_many_handed);
+	g_test_add_func("/fdstore/x-only-launched", test_x_only_launched);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();

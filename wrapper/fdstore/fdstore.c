@@ -336,6 +336,12 @@ const char *fdstore_first_source(struct fdstore *st,
 	return getsocks_server_path(st->server);
 }
 
+void fdstore_launched(struct fdstore *st, const struct generation *g)
+{
+	if (st && st->server)
+		getsocks_server_expect(st->server, g->pid);
+}
+
 /*
  * Our copies of the serving generation's listening sockets. They are
  * asked of its exposed stats socket, as a new haproxy would ask, since

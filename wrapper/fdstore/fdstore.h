@@ -47,6 +47,10 @@ void fdstore_set_rundir(struct fdstore *st, const char *rundir,
 const char *fdstore_first_source(struct fdstore *st,
 				 const struct haproxy_version *v,
 				 enum launch_mode mode);
+/* g was just spawned (still our unreaped child): while the -x server
+ * runs, it answers g alone (and what g forks), not any other process of
+ * root or our user. */
+void fdstore_launched(struct fdstore *st, const struct generation *g);
 /* g serves: its listening sockets are stored, the others taken out. */
 void fdstore_serving(struct fdstore *st, const struct generation *g);
 /* A stop begins (or a restart: the wrapper cannot tell them apart).
