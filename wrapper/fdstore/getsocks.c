@@ -420,10 +420,9 @@ void getsocks_server_expect(struct getsocks_server *s, GPid pid)
 	if (s->expected_pidfd >= 0)
 		close(s->expected_pidfd);
 	s->expected = pid;
-	/* Our unreaped child: the pidfd names it (-1 without pidfds). */
+	/* Our unreaped child: the pidfd (close-on-exec, as every pidfd)
+	 * names it; -1 without pidfds. */
 	s->expected_pidfd = pidfd_open(pid, 0);
-	if (s->expected_pidfd >= 0)
-		fcntl(s->expected_pidfd, F_SETFD, FD_CLOEXEC);
 }
 
 /* ---- accepting ---- */
