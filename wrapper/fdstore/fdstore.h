@@ -31,9 +31,9 @@ enum fdstore_policy { FDSTORE_AUTO, FDSTORE_ON, FDSTORE_OFF };
 struct fdstore;
 
 /* Takes the listening sockets systemd handed this process (LISTEN_FDS for
- * its pid, our names) and clears LISTEN_* from the environment, whatever
- * the policy: haproxy must never inherit them. Before anything is
- * spawned. */
+ * its pid, our names), closes whatever else it handed (one notice), and
+ * clears LISTEN_* from the environment, whatever the policy: haproxy must
+ * never inherit them. Before anything is spawned or opened. */
 struct fdstore *fdstore_new(enum fdstore_policy policy);
 /* rundir is where the -x server listens and the names are kept; without
  * one (NULL), nothing systemd handed back can be used. expose_sock is
