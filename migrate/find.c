@@ -418,17 +418,17 @@ static GPtrArray *build_instances(struct scan *s, GHashTable *tops)
 }
 
 gboolean find_foreign(const char *proc_root, const char *pidfile,
-		      const char *const *config_files, GPid self,
-		      GPtrArray **out, GPtrArray **skipped, GError **error)
+		      const char *const *config_files, const char *fragment,
+		      GPid self, GPtrArray **out, GPtrArray **skipped,
+		      GError **error)
 {
 	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
 	g_autoptr(GHashTable) tops = g_hash_table_new(NULL, NULL);
 	g_autoptr(Identity) id = identity_new(proc_root, pidfile, config_files,
-					      self);
+					      fragment, self);
 	struct scan s = {
 		.root = proc_root,
 		.rootfd = -1,
-		.config_files = config_files,
 		.identity = id,
 		.nodes = g_hash_table_new(NULL, NULL),
 		.ours = g_hash_table_new(NULL, NULL),
@@ -484,12 +484,13 @@ static gboolean pidfile_pid_is_own(struct scan *s, struct node *n)
 }
 
 gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
-			       const char *const *config_files, GPid self,
+			       const char *const *config_files,
+			       const char *fragment, GPid self,
 			       GPtrArray **skipped)
 {
 	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
 	g_autoptr(Identity) id = identity_new(proc_root, pidfile, config_files,
-					      self);
+					      fragment, self);
 	struct scan s = {
 		.root = proc_root,
 		.rootfd = -1,

@@ -128,7 +128,8 @@ static gchar *cgroup_of(const char *proc_root, GPid pid)
 }
 
 struct identity *identity_new(const char *proc_root, const char *pidfile,
-			      const char *const *config_files, GPid self)
+			      const char *const *config_files,
+			      const char *fragment, GPid self)
 {
 	struct identity *id = g_new0(struct identity, 1);
 
@@ -139,6 +140,7 @@ struct identity *identity_new(const char *proc_root, const char *pidfile,
 		id->distrust = pidfile_distrust(id->pidfile);
 	}
 	id->targets = config_targets_new(config_files);
+	config_targets_add_own(id->targets, fragment);
 	id->config_files = g_strdupv((GStrv)config_files);
 	/* The calling process's own, whatever tree proc_root shows. */
 	id->mnt_ns = ns_of(NULL, 0, "mnt");

@@ -17,12 +17,15 @@ typedef struct identity Identity;
 
 /*
  * The wrapper's side of the rule: its pidfile (may be NULL: then nothing
- * is ever its own), its configuration files (NULL-terminated), its pid,
- * and the namespaces and cgroup of the calling process. Relative names are
- * taken against the current directory. Processes are read under proc_root.
+ * is ever its own), its configuration files (NULL-terminated), its own
+ * fragment (RUNDIR/listeners.cfg, which its generations load besides
+ * them; may be NULL), its pid, and the namespaces and cgroup of the
+ * calling process. Relative names are taken against the current
+ * directory. Processes are read under proc_root.
  */
 struct identity *identity_new(const char *proc_root, const char *pidfile,
-			      const char *const *config_files, GPid self);
+			      const char *const *config_files,
+			      const char *fragment, GPid self);
 void identity_free(struct identity *id);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Identity, identity_free)
 
@@ -52,7 +55,9 @@ gchar *pidfile_distrust_reason(const char *pidfile);
  *  c. its last -p names the wrapper's pidfile (same normalised absolute
  *     path, or same device and inode), which can be trusted;
  *  d. its configuration files are the wrapper's, the whole set (by path,
- *     or device and inode);
+ *     or device and inode), and maybe the wrapper's own fragment (by path
+ *     and device and inode): a generation of a wrapper killed on this
+ *     command line is this service's own;
  *  e. no ancestor but this wrapper is a haproxy-systemd-wrapper;
  *  f. its cgroup is the wrapper's, or not a systemd service's (*.service).
  */

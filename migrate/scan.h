@@ -33,7 +33,6 @@ struct node {
 struct scan {
 	const char *root;
 	int rootfd;		/* root, open; -1: by path */
-	const char *const *config_files;	/* the wrapper's own */
 	const struct identity *identity;	/* migrate/identity.h */
 	/* One block for every process read: a scan of a host with many
 	 * processes allocates nothing per process it passes over. */

@@ -276,7 +276,7 @@ static void test_no_proc_root(struct tree *t, gconstpointer data)
 	g_autoptr(GPtrArray) found = NULL, skipped = NULL;
 	g_autoptr(GError) error = NULL;
 
-	g_assert_false(find_foreign(none, NULL, NULL, 1, &found, &skipped,
+	g_assert_false(find_foreign(none, NULL, NULL, NULL, 1, &found, &skipped,
 				    &error));
 	g_assert_nonnull(error);
 	g_assert_null(found);
