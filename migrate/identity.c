@@ -20,9 +20,9 @@ struct identity {
 	gchar *pidfile;		/* absolute, normalised; NULL: none */
 	gchar *distrust;	/* why the pidfile cannot be trusted */
 	GPtrArray *targets;	/* config_targets_new() */
-	GStrv config_files;
 	gchar *mnt_ns, *net_ns;	/* ours; NULL: unreadable */
 	gchar *cgroup;		/* ours; NULL: unreadable */
+	struct launch_ids launch;	/* who our haproxy runs as */
 };
 
 /* Why the file at path (lstat'ed as st) cannot be trusted, or NULL. */
@@ -141,7 +141,7 @@ struct identity *identity_new(const char *proc_root, const char *pidfile,
 	}
 	id->targets = config_targets_new(config_files);
 	config_targets_add_own(id->targets, fragment);
-	id->config_files = g_strdupv((GStrv)config_files);
+	launch_ids_init(&id->launch, config_files);
 	/* The calling process's own, whatever tree proc_root shows. */
 	id->mnt_ns = ns_of(NULL, 0, "mnt");
 	id->net_ns = ns_of(NULL, 0, "net");
@@ -157,7 +157,7 @@ void identity_free(struct identity *id)
 	g_free(id->pidfile);
 	g_free(id->distrust);
 	g_ptr_array_unref(id->targets);
-	g_strfreev(id->config_files);
+	launch_ids_clear(&id->launch);
 	g_free(id->mnt_ns);
 	g_free(id->net_ns);
 	g_free(id->cgroup);
@@ -167,6 +167,18 @@ void identity_free(struct identity *id)
 const char *identity_pidfile_distrust(const struct identity *id)
 {
 	return id->distrust;
+}
+
+/* b. this wrapper could have started it (migrate/trust.h). */
+static gchar *credentials_refusal(const struct identity *id, GPid pid)
+{
+	g_autoptr(GError) error = NULL;
+	struct proc_ids p;
+
+	if (!proc_ids_at(id->proc_root, pid, &p, &error))
+		return g_strdup_printf("its credentials cannot be read (%s)",
+				       error->message);
+	return launch_ids_refusal(&id->launch, &p);
 }
 
 #define OTHER_MNT "it runs in another mnt namespace, where "
@@ -306,9 +318,7 @@ gchar *identity_refusal(const struct identity *id, GPid pid,
 		return g_strdup(id->distrust);
 	why = namespace_refusal(id, pid, &root);
 	if (!why)
-		why = foreign_credentials_refusal(
-			id->proc_root, pid,
-			(const char *const *)id->config_files);
+		why = credentials_refusal(id, pid);
 	hap_cmdline_parse(argv, &c);
 	if (!why)
 		why = pidfile_refusal(id, &c, cwd, root);

@@ -10,6 +10,8 @@
 #include <glib.h>
 #include <sys/types.h>
 
+#include "base/proc.h"
+
 /* May a file, directory or socket owned by uid be trusted: is uid root or
  * the wrapper's effective user, so that nobody else can have changed it? */
 gboolean trusted_owner(uid_t uid);
@@ -28,7 +30,30 @@ gboolean trusted_owner(uid_t uid);
  *    wrapper's own configuration (config_files) tells haproxy to: its uids
  *    are all the user it names ("user"/"uid"), its gids all the group it
  *    names ("group"/"gid") or, when it names none, the wrapper's egid.
- * Anything else, or ids that cannot be read, is refused.
+ * Anything else, or ids that cannot be read, is refused. A user or group
+ * the configuration names that cannot be resolved here is named in the
+ * refusal.
  */
 gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
 				   const char *const *config_files);
+
+/* Who a haproxy started by this wrapper runs as: the rule above, read
+ * once from the configuration. */
+struct launch_ids {
+	guint32 uid;		/* our euid: what haproxy starts as */
+	guint32 gid;
+	gboolean drops;		/* as root, to the configured user: */
+	guint32 drop_uid;
+	gboolean drop_gid_set;
+	guint32 drop_gid;
+	/* The configuration's user or group that cannot be resolved, as a
+	 * phrase for a refusal; NULL: none. */
+	gchar *unresolved;
+};
+
+void launch_ids_init(struct launch_ids *l, const char *const *config_files);
+void launch_ids_clear(struct launch_ids *l);
+/* Why a top with ids p is not one this wrapper could have started, or
+ * NULL. */
+gchar *launch_ids_refusal(const struct launch_ids *l,
+			  const struct proc_ids *p);

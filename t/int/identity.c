@@ -8,7 +8,8 @@
  * another live wrapper. Each keeps serving, its pid the same, and no log
  * line says it was signalled. And what is its own is taken as such: the
  * haproxy a wrapper killed by SIGKILL left, with the wrapper's own
- * fragment among its files. Every wait is on a real event (a log line,
+ * fragment among its files; a restart by hand that dropped to a user the
+ * configuration names in quotes. Every wait is on a real event (a log line,
  * a socket answering, a process gone) and bounded; daemons are not our
  * children: registered, and ended by verified pid.
  */
@@ -609,6 +610,49 @@ static void test_orphan_of_killed_wrapper(void)
 	daemon_site_clear(&s);
 }
 
+/*
+ * As root, a configuration that drops to a user named in quotes, as
+ * haproxy reads it (user "nobody"): the wrapper's haproxy runs as nobody,
+ * and a restart by hand of it, nobody as well, is adopted as this
+ * service's own rather than refused for its uid; the stop ends it, and
+ * nothing of ours is left.
+ */
+static void test_quoted_user_adopted(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL;
+	struct proc_ids ids;
+	GPid gen1, pid;
+
+	if (!have_haproxy())
+		return;
+	if (geteuid() != 0) {
+		g_test_skip("needs root: haproxy drops root to nobody");
+		return;
+	}
+	t_site_init(&s);
+	t_site_config(&s, "global\n    user \"nobody\"\n");
+	gen1 = start_serving(&s, NULL, &w);
+	g_assert_true(proc_ids_at("/proc", gen1, &ids, NULL));
+	g_assert_cmpuint(ids.uid[1], ==, NOBODY);
+
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	g_assert_true(proc_ids_at("/proc", pid, &ids, NULL));
+	g_assert_cmpuint(ids.uid[1], ==, NOBODY);
+	adopting = g_strdup_printf(LOG_ADOPTING_KIND_FMT, "standalone", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_null(wrapper_find_log(w, LOG_NOT_TAKING_OVER));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_cmpint(t_wait_answered_by(s.port, pid), ==, pid);
+	assert_only_listener(s.port, pid);
+
+	stop_wrapper_ok(w);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	assert_no_listener(s.port);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -627,5 +671,7 @@ int main(int argc, char **argv)
 			test_two_wrappers_same_files);
 	g_test_add_func("/identity/orphan-of-killed-wrapper",
 			test_orphan_of_killed_wrapper);
+	g_test_add_func("/identity/quoted-user-adopted",
+			test_quoted_user_adopted);
 	return g_test_run();
 }

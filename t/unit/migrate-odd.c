@@ -416,6 +416,56 @@ static void test_credentials_dropped(struct tree *t, gconstpointer data)
 	}
 }
 
+/*
+ * As root, the user our configuration names is read as haproxy reads it:
+ * quoted, escaped, from the environment haproxy gets. One that cannot be
+ * resolved is named in the refusal.
+ */
+static void test_credentials_quoted_user(struct tree *t, gconstpointer data)
+{
+	static const struct {
+		const char *config;
+		gboolean ours;
+	} cases[] = {
+		{ "global\n  user \"nobody\"\n", TRUE },
+		{ "global\n  user 'nobody' # quoted\n", TRUE },
+		{ "global\n  user no\\x62ody\n", TRUE },
+		{ "global\n  user \"${HSW_TEST_USER}\"\n", TRUE },
+		{ "global\n  user ${HSW_TEST_USER}\n", FALSE },
+		{ "global\n  user \"hsw-no-such-user\"\n", FALSE },
+	};
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root: only root can have dropped root");
+		return;
+	}
+	g_setenv("HSW_TEST_USER", "nobody", TRUE);
+	fake_system(t);
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *name = g_strdup_printf("q%u.cfg", i);
+		g_autofree gchar *cfg = write_config_text(t, name,
+							  cases[i].config);
+		g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s",
+							 cfg);
+		g_autofree gchar *pidfile = NULL;
+		GPid pid = 600 + (GPid)i;
+
+		g_test_message("case %u: %s", i, cases[i].config);
+		FAKE(t, .pid = pid, .ppid = 1, .sid = pid, .exe = HAPROXY,
+					.cwd = "/", .argv = argv, .uid = 65534);
+		/* Named by the pidfile: refused with why. */
+		pidfile = g_strdup_printf("%d\n", pid);
+		g_free(write_pidfile(t, pidfile));
+		g_assert_cmpuint(find(t, NULL, cfg, 9999), ==,
+				 cases[i].ours ? 1 : 0);
+	}
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_nonnull(strstr(skip(t, 0)->reason,
+				"the configuration's user "
+				"\"hsw-no-such-user\" is unknown here"));
+	g_unsetenv("HSW_TEST_USER");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -433,5 +483,7 @@ int main(int argc, char **argv)
 	add_tree_test("/find/credentials-unreadable",
 		      test_credentials_unreadable);
 	add_tree_test("/find/credentials-dropped", test_credentials_dropped);
+	add_tree_test("/find/credentials-quoted-user",
+		      test_credentials_quoted_user);
 	return g_test_run();
 }
