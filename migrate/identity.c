@@ -169,6 +169,17 @@ const char *identity_pidfile_distrust(const struct identity *id)
 	return id->distrust;
 }
 
+gboolean identity_may_own(const struct identity *id,
+			  const struct proc_ids *ids)
+{
+	return launch_ids_may_own(&id->launch, ids);
+}
+
+gboolean identity_may_own_uid(const struct identity *id, guint32 uid)
+{
+	return launch_ids_may_be(&id->launch, uid);
+}
+
 /* b. this wrapper could have started it (migrate/trust.h). */
 static gchar *credentials_refusal(const struct identity *id, GPid pid)
 {

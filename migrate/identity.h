@@ -12,6 +12,8 @@
 
 #include <glib.h>
 
+#include "base/proc.h"
+
 struct identity;
 typedef struct identity Identity;
 
@@ -37,6 +39,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Identity, identity_free)
  * owned by one of them that no one else can write to, or that is sticky.
  */
 const char *identity_pidfile_distrust(const struct identity *id);
+/*
+ * Could a process with these ids (its /proc/PID/status) belong to a
+ * haproxy of this service, as its top or a worker (migrate/trust.h)? A
+ * process that could not is passed over before its command line is read.
+ */
+gboolean identity_may_own(const struct identity *id,
+			  const struct proc_ids *ids);
+/* The same for one of its uids. */
+gboolean identity_may_own_uid(const struct identity *id, guint32 uid);
+
 /* The same for pidfile alone (may be NULL: then NULL), without a whole
  * identity; to be freed. */
 gchar *pidfile_distrust_reason(const char *pidfile);

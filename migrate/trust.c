@@ -106,6 +106,19 @@ gchar *launch_ids_refusal(const struct launch_ids *l,
 			       l->unresolved ? ")" : "");
 }
 
+gboolean launch_ids_may_be(const struct launch_ids *l, guint32 uid)
+{
+	return uid == l->uid || (l->drops && uid == l->drop_uid);
+}
+
+gboolean launch_ids_may_own(const struct launch_ids *l,
+			    const struct proc_ids *p)
+{
+	return launch_ids_may_be(l, p->uid[0]) &&
+	       launch_ids_may_be(l, p->uid[1]) &&
+	       launch_ids_may_be(l, p->uid[2]);
+}
+
 gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
 				   const char *const *config_files)
 {

@@ -57,3 +57,13 @@ void launch_ids_clear(struct launch_ids *l);
  * NULL. */
 gchar *launch_ids_refusal(const struct launch_ids *l,
 			  const struct proc_ids *p);
+/*
+ * Could a process with ids p belong to a haproxy this wrapper started,
+ * as its top or one of its workers: are its real, effective and saved
+ * uids each ours or the user the configuration drops to? A look at the
+ * owner that costs no allocation, before a command line is read.
+ */
+gboolean launch_ids_may_own(const struct launch_ids *l,
+			    const struct proc_ids *p);
+/* Is uid ours, or the user the configuration drops to? */
+gboolean launch_ids_may_be(const struct launch_ids *l, guint32 uid);
