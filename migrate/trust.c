@@ -118,20 +118,3 @@ gboolean launch_ids_may_own(const struct launch_ids *l,
 	       launch_ids_may_be(l, p->uid[1]) &&
 	       launch_ids_may_be(l, p->uid[2]);
 }
-
-gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
-				   const char *const *config_files)
-{
-	g_autoptr(GError) error = NULL;
-	struct launch_ids l;
-	struct proc_ids p;
-	gchar *why;
-
-	if (!proc_ids_at(proc_root, pid, &p, &error))
-		return g_strdup_printf("its credentials cannot be read (%s)",
-				       error->message);
-	launch_ids_init(&l, config_files);
-	why = launch_ids_refusal(&l, &p);
-	launch_ids_clear(&l);
-	return why;
-}

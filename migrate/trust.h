@@ -17,10 +17,10 @@
 gboolean trusted_owner(uid_t uid);
 
 /*
- * Could this wrapper have started the process at pid (the top of a foreign
- * instance: a standalone haproxy, a master, a -Ds parent)? NULL when it
- * could; else why not, for a notice. Every path that finds foreign
- * instances asks this before it touches one.
+ * Could this wrapper have started a process (the top of a foreign
+ * instance: a standalone haproxy, a master, a -Ds parent)? Every path
+ * that finds foreign instances asks this (migrate/identity.h) before it
+ * touches one.
  *
  * The rule, on the real, effective and saved ids of /proc/PID/status:
  *  - its uids are all the wrapper's effective uid: the same user started
@@ -34,11 +34,9 @@ gboolean trusted_owner(uid_t uid);
  * the configuration names that cannot be resolved here is named in the
  * refusal.
  */
-gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
-				   const char *const *config_files);
 
 /* Who a haproxy started by this wrapper runs as: the rule above, read
- * once from the configuration. */
+ * once from the configuration files (launch_ids_init). */
 struct launch_ids {
 	guint32 uid;		/* our euid: what haproxy starts as */
 	guint32 gid;
@@ -53,8 +51,8 @@ struct launch_ids {
 
 void launch_ids_init(struct launch_ids *l, const char *const *config_files);
 void launch_ids_clear(struct launch_ids *l);
-/* Why a top with ids p is not one this wrapper could have started, or
- * NULL. */
+/* Why a top with ids p is not one this wrapper could have started, for a
+ * notice, or NULL. */
 gchar *launch_ids_refusal(const struct launch_ids *l,
 			  const struct proc_ids *p);
 /*
