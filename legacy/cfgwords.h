@@ -15,7 +15,7 @@
  *    there, "$NAME" and "${NAME}" are NAME's value ('_' or a letter, then
  *    letters, digits, '_'; unset: empty), "${NAME-DEFAULT}" its value or
  *    DEFAULT when unset, "${NAME[*]}" its value split into words at
- *    blanks;
+ *    blanks (2.6 and later read these two; 2.0 and older refuse the line);
  *  - single quotes group what is between them as it is.
  * haproxy refuses a line with a quote left open, a '$' without a name, a
  * brace left open or a bad "\x": so does this.

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * legacy/cfgwords.c: configuration words read as haproxy reads them. The
- * expected words are what haproxy 1.7.0 to 3.4.0 made of the same text in
- * a "user" line (black-box runs: the name its refusal quoted back).
+ * expected words are what haproxy 1.7.0, 1.8.30, 2.0.0, 2.6, 2.8.0, 3.0.0
+ * and 3.4.0 made of the same text in a "user" line (black-box runs: the
+ * name its refusal quoted back); "${NAME-DEFAULT}" and "${NAME[*]}" as
+ * 2.6 and later read them (1.7 and 2.0 refuse such a line, so no running
+ * one has it).
  */
 #include <string.h>
 
