@@ -378,14 +378,17 @@ gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
 	return parse_pid_file(root, pid, PID_STAT, out, error);
 }
 
-GStrv proc_cmdline_at(const char *root, GPid pid, GError **error)
+GStrv proc_cmdline_at(const char *root, GPid pid, gsize max, gboolean *whole,
+		      GError **error)
 {
 	g_autofree gchar *path = pid_path(root, pid, "cmdline");
 	g_autofree gchar *data = NULL;
 	gsize len = 0;
 
-	data = read_at_most(path, PROC_CMDLINE_MAX, &len, error);
-	return data ? proc_parse_cmdline(data, len) : NULL;
+	/* One byte more than max tells a longer one. */
+	data = read_at_most(path, max + 1, &len, error);
+	*whole = !data || len <= max;
+	return data && *whole ? proc_parse_cmdline(data, len) : NULL;
 }
 
 gchar *proc_exe_at(const char *root, GPid pid, gboolean *deleted,

@@ -65,9 +65,7 @@ struct proc_stat {
 	char comm[16];
 };
 
-/* Longest cmdline read; the kernel's own limit on arguments is lower. */
-#define PROC_CMDLINE_MAX (4u << 20)
-/* More arguments than this are dropped. */
+/* More arguments than this are dropped by the parser. */
 #define PROC_ARGV_MAX 65536u
 
 /* Parse stat content; the command name in parentheses may hold anything. */
@@ -87,7 +85,13 @@ GArray *proc_list_pids_at(const char *root, GError **error);
 
 gboolean proc_stat_at(const char *root, GPid pid, struct proc_stat *out,
 		      GError **error);
-GStrv proc_cmdline_at(const char *root, GPid pid, GError **error);
+/*
+ * PID/cmdline, if it is at most max bytes long: a process of another user
+ * may have a command line of megabytes, and a scan must not hold what it
+ * only needs to decide. Longer: NULL, *whole FALSE and no error.
+ */
+GStrv proc_cmdline_at(const char *root, GPid pid, gsize max, gboolean *whole,
+		      GError **error);
 
 /*
  * The start of PID/name in the proc directory dirfd, read into buf and

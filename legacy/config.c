@@ -3,22 +3,8 @@
 
 #include <string.h>
 
-/* A line's words, without its comment; bytes, not necessarily UTF-8. */
-static GPtrArray *line_words(const char *line)
-{
-	GPtrArray *words = g_ptr_array_new_with_free_func(g_free);
-	g_autofree gchar *copy = g_strdup(line);
-	char *hash = strchr(copy, '#');
-	g_auto(GStrv) parts = NULL;
-
-	if (hash)
-		*hash = '\0';
-	parts = g_strsplit_set(copy, " \t\r", -1);
-	for (guint i = 0; parts[i]; i++)
-		if (parts[i][0])
-			g_ptr_array_add(words, g_strdup(parts[i]));
-	return words;
-}
+#include "legacy/cfgwords.h"
+#include "legacy/launch.h"
 
 /* Keywords that open a section: "user" is also a keyword of userlist
  * and program sections. */
@@ -52,10 +38,9 @@ static gboolean take_id(const char *text, guint32 *id)
 }
 
 /* The global section's user/uid and group/gid: the last one wins. */
-static void scan_identity(GPtrArray *w, struct config_hints *hints)
+static void scan_identity(GStrv w, struct config_hints *hints)
 {
-	const char *first = g_ptr_array_index(w, 0);
-	const char *value = g_ptr_array_index(w, 1);
+	const char *first = w[0], *value = w[1];
 
 	if (g_str_equal(first, "user")) {
 		take_name(hints->user, sizeof(hints->user), value);
@@ -74,21 +59,23 @@ static void scan_identity(GPtrArray *w, struct config_hints *hints)
 
 /* nbproc and master-worker exist only in the global section: no need to
  * know which section a line is in for them. The last nbproc wins, as in
- * haproxy. */
-static void scan_line(const char *line, gboolean *in_global,
-		      struct config_hints *hints)
+ * haproxy. Words are read as haproxy reads them (a quoted user name is
+ * that name), variables from env; a line haproxy would refuse says
+ * nothing. */
+static void scan_line(const char *line, const char *const *env,
+		      gboolean *in_global, struct config_hints *hints)
 {
-	g_autoptr(GPtrArray) w = line_words(line);
-	const char *first = w->len > 0 ? g_ptr_array_index(w, 0) : "";
+	g_auto(GStrv) w = config_line_words(line, strlen(line), env, NULL);
+	guint len = w ? g_strv_length(w) : 0;
+	const char *first = len > 0 ? w[0] : "";
 	guint64 n;
 
 	if (opens_section(first))
 		*in_global = g_str_equal(first, "global");
-	else if (*in_global && w->len > 1)
+	else if (*in_global && len > 1)
 		scan_identity(w, hints);
-	if (g_str_equal(first, "nbproc") && w->len > 1 &&
-	    g_ascii_string_to_unsigned(g_ptr_array_index(w, 1), 10, 1,
-				       G_MAXUINT, &n, NULL))
+	if (g_str_equal(first, "nbproc") && len > 1 &&
+	    g_ascii_string_to_unsigned(w[1], 10, 1, G_MAXUINT, &n, NULL))
 		hints->nbproc = n;
 	else if (g_str_equal(first, "master-worker"))
 		hints->master_worker = TRUE;
@@ -96,15 +83,24 @@ static void scan_line(const char *line, gboolean *in_global,
 		hints->noreuseport = TRUE;
 }
 
-void config_hints_scan_text(const char *text, gsize len,
-			    struct config_hints *hints)
+void config_hints_scan_text_env(const char *text, gsize len,
+				const char *const *env,
+				struct config_hints *hints)
 {
 	g_autofree gchar *copy = g_strndup(text, len);
 	g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
 	gboolean in_global = FALSE;
 
 	for (guint i = 0; lines[i]; i++)
-		scan_line(lines[i], &in_global, hints);
+		scan_line(lines[i], env, &in_global, hints);
+}
+
+void config_hints_scan_text(const char *text, gsize len,
+			    struct config_hints *hints)
+{
+	g_auto(GStrv) env = haproxy_environ();
+
+	config_hints_scan_text_env(text, len, (const char *const *)env, hints);
 }
 
 static void scan_file(const char *path, struct config_hints *hints)

@@ -11,9 +11,15 @@
 #include "legacy/args.h"
 #include "legacy/mworker.h"
 
-/* Scan one file's text (which starts outside any section). */
+/* Scan one file's text (which starts outside any section), its words
+ * read as haproxy reads them (legacy/cfgwords.h), with the variables of
+ * the environment haproxy gets (legacy/launch.h). */
 void config_hints_scan_text(const char *text, gsize len,
 			    struct config_hints *hints);
+/* The same with the variables of env ("NAME=value"; NULL: none). */
+void config_hints_scan_text_env(const char *text, gsize len,
+				const char *const *env,
+				struct config_hints *hints);
 
 /*
  * Scan every configuration haproxy would load from these arguments: each

@@ -42,6 +42,7 @@ struct adopt {
 	gchar *proc_root;	/* PROC_ROOT, or a fake tree in tests */
 	gchar *pidfile;
 	GStrv configs;
+	gchar *fragment;	/* our RUNDIR/listeners.cfg; NULL: none */
 	adopt_fn fn;
 	gpointer data;
 
@@ -72,13 +73,14 @@ static void adopted_free(struct adopted *d)
 
 struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
 			   const char *const *argv, const char *cwd,
-			   adopt_fn fn, gpointer data)
+			   const char *fragment, adopt_fn fn, gpointer data)
 {
 	struct adopt *a = g_new0(struct adopt, 1);
 
 	a->proc_root = g_strdup(proc_root);
 	a->pidfile = g_strdup(pidfile);
 	a->configs = foreign_argv_config_files(argv, cwd, FALSE);
+	a->fragment = g_strdup(fragment);
 	a->fn = fn;
 	a->data = data;
 	a->adopted = g_ptr_array_new_with_free_func(
@@ -89,9 +91,11 @@ struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
 }
 
 struct adopt *adopt_new(const char *pidfile, const char *const *argv,
-			const char *cwd, adopt_fn fn, gpointer data)
+			const char *cwd, const char *fragment, adopt_fn fn,
+			gpointer data)
 {
-	return adopt_new_at(PROC_ROOT, pidfile, argv, cwd, fn, data);
+	return adopt_new_at(PROC_ROOT, pidfile, argv, cwd, fragment, fn,
+			    data);
 }
 
 /* ---- watching the adopted ---- */
@@ -227,7 +231,8 @@ static GPtrArray *look(struct adopt *a, gboolean late, gboolean *none)
 
 	*none = FALSE;
 	if (!find_foreign(a->proc_root, a->pidfile,
-			  (const char *const *)a->configs, getpid(), &found,
+			  (const char *const *)a->configs, a->fragment,
+			  getpid(), &found,
 			  NULL, &error)) {
 		log_warn("cannot look for a haproxy that replaced ours: %s",
 			 error->message);
@@ -680,6 +685,7 @@ void adopt_free(struct adopt *a)
 	g_ptr_array_unref(a->adopted);
 	g_free(a->proc_root);
 	g_free(a->pidfile);
+	g_free(a->fragment);
 	g_strfreev(a->configs);
 	g_free(a);
 }

@@ -123,6 +123,9 @@ GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
 
 struct config_target {
 	gchar *path;
+	/* The wrapper's own fragment: the same path leading to the same
+	 * file, never required. */
+	gboolean own;
 	gboolean have_id;
 	dev_t dev;
 	ino_t ino;
@@ -136,26 +139,44 @@ static void config_target_free(gpointer p)
 	g_free(t);
 }
 
+static struct config_target *config_target_new(const char *file,
+					       gboolean own)
+{
+	struct config_target *t = g_new0(struct config_target, 1);
+	struct stat st;
+
+	t->path = g_canonicalize_filename(file, NULL);
+	t->own = own;
+	if (stat(t->path, &st) == 0) {
+		t->have_id = TRUE;
+		t->dev = st.st_dev;
+		t->ino = st.st_ino;
+	}
+	return t;
+}
+
 GPtrArray *config_targets_new(const char *const *files)
 {
 	GPtrArray *targets = g_ptr_array_new_with_free_func(config_target_free);
 
-	for (; files && *files; files++) {
-		struct config_target *t;
-		struct stat st;
-
-		if (!**files)
-			continue;
-		t = g_new0(struct config_target, 1);
-		t->path = g_canonicalize_filename(*files, NULL);
-		if (stat(t->path, &st) == 0) {
-			t->have_id = TRUE;
-			t->dev = st.st_dev;
-			t->ino = st.st_ino;
-		}
-		g_ptr_array_add(targets, t);
-	}
+	for (; files && *files; files++)
+		if (**files)
+			g_ptr_array_add(targets, config_target_new(*files,
+								   FALSE));
 	return targets;
+}
+
+void config_targets_add_own(GPtrArray *targets, const char *path)
+{
+	if (path && *path)
+		g_ptr_array_add(targets, config_target_new(path, TRUE));
+}
+
+static gboolean same_id(const struct config_target *t, gboolean have_id,
+			const struct stat *st)
+{
+	return have_id && t->have_id && t->dev == st->st_dev &&
+	       t->ino == st->st_ino;
 }
 
 /* The index of the target that path is, or -1. Seen through root (a
@@ -171,10 +192,17 @@ static gint target_index(GPtrArray *targets, const char *path,
 	for (guint i = 0; i < targets->len; i++) {
 		const struct config_target *t = g_ptr_array_index(targets, i);
 
+		/* Another file at our fragment's path (a container's, one
+		 * put back since) is not ours. */
+		if (t->own) {
+			if (strcmp(t->path, path) == 0 &&
+			    same_id(t, have_id, &st))
+				return i;
+			continue;
+		}
 		if (!root && strcmp(t->path, path) == 0)
 			return i;
-		if (have_id && t->have_id && t->dev == st.st_dev &&
-		    t->ino == st.st_ino)
+		if (same_id(t, have_id, &st))
 			return i;
 	}
 	return -1;
@@ -182,7 +210,9 @@ static gint target_index(GPtrArray *targets, const char *path,
 
 gboolean config_matches(GPtrArray *targets, const char *path)
 {
-	return target_index(targets, path, NULL) >= 0;
+	gint i = target_index(targets, path, NULL);
+
+	return i >= 0 && !((struct config_target *)targets->pdata[i])->own;
 }
 
 gboolean config_set_equal(GPtrArray *targets, const char *const *files,
@@ -195,17 +225,19 @@ gboolean config_set_equal(GPtrArray *targets, const char *const *files,
 	for (guint i = 0; i < targets->len; i++) {
 		const struct config_target *t = g_ptr_array_index(targets, i);
 
-		if (target_index(targets, t->path, NULL) == (gint)i)
+		if (!t->own && target_index(targets, t->path, NULL) == (gint)i)
 			wanted++;
 	}
 
 	for (; files && *files; files++) {
 		gint i = target_index(targets, *files, root);
+		const struct config_target *t;
 
 		/* One of its files is not ours: another service's set. */
 		if (i < 0)
 			return FALSE;
-		if (!seen[i])
+		t = g_ptr_array_index(targets, i);
+		if (!seen[i] && !t->own)
 			matched++;
 		seen[i] = TRUE;
 	}

@@ -62,12 +62,20 @@ GStrv foreign_argv_config_files(const char *const *argv, const char *cwd,
 /* The files looked for (struct config_target), from names taken against
  * the current directory; the empty ones are left out. */
 GPtrArray *config_targets_new(const char *const *files);
+/*
+ * Adds the wrapper's own fragment (path: RUNDIR/listeners.cfg, which every
+ * generation it starts loads besides the configuration; may be NULL) to
+ * targets: a file of the set when the same path leads to the same file
+ * (device and inode), never by its name alone nor by its inode alone,
+ * and never required.
+ */
+void config_targets_add_own(GPtrArray *targets, const char *path);
 /* Is path (absolute, normalised) one of targets, by name or by device and
- * inode? */
+ * inode? The wrapper's own fragment alone is not. */
 gboolean config_matches(GPtrArray *targets, const char *path);
 /* Are files (absolute, normalised; NULL-terminated) the whole set of
  * targets: each one of them, and every one of them, by name or by device
- * and inode? With root (a process's "/proc/PID/root", in another mount
+ * and inode, the wrapper's own fragment allowed besides? With root (a process's "/proc/PID/root", in another mount
  * namespace), each file is looked at through it, by device and inode only. */
 gboolean config_set_equal(GPtrArray *targets, const char *const *files,
 			  const char *root);

@@ -227,10 +227,15 @@ static gboolean comm_is_descriptor(const char *comm)
 	return *comm && comm[strspn(comm, "0123456789")] == '\0';
 }
 
-/* Does argv[0] name haproxy? Asked of every process: the command name,
- * already read with stat, first (a cmdline read costs as much again),
- * then argv[0], read into the stack; only a process that passes both has
- * its command line kept. */
+/*
+ * Could n be a haproxy of ours, named so? Asked of every process, each
+ * look cheaper than the next and allocating nothing: the command name,
+ * already read with stat; its owner (a process of another user is passed
+ * over before anything of its command line is read: any local user can
+ * start processes named haproxy, with megabytes of arguments each); then
+ * argv[0], read into the stack. Only a process that passes them all has
+ * its command line read, bounded.
+ */
 static gboolean named_haproxy(struct scan *s, struct node *n)
 {
 	const char *const *argv;
@@ -239,6 +244,8 @@ static gboolean named_haproxy(struct scan *s, struct node *n)
 
 	if (!g_str_has_prefix(n->st.comm, "haproxy") &&
 	    !comm_is_descriptor(n->st.comm))
+		return FALSE;
+	if (!node_may_be_ours(s, n))
 		return FALSE;
 	if (!n->argv_read && s->rootfd >= 0)
 		len = proc_read_head_at(s->rootfd, n->pid, "cmdline", buf,
@@ -251,19 +258,29 @@ static gboolean named_haproxy(struct scan *s, struct node *n)
 						   "haproxy");
 }
 
-static gboolean uses_config(struct scan *s, struct node *n, GPtrArray *targets)
+static gboolean loads_one_of(struct scan *s, struct node *n,
+			     GPtrArray *targets)
 {
 	g_auto(GStrv) files = NULL;
 
-	/* Cheap test first: most processes are not even named haproxy. A
-	 * haproxy-systemd-wrapper passes it, to be reported as skipped. */
-	if (!named_haproxy(s, n) || !node_argv(s, n) || !n->argv[0] ||
-	    !n->cmd.files->len)
+	if (!node_argv(s, n) || !n->argv[0] || !n->cmd.files->len)
 		return FALSE;
 	files = node_config_files(s, n);
 	for (guint i = 0; files[i]; i++)
 		if (config_matches(targets, files[i]))
 			return TRUE;
+	return FALSE;
+}
+
+/* Cheap tests first: most processes are not even named haproxy. A
+ * haproxy-systemd-wrapper passes them, to be reported as skipped. What
+ * loads none of our files is dropped at once: a scan holds the command
+ * lines of its candidates only. */
+static gboolean uses_config(struct scan *s, struct node *n, GPtrArray *targets)
+{
+	if (named_haproxy(s, n) && loads_one_of(s, n, targets))
+		return TRUE;
+	node_forget_argv(n);
 	return FALSE;
 }
 
@@ -433,17 +450,17 @@ static GPtrArray *build_instances(struct scan *s, GHashTable *tops)
 }
 
 gboolean find_foreign(const char *proc_root, const char *pidfile,
-		      const char *const *config_files, GPid self,
-		      GPtrArray **out, GPtrArray **skipped, GError **error)
+		      const char *const *config_files, const char *fragment,
+		      GPid self, GPtrArray **out, GPtrArray **skipped,
+		      GError **error)
 {
 	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
 	g_autoptr(GHashTable) tops = g_hash_table_new(NULL, NULL);
 	g_autoptr(Identity) id = identity_new(proc_root, pidfile, config_files,
-					      self);
+					      fragment, self);
 	struct scan s = {
 		.root = proc_root,
 		.rootfd = -1,
-		.config_files = config_files,
 		.identity = id,
 		.nodes = g_hash_table_new(NULL, NULL),
 		.ours = g_hash_table_new(NULL, NULL),
@@ -499,12 +516,13 @@ static gboolean pidfile_pid_is_own(struct scan *s, struct node *n)
 }
 
 gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
-			       const char *const *config_files, GPid self,
+			       const char *const *config_files,
+			       const char *fragment, GPid self,
 			       GPtrArray **skipped)
 {
 	g_autoptr(GHashTable) cands = g_hash_table_new(NULL, NULL);
 	g_autoptr(Identity) id = identity_new(proc_root, pidfile, config_files,
-					      self);
+					      fragment, self);
 	struct scan s = {
 		.root = proc_root,
 		.rootfd = -1,

@@ -92,8 +92,9 @@ gboolean foreign_settled(const char *proc_root, const struct foreign *f);
  *    exist, by device and inode, so that a symlinked path matches too.
  * An instance is reported only if it is this service's own
  * (identity_refusal(), migrate/identity.h: its -p is pidfile, its -f files
- * are config_files, all of them, and more); when the pidfile cannot be
- * trusted, none is.
+ * are config_files, all of them, maybe with fragment, the wrapper's own
+ * RUNDIR/listeners.cfg (may be NULL), and more); when the pidfile cannot
+ * be trusted, none is.
  * *out gets the instances (struct foreign, oldest first); *skipped (may be
  * NULL) the candidates that are not reported, with why: a stale pidfile, a
  * pid reused by another program, a zombie, a haproxy launcher that is
@@ -101,17 +102,20 @@ gboolean foreign_settled(const char *proc_root, const struct foreign *f);
  * user's haproxy. Fails only when proc_root cannot be listed.
  */
 gboolean find_foreign(const char *proc_root, const char *pidfile,
-		      const char *const *config_files, GPid self,
-		      GPtrArray **out, GPtrArray **skipped, GError **error);
+		      const char *const *config_files, const char *fragment,
+		      GPid self, GPtrArray **out, GPtrArray **skipped,
+		      GError **error);
 
 /*
  * Does pidfile (may be NULL) name a live haproxy other than self that is
  * this service's own, checked as find_foreign() checks its candidates
- * (executable, command line, migrate/identity.h with config_files)?
+ * (executable, command line, migrate/identity.h with config_files and
+ * fragment)?
  * Only the pids it names are read, never the whole proc tree: cheap on a
  * busy host. *skipped gets why each other pid it names is no haproxy, and
  * why the file itself could not be read, as find_foreign() says it.
  */
 gboolean foreign_pidfile_check(const char *proc_root, const char *pidfile,
-			       const char *const *config_files, GPid self,
+			       const char *const *config_files,
+			       const char *fragment, GPid self,
 			       GPtrArray **skipped);

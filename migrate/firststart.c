@@ -138,7 +138,8 @@ static void search(struct first_start *f, takeover_fn settled)
 	takeover_free(f->takeover);
 	f->takeover = takeover_begin(f->sv->args->pidfile,
 				     (const char *const *)argv, cwd,
-				     f->self_start, settled, f);
+				     f->sv->rt.expose_cfg, f->self_start,
+				     settled, f);
 }
 
 /* The first generation: after a takeover of what already runs, if any. */
@@ -170,8 +171,8 @@ void first_start_begin(struct first_start *f)
 	configs = foreign_argv_config_files((const char *const *)argv, cwd,
 					    FALSE);
 	if (!foreign_pidfile_check(PROC_ROOT, f->sv->args->pidfile,
-				   (const char *const *)configs, getpid(),
-				   &skipped)) {
+				   (const char *const *)configs,
+				   f->sv->rt.expose_cfg, getpid(), &skipped)) {
 		struct proc_stat st;
 
 		foreign_log_skipped(skipped);

@@ -20,9 +20,9 @@ struct identity {
 	gchar *pidfile;		/* absolute, normalised; NULL: none */
 	gchar *distrust;	/* why the pidfile cannot be trusted */
 	GPtrArray *targets;	/* config_targets_new() */
-	GStrv config_files;
 	gchar *mnt_ns, *net_ns;	/* ours; NULL: unreadable */
 	gchar *cgroup;		/* ours; NULL: unreadable */
+	struct launch_ids launch;	/* who our haproxy runs as */
 };
 
 /* Why the file at path (lstat'ed as st) cannot be trusted, or NULL. */
@@ -128,7 +128,8 @@ static gchar *cgroup_of(const char *proc_root, GPid pid)
 }
 
 struct identity *identity_new(const char *proc_root, const char *pidfile,
-			      const char *const *config_files, GPid self)
+			      const char *const *config_files,
+			      const char *fragment, GPid self)
 {
 	struct identity *id = g_new0(struct identity, 1);
 
@@ -139,7 +140,8 @@ struct identity *identity_new(const char *proc_root, const char *pidfile,
 		id->distrust = pidfile_distrust(id->pidfile);
 	}
 	id->targets = config_targets_new(config_files);
-	id->config_files = g_strdupv((GStrv)config_files);
+	config_targets_add_own(id->targets, fragment);
+	launch_ids_init(&id->launch, config_files);
 	/* The calling process's own, whatever tree proc_root shows. */
 	id->mnt_ns = ns_of(NULL, 0, "mnt");
 	id->net_ns = ns_of(NULL, 0, "net");
@@ -155,7 +157,7 @@ void identity_free(struct identity *id)
 	g_free(id->pidfile);
 	g_free(id->distrust);
 	g_ptr_array_unref(id->targets);
-	g_strfreev(id->config_files);
+	launch_ids_clear(&id->launch);
 	g_free(id->mnt_ns);
 	g_free(id->net_ns);
 	g_free(id->cgroup);
@@ -165,6 +167,29 @@ void identity_free(struct identity *id)
 const char *identity_pidfile_distrust(const struct identity *id)
 {
 	return id->distrust;
+}
+
+gboolean identity_may_own(const struct identity *id,
+			  const struct proc_ids *ids)
+{
+	return launch_ids_may_own(&id->launch, ids);
+}
+
+gboolean identity_may_own_uid(const struct identity *id, guint32 uid)
+{
+	return launch_ids_may_be(&id->launch, uid);
+}
+
+/* b. this wrapper could have started it (migrate/trust.h). */
+static gchar *credentials_refusal(const struct identity *id, GPid pid)
+{
+	g_autoptr(GError) error = NULL;
+	struct proc_ids p;
+
+	if (!proc_ids_at(id->proc_root, pid, &p, &error))
+		return g_strdup_printf("its credentials cannot be read (%s)",
+				       error->message);
+	return launch_ids_refusal(&id->launch, &p);
 }
 
 #define OTHER_MNT "it runs in another mnt namespace, where "
@@ -304,9 +329,7 @@ gchar *identity_refusal(const struct identity *id, GPid pid,
 		return g_strdup(id->distrust);
 	why = namespace_refusal(id, pid, &root);
 	if (!why)
-		why = foreign_credentials_refusal(
-			id->proc_root, pid,
-			(const char *const *)id->config_files);
+		why = credentials_refusal(id, pid);
 	hap_cmdline_parse(argv, &c);
 	if (!why)
 		why = pidfile_refusal(id, &c, cwd, root);

@@ -12,17 +12,22 @@
 
 #include <glib.h>
 
+#include "base/proc.h"
+
 struct identity;
 typedef struct identity Identity;
 
 /*
  * The wrapper's side of the rule: its pidfile (may be NULL: then nothing
- * is ever its own), its configuration files (NULL-terminated), its pid,
- * and the namespaces and cgroup of the calling process. Relative names are
- * taken against the current directory. Processes are read under proc_root.
+ * is ever its own), its configuration files (NULL-terminated), its own
+ * fragment (RUNDIR/listeners.cfg, which its generations load besides
+ * them; may be NULL), its pid, and the namespaces and cgroup of the
+ * calling process. Relative names are taken against the current
+ * directory. Processes are read under proc_root.
  */
 struct identity *identity_new(const char *proc_root, const char *pidfile,
-			      const char *const *config_files, GPid self);
+			      const char *const *config_files,
+			      const char *fragment, GPid self);
 void identity_free(struct identity *id);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Identity, identity_free)
 
@@ -34,6 +39,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Identity, identity_free)
  * owned by one of them that no one else can write to, or that is sticky.
  */
 const char *identity_pidfile_distrust(const struct identity *id);
+/*
+ * Could a process with these ids (its /proc/PID/status) belong to a
+ * haproxy of this service, as its top or a worker (migrate/trust.h)? A
+ * process that could not is passed over before its command line is read.
+ */
+gboolean identity_may_own(const struct identity *id,
+			  const struct proc_ids *ids);
+/* The same for one of its uids. */
+gboolean identity_may_own_uid(const struct identity *id, guint32 uid);
+
 /* The same for pidfile alone (may be NULL: then NULL), without a whole
  * identity; to be freed. */
 gchar *pidfile_distrust_reason(const char *pidfile);
@@ -52,7 +67,9 @@ gchar *pidfile_distrust_reason(const char *pidfile);
  *  c. its last -p names the wrapper's pidfile (same normalised absolute
  *     path, or same device and inode), which can be trusted;
  *  d. its configuration files are the wrapper's, the whole set (by path,
- *     or device and inode);
+ *     or device and inode), and maybe the wrapper's own fragment (by path
+ *     and device and inode): a generation of a wrapper killed on this
+ *     command line is this service's own;
  *  e. no ancestor but this wrapper is a haproxy-systemd-wrapper;
  *  f. its cgroup is the wrapper's, or not a systemd service's (*.service).
  */

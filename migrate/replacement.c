@@ -80,8 +80,8 @@ void replacement_search(struct supervisor *sv, gboolean quick)
 		g_autofree gchar *cwd = g_get_current_dir();
 
 		r->adopt = adopt_new(sv->args->pidfile,
-				     (const char *const *)argv, cwd, on_adopt,
-				     r);
+				     (const char *const *)argv, cwd,
+				     sv->rt.expose_cfg, on_adopt, r);
 	}
 	if (quick)
 		adopt_look(r->adopt);

@@ -2,13 +2,22 @@
 #include "migrate/scan.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+
+#include "migrate/identity.h"
+
+void node_forget_argv(struct node *n)
+{
+	g_clear_pointer(&n->argv, g_strfreev);
+	g_clear_pointer(&n->argv_error, g_free);
+	hap_cmdline_clear(&n->cmd);
+	n->argv_read = FALSE;
+}
 
 void node_clear(struct node *n)
 {
 	g_clear_pointer(&n->children, g_array_unref);
-	g_strfreev(n->argv);
-	g_free(n->argv_error);
-	hap_cmdline_clear(&n->cmd);
+	node_forget_argv(n);
 	g_free(n->why);
 	g_free(n->exe);
 	g_free(n->refused);
@@ -78,15 +87,48 @@ void mark_ours(struct scan *s, GPid pid)
 const char *const *node_argv(struct scan *s, struct node *n)
 {
 	g_autoptr(GError) error = NULL;
+	gboolean whole;
 
 	if (!n->argv_read) {
 		n->argv_read = TRUE;
-		n->argv = proc_cmdline_at(s->root, n->pid, &error);
-		if (!n->argv)
+		n->argv = proc_cmdline_at(s->root, n->pid, SCAN_CMDLINE_MAX,
+					  &whole, &error);
+		if (!whole)
+			n->argv_error = g_strdup_printf(
+				"longer than %u KiB, more than a haproxy of "
+				"this service has", SCAN_CMDLINE_MAX >> 10);
+		else if (!n->argv)
 			n->argv_error = g_strdup(error->message);
 		hap_cmdline_parse((const char *const *)n->argv, &n->cmd);
 	}
 	return (const char *const *)n->argv;
+}
+
+/* A status file's Uid: and Gid: lines come within its first few hundred
+ * bytes; a longer head is read the slow way. */
+#define STATUS_HEAD 1024
+
+gboolean node_may_be_ours(struct scan *s, struct node *n)
+{
+	char buf[STATUS_HEAD];
+	struct proc_ids ids;
+	struct stat dir;
+	gssize len = -1;
+
+	/* PID's directory belongs to its effective uid (to root when it is
+	 * not dumpable): one stat passes over most of another user's
+	 * processes; its status decides for the others. */
+	g_snprintf(buf, sizeof(buf), "%d", n->pid);
+	if (s->rootfd >= 0 && fstatat(s->rootfd, buf, &dir, 0) == 0 &&
+	    dir.st_uid != 0 && !identity_may_own_uid(s->identity, dir.st_uid))
+		return FALSE;
+	if (s->rootfd >= 0)
+		len = proc_read_head_at(s->rootfd, n->pid, "status", buf,
+					sizeof(buf));
+	if (len >= 0 && proc_parse_ids(buf, len, &ids))
+		return identity_may_own(s->identity, &ids);
+	return proc_ids_at(s->root, n->pid, &ids, NULL) &&
+	       identity_may_own(s->identity, &ids);
 }
 
 /* A process has no executable link when it is a kernel thread or is

@@ -14,6 +14,13 @@
 
 enum verdict { UNCHECKED, HAPROXY, NOT_HAPROXY };
 
+/*
+ * The longest command line read: all a decision needs. A haproxy of this
+ * service has a few hundred bytes (its -f, -p, -x, mode and -sf pids); a
+ * longer one is no haproxy the wrapper would start, and is not read on.
+ */
+#define SCAN_CMDLINE_MAX (64u << 10)
+
 struct node {
 	GPid pid;
 	struct proc_stat st;
@@ -33,7 +40,6 @@ struct node {
 struct scan {
 	const char *root;
 	int rootfd;		/* root, open; -1: by path */
-	const char *const *config_files;	/* the wrapper's own */
 	const struct identity *identity;	/* migrate/identity.h */
 	/* One block for every process read: a scan of a host with many
 	 * processes allocates nothing per process it passes over. */
@@ -71,8 +77,14 @@ void node_clear(struct node *n);
 gboolean scan_load(struct scan *s, GError **error);
 /* pid and its descendants are ours. */
 void mark_ours(struct scan *s, GPid pid);
-/* n's command line (read once, then parsed into n->cmd); NULL when it
- * cannot be read. */
+/* n's command line (read once, at most SCAN_CMDLINE_MAX bytes, then
+ * parsed into n->cmd); NULL when it cannot be read, or is longer. */
 const char *const *node_argv(struct scan *s, struct node *n);
+/* n's command line dropped: n was looked at and is not what is looked
+ * for. Read again if it is asked for later. */
+void node_forget_argv(struct node *n);
+/* Could n belong to a haproxy of this service, by its owner
+ * (identity_may_own)? Asked before its command line is read. */
+gboolean node_may_be_ours(struct scan *s, struct node *n);
 /* Is n a live haproxy? Checked once; when not, n->why tells why. */
 gboolean verify(struct scan *s, struct node *n);

@@ -143,8 +143,9 @@ static void drop_newer(GPtrArray *found, guint64 started_before)
 }
 
 struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
-				const char *cwd, guint64 started_before,
-				takeover_fn settled, gpointer data)
+				const char *cwd, const char *fragment,
+				guint64 started_before, takeover_fn settled,
+				gpointer data)
 {
 	struct takeover *t = g_new0(struct takeover, 1);
 	g_autoptr(GPtrArray) skipped = NULL;
@@ -155,7 +156,7 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 	t->data = data;
 	t->watches = g_ptr_array_new_with_free_func((GDestroyNotify)watched_free);
 	if (!find_foreign(PROC_ROOT, pidfile, (const char *const *)configs,
-			  getpid(), &t->found, &skipped, &error)) {
+			  fragment, getpid(), &t->found, &skipped, &error)) {
 		log_warn("cannot look for foreign haproxy instances: %s",
 			 error->message);
 		t->found = g_ptr_array_new_with_free_func(

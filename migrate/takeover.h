@@ -21,15 +21,17 @@ typedef void (*takeover_fn)(gpointer data);
 
 /*
  * Look for instances using pidfile or the configuration files of argv
- * (haproxy's arguments, argv[0] included and ignored), taken against cwd.
+ * (haproxy's arguments, argv[0] included and ignored), taken against cwd,
+ * with the wrapper's own fragment (RUNDIR/listeners.cfg; may be NULL).
  * settled is called once, from the main loop, when every instance found
  * is ready for -sf, or after a bounded wait (logged), or at once if there
  * is none. started_before (a start time from stat; 0: none) leaves out
  * the instances that started later.
  */
 struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
-				const char *cwd, guint64 started_before,
-				takeover_fn settled, gpointer data);
+				const char *cwd, const char *fragment,
+				guint64 started_before, takeover_fn settled,
+				gpointer data);
 
 /* The pids for the first generation's -sf, each checked again to still be
  * the process that was found. */

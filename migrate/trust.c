@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "base/proc.h"
 #include "legacy/config.h"
 
@@ -12,16 +13,6 @@ gboolean trusted_owner(uid_t uid)
 {
 	return uid == 0 || uid == geteuid();
 }
-
-/* Who a haproxy started by this wrapper runs as. */
-struct launch_ids {
-	guint32 uid;		/* our euid: what haproxy starts as */
-	guint32 gid;
-	gboolean drops;		/* as root, to the configured user: */
-	guint32 drop_uid;
-	gboolean drop_gid_set;
-	guint32 drop_gid;
-};
 
 static gboolean user_id(const char *name, guint32 *uid)
 {
@@ -45,8 +36,16 @@ static gboolean group_id(const char *name, guint32 *gid)
 	return TRUE;
 }
 
-static void launch_ids_init(struct launch_ids *ids,
-			    const char *const *config_files)
+/* name, escaped and quoted, as the configuration gave it. */
+static gchar *unresolved_phrase(const char *what, const char *name)
+{
+	g_autofree gchar *shown = escape_untrusted(name, ESCAPE_QUOTE_MAX);
+
+	return g_strdup_printf("the configuration's %s \"%s\" is unknown "
+			       "here", what, shown);
+}
+
+void launch_ids_init(struct launch_ids *ids, const char *const *config_files)
 {
 	struct config_hints h;
 
@@ -59,13 +58,22 @@ static void launch_ids_init(struct launch_ids *ids,
 		ids->drop_uid = h.uid;
 	} else if (h.user[0]) {
 		ids->drops = user_id(h.user, &ids->drop_uid);
+		if (!ids->drops)
+			ids->unresolved = unresolved_phrase("user", h.user);
 	}
 	if (h.gid_set) {
 		ids->drop_gid_set = TRUE;
 		ids->drop_gid = h.gid;
 	} else if (h.group[0]) {
 		ids->drop_gid_set = group_id(h.group, &ids->drop_gid);
+		if (!ids->drop_gid_set && !ids->unresolved)
+			ids->unresolved = unresolved_phrase("group", h.group);
 	}
+}
+
+void launch_ids_clear(struct launch_ids *l)
+{
+	g_clear_pointer(&l->unresolved, g_free);
 }
 
 /* Real, effective and saved all equal want (the fs id follows the
@@ -84,21 +92,29 @@ static gboolean dropped_as_told(const struct proc_ids *p,
 	       all_are(p->gid, gid);
 }
 
-gchar *foreign_credentials_refusal(const char *proc_root, GPid pid,
-				   const char *const *config_files)
+gchar *launch_ids_refusal(const struct launch_ids *l,
+			  const struct proc_ids *p)
 {
-	g_autoptr(GError) error = NULL;
-	struct launch_ids l;
-	struct proc_ids p;
-
-	if (!proc_ids_at(proc_root, pid, &p, &error))
-		return g_strdup_printf("its credentials cannot be read (%s)",
-				       error->message);
-	launch_ids_init(&l, config_files);
-	if (all_are(p.uid, l.uid) || dropped_as_told(&p, &l))
+	if (all_are(p->uid, l->uid) || dropped_as_told(p, l))
 		return NULL;
 	return g_strdup_printf("it runs as uid %u (real %u, saved %u), gid %u: "
 			       "not as this wrapper (uid %u) could have "
-			       "started it; left alone",
-			       p.uid[1], p.uid[0], p.uid[2], p.gid[1], l.uid);
+			       "started it%s%s%s; left alone",
+			       p->uid[1], p->uid[0], p->uid[2], p->gid[1],
+			       l->uid, l->unresolved ? " (" : "",
+			       l->unresolved ? l->unresolved : "",
+			       l->unresolved ? ")" : "");
+}
+
+gboolean launch_ids_may_be(const struct launch_ids *l, guint32 uid)
+{
+	return uid == l->uid || (l->drops && uid == l->drop_uid);
+}
+
+gboolean launch_ids_may_own(const struct launch_ids *l,
+			    const struct proc_ids *p)
+{
+	return launch_ids_may_be(l, p->uid[0]) &&
+	       launch_ids_may_be(l, p->uid[1]) &&
+	       launch_ids_may_be(l, p->uid[2]);
 }

@@ -15,6 +15,10 @@
 #                            (also the last part of make bench)
 #   make bench-soak          the wrapper alone, SOAK_RELOADS=2000 reloads under
 #                            load: its VmRSS and descriptors every SOAK_EVERY=250
+#   make bench-crowd         the wrapper's peak memory and CPU at its start with
+#                            and without CROWD=400 processes of another user
+#                            named haproxy, CROWD_ARGS=65535 arguments each
+#                            (bench/crowd.sh; root)
 #
 # bench/run measures, side by side on Debian's haproxy, failed requests
 # and reload latency for the wrapper, `haproxy -Ws` and manual -sf
@@ -22,7 +26,7 @@
 # BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run;
 # SERIES_DIR (mk/series.mk) says where the old haproxy builds are.
 
-.PHONY: bench bench-build bench-soak bench-restarts
+.PHONY: bench bench-build bench-soak bench-restarts bench-crowd
 
 ifeq ($(BENCH_QUICK),1)
 RELOADS      ?= 50
@@ -51,6 +55,10 @@ bench: bench-build
 bench-restarts: bench/loadclient t/container/systemd
 	@HSW_LOADCLIENT=$(CURDIR)/bench/loadclient ./t/container/systemd --verbose \
 		-p /systemd/measure/restarts -p /systemd/debian13/measure/restarts 2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
+
+bench-crowd: bench-build
+	@WRAPPERS="$(if $(CROWD_WRAPPERS),$(CROWD_WRAPPERS),built=$(CURDIR)/$(PROG))" \
+		HAPROXY=$(HAPROXY_FALLBACK) bench/crowd.sh
 
 bench-soak: bench-build
 	@SOAK_RELOADS=$(SOAK_RELOADS) SOAK_EVERY=$(SOAK_EVERY) BENCH_CONC=$(BENCH_CONC) \

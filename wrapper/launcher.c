@@ -470,6 +470,7 @@ static gboolean spawn_generation(struct launcher *l,
 		return FALSE;
 	}
 	gen_table_add_starting(&l->sv->gt, g);
+	fdstore_launched(l->sv->rt.fdstore, g);
 	outcome_watch(l->sv, g);
 	start_load_timers(l);
 	return TRUE;

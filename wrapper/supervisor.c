@@ -244,11 +244,12 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 {
 	struct supervisor *s = g_new0(struct supervisor, 1);
 
+	/* First: LISTEN_FDS must not reach anything we spawn, and what it
+	 * names is what systemd handed, before any descriptor of ours. */
+	s->rt.fdstore = fdstore_new(opts->fd_store);
 	s->loop = g_main_loop_new(NULL, FALSE);
 	s->args = args;
 	s->opts = opts;
-	/* First: LISTEN_FDS must not reach anything we spawn. */
-	s->rt.fdstore = fdstore_new(opts->fd_store);
 	s->hastderr = ha_stderr_new();
 	gen_table_init(&s->gt);
 	lifecycle_init(&s->life, s);

@@ -6,13 +6,17 @@
  * user planted, a pidfile whose pid now names another service's haproxy,
  * a container's haproxy whose file has the same path, a haproxy under
  * another live wrapper. Each keeps serving, its pid the same, and no log
- * line says it was signalled. Every wait is on a real event (a log line,
+ * line says it was signalled. And what is its own is taken as such: the
+ * haproxy a wrapper killed by SIGKILL left, with the wrapper's own
+ * fragment among its files; a restart by hand that dropped to a user the
+ * configuration names in quotes. Every wait is on a real event (a log line,
  * a socket answering, a process gone) and bounded; daemons are not our
  * children: registered, and ended by verified pid.
  */
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -24,6 +28,8 @@
 #define SETPRIV "/usr/bin/setpriv"
 #define UNSHARE "/usr/bin/unshare"
 #define LATE_SEARCH_DONE "looked for foreign haproxy instances after the start"
+/* The refusal of a haproxy by its credentials (migrate/trust.c). */
+#define LOG_REFUSED_UID "could have started it"
 
 /* What two services share: no listener of its own. */
 static const char common_text[] =
@@ -514,6 +520,163 @@ static void test_two_wrappers_same_files(void)
 	daemon_site_clear(&s);
 }
 
+/* Every socket listening on port is pid's: nothing else serves it. */
+static void assert_only_listener(guint16 port, GPid pid)
+{
+	g_autoptr(GArray) inodes = tcp_inodes(port, 0, 0x0A);
+
+	g_assert_cmpuint(inodes->len, >, 0);
+	for (guint i = 0; i < inodes->len; i++) {
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+
+		g_array_append_val(one, g_array_index(inodes, guint64, i));
+		g_assert_true(holds_socket(pid, one));
+	}
+}
+
+/* Nothing listens on port any more. */
+static void assert_no_listener(guint16 port)
+{
+	g_autoptr(GArray) inodes = tcp_inodes(port, 0, 0x0A);
+
+	g_assert_cmpuint(inodes->len, ==, 0);
+}
+
+/* The wrapper on the site, with the haproxy under test
+ * (HSW_TEST_HAPROXY). */
+static Wrapper *start_site_wrapper(struct t_site *s)
+{
+	g_autoptr(GPtrArray) args = t_site_args(s, NULL);
+
+	return wrapper_start((const char *const *)args->pdata, NULL);
+}
+
+/* Does pid's command line name file? */
+static gboolean cmdline_names(GPid pid, const char *file)
+{
+	g_auto(GStrv) argv = t_proc_strings(pid, "cmdline");
+
+	return argv && g_strv_contains((const char *const *)argv, file);
+}
+
+/*
+ * A wrapper killed by SIGKILL outside systemd (by hand, a container's
+ * stop, KillMode=process) leaves its haproxy serving, with the wrapper's
+ * own fragment (RUNDIR/listeners.cfg) among its -f. The next wrapper on
+ * the same command line takes it over as its own, under load, with no
+ * connection refused: then one haproxy serves, and after the stop nothing
+ * of ours is left.
+ */
+static void test_orphan_of_killed_wrapper(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) first = NULL, second = NULL;
+	g_autofree gchar *fragment = NULL, *taking = NULL, *exited = NULL;
+	struct t_load l;
+	GPid orphan, gen1;
+	int status;
+
+	if (!t_site_init_real(&s, NULL))
+		return;
+	if (!t_haproxy_needs(1, 8, "the wrapper's own fragment (-x)")) {
+		t_site_clear(&s);
+		return;
+	}
+	s.with_runtime_dir = TRUE;
+	fragment = g_build_filename(s.rundir, "listeners.cfg", NULL);
+	first = start_site_wrapper(&s);
+	orphan = wrapper_wait_ready(first, 1, T_WAIT);
+	g_assert_cmpint(orphan, >, 0);
+	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, orphan);
+	g_assert_true(cmdline_names(orphan, fragment));
+
+	g_assert_cmpint(kill(first->pid, SIGKILL), ==, 0);
+	status = wrapper_wait_exit(first, T_WAIT);
+	g_assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	t_remember(orphan, t_haproxy_path());
+	g_assert_cmpint(t_http_pid(s.port), ==, orphan);
+	t_load_start(&l, s.port);
+	g_assert_true(t_load_wait_answers(&l, orphan, 20));
+
+	second = start_site_wrapper(&s);
+	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, orphan);
+	g_assert_nonnull(wrapper_wait_log(second, taking, T_WAIT));
+	assert_first_sf(second, &orphan, 1);
+	gen1 = wrapper_wait_ready(second, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(gen1, !=, orphan);
+	g_assert_true(t_wait_gone(orphan, T_WAIT));
+	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, orphan, "standalone");
+	g_assert_nonnull(wait_log_anywhere(second, exited));
+	g_assert_null(wrapper_find_log(second, LOG_NOT_TAKING_OVER));
+
+	g_assert_true(t_load_wait_answers(&l, gen1, 20));
+	t_load_finish(&l);
+	g_test_message("takeover of the orphan: %u requests, %u failed, %u "
+		       "refused", l.requests, l.failures, l.refused);
+	g_assert_cmpuint(l.refused, ==, 0);
+	g_assert_cmpuint(l.failures, <=, RESET_WINDOW_MAX);
+	assert_only_listener(s.port, gen1);
+	g_assert_cmpint(t_http_pid(s.port), ==, gen1);
+
+	stop_wrapper_ok(second);
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	assert_no_listener(s.port);
+	g_assert_false(t_pid_alive(orphan));
+	daemon_site_clear(&s);
+}
+
+/*
+ * As root, a configuration that drops to a user named in quotes, as
+ * haproxy reads it (user "nobody"): the wrapper's haproxy runs as nobody,
+ * and a restart by hand of it, nobody as well, is adopted as this
+ * service's own rather than refused for its uid; the stop ends it, and
+ * nothing of ours is left.
+ */
+static void test_quoted_user_adopted(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *adopting = NULL;
+	struct proc_ids ids;
+	GPid gen1, pid;
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root: haproxy drops root to nobody");
+		return;
+	}
+	if (!t_site_init_real(&s, "global\n    user \"nobody\"\n"))
+		return;
+	if (!t_haproxy_needs(1, 6, "a quoted word")) {
+		t_site_clear(&s);
+		return;
+	}
+	s.with_runtime_dir = TRUE;
+	w = start_site_wrapper(&s);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	gen1 = answering_for(s.port, gen1);
+	/* It answers: it has dropped root (before its first poll). */
+	g_assert_true(proc_ids_at("/proc", gen1, &ids, NULL));
+	g_assert_cmpuint(ids.uid[1], ==, NOBODY);
+
+	pid = restart_by_hand(&s, "-sf", FALSE);
+	adopting = g_strdup_printf(LOG_ADOPTING_KIND_FMT, "standalone", pid);
+	g_assert_nonnull(wrapper_wait_log(w, adopting, T_WAIT));
+	g_assert_true(t_wait_gone(gen1, T_WAIT));
+	g_assert_cmpint(t_wait_answered_by(s.port, pid), ==, pid);
+	g_assert_true(proc_ids_at("/proc", pid, &ids, NULL));
+	g_assert_cmpuint(ids.uid[1], ==, NOBODY);
+	g_assert_null(wrapper_find_log(w, LOG_REFUSED_UID));
+	assert_only_listener(s.port, pid);
+
+	stop_wrapper_ok(w);
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	assert_no_listener(s.port);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -530,5 +693,9 @@ int main(int argc, char **argv)
 			test_under_historic_wrapper);
 	g_test_add_func("/identity/two-wrappers-same-files",
 			test_two_wrappers_same_files);
+	g_test_add_func("/identity/orphan-of-killed-wrapper",
+			test_orphan_of_killed_wrapper);
+	g_test_add_func("/identity/quoted-user-adopted",
+			test_quoted_user_adopted);
 	return g_test_run();
 }

@@ -41,7 +41,7 @@ static guint find(const char *pidfile, const char *cfg)
 
 	g_clear_pointer(&found, g_ptr_array_unref);
 	g_clear_pointer(&skipped, g_ptr_array_unref);
-	g_assert_true(find_foreign("/proc", pidfile, configs, getpid(), &found,
+	g_assert_true(find_foreign("/proc", pidfile, configs, NULL, getpid(), &found,
 				   &skipped, &error));
 	g_assert_no_error(error);
 	for (guint i = 0; i < found->len; i++) {

@@ -15,11 +15,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "t/lib/logs.h"
 #include "t/lib/real.h"
 #include "t/lib/takeover.h"
 
@@ -166,51 +168,95 @@ static void pid1_drain(struct pid1 *p)
 /* ---- the next wrapper, with LISTEN_FDS ---- */
 
 struct handed {
-	int fds[8];
+	int fds[8];		/* kept, then others' */
 	guint n;
+	int filler;		/* handed filler_n times after them */
+	guint filler_n;
 };
 
-/* After fork: the kept sockets at 3, 4, ... (moved out of the way first,
- * as the targets may be among them). */
+/* After fork: the handed sockets at 3, 4, ... (moved out of the way
+ * first, as the targets may be among them), room made for them all. */
 static void put_listen_fds(gpointer data)
 {
 	struct handed *h = data;
-	int high[8];
+	struct rlimit rl;
+	int high[9];
 
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur < h->filler_n + 256) {
+		rl.rlim_cur = MIN(h->filler_n + 256, rl.rlim_max);
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	for (guint i = 0; i < h->n; i++)
 		high[i] = fcntl(h->fds[i], F_DUPFD, 100);
+	high[h->n] = h->filler_n ? fcntl(h->filler, F_DUPFD, 100) : -1;
 	for (guint i = 0; i < h->n; i++) {
 		dup2(high[i], 3 + i);
 		close(high[i]);
 	}
+	for (guint i = 0; i < h->filler_n; i++)
+		dup2(high[h->n], 3 + h->n + i);
+	if (h->filler_n)
+		close(high[h->n]);
 }
 
-static void start_with_kept(struct t_site *s, struct pid1 *p,
-			    const char *const *opts)
+/* What a .socket unit hands beside the store's: sockets under names not
+ * ours, and one of them filler_n more times. */
+struct others {
+	int fds[4];
+	const char *names[4];
+	guint n;
+	int filler;
+	guint filler_n;
+};
+
+/* LISTEN_PID is the wrapper's own: the shell's, which execs it. */
+static void start_handed(struct t_site *s, struct pid1 *p,
+			 const char *const *opts, guint16 first_port,
+			 const struct others *o)
 {
-	/* LISTEN_PID is the wrapper's own: the shell's, which execs it. */
 	static const char *const prefix[] = {
 		"/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", NULL
 	};
 	g_autoptr(GPtrArray) args = t_site_args(s, opts);
 	g_autoptr(GString) names = g_string_new(NULL);
-	g_autofree gchar *count = NULL;
-	g_autofree gchar *fdnames = NULL;
 	struct handed h = { 0 };
 	GHashTableIter it;
 	gpointer k, v;
 	GPtrArray *env = g_ptr_array_new_with_free_func(g_free);
 
-	g_hash_table_iter_init(&it, p->store);
-	while (g_hash_table_iter_next(&it, &k, &v)) {
+	for (int pass = first_port ? 0 : 1; pass < 2; pass++) {
+		int first = first_port ? kept_for(p, first_port) : -1;
+
+		g_hash_table_iter_init(&it, p->store);
+		while (g_hash_table_iter_next(&it, &k, &v)) {
+			int fd = GPOINTER_TO_INT(v) - 1;
+
+			if ((pass == 0) != (fd == first))
+				continue;
+			g_assert_cmpuint(h.n, <, G_N_ELEMENTS(h.fds));
+			h.fds[h.n++] = fd;
+			g_string_append_printf(names, "%s%s",
+					       names->len ? ":" : "",
+					       (char *)k);
+		}
+	}
+	for (guint i = 0; o && i < o->n; i++) {
 		g_assert_cmpuint(h.n, <, G_N_ELEMENTS(h.fds));
-		h.fds[h.n++] = GPOINTER_TO_INT(v) - 1;
+		h.fds[h.n++] = o->fds[i];
 		g_string_append_printf(names, "%s%s", names->len ? ":" : "",
-				       (char *)k);
+				       o->names[i]);
+	}
+	if (o && o->filler_n) {
+		h.filler = o->filler;
+		h.filler_n = o->filler_n;
+		for (guint i = 0; i < h.filler_n; i++)
+			g_string_append(names, ":filler");
 	}
 	for (guint i = 0; i + 1 < s->env->len; i++)
 		g_ptr_array_add(env, g_strdup(g_ptr_array_index(s->env, i)));
-	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u", h.n));
+	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u",
+					     h.n + h.filler_n));
 	g_ptr_array_add(env, g_strdup_printf("LISTEN_FDNAMES=%s", names->str));
 	g_ptr_array_add(env, NULL);
 	g_assert_null(s->w);
@@ -219,6 +265,19 @@ static void start_with_kept(struct t_site *s, struct pid1 *p,
 					    (const char *const *)env->pdata,
 					    put_listen_fds, &h);
 	g_ptr_array_free(env, TRUE);
+}
+
+/* first_port (not 0): the socket kept for it is handed first. */
+static void start_with_kept_first(struct t_site *s, struct pid1 *p,
+				  const char *const *opts, guint16 first_port)
+{
+	start_handed(s, p, opts, first_port, NULL);
+}
+
+static void start_with_kept(struct t_site *s, struct pid1 *p,
+			    const char *const *opts)
+{
+	start_with_kept_first(s, p, opts, 0);
 }
 
 /* ---- the tests ---- */
@@ -499,6 +558,360 @@ static void test_stop_beside_another_listener(void)
 	pid1_close(&p);
 }
 
+/* The inodes of every socket the store keeps. */
+static GArray *kept_inodes(struct pid1 *p)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		guint64 inode = inode_of(GPOINTER_TO_INT(v) - 1);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+/*
+ * The -x server's copies of the handed sockets are all closed once
+ * generation 1 serves, the first one offered too: a copy the wrapper kept
+ * would go on listening after a reload drops its bind, taking connections
+ * nobody accepts.
+ */
+static void test_handed_then_removed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	g_autoptr(GArray) inodes = NULL;
+
+	if (!site_init(&s, &p, bind))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 2);
+	inodes = kept_inodes(&p);
+	stop_first(&s);
+	/* The one to be dropped is the first offered. */
+	start_with_kept_first(&s, &p, opts, extra);
+	real_serve(&s);
+	g_assert_true(holds_socket(s.pid, inodes));
+	/* What the wrapper did at the serve came before this answer. */
+	{
+		g_autofree gchar *out = NULL;
+
+		g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, &out,
+					 NULL), ==, 0);
+	}
+	for (guint i = 0; i < inodes->len; i++) {
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+
+		g_array_append_val(one, g_array_index(inodes, guint64, i));
+		if (holds_socket(s.w->pid, one))
+			g_error("the wrapper still holds kept socket %"
+				G_GUINT64_FORMAT, g_array_index(inodes,
+								guint64, i));
+	}
+	t_site_config(&s, NULL);
+	real_reload(&s, SIGUSR2, TRUE);
+	pid1_until_stored(&p, 1);
+	assert_refused(extra);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/*
+ * Several sockets of the serving generation on one address (haproxy 2.8's
+ * shards, two bind lines, a bind per process under nbproc) are all ours:
+ * a stop keeps every one of them for the restart, which takes them over,
+ * and a connection made while no haproxy runs is answered.
+ */
+struct own_binds {
+	guint major, minor;	/* from this version */
+	guint below_major, below_minor;	/* up to before this one, or 0 */
+	const char *what;
+	const char *fmt;	/* the extra lines, %u the shared port (once
+				 * or twice) */
+	const char *const *opts;
+};
+
+static void test_stop_keeps_own(gconstpointer data)
+{
+	const struct own_binds *o = data;
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	guint16 shared = t_free_port();
+	g_autofree gchar *extra = g_strdup_printf(o->fmt, shared, shared);
+	g_autoptr(GArray) before = NULL;
+	int waiting;
+
+	if (o->below_major && t_have_haproxy() &&
+	    t_haproxy_at_least(o->below_major, o->below_minor)) {
+		g_test_skip(o->what);
+		return;
+	}
+	if (!t_haproxy_needs(o->major, o->minor, o->what))
+		return;
+	if (!site_init(&s, &p, extra))
+		return;
+	real_start(&s, NULL, o->opts);
+	before = tcp_inodes(shared, 0, 0x0A);
+	g_assert_cmpuint(before->len, ==, 2);
+	pid1_until_stored(&p, 3);
+	stop_first(&s);
+	pid1_drain(&p);
+	g_assert_cmpuint(p.removed, ==, 0);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 3);
+
+	/* Whichever kept socket the kernel picks, it is taken over. */
+	waiting = connect_port(shared);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+	start_with_kept(&s, &p, o->opts);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	/* Each of them, the very socket kept. */
+	for (guint i = 0; i < before->len; i++) {
+		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
+						    sizeof(guint64));
+
+		g_array_append_val(one, g_array_index(before, guint64, i));
+		g_assert_true(holds_socket(s.pid, one));
+	}
+	{
+		g_autoptr(GArray) after = tcp_inodes(shared, 0, 0x0A);
+
+		g_assert_cmpuint(after->len, ==, 2);
+	}
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* The inodes of n descriptors. */
+static GArray *inodes_of(const int *fds, guint n)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	for (guint i = 0; i < n; i++) {
+		guint64 inode = inode_of(fds[i]);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+/*
+ * Sockets handed under names not ours (a .socket unit with ReusePort=yes
+ * beside the wrapper, an unnamed one) are closed at once, with one
+ * notice: kept, the listener would stay in haproxy's SO_REUSEPORT group
+ * and take a share of the connections, which nobody would accept. Any
+ * haproxy: the wrapper closes them before it runs one.
+ */
+static void test_others_closed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	struct others o = { .names = { "haproxy.socket", "" }, .n = 2 };
+	g_autoptr(GArray) theirs = NULL;
+
+	if (!site_init_any(&s, &p, NULL))
+		return;
+	o.fds[0] = sibling_listener(s.port);
+	o.fds[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	theirs = inodes_of(o.fds, o.n);
+	start_handed(&s, &p, opts, 0, &o);
+	/* Handed: the wrapper's only. */
+	close(o.fds[0]);
+	close(o.fds[1]);
+	real_serve(&s);
+	g_assert_false(holds_socket(s.w->pid, theirs));
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_HANDED_NOT_OURS), ==, 1);
+	{
+		g_autoptr(GArray) on_port = tcp_inodes(s.port, 0, 0x0A);
+
+		g_assert_cmpuint(on_port->len, ==, 1);
+	}
+	for (guint i = 0; i < 20; i++) {
+		g_autofree gchar *body = t_http_get(s.port, T_WAIT);
+
+		g_assert_nonnull(body);
+		g_assert_cmpint(t_pid_in(body, "pid="), ==, real_worker(&s));
+	}
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/*
+ * More than 4096 descriptors handed (a .socket unit's beside the store's
+ * own): the count is read whatever it is, the kept socket taken over (the
+ * connection waiting in it answered) and the others closed, with one
+ * notice.
+ */
+static void test_many_handed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	struct others o = { .filler_n = 4100 };
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	stop_first(&s);
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_no_errno(setsockopt(waiting, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+	o.filler = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	start_handed(&s, &p, opts, 0, &o);
+	close(o.filler);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_HANDED_NOT_OURS), ==, 1);
+	g_assert_cmpuint(t_count_fds(s.w->pid), <, 64);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* A haproxy that waits at gate (a fifo) before it asks for the kept
+ * sockets: the real one, exec'd by a script in the site's directory. */
+static gchar *gated_haproxy(struct t_site *s, gchar **gate)
+{
+	g_autofree gchar *text = NULL;
+	gchar *script;
+
+	*gate = g_build_filename(s->dir, "gate", NULL);
+	g_assert_no_errno(mkfifo(*gate, 0600));
+	text = g_strdup_printf("#!/bin/sh\n"
+			       "for a; do [ \"$a\" = -x ] && read go < '%s'; "
+			       "done\n"
+			       "exec '%s' \"$@\"\n", *gate, t_haproxy_path());
+	script = t_write_file(s->dir, "gated-haproxy", text);
+	g_assert_no_errno(chmod(script, 0755));
+	return script;
+}
+
+static void open_gate(const char *gate)
+{
+	gint64 end = t_deadline(T_WAIT);
+	int fd;
+
+	/* ENXIO until the script waits on it. */
+	while ((fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 &&
+	       errno == ENXIO && t_ms_left(end) > 0)
+		g_usleep(1000);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, "go\n", 3), ==, 3);
+	close(fd);
+}
+
+/* The descriptors a _getsocks request to path brings this process. */
+static guint getsocks_as_us(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	guint got = 0;
+
+	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_no_errno(connect(fd, (struct sockaddr *)&a, sizeof(a)));
+	if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10) {
+		close(fd);
+		return 0;
+	}
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * 253)];
+			struct cmsghdr align;
+		} control;
+		char data[8192];
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = control.buf,
+				      .msg_controllen = sizeof(control.buf) };
+		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+		int ack = 0;
+
+		if (n <= 0)
+			break;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+		     c = CMSG_NXTHDR(&msg, c)) {
+			guint k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (guint i = 0; i < k; i++) {
+				int one;
+
+				memcpy(&one, CMSG_DATA(c) + i * sizeof(int),
+				       sizeof(int));
+				close(one);
+			}
+			got += k;
+		}
+		/* As haproxy does, every message acknowledged. */
+		send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
+	}
+	close(fd);
+	return got;
+}
+
+/*
+ * The -x server answers the haproxy the wrapper launched, not any process
+ * of its user: one that asks while generation 1 loads gets nothing, and
+ * generation 1 still takes the kept socket over, answering what waited
+ * in it.
+ */
+static void test_x_only_launched(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	g_autofree gchar *gate = NULL;
+	g_autofree gchar *server = NULL;
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	stop_first(&s);
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_no_errno(setsockopt(waiting, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+	g_free(s.haproxy);
+	s.haproxy = gated_haproxy(&s, &gate);
+	start_with_kept(&s, &p, opts);
+	/* Generation 1 runs, held at the gate: the server is up. */
+	t_site_wait_log(&s, LOG_EXECUTING);
+	server = g_build_filename(s.rundir, "stored.sock", NULL);
+	g_assert_cmpuint(getsocks_as_us(server), ==, 0);
+	open_gate(gate);
+	real_serve(&s);
+	g_assert_cmpint(answered_by(waiting), ==, s.pid);
+	g_assert_cmpuint(wrapper_count_log(s.w, "got no listening socket"), ==,
+			 1);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
@@ -548,8 +961,33 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/bind-added-across-restart",
 			test_bind_added_across_restart);
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
+	g_test_add_func("/fdstore/handed-then-removed",
+			test_handed_then_removed);
 	g_test_add_func("/fdstore/stop-beside-another-listener",
 			test_stop_beside_another_listener);
+	static const char *const mw_off[] = { "--fd-store=on",
+					      "--master-worker=off", NULL };
+	static const struct own_binds shards = {
+		2, 8, 0, 0, "shards",
+		"    bind 127.0.0.1:%u shards 2\n", exposed };
+	static const struct own_binds twice = {
+		1, 8, 0, 0, "-x",
+		"    bind 127.0.0.1:%u\n    bind 127.0.0.1:%u\n", exposed };
+	static const struct own_binds per_process = {
+		1, 8, 2, 5, "nbproc (gone from 2.5)",
+		"    bind 127.0.0.1:%u process 1\n"
+		"    bind 127.0.0.1:%u process 2\n"
+		"global\n    nbproc 2\n", mw_off };
+
+	g_test_add_data_func("/fdstore/stop-keeps-shards", &shards,
+			     test_stop_keeps_own);
+	g_test_add_data_func("/fdstore/stop-keeps-two-binds", &twice,
+			     test_stop_keeps_own);
+	g_test_add_data_func("/fdstore/stop-keeps-nbproc-binds", &per_process,
+			     test_stop_keeps_own);
+	g_test_add_func("/fdstore/others-closed", test_others_closed);
+	g_test_add_func("/fdstore/many-handed", test_many_handed);
+	g_test_add_func("/fdstore/x-only-launched", test_x_only_launched);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();

@@ -5,7 +5,8 @@
  * very ones haproxy serves on, by inode, whatever the number (batches of
  * 252), the family (IPv4; IPv6 v6only, v4v6, neither) or a unix bind; a
  * client that never acknowledges, or that is not haproxy, gets nothing
- * more and leaves the server serving. 127.0.0.1 and ::1 only; every wait
+ * more and leaves the server serving; only the process the server was
+ * told of (or one it forked) is served, no other of the same user. 127.0.0.1 and ::1 only; every wait
  * is on a real event and bounded; every haproxy is ended by pid.
  */
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include "base/proc.h"
 #include "t/lib/harness.h"
 #include "t/lib/takeover.h"
 #include "wrapper/fdstore/getsocks.h"
@@ -206,15 +208,56 @@ static void run_clear(struct run *r)
 	g_free(r->dir);
 }
 
-/* The server up, haproxy started on it: it serves, on our sockets. */
-static void run_haproxy(struct run *r, struct getsocks_server *s)
+/* haproxy as above, forked by a shell that waits for it: the shell's
+ * pid; *haproxy, the one that asks. */
+static GPid start_haproxy_forked(const char *dir, const char *cfg,
+				 const char *path, GPid *haproxy)
+{
+	const char *argv[] = { "/bin/sh", "-c", "\"$0\" \"$@\"; exit $?",
+			       t_haproxy_path(), "-db", "-f", cfg, "-x", path,
+			       NULL };
+	g_autoptr(GError) error = NULL;
+	gint64 end = t_deadline(T_WAIT);
+	GPid pid = 0;
+
+	g_spawn_async(dir, (char **)argv, NULL,
+		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+		      NULL, NULL, &pid, &error);
+	g_assert_no_error(error);
+	*haproxy = 0;
+	while (!*haproxy && t_ms_left(end) > 0) {
+		g_autoptr(GArray) children = proc_children(pid);
+
+		if (children->len)
+			*haproxy = g_array_index(children, GPid, 0);
+		else
+			g_usleep(1000);
+	}
+	g_assert_cmpint(*haproxy, >, 0);
+	t_remember(*haproxy, t_haproxy_path());
+	return pid;
+}
+
+/* The server up, haproxy started on it (forked by a shell the server is
+ * told of, with forked): it serves, on our sockets. */
+static void run_haproxy_as(struct run *r, struct getsocks_server *s,
+			   gboolean forked)
 {
 	g_autofree gchar *cfg = t_write_config(r->dir, "h.cfg", r->port,
 					       r->binds->str);
 	guint before = getsocks_server_handed(s);
-	GPid pid = start_haproxy(r->dir, cfg, r->path);
+	GPid shell = 0, pid;
 
-	serve_until(s, before + getsocks_server_refused(s) + 1, pid);
+	if (forked) {
+		shell = start_haproxy_forked(r->dir, cfg, r->path, &pid);
+		getsocks_server_expect(s, shell);
+	} else {
+		pid = start_haproxy(r->dir, cfg, r->path);
+		getsocks_server_expect(s, pid);
+	}
+	/* Until it ends, if it does: the one reaped here. */
+	serve_until(s, before + getsocks_server_refused(s) + 1,
+		    shell ? shell : pid);
 	g_assert_cmpuint(getsocks_server_handed(s), ==, before + 1);
 	g_assert_cmpint(t_wait_answered_by(r->port, pid), ==, pid);
 	assert_holds_all(pid, &g_array_index(r->fds, int, 0), r->fds->len);
@@ -224,6 +267,15 @@ static void run_haproxy(struct run *r, struct getsocks_server *s)
 
 		g_assert_cmpuint(on_port->len, ==, 1);
 	}
+	if (shell) {
+		t_end_all_started();
+		g_assert_cmpint(t_wait_child(shell, T_WAIT), >=, 0);
+	}
+}
+
+static void run_haproxy(struct run *r, struct getsocks_server *s)
+{
+	run_haproxy_as(r, s, FALSE);
 }
 
 static struct getsocks_server *run_server(struct run *r)
@@ -386,7 +438,8 @@ static gsize drain(int fd, guint *fds_got)
 				      .msg_controllen = sizeof(control.buf) };
 		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
-		if (n == 0)
+		/* Closed, or closed with our request unread: a reset. */
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
 			break;
 		if (n < 0) {
 			g_assert_cmpint(errno, ==, EAGAIN);
@@ -432,6 +485,7 @@ static void test_no_ack(void)
 		run_bind(&r, one, "127.0.0.1:%u", port);
 	}
 	s = run_server(&r);
+	getsocks_server_expect(s, getpid());
 	fd = raw_client(r.path, "_getsocks\n");
 	g_assert_cmpuint(drain(fd, &fds_got), >, sizeof(int));
 	close(fd);
@@ -454,6 +508,7 @@ static void test_not_haproxy(void)
 		return;
 	run_init(&r);
 	s = run_server(&r);
+	getsocks_server_expect(s, getpid());
 	fd = raw_client(r.path, "show info\n");
 	g_assert_cmpuint(drain(fd, &fds_got), ==, 0);
 	close(fd);
@@ -525,6 +580,52 @@ static void test_other_user(void)
 	run_clear(&r);
 }
 
+/*
+ * Only the process the server was told of gets the sockets: before it is
+ * named, nobody; then another process of the same user (this test) gets
+ * nothing, not one descriptor, while haproxy is served.
+ */
+static void test_only_launched(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	guint fds_got;
+	int fd;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	fd = raw_client(r.path, "_getsocks\n");
+	drain(fd, &fds_got);
+	close(fd);
+	g_assert_cmpuint(fds_got, ==, 0);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+	run_haproxy(&r, s);
+	fd = raw_client(r.path, "_getsocks\n");
+	drain(fd, &fds_got);
+	close(fd);
+	g_assert_cmpuint(fds_got, ==, 0);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 2);
+	g_assert_cmpuint(getsocks_server_handed(s), ==, 1);
+	run_clear(&r);
+}
+
+/* The process launched forks the one that asks (as haproxy 3.4 does in
+ * master-worker mode, the worker asking): it is served. */
+static void test_forked_client(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	run_haproxy_as(&r, s, TRUE);
+	run_clear(&r);
+}
+
 /* Nothing to offer: no server (a count of 0 fails haproxy 1.8 to 2.2). */
 static void test_nothing_to_offer(void)
 {
@@ -555,6 +656,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/getsocks/no-ack", test_no_ack);
 	g_test_add_func("/getsocks/not-haproxy", test_not_haproxy);
 	g_test_add_func("/getsocks/other-user", test_other_user);
+	g_test_add_func("/getsocks/only-launched", test_only_launched);
+	g_test_add_func("/getsocks/forked-client", test_forked_client);
 	g_test_add_func("/getsocks/nothing-to-offer", test_nothing_to_offer);
 	return g_test_run();
 }

@@ -379,3 +379,8 @@
 #define LOG_RELOAD_STEP		"--> "
 /* The step that ends a reload that worked. */
 #define LOG_STEP_READY_IDLE	"--READY--> IDLE"
+
+/* ---- t/int/real-fdstore.c ---- */
+/* "<5>N descriptors handed in LISTEN_FDS are not the fd store's ...:
+ * closed" (once, whatever their number). */
+#define LOG_HANDED_NOT_OURS	"handed in LISTEN_FDS are not the fd store's"

@@ -176,7 +176,7 @@ guint find(struct tree *t, const char *pidfile, const char *config,
 		pidfile = own;
 	g_clear_pointer(&t->found, g_ptr_array_unref);
 	g_clear_pointer(&t->skipped, g_ptr_array_unref);
-	g_assert_true(find_foreign(t->proc, pidfile, configs, self, &t->found,
+	g_assert_true(find_foreign(t->proc, pidfile, configs, NULL, self, &t->found,
 				   &t->skipped, &error));
 	g_assert_no_error(error);
 	g_assert_nonnull(t->found);

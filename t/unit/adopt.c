@@ -22,11 +22,13 @@
 /* ---- the looks at the proc tree, counted; a change after the first ---- */
 
 gboolean __real_find_foreign(const char *proc_root, const char *pidfile,
-			     const char *const *config_files, GPid self,
+			     const char *const *config_files,
+			     const char *fragment, GPid self,
 			     GPtrArray **out, GPtrArray **skipped,
 			     GError **error);
 gboolean __wrap_find_foreign(const char *proc_root, const char *pidfile,
-			     const char *const *config_files, GPid self,
+			     const char *const *config_files,
+			     const char *fragment, GPid self,
 			     GPtrArray **out, GPtrArray **skipped,
 			     GError **error);
 
@@ -37,12 +39,14 @@ static struct {
 } gate;
 
 gboolean __wrap_find_foreign(const char *proc_root, const char *pidfile,
-			     const char *const *config_files, GPid self,
+			     const char *const *config_files,
+			     const char *fragment, GPid self,
 			     GPtrArray **out, GPtrArray **skipped,
 			     GError **error)
 {
 	gboolean ok = __real_find_foreign(proc_root, pidfile, config_files,
-					  self, out, skipped, error);
+					  fragment, self, out, skipped,
+					  error);
 	void (*fn)(gpointer) = gate.after_first;
 
 	gate.looks++;
@@ -129,7 +133,7 @@ static void test_promote_same_process(struct tree *t, gconstpointer data)
 	     .exe = HAPROXY, .cwd = "/", .argv = bars);
 	FAKE(t, .pid = reused, .ppid = 40, .sid = 40, .start = 600,
 	     .exe = HAPROXY, .cwd = "/", .argv = bars);
-	a = adopt_new_at(t->proc, pidfile, argv, "/", on_event, &o);
+	a = adopt_new_at(t->proc, pidfile, argv, "/", NULL, on_event, &o);
 	adopt_look(a);
 	timer = g_timeout_add(WAIT_MS, on_timeout, o.loop);
 	if (!o.seen)
@@ -199,7 +203,7 @@ static void test_daemon_forked_during_look(struct tree *t,
 	fake_system(t);
 	FAKE(t, .pid = launcher, .ppid = 40, .sid = 40, .start = 500,
 	     .exe = HAPROXY, .cwd = "/", .argv = bars, .state = 'Z');
-	a = adopt_new_at(t->proc, pidfile, argv, "/", on_event, &o);
+	a = adopt_new_at(t->proc, pidfile, argv, "/", NULL, on_event, &o);
 	gate.looks = 0;
 	gate.after_first = daemon_forked;
 	gate.data = &k;

@@ -172,7 +172,7 @@ static void test_whole_config_set(struct tree *t, gconstpointer data)
 
 	g_clear_pointer(&t->found, g_ptr_array_unref);
 	g_clear_pointer(&t->skipped, g_ptr_array_unref);
-	g_assert_true(find_foreign(t->proc, pidfile, ours, 9999,
+	g_assert_true(find_foreign(t->proc, pidfile, ours, NULL, 9999,
 				   &t->found, &t->skipped, &error));
 	g_assert_cmpuint(t->found->len, ==, 2);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 520);
@@ -182,6 +182,69 @@ static void test_whole_config_set(struct tree *t, gconstpointer data)
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "not exactly ours"));
 	g_assert_cmpint(skip(t, 1)->pid, ==, 510);
 	g_assert_nonnull(strstr(skip(t, 1)->reason, "not exactly ours"));
+}
+
+/*
+ * A generation of a wrapper killed on this command line loads the
+ * wrapper's own fragment (RUNDIR/listeners.cfg) besides its files: it is
+ * ours when the fragment it names is that very file, by path and inode;
+ * not with another runtime directory's fragment, nor with another file
+ * seen at that path in another mount namespace, nor the fragment alone.
+ * Without the fragment given, the same haproxy is another's set.
+ */
+static void test_own_fragment(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *frag = write_config(t, "run/listeners.cfg");
+	g_autofree gchar *other = write_config(t, "run2/listeners.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "520\n");
+	g_autofree gchar *with = g_strdup_printf(
+		HAPROXY "|-db|-p|@P|-f|%s|-f|%s", cfg, frag);
+	g_autofree gchar *with_other = g_strdup_printf(
+		HAPROXY "|-db|-p|@P|-f|%s|-f|%s", cfg, other);
+	g_autofree gchar *alone = g_strdup_printf(HAPROXY "|-db|-p|@P|-f|%s",
+						  frag);
+	g_autofree gchar *root = other_root(t, "ns", TRUE, TRUE);
+	g_autofree gchar *run_there = g_strconcat(root, t->dir, "/run", NULL);
+	g_autofree gchar *frag_there = g_strconcat(root, frag, NULL);
+	const char *ours[] = { cfg, NULL };
+	g_autoptr(GError) error = NULL;
+
+	g_assert_cmpint(g_mkdir_with_parents(run_there, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(frag_there, "global\n", -1, NULL));
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
+	     .cwd = "/", .argv = with);
+	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
+	     .cwd = "/", .argv = with_other);
+	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
+	     .cwd = "/", .argv = alone);
+	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
+	     .cwd = "/", .argv = with, .mntns = "mnt:[5]");
+	link_to(t, 530, "root", root);
+
+	g_assert_true(find_foreign(t->proc, pidfile, ours, frag, 9999,
+				   &t->found, &t->skipped, &error));
+	g_assert_cmpuint(t->found->len, ==, 1);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 500);
+	g_assert_cmpuint(t->skipped->len, ==, 3);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 510);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "not exactly ours"));
+	g_assert_cmpint(skip(t, 1)->pid, ==, 520);
+	g_assert_nonnull(strstr(skip(t, 1)->reason, "not exactly ours"));
+	g_assert_cmpint(skip(t, 2)->pid, ==, 530);
+	g_assert_nonnull(strstr(skip(t, 2)->reason,
+				"another mnt namespace, where its "
+				"configuration files are not"));
+
+	/* The fragment is ours to claim only when we name it. */
+	g_clear_pointer(&t->found, g_ptr_array_unref);
+	g_clear_pointer(&t->skipped, g_ptr_array_unref);
+	g_assert_true(find_foreign(t->proc, pidfile, ours, NULL, 9999,
+				   &t->found, &t->skipped, &error));
+	g_assert_cmpuint(t->found->len, ==, 0);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 500);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "not exactly ours"));
 }
 
 /* Another wrapper's haproxy, however far below it, is that wrapper's;
@@ -273,7 +336,7 @@ static void test_pidfile_trust(struct tree *t, gconstpointer data)
 	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
 	     .cwd = "/", .argv = argv);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
-	g_assert_true(foreign_pidfile_check(t->proc, pidfile, configs, 9999,
+	g_assert_true(foreign_pidfile_check(t->proc, pidfile, configs, NULL, 9999,
 					    &skipped));
 	g_clear_pointer(&skipped, g_ptr_array_unref);
 
@@ -283,7 +346,7 @@ static void test_pidfile_trust(struct tree *t, gconstpointer data)
 	g_assert_cmpuint(t->skipped->len, ==, 1);
 	g_assert_cmpint(skip(t, 0)->pid, ==, 0);
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "belongs to uid 65534"));
-	g_assert_false(foreign_pidfile_check(t->proc, pidfile, configs, 9999,
+	g_assert_false(foreign_pidfile_check(t->proc, pidfile, configs, NULL, 9999,
 					     &skipped));
 	g_clear_pointer(&skipped, g_ptr_array_unref);
 	g_assert_cmpint(chown(pidfile, 0, 0), ==, 0);
@@ -319,6 +382,7 @@ int main(int argc, char **argv)
 	add_tree_test("/identity/namespaces", test_namespaces);
 	add_tree_test("/identity/own-pidfile", test_own_pidfile);
 	add_tree_test("/identity/whole-config-set", test_whole_config_set);
+	add_tree_test("/identity/own-fragment", test_own_fragment);
 	add_tree_test("/identity/under-other-wrapper",
 		      test_under_other_wrapper);
 	add_tree_test("/identity/cgroup", test_cgroup);

@@ -7,10 +7,12 @@
  */
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
 
+#include "migrate/scan.h"
 #include "t/lib/proctree.h"
 
 static void test_zombie(struct tree *t, gconstpointer data)
@@ -276,7 +278,7 @@ static void test_no_proc_root(struct tree *t, gconstpointer data)
 	g_autoptr(GPtrArray) found = NULL, skipped = NULL;
 	g_autoptr(GError) error = NULL;
 
-	g_assert_false(find_foreign(none, NULL, NULL, 1, &found, &skipped,
+	g_assert_false(find_foreign(none, NULL, NULL, NULL, 1, &found, &skipped,
 				    &error));
 	g_assert_nonnull(error);
 	g_assert_null(found);
@@ -302,9 +304,11 @@ static void test_same_process(struct tree *t, gconstpointer data)
 	g_assert_cmpint(st.ppid, ==, getppid());
 }
 
-/* Same configuration, same pidfile: the instance of another user is
- * named and left alone, and so is a master of another user whatever its
- * workers; our own master's workers may have switched user. */
+/* Same configuration, same pidfile: the instance of another user that
+ * the pidfile names is named and left alone; one found by its
+ * configuration alone is passed over unread, as is a master of another
+ * user whatever its workers; our own master's workers may have switched
+ * user. */
 static void test_credentials(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
@@ -342,19 +346,114 @@ static void test_credentials(struct tree *t, gconstpointer data)
 	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
 	g_assert_cmpuint(f->workers->len, ==, 1);
 	g_assert_cmpint(g_array_index(f->workers, GPid, 0), ==, 521);
-	/* One notice an instance, its top named. */
-	g_assert_cmpuint(t->skipped->len, ==, 3);
+	/* One notice for what the pidfile names, its top named. */
+	g_assert_cmpuint(t->skipped->len, ==, 1);
 	g_assert_cmpint(skip(t, 0)->pid, ==, 510);
-	g_assert_cmpuint(skip(t, 0)->found_by, ==, BOTH);
+	g_assert_cmpuint(skip(t, 0)->found_by, ==, FOREIGN_BY_PIDFILE);
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "uid 65534"));
 	g_assert_nonnull(strstr(skip(t, 0)->reason, "left alone"));
-	g_assert_cmpint(skip(t, 1)->pid, ==, 530);
-	g_assert_nonnull(strstr(skip(t, 1)->reason, "uid 1000"));
-	g_assert_cmpint(skip(t, 2)->pid, ==, 540);
-	g_assert_nonnull(strstr(skip(t, 2)->reason, "real 1001"));
+
+	/* Named by the pidfile, the others are refused as such. */
+	g_free(write_pidfile(t, "530\n540\n"));
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 2);
+	g_assert_cmpuint(t->skipped->len, ==, 2);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 530);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "uid 1000"));
+	g_assert_cmpint(skip(t, 1)->pid, ==, 540);
+	g_assert_nonnull(strstr(skip(t, 1)->reason, "real 1001"));
 }
 
-/* A status without ids: refused, not guessed. */
+#define WATCHES 8
+
+/* The inotify queue fd read now: opens[wd] counts the IN_OPEN events of
+ * each watch (wd below WATCHES). */
+static void count_opens(int fd, guint opens[WATCHES])
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	gssize len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *e = (const void *)p;
+
+			g_assert_cmpint(e->wd, <, WATCHES);
+			if (e->wd >= 0 && (e->mask & IN_OPEN))
+				opens[e->wd]++;
+			p += sizeof(*e) + e->len;
+		}
+}
+
+/*
+ * Any local user can start processes named haproxy that load our file,
+ * with megabytes of arguments each: their owner is looked at first (the
+ * owner of PID/ when it is not root, else the uids in PID/status), and
+ * the command line of one that cannot be ours is never opened. Ours is
+ * (the watch works); one of ours too long to be a haproxy of this
+ * service is not read on, and says so.
+ */
+static void test_foreign_cmdline_unread(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-db|-p|@P|-f|%s",
+						 cfg);
+	g_autofree gchar *ours = NULL, *theirs = NULL, *status_only = NULL;
+	g_autofree gchar *their_dir = NULL;
+	g_autoptr(GString) longer = g_string_new(argv);
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	int wd_ours, wd_theirs, wd_status_only;
+	guint opens[WATCHES] = { 0 };
+
+	g_assert_cmpint(fd, >=, 0);
+	while (longer->len <= SCAN_CMDLINE_MAX)
+		g_string_append(longer, "|-sf|123456");
+	fake_system(t);
+	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
+				.cwd = "/", .argv = argv);
+	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
+				.cwd = "/", .argv = argv, .uid = 65534,
+				.gid = 65534);
+	FAKE(t, .pid = 511, .ppid = 1, .sid = 511, .exe = HAPROXY,
+				.cwd = "/", .argv = argv, .uid = 65534,
+				.gid = 65534);
+	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
+				.cwd = "/", .argv = longer->str);
+	/* As the kernel shows a dumpable process of that user. */
+	their_dir = g_build_filename(t->proc, "510", NULL);
+	if (geteuid() == 0)
+		g_assert_cmpint(chown(their_dir, 65534, 65534), ==, 0);
+	ours = g_build_filename(t->proc, "500", "cmdline", NULL);
+	theirs = g_build_filename(t->proc, "510", "cmdline", NULL);
+	status_only = g_build_filename(t->proc, "511", "cmdline", NULL);
+	wd_ours = inotify_add_watch(fd, ours, IN_OPEN);
+	wd_theirs = inotify_add_watch(fd, theirs, IN_OPEN);
+	wd_status_only = inotify_add_watch(fd, status_only, IN_OPEN);
+	g_assert_cmpint(wd_ours, >=, 0);
+	g_assert_cmpint(wd_theirs, >=, 0);
+	g_assert_cmpint(wd_status_only, >=, 0);
+
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
+	g_assert_cmpint(instance(t, 0)->pid, ==, 500);
+	g_assert_cmpuint(t->skipped->len, ==, 0);
+	count_opens(fd, opens);
+	g_assert_cmpuint(opens[wd_theirs], ==, 0);
+	g_assert_cmpuint(opens[wd_status_only], ==, 0);
+	/* The watches see the opens of ours. */
+	g_assert_cmpuint(opens[wd_ours], >, 0);
+
+	/* Named by the pidfile: looked at, not read on, and said so. */
+	g_free(write_pidfile(t, "520\n"));
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 520);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "longer than 64 KiB"));
+	count_opens(fd, opens);
+	g_assert_cmpuint(opens[wd_theirs], ==, 0);
+	g_assert_cmpuint(opens[wd_status_only], ==, 0);
+	close(fd);
+}
+
+/* A status without ids: refused, not guessed; found by its
+ * configuration alone, passed over. */
 static void test_credentials_unreadable(struct tree *t, gconstpointer data)
 {
 	g_autofree gchar *cfg = write_config(t, "h.cfg");
@@ -364,6 +463,9 @@ static void test_credentials_unreadable(struct tree *t, gconstpointer data)
 	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
 				.cwd = "/", .argv = argv);
 	put(t, 540, "status", "Name:\thaproxy\n", -1);
+	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
+	g_assert_cmpuint(t->skipped->len, ==, 0);
+	g_free(write_pidfile(t, "540\n"));
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
 	g_assert_cmpuint(t->skipped->len, ==, 1);
 	g_assert_nonnull(strstr(skip(t, 0)->reason,
@@ -416,6 +518,56 @@ static void test_credentials_dropped(struct tree *t, gconstpointer data)
 	}
 }
 
+/*
+ * As root, the user our configuration names is read as haproxy reads it:
+ * quoted, escaped, from the environment haproxy gets. One that cannot be
+ * resolved is named in the refusal.
+ */
+static void test_credentials_quoted_user(struct tree *t, gconstpointer data)
+{
+	static const struct {
+		const char *config;
+		gboolean ours;
+	} cases[] = {
+		{ "global\n  user \"nobody\"\n", TRUE },
+		{ "global\n  user 'nobody' # quoted\n", TRUE },
+		{ "global\n  user no\\x62ody\n", TRUE },
+		{ "global\n  user \"${HSW_TEST_USER}\"\n", TRUE },
+		{ "global\n  user ${HSW_TEST_USER}\n", FALSE },
+		{ "global\n  user \"hsw-no-such-user\"\n", FALSE },
+	};
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root: only root can have dropped root");
+		return;
+	}
+	g_setenv("HSW_TEST_USER", "nobody", TRUE);
+	fake_system(t);
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *name = g_strdup_printf("q%u.cfg", i);
+		g_autofree gchar *cfg = write_config_text(t, name,
+							  cases[i].config);
+		g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s",
+							 cfg);
+		g_autofree gchar *pidfile = NULL;
+		GPid pid = 600 + (GPid)i;
+
+		g_test_message("case %u: %s", i, cases[i].config);
+		FAKE(t, .pid = pid, .ppid = 1, .sid = pid, .exe = HAPROXY,
+					.cwd = "/", .argv = argv, .uid = 65534);
+		/* Named by the pidfile: refused with why. */
+		pidfile = g_strdup_printf("%d\n", pid);
+		g_free(write_pidfile(t, pidfile));
+		g_assert_cmpuint(find(t, NULL, cfg, 9999), ==,
+				 cases[i].ours ? 1 : 0);
+	}
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_nonnull(strstr(skip(t, 0)->reason,
+				"the configuration's user "
+				"\"hsw-no-such-user\" is unknown here"));
+	g_unsetenv("HSW_TEST_USER");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -433,5 +585,9 @@ int main(int argc, char **argv)
 	add_tree_test("/find/credentials-unreadable",
 		      test_credentials_unreadable);
 	add_tree_test("/find/credentials-dropped", test_credentials_dropped);
+	add_tree_test("/find/credentials-quoted-user",
+		      test_credentials_quoted_user);
+	add_tree_test("/find/foreign-cmdline-unread",
+		      test_foreign_cmdline_unread);
 	return g_test_run();
 }

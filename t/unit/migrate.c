@@ -457,11 +457,12 @@ static void test_pidfile_check(struct tree *t, gconstpointer data)
 				.exe = HAPROXY, .cwd = "/", .argv = argv);
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 78,
 				.exe = "/usr/bin/sleep", .argv = "sleep|60");
-	g_assert_true(foreign_pidfile_check(t->proc, with, configs, 9999, &skipped));
+	g_assert_true(foreign_pidfile_check(t->proc, with, configs, NULL, 9999,
+					    &skipped));
 	g_clear_pointer(&skipped, g_ptr_array_unref);
 
 	without = write_pidfile(t, "510\n520\n9999\n");
-	g_assert_false(foreign_pidfile_check(t->proc, without, configs, 9999,
+	g_assert_false(foreign_pidfile_check(t->proc, without, configs, NULL, 9999,
 					     &skipped));
 	g_assert_cmpuint(skipped->len, ==, 2);
 	k = g_ptr_array_index(skipped, 0);
@@ -472,7 +473,8 @@ static void test_pidfile_check(struct tree *t, gconstpointer data)
 	g_assert_cmpstr(k->reason, ==, "no such process");
 	g_clear_pointer(&skipped, g_ptr_array_unref);
 
-	g_assert_false(foreign_pidfile_check(t->proc, NULL, configs, 9999, &skipped));
+	g_assert_false(foreign_pidfile_check(t->proc, NULL, configs, NULL, 9999,
+					     &skipped));
 	g_assert_cmpuint(skipped->len, ==, 0);
 }
 

@@ -159,6 +159,33 @@ static void test_parse_cmdline_huge(void)
 }
 
 /* Whatever bytes come in, the parsers answer and stay in bounds. */
+/* A command line is read to max bytes: one longer is not read on, and
+ * says so without an error; a missing one is an error. */
+static void test_cmdline_bounded(void)
+{
+	struct tree t = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) whole_argv = NULL, cut_argv = NULL, none = NULL;
+	gboolean whole = FALSE;
+
+	tree_setup(&t, NULL);
+	put(&t, 7, "cmdline", "haproxy\0-f\0", 11);
+	whole_argv = proc_cmdline_at(t.proc, 7, 11, &whole, &error);
+	g_assert_no_error(error);
+	g_assert_true(whole);
+	g_assert_nonnull(whole_argv);
+	g_assert_cmpstr(whole_argv[1], ==, "-f");
+	cut_argv = proc_cmdline_at(t.proc, 7, 10, &whole, &error);
+	g_assert_no_error(error);
+	g_assert_false(whole);
+	g_assert_null(cut_argv);
+	none = proc_cmdline_at(t.proc, 8, 10, &whole, &error);
+	g_assert_null(none);
+	g_assert_true(whole);
+	g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+	tree_teardown(&t, NULL);
+}
+
 static void test_parse_random(void)
 {
 	g_autoptr(GRand) rand = g_rand_new_with_seed(4);
@@ -275,6 +302,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/proc/parse-cmdline", test_parse_cmdline);
 	g_test_add_func("/proc/parse-cmdline-huge", test_parse_cmdline_huge);
 	g_test_add_func("/proc/parse-random", test_parse_random);
+	g_test_add_func("/proc/cmdline-bounded", test_cmdline_bounded);
 	g_test_add_func("/proc/parse-sigmasks", test_parse_sigmasks);
 	g_test_add_func("/find/argv-config-files", test_argv_config_files);
 	g_test_add_func("/proc/parse-ids", test_parse_ids);

@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "base/procnet.h"
@@ -55,40 +57,120 @@ static void remember(struct fdstore *st, guint64 inode)
 	g_hash_table_add(st->stored, g_memdup2(&inode, sizeof(inode)));
 }
 
-/* LISTEN_FDS is for us only when LISTEN_PID is our pid (sd_listen_fds). */
+/* The highest descriptor open in this process, or -1. */
+static int highest_open_fd(void)
+{
+	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
+	struct rlimit rl;
+	const char *name;
+	int highest = -1;
+
+	if (d) {
+		while ((name = g_dir_read_name(d)))
+			highest = MAX(highest, atoi(name));
+		return highest;
+	}
+	/* Without /proc: none can be above the limit it was opened under. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		return MIN(rl.rlim_cur, (rlim_t)G_MAXINT) - 1;
+	return G_MAXINT - 1;
+}
+
+/*
+ * LISTEN_FDS is for us only when LISTEN_PID is our pid (sd_listen_fds).
+ * Any count is read: what is really open bounds it, so that the cost is
+ * what systemd handed, not what the variable says.
+ */
 static guint listen_fds_for_us(void)
 {
 	const char *pid = g_getenv("LISTEN_PID");
 	const char *n = g_getenv("LISTEN_FDS");
 	guint64 count;
 	GPid p;
+	int highest;
 
-	if (!pid || !n || !proc_parse_pid(pid, &p) || p != getpid() ||
-	    !g_ascii_string_to_unsigned(n, 10, 0, 4096, &count, NULL))
+	if (!pid || !n || !proc_parse_pid(pid, &p) || p != getpid())
 		return 0;
-	return count;
+	if (!g_ascii_string_to_unsigned(n, 10, 0, G_MAXUINT64, &count,
+					NULL)) {
+		g_autofree gchar *text = escape_untrusted(n, 32);
+
+		log_notice("LISTEN_FDS=%s is not a count: the descriptors "
+			   "systemd handed are not used", text);
+		return 0;
+	}
+	highest = highest_open_fd();
+	if (highest < LISTEN_FDS_START)
+		return 0;
+	return MIN(count, (guint64)(highest - LISTEN_FDS_START + 1));
 }
 
-/* Ours are named listener-INODE and are listening TCP sockets; anything
- * else handed to us (another unit's socket activation) is left alone. */
+static gboolean ours_at(int fd, const char *name)
+{
+	guint64 named;
+
+	return name && inode_of_name(name, &named) &&
+	       fd_socket_inode(fd) == named;
+}
+
+/* The names of what is not ours, for the notice: a few, escaped. */
+#define OTHER_NAMES_TOLD 4
+
+static void note_other(GPtrArray *told, const char *name)
+{
+	g_autofree gchar *text = escape_untrusted(name && *name ? name :
+						  "(no name)", 64);
+
+	if (told->len > OTHER_NAMES_TOLD)
+		return;
+	for (guint i = 0; i < told->len; i++)
+		if (g_str_equal(g_ptr_array_index(told, i), text))
+			return;
+	g_ptr_array_add(told, told->len < OTHER_NAMES_TOLD ?
+			g_steal_pointer(&text) : g_strdup("..."));
+}
+
+/*
+ * Ours are named listener-INODE and are that very socket. Anything else
+ * handed to us (a .socket unit's, for haproxy or not) is closed at once,
+ * with one notice: kept, a listener would stay in haproxy's SO_REUSEPORT
+ * group and take a share of the connections, which nobody accepts.
+ */
 static void take_handed(struct fdstore *st, guint n)
 {
 	g_auto(GStrv) names = g_strsplit(g_getenv("LISTEN_FDNAMES") ?: "",
 					 ":", -1);
+	guint n_names = g_strv_length(names);
+	g_autoptr(GPtrArray) told = g_ptr_array_new_with_free_func(g_free);
+	guint others = 0;
 
 	for (guint i = 0; i < n; i++) {
 		int fd = LISTEN_FDS_START + i;
-		guint64 named;
+		const char *name = i < n_names ? names[i] : NULL;
 
+		/* Nothing there: the count said more than was handed. */
+		if (fcntl(fd, F_GETFD) < 0)
+			continue;
+		if (!ours_at(fd, name)) {
+			note_other(told, name);
+			close(fd);
+			others++;
+			continue;
+		}
 		/* Ours from now on: no haproxy inherits them. */
-		if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
-			continue;
-		if (i >= g_strv_length(names) ||
-		    !inode_of_name(names[i], &named) ||
-		    fd_socket_inode(fd) != named)
-			continue;
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		g_array_append_val(st->handed, fd);
-		remember(st, named);
+		remember(st, fd_socket_inode(fd));
+	}
+	if (others) {
+		g_autofree gchar *which = NULL;
+
+		g_ptr_array_add(told, NULL);
+		which = g_strjoinv(", ", (gchar **)told->pdata);
+		log_notice("%u descriptors handed in LISTEN_FDS are not the fd "
+			   "store's (%s): closed; haproxy binds its own "
+			   "sockets, a .socket unit's are not used", others,
+			   which);
 	}
 	g_unsetenv("LISTEN_PID");
 	g_unsetenv("LISTEN_FDS");
@@ -254,6 +336,12 @@ const char *fdstore_first_source(struct fdstore *st,
 	return getsocks_server_path(st->server);
 }
 
+void fdstore_launched(struct fdstore *st, const struct generation *g)
+{
+	if (st && st->server)
+		getsocks_server_expect(st->server, g->pid);
+}
+
 /*
  * Our copies of the serving generation's listening sockets. They are
  * asked of its exposed stats socket, as a new haproxy would ask, since
@@ -393,7 +481,7 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 void fdstore_stopping(struct fdstore *st)
 {
 	g_autoptr(GHashTable) listeners = NULL;
-	g_autoptr(GHashTable) per_address = NULL;
+	g_autoptr(GHashTable) foreign = NULL;
 	g_autofree guint64 **stored = NULL;
 	GHashTableIter it;
 	gpointer key, value;
@@ -402,20 +490,19 @@ void fdstore_stopping(struct fdstore *st)
 	if (!st || !g_hash_table_size(st->stored))
 		return;
 	listeners = proc_net_listener_addresses();
-	/* How many listening sockets each address has. */
-	per_address = g_hash_table_new(g_str_hash, g_str_equal);
+	/* The addresses another process listens on. What is stored is the
+	 * serving generation's, one socket or several on one address
+	 * (shards, two bind lines, a bind per process): all ours. */
+	foreign = g_hash_table_new(g_str_hash, g_str_equal);
 	g_hash_table_iter_init(&it, listeners);
 	while (g_hash_table_iter_next(&it, &key, &value))
-		g_hash_table_insert(per_address, value,
-				    GUINT_TO_POINTER(GPOINTER_TO_UINT(
-					    g_hash_table_lookup(per_address,
-								value)) + 1));
+		if (!g_hash_table_contains(st->stored, key))
+			g_hash_table_add(foreign, value);
 	stored = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
 	for (guint i = 0; i < n; i++) {
 		const char *address = g_hash_table_lookup(listeners, stored[i]);
 
-		if (!address || GPOINTER_TO_UINT(g_hash_table_lookup(
-					per_address, address)) < 2)
+		if (!address || !g_hash_table_contains(foreign, address))
 			continue;
 		take_out(st, *stored[i]);
 		removed++;

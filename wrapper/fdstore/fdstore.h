@@ -31,9 +31,9 @@ enum fdstore_policy { FDSTORE_AUTO, FDSTORE_ON, FDSTORE_OFF };
 struct fdstore;
 
 /* Takes the listening sockets systemd handed this process (LISTEN_FDS for
- * its pid, our names) and clears LISTEN_* from the environment, whatever
- * the policy: haproxy must never inherit them. Before anything is
- * spawned. */
+ * its pid, our names), closes whatever else it handed (one notice), and
+ * clears LISTEN_* from the environment, whatever the policy: haproxy must
+ * never inherit them. Before anything is spawned or opened. */
 struct fdstore *fdstore_new(enum fdstore_policy policy);
 /* rundir is where the -x server listens and the names are kept; without
  * one (NULL), nothing systemd handed back can be used. expose_sock is
@@ -47,14 +47,20 @@ void fdstore_set_rundir(struct fdstore *st, const char *rundir,
 const char *fdstore_first_source(struct fdstore *st,
 				 const struct haproxy_version *v,
 				 enum launch_mode mode);
+/* g was just spawned (still our unreaped child): while the -x server
+ * runs, it answers g alone (and what g forks), not any other process of
+ * root or our user. */
+void fdstore_launched(struct fdstore *st, const struct generation *g);
 /* g serves: its listening sockets are stored, the others taken out. */
 void fdstore_serving(struct fdstore *st, const struct generation *g);
 /* A stop begins (or a restart: the wrapper cannot tell them apart).
- * Stored sockets that another listener shares an address with (a bridge
- * serving while this unit stops) are taken out now: kept, they would take
- * a share of the new connections while haproxy drains, and systemd resets
- * them when the stop releases the store. The others are kept for a
- * restart. */
+ * Stored sockets that another process's listener shares an address with
+ * (a bridge serving while this unit stops) are taken out now: kept, they
+ * would take a share of the new connections while haproxy drains, and
+ * systemd resets them when the stop releases the store. The others are
+ * kept for a restart, several of ours on one address too (shards, two
+ * bind lines, a bind per process): the stored sockets, by inode, are
+ * never another listener. */
 void fdstore_stopping(struct fdstore *st);
 /* Everything stored is taken out and closed, with a word. */
 void fdstore_empty(struct fdstore *st, const char *why);

@@ -7,14 +7,21 @@
 #include <glib/gstdio.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/proc.h"
 #include "base/unixsock.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 #define REQUEST "_getsocks\n"
 /* haproxy's client gives each read 1 s: a client that has not finished
@@ -29,6 +36,8 @@ struct getsocks_server {
 	guint resume;		/* the rest while out of descriptors */
 	GArray *offers;		/* struct getsocks_offer; the fds our dups */
 	GPtrArray *exchanges;	/* struct exchange *, in progress */
+	GPid expected;		/* the one it answers, or 0: nobody */
+	int expected_pidfd;	/* its pidfd, or -1 */
 	guint handed;
 	guint refused;
 };
@@ -349,6 +358,75 @@ static gboolean on_timeout(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* ---- who is answered ---- */
+
+/* Ended, or a zombie: a pidfd is readable once its process has exited. */
+static gboolean pidfd_ended(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+/* The peer's pidfd, where the kernel tells it (Linux >= 6.5), or -1. */
+static int peer_pidfd(int fd)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		return -1;
+	return pidfd;
+}
+
+/* How far below the launched process its client may be: a master and
+ * its worker, a daemon's fork, with room to spare. */
+#define FORK_DEPTH 8
+
+static gboolean forked_from(GPid pid, GPid ancestor)
+{
+	for (guint depth = 0; depth <= FORK_DEPTH && pid > 1; depth++) {
+		if (pid == ancestor)
+			return TRUE;
+		pid = proc_parent(pid);
+	}
+	return FALSE;
+}
+
+/* Why the peer gets nothing, or NULL: it is the process launched to take
+ * the sockets (alive, so its pid names it), or one it forked. */
+static const char *peer_refusal(struct getsocks_server *s, int fd, pid_t peer)
+{
+	int pidfd;
+	const char *why = NULL;
+
+	if (!s->expected || (s->expected_pidfd >= 0 &&
+			     pidfd_ended(s->expected_pidfd)))
+		return "no haproxy launched by the wrapper waits for them";
+	pidfd = peer_pidfd(fd);
+	/* Alive before and after the look at its ancestry: peer named the
+	 * client all along. */
+	if ((pidfd >= 0 && pidfd_ended(pidfd)) ||
+	    !forked_from(peer, s->expected) ||
+	    (pidfd >= 0 && pidfd_ended(pidfd)))
+		why = "not the haproxy the wrapper launched";
+	if (pidfd >= 0)
+		close(pidfd);
+	return why;
+}
+
+void getsocks_server_expect(struct getsocks_server *s, GPid pid)
+{
+	if (s->expected_pidfd >= 0)
+		close(s->expected_pidfd);
+	s->expected = pid;
+	/* Our unreaped child: the pidfd (close-on-exec, as every pidfd)
+	 * names it; -1 without pidfds. */
+	s->expected_pidfd = pidfd_open(pid, 0);
+}
+
+/* ---- accepting ---- */
+
 static gboolean on_accept(int fd, GIOCondition cond, gpointer data);
 
 static gboolean on_resume(gpointer data)
@@ -364,6 +442,7 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 {
 	struct getsocks_server *s = data;
 	struct exchange *x;
+	const char *why;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	/* No descriptor for it: the connection stays queued and the socket
@@ -383,6 +462,13 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 	 * were changed under us. */
 	if (!unixsock_peer_trusted(cfd, &x->peer)) {
 		end_exchange(x, "permission denied");
+		return G_SOURCE_CONTINUE;
+	}
+	/* Root and our user run other processes: only the haproxy we
+	 * launched shares the listen queues. */
+	why = peer_refusal(s, cfd, x->peer);
+	if (why) {
+		end_exchange(x, why);
 		return G_SOURCE_CONTINUE;
 	}
 	x->timer = g_timeout_add(EXCHANGE_MS, on_timeout, x);
@@ -570,6 +656,7 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 	s->fd = fd;
 	s->offers = g_steal_pointer(&offers);
 	s->exchanges = g_ptr_array_new_with_free_func(exchange_free);
+	s->expected_pidfd = -1;
 	s->source = g_unix_fd_add(fd, G_IO_IN, on_accept, s);
 	return s;
 }
@@ -597,6 +684,8 @@ void getsocks_server_free(struct getsocks_server *s)
 	g_clear_handle_id(&s->resume, g_source_remove);
 	g_ptr_array_free(s->exchanges, TRUE);
 	close(s->fd);
+	if (s->expected_pidfd >= 0)
+		close(s->expected_pidfd);
 	g_unlink(s->path);
 	close_offered(s->offers);
 	g_array_free(s->offers, TRUE);

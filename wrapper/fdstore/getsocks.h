@@ -61,7 +61,8 @@ struct getsocks_server;
 
 /*
  * Listens on PATH (mode 0600; an old socket there is replaced) and hands
- * dups of FDS to every client that asks, until freed. Refuses an empty
+ * dups of FDS to the process named by getsocks_server_expect(), every
+ * time it asks, until freed. Refuses an empty
  * set: haproxy 1.8 to 2.2 take a count of 0 for a failure, so -x is
  * better left out then.
  */
@@ -69,6 +70,16 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 					    guint n_fds,
 					    gboolean option_copies,
 					    GError **error);
+/*
+ * The one process it answers from now on: pid, the haproxy just launched,
+ * an unreaped child of the caller (so that its pid names it), or a
+ * process it forked (in master-worker mode haproxy 3.4, for one, asks
+ * from the worker, 3.0 from the master). Until then, and once that process has ended, every client
+ * is refused, whatever its uid. Where the kernel tells the peer's pidfd
+ * (SO_PEERPIDFD, Linux >= 6.5), a client that ended since it connected is
+ * refused too: its pid may name another process by then.
+ */
+void getsocks_server_expect(struct getsocks_server *s, GPid pid);
 const char *getsocks_server_path(const struct getsocks_server *s);
 /* Exchanges completed (every batch acknowledged), and the others. */
 guint getsocks_server_handed(const struct getsocks_server *s);
