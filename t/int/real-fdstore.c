@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "t/lib/real.h"
 #include "t/lib/takeover.h"
 
@@ -415,16 +416,15 @@ static void test_bind_added_across_restart(void)
 	pid1_close(&p);
 }
 
-/* What cannot take the kept sockets over (master-worker mode here) gets
- * none: they are closed and taken out, with a notice, and haproxy binds
- * its own. */
+/* What cannot take the kept sockets over (here, a wrapper told not to
+ * use the store) gets none: they are closed and taken out, with a
+ * notice, and haproxy binds its own. */
 static void test_unusable_dropped(void)
 {
 	g_auto(TSite) s = { 0 };
 	struct pid1 p = { 0 };
 	const char *const on[] = { "--fd-store=on", NULL };
-	const char *const mw[] = { "--fd-store=on", "--master-worker=on",
-				   NULL };
+	const char *const off[] = { "--fd-store=off", NULL };
 	guint64 inode;
 
 	if (!site_init(&s, &p, NULL))
@@ -433,7 +433,7 @@ static void test_unusable_dropped(void)
 	pid1_until_stored(&p, 1);
 	inode = inode_of(kept_for(&p, s.port));
 	stop_first(&s);
-	start_with_kept(&s, &p, mw);
+	start_with_kept(&s, &p, off);
 	t_site_wait_log(&s, "listening sockets kept by systemd across the "
 			"restart are closed");
 	pid1_until_stored(&p, 0);
@@ -499,11 +499,192 @@ static void test_stop_beside_another_listener(void)
 	pid1_close(&p);
 }
 
+/* ---- master-worker mode: Debian's unit (EXTRAOPTS=-S ...) ---- */
+
+/* The wrapper's options and haproxy's -S for a master CLI at path (from
+ * 1.9; -W alone before), master-worker mode either way. */
+static void mworker_opts(const char *opts[4], const char *cli)
+{
+	opts[0] = "--fd-store=on";
+	opts[1] = t_haproxy_at_least(1, 9) ? "-S" : "-W";
+	opts[2] = t_haproxy_at_least(1, 9) ? cli : NULL;
+	opts[3] = NULL;
+}
+
+/* The serving master's worker: the one child of master answering. */
+static GPid serving_worker(struct t_site *s, GPid master)
+{
+	GPid worker = t_wait_serving(s->port, T_WAIT);
+
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	return worker;
+}
+
+static void assert_holds(GPid pid, guint64 inode)
+{
+	g_autoptr(GArray) one = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	g_array_append_val(one, inode);
+	g_assert_true(holds_socket(pid, one));
+}
+
+/* The master CLI at path answers "show proc" as master pid (from 1.9),
+ * once the master has settled: from 2.5 to 3.0 it re-executes itself
+ * after each load, and its socket refuses until the new image binds it
+ * again (haproxy's own window, with or without the wrapper). */
+static void assert_master_cli(const char *path, GPid master)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 5 };
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree gchar *line = g_strdup_printf("\n%d ", master);
+	char buf[1024];
+	ssize_t n;
+	int fd;
+
+	if (!t_haproxy_at_least(1, 9))
+		return;
+	g_assert_true(t_master_settled(master, SIGUSR2));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	g_assert_no_errno(connect(fd, (struct sockaddr *)&a, sizeof(a)));
+	g_assert_cmpint(write(fd, "show proc\n", 10), ==, 10);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(out, buf, n);
+	close(fd);
+	g_test_message("master CLI: %s", out->str);
+	g_assert_nonnull(strstr(out->str, line));
+	g_assert_nonnull(strstr(out->str, "master"));
+}
+
+/*
+ * Debian's haproxy.service through the drop-in: -S selects master-worker
+ * mode. The serving workers' listening socket is kept in the store, and
+ * stays the same one across a reload of the master; then systemd's kill
+ * (the wrapper and every haproxy of the unit, SIGKILL) and Restart=: a
+ * connection made while no haproxy runs waits in the kept socket's
+ * backlog and the next wrapper's first master takes it over (-x), its
+ * worker answers it, a load running throughout is never refused, and the
+ * master CLI answers again on -S.
+ */
+static void test_mworker_kill_refuses_nothing(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	struct t_load load = { 0 };
+	g_autofree gchar *cli = NULL;
+	const char *opts[4];
+	GPid master, worker;
+	guint64 inode;
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	cli = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
+	mworker_opts(opts, cli);
+	t_site_start_wrapper(&s, NULL, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	g_assert_nonnull(wrapper_find_log(s.w, " -Ws"));
+	worker = serving_worker(&s, master);
+	pid1_until_stored(&p, 1);
+	inode = inode_of(kept_for(&p, s.port));
+	assert_holds(worker, inode);
+
+	/* A reload: the master's new worker serves on the same socket,
+	 * and the store keeps it, nothing taken out. */
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	worker = serving_worker(&s, master);
+	assert_holds(worker, inode);
+	pid1_drain(&p);
+	g_assert_cmpuint(p.removed, ==, 0);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
+	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	assert_master_cli(cli, master);
+
+	t_load_start(&load, s.port);
+	g_assert_true(t_load_wait_answers(&load, worker, 10));
+	/* systemd's KillMode: the wrapper and all below it, at once. */
+	g_clear_pointer(&s.w, wrapper_free);
+	g_assert_true(t_wait_gone(master, T_WAIT));
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+
+	start_with_kept(&s, &p, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	g_assert_cmpint(proc_parent(master), ==, s.w->pid);
+	worker = answered_by(waiting);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	assert_holds(worker, inode);
+	g_assert_true(t_load_wait_answers(&load, worker, 10));
+	t_load_finish(&load);
+	/* A request the killed worker had taken is reset with it; none is
+	 * refused. */
+	g_assert_cmpuint(load.refused, ==, 0);
+	g_assert_cmpuint(load.failures, <=, 1);
+	assert_master_cli(cli, master);
+	/* The same socket still kept under its name. */
+	g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
+	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* A bind a master's reload drops is taken out of the store at that
+ * reload, as a new generation's would be. */
+static void test_mworker_bind_removed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	g_autofree gchar *cli = NULL;
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	const char *opts[4];
+	GPid master, worker;
+
+	if (!site_init(&s, &p, bind))
+		return;
+	cli = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
+	mworker_opts(opts, cli);
+	t_site_start_wrapper(&s, NULL, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	worker = serving_worker(&s, master);
+	pid1_until_stored(&p, 2);
+	g_assert_cmpint(kept_for(&p, extra), >=, 0);
+	t_site_config(&s, NULL);
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	pid1_until_stored(&p, 1);
+	g_assert_cmpint(kept_for(&p, extra), ==, -1);
+	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
+	assert_refused(extra);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
- * haproxy accepts). Generation 1's sockets would have been sent right
- * after its READY=1, before any later answer of the wrapper.
+ * haproxy accepts), and one notice says so, not one a reload.
+ * Generation 1's sockets would have been sent right after its READY=1,
+ * before any later answer of the wrapper.
  */
 static void test_old_haproxy_stores_nothing(void)
 {
@@ -524,6 +705,10 @@ static void test_old_haproxy_stores_nothing(void)
 	pid1_drain(&p);
 	g_assert_cmpuint(p.ready, >=, 1);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
+	real_reload(&s, SIGUSR2, TRUE);
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_FDSTORE_UNUSED), ==, 1);
+	g_assert_nonnull(strstr(wrapper_find_log(s.w, LOG_FDSTORE_UNUSED),
+				"-x needs 1.8 or later"));
 	t_site_stop(&s);
 	pid1_close(&p);
 }
@@ -550,6 +735,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
 	g_test_add_func("/fdstore/stop-beside-another-listener",
 			test_stop_beside_another_listener);
+	g_test_add_func("/fdstore/mworker-kill-refuses-nothing",
+			test_mworker_kill_refuses_nothing);
+	g_test_add_func("/fdstore/mworker-bind-removed",
+			test_mworker_bind_removed);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();

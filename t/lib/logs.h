@@ -379,3 +379,8 @@
 #define LOG_RELOAD_STEP		"--> "
 /* The step that ends a reload that worked. */
 #define LOG_STEP_READY_IDLE	"--READY--> IDLE"
+/* ---- fd store ---- */
+/* The one notice that a unit's fd store cannot be used: "systemd's fd
+ * store is not used: haproxy V cannot take listening sockets over (-x
+ * needs 1.8 or later); a restart refuses connections". */
+#define LOG_FDSTORE_UNUSED	"<5>haproxy-systemd-wrapper: systemd's fd store is not used: haproxy "

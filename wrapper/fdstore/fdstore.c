@@ -36,6 +36,7 @@ struct fdstore {
 	gboolean unit_store_seen;	/* and held some of our names */
 	gboolean first_decided;
 	gboolean told;
+	gboolean told_unusable;	/* the one notice that the store is unused */
 };
 
 static gchar *name_of(guint64 inode)
@@ -214,6 +215,13 @@ void fdstore_empty(struct fdstore *st, const char *why)
 	write_names(st);
 }
 
+/* -x: haproxy 1.8 and later, standalone (-db) or master-worker (-Ws: the
+ * master, or from 3.1 its first worker, asks at its first start). */
+static gboolean mode_takes_over(enum launch_mode mode)
+{
+	return mode == LAUNCH_DB || mode == LAUNCH_MW;
+}
+
 const char *fdstore_first_source(struct fdstore *st,
 				 const struct haproxy_version *v,
 				 enum launch_mode mode)
@@ -232,9 +240,8 @@ const char *fdstore_first_source(struct fdstore *st,
 		fdstore_empty(st, "--fd-store=off");
 		return NULL;
 	}
-	if (haproxy_version_compare(v, 1, 8, 0) < 0 || mode != LAUNCH_DB) {
-		fdstore_empty(st, "only haproxy 1.8 and later, without -W, take "
-			     "them over");
+	if (!mode_takes_over(mode)) {
+		fdstore_empty(st, "only haproxy 1.8 and later take them over");
 		return NULL;
 	}
 	if (!st->rundir) {
@@ -252,6 +259,15 @@ const char *fdstore_first_source(struct fdstore *st,
 	log_info("generation 1 takes over %u listening sockets kept by "
 		 "systemd", st->handed->len);
 	return getsocks_server_path(st->server);
+}
+
+/* Who holds g's listening sockets: a master closes its own once its
+ * workers are forked; its newest worker holds them. */
+static GPid listening_pid(const struct generation *g)
+{
+	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
+		return g_array_index(g->workers, GPid, g->workers->len - 1);
+	return g->pid;
 }
 
 /*
@@ -274,7 +290,7 @@ static GArray *listening_fds(const struct fdstore *st,
 		g_array_free(fds, TRUE);
 		log_debug("fd store: %s", error->message);
 	}
-	return proc_listening_fds(g->pid);
+	return proc_listening_fds(listening_pid(g));
 }
 
 static gboolean tcp_listener(int fd)
@@ -340,6 +356,17 @@ static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
 	return TRUE;
 }
 
+/* A unit with a store that this haproxy cannot use: said once, why. */
+static void tell_unusable(struct fdstore *st, const struct generation *g)
+{
+	if (st->told_unusable || !unit_has_store(st))
+		return;
+	st->told_unusable = TRUE;
+	log_notice("systemd's fd store is not used: haproxy %s cannot take "
+		   "listening sockets over (-x needs 1.8 or later); a restart "
+		   "refuses connections", g->version);
+}
+
 void fdstore_serving(struct fdstore *st, const struct generation *g)
 {
 	g_autoptr(GHashTable) serving = NULL;
@@ -351,7 +378,8 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 	if (!st)
 		return;
 	g_clear_pointer(&st->server, getsocks_server_free);
-	if (!unit_has_store(st) || g->mode != LAUNCH_DB) {
+	if (!unit_has_store(st) || !mode_takes_over(g->mode)) {
+		tell_unusable(st, g);
 		fdstore_empty(st, "not storable");
 		return;
 	}
