@@ -611,17 +611,25 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 	inode = inode_of(kept_for(&p, s.port));
 	assert_holds(worker, inode);
 
-	/* A reload: the master's new worker serves on the same socket,
-	 * and the store keeps it, nothing taken out. */
+	/* A reload: the master passes the socket on to its new worker
+	 * when a stats socket exposes it (our fragment) or, from 2.6,
+	 * through its own socketpair, and the store keeps it, nothing taken
+	 * out; else the new worker binds a new one, which the store follows
+	 * (the old one taken out). The answer comes once it is sent. */
 	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
 			==, 0);
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	worker = serving_worker(&s, master);
-	assert_holds(worker, inode);
 	pid1_drain(&p);
-	g_assert_cmpuint(p.removed, ==, 0);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
-	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	if (!data || t_haproxy_at_least(2, 6)) {
+		g_assert_cmpuint(p.removed, ==, 0);
+		g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	} else {
+		g_assert_cmpuint(p.removed, ==, 1);
+		inode = inode_of(kept_for(&p, s.port));
+	}
+	assert_holds(worker, inode);
 	assert_master_cli(cli, master);
 
 	t_load_start(&load, s.port);
