@@ -186,7 +186,7 @@ diagram-check: t/unit/reloader
 test-run:
 	@t/run-suite $(TEST_PROGS)
 
-# A longer generated life under systemd than make check's 8 events
+# A longer generated life under systemd than make check's 10 events
 # (t/container/life): HSW_LIFE_EVENTS (60 here) events drawn from
 # HSW_LIFE_SEED (printed; random when unset), which replays a run.
 .PHONY: life

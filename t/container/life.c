@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A generated life under a real systemd: the package installed and its
- * recommended unit (haproxy-systemd-wrapper.service, contrib's
+ * A generated life under a real systemd: the package installed (the
+ * tree's wrapper over its binary) and its recommended unit (haproxy-systemd-wrapper.service, contrib's
  * haproxy.service) started under systemd 252 (the host's root,
  * t/container/container.c) and again in the Debian 13 tree (systemd 257,
  * haproxy 3.0), a load of requests from this process on 127.0.0.1, and a
@@ -31,7 +31,10 @@
  * in the unit's cgroup, a child of the main process, answering the load.
  *
  *   HSW_LIFE_SEED=N     the sequence (printed at the start; random if unset)
- *   HSW_LIFE_EVENTS=M   its length (default 8; `make life`: 60)
+ *   HSW_LIFE_EVENTS=M   its length (default 10; `make life`: 60)
+ *
+ * The first ten events are the ten kinds, each once, in the seed's order:
+ * every run meets each of them; then they are drawn at random.
  *
  * An event that cannot run here (the next package or wrapper not built)
  * is drawn again from the others, and said.
@@ -53,7 +56,7 @@
 #define WRAPPER_N	"/tmp/hsw-n"
 #define WRAPPER_NEXT	"/tmp/hsw-next"
 #define PACE_US		2000
-#define DEFAULT_EVENTS	8
+#define DEFAULT_EVENTS	EV_COUNT
 
 enum event {
 	EV_RELOAD,
@@ -439,6 +442,7 @@ static void test_life(struct fixture *f, gconstpointer data)
 	guint events = env_uint("HSW_LIFE_EVENTS", DEFAULT_EVENTS);
 	g_autoptr(GRand) rand = g_rand_new_with_seed(seed);
 	struct life l = { .c = f->c, .port = t_free_port() };
+	enum event order[EV_COUNT];
 
 	g_test_message("seed %u: replay with HSW_LIFE_SEED=%u "
 		       "HSW_LIFE_EVENTS=%u", seed, seed, events);
@@ -449,6 +453,10 @@ static void test_life(struct fixture *f, gconstpointer data)
 	 * scripts' deb-systemd-invoke (the container's /usr is a copy). */
 	RUN(&l, "rm -f /usr/sbin/policy-rc.d");
 	RUN(&l, "dpkg -i /tmp/hsw.deb >/dev/null && cp /tmp/hsw.deb " DEB_N);
+	/* The tree's own wrapper, as the other container tests run it: the
+	 * package's is built from the same sources, but the tree's is what
+	 * a change (or a planted bug) reaches first. */
+	install_wrapper(f->c);
 	if (next_deb && g_file_test(next_deb, G_FILE_TEST_EXISTS)) {
 		copy_in(f->c, next_deb, DEB_NEXT, 0644);
 		l.have_next_deb = TRUE;
@@ -469,13 +477,24 @@ static void test_life(struct fixture *f, gconstpointer data)
 	g_assert_true(t_load_wait_answers(&l.load, l.haproxy, 3));
 	l.requests = l.load.requests;
 
+	for (guint i = 0; i < EV_COUNT; i++)
+		order[i] = i;
+	for (guint i = EV_COUNT - 1; i > 0; i--) {
+		guint j = g_rand_int_range(rand, 0, i + 1);
+		enum event t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
 	for (guint i = 0; i < events; i++) {
-		enum event ev = g_rand_int_range(rand, 0, EV_COUNT);
+		/* Every kind once, in a random order, then any. */
+		enum event ev = i < EV_COUNT ? order[i] :
+			(enum event)g_rand_int_range(rand, 0, EV_COUNT);
 
 		while (!can_run(&l, ev)) {
 			g_test_message("(%s cannot run here: not built)",
 				       event_names[ev]);
-			ev = g_rand_int_range(rand, 0, EV_COUNT);
+			ev = (enum event)g_rand_int_range(rand, 0, EV_COUNT);
 		}
 		g_test_message("event %u of %u: %s", i + 1, events,
 			       event_names[ev]);

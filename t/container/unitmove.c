@@ -16,13 +16,18 @@
  * transient unit, on a copy of the configuration and a pidfile of its
  * own, which shares the listening ports through SO_REUSEPORT while one
  * unit stops gracefully (KillSignal=SIGUSR1 in a runtime drop-in, then
- * `systemctl stop`) and the next one starts. No unit's wrapper ever meets
- * another unit's haproxy on its pidfile or configuration, so nothing here
- * depends on whether a wrapper takes over or adopts across units.
+ * `systemctl stop`) and the next one starts, with net.ipv4.tcp_migrate_req
+ * set for the switch. No unit's wrapper ever meets another unit's haproxy
+ * on its pidfile or configuration, so nothing here depends on whether a
+ * wrapper takes over or adopts across units.
  *
- * Asserted: no request failed in any step, every reload succeeds, a unit
- * left behind is never started again (NRestarts=0, inactive), and no unit
- * is failed at the end. The commands and what they print are in the test's
+ * The container has a network namespace of its own (the sysctl is one of
+ * its settings); this test's thread enters it. Every listener a switch
+ * closes has requests in its queue when it closes (struct closing).
+ *
+ * Asserted: no request failed in any step, the queued ones included,
+ * every reload succeeds, a unit left behind is never started again
+ * (NRestarts=0, inactive), and no unit is failed at the end. The commands and what they print are in the test's
  * messages (prove -v): doc/migration.md quotes them.
  */
 #include <arpa/inet.h>
@@ -295,17 +300,18 @@ static void closing_prepare(struct container *c, const char *unit,
 
 static gboolean usr1_pending(GPid pid)
 {
+	static const char *const sets[] = { "\nSigPnd:", "\nShdPnd:" };
 	g_autofree gchar *path = g_strdup_printf("/proc/%d/status", pid);
 	g_autofree gchar *text = NULL;
 	const guint64 bit = 1ULL << (SIGUSR1 - 1);
 
 	if (!g_file_get_contents(path, &text, NULL, NULL))
 		return FALSE;
-	for (const char *k = "SigPnd:"; k; k = g_str_equal(k, "SigPnd:") ?
-					    "ShdPnd:" : NULL) {
-		const char *at = strstr(text, k);
+	for (guint i = 0; i < G_N_ELEMENTS(sets); i++) {
+		const char *at = strstr(text, sets[i]);
 
-		if (at && (g_ascii_strtoull(at + strlen(k), NULL, 16) & bit))
+		if (at && (g_ascii_strtoull(at + strlen(sets[i]), NULL, 16) &
+			   bit))
 			return TRUE;
 	}
 	return FALSE;
