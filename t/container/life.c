@@ -32,6 +32,8 @@
  *
  *   HSW_LIFE_SEED=N     the sequence (printed at the start; random if unset)
  *   HSW_LIFE_EVENTS=M   its length (default 10; `make life`: 60)
+ *   HSW_LIFE_PACE_US=U  the load's pause between requests (default 2000;
+ *                       0: one request after the other)
  *
  * The first ten events are the ten kinds, each once, in the seed's order:
  * every run meets each of them; then they are drawn at random.
@@ -82,6 +84,7 @@ struct life {
 	guint16 port;
 	struct t_load load;
 	guint requests;		/* every event's load, added */
+	guint pace_us;		/* between two requests of the load */
 	GPid main_pid;		/* container's pid namespace */
 	GPid haproxy;
 	gboolean next;		/* the +next version is the one installed */
@@ -438,11 +441,13 @@ static void test_life(struct fixture *f, gconstpointer data)
 		g_random_int();
 	guint events = env_uint("HSW_LIFE_EVENTS", DEFAULT_EVENTS);
 	g_autoptr(GRand) rand = g_rand_new_with_seed(seed);
-	struct life l = { .c = f->c, .port = t_free_port() };
+	struct life l = { .c = f->c, .port = t_free_port(),
+			  .pace_us = env_uint("HSW_LIFE_PACE_US", PACE_US) };
 	enum event order[EV_COUNT];
 
 	g_test_message("seed %u: replay with HSW_LIFE_SEED=%u "
-		       "HSW_LIFE_EVENTS=%u", seed, seed, events);
+		       "HSW_LIFE_EVENTS=%u (load: a request every %u us "
+		       "at most)", seed, seed, events, l.pace_us);
 	if (!fx_deb_copied(f))
 		return;
 	l.log = g_string_new(NULL);
@@ -493,7 +498,7 @@ static void test_life(struct fixture *f, gconstpointer data)
 		g_test_message("event %u of %u: %s", i + 1, events,
 			       event_names[ev]);
 		/* Its load, running before the event. */
-		t_load_start_paced(&l.load, l.port, PACE_US);
+		t_load_start_paced(&l.load, l.port, l.pace_us);
 		g_assert_true(t_load_wait_answers(&l.load, l.haproxy, 3));
 		run_event(&l, ev);
 		check(&l, i, ev);
