@@ -28,7 +28,8 @@
  * or was refused since the last event, the load was answered by the
  * serving haproxy, the unit's main process is the wrapper on the version
  * installed last, and the container's haproxy processes are exactly one,
- * in the unit's cgroup, a child of the main process, answering the load.
+ * in the unit's cgroup, a child of the main process, named by the
+ * pidfile, answering the load.
  *
  *   HSW_LIFE_SEED=N     the sequence (printed at the start; random if unset)
  *   HSW_LIFE_EVENTS=M   its length (default 10; `make life`: 60)
@@ -235,6 +236,8 @@ static void check(struct life *l, guint i, enum event ev)
 	exe = exe_of(l->c, l->main_pid);
 	g_assert_cmpstr(exe, ==, SBIN_WRAPPER);
 	l->haproxy = settled_haproxy(l);
+	/* The pidfile names it, and it alone. */
+	g_assert_cmpint(pidfile_pid(l->c, PIDFILE), ==, l->haproxy);
 	/* The load reaches it: the event is behind the load too. */
 	g_assert_true(t_load_wait_answers(&l->load, l->haproxy,
 					  t_load_answers(&l->load,
