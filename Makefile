@@ -6,6 +6,7 @@
 #   make install    DESTDIR, PREFIX, SBINDIR
 #   make deps       install what the build and tests need from Debian's packages
 #   make mutation   the mutants of t/mutants.list against the tests (slow)
+#   make life       a long generated life under systemd (t/container/life)
 
 .DEFAULT_GOAL := all
 
@@ -52,7 +53,7 @@ HARNESS      := $(OBJ_DIR)/t/lib/harness.a
 
 UNIT_TESTS   := $(patsubst %.c,%,$(wildcard t/unit/*.c))
 INT_TESTS    := $(patsubst %.c,%,$(wildcard t/int/*.c))
-CONTAINER_TESTS := $(addprefix t/container/,systemd distro package unitmove)
+CONTAINER_TESTS := $(addprefix t/container/,systemd distro package unitmove life)
 TEST_HELPERS := t/fake/fake-haproxy t/fake/sigrecorder
 # The same wrapper built with another version: the binary-upgrade tests install it.
 NEXT_WRAPPER := t/$(PROG)-next
@@ -184,6 +185,13 @@ diagram-check: t/unit/reloader
 # (t/run-suite), prove's summary last.
 test-run:
 	@t/run-suite $(TEST_PROGS)
+
+# A longer generated life under systemd than make check's 10 events
+# (t/container/life): HSW_LIFE_EVENTS (60 here) events drawn from
+# HSW_LIFE_SEED (printed; random when unset), which replays a run.
+.PHONY: life
+life: $(PROG) $(NEXT_WRAPPER) t/container/life $(DEB_FILE) $(DEB_NEXT_FILE)
+	HSW_LIFE_EVENTS=$${HSW_LIFE_EVENTS:-60} ./t/container/life
 
 demo: deps
 	@$(MAKE) --no-print-directory all

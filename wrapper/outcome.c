@@ -251,3 +251,8 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 	g->steerable = reuseport_attach_generation(sv->reuseport, g);
 	fdstore_serving(sv->rt.fdstore, g);
 }
+
+void outcome_master_reloaded(struct supervisor *sv, struct generation *g)
+{
+	fdstore_serving(sv->rt.fdstore, g);
+}

@@ -22,6 +22,10 @@ struct supervisor;
 /* g (started, or a master's first load) is ready: it serves. */
 void outcome_serve(struct supervisor *sv, struct generation *g);
 
+/* The serving master g loaded again (ours or someone else's SIGUSR2):
+ * its new workers' listeners are what systemd's fd store keeps. */
+void outcome_master_reloaded(struct supervisor *sv, struct generation *g);
+
 /* g was spawned, or adopted across our exec: its end is watched. */
 void outcome_watch(struct supervisor *sv, struct generation *g);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -211,6 +212,14 @@ static void container_teardown(struct container *c)
 {
 	gint64 deadline;
 
+	/* Back to the test's own network first: the next container (and
+	 * t/container/trixie-tree's download) starts from there. */
+	if (c->host_netns >= 0) {
+		if (setns(c->host_netns, CLONE_NEWNET) < 0)
+			g_printerr("# setns back: %s\n", g_strerror(errno));
+		close(c->host_netns);
+		c->host_netns = -1;
+	}
 	if (c->nspawn > 0) {
 		kill(c->nspawn, SIGTERM);
 		if (!wait_child(c->nspawn, 15000)) {
@@ -413,6 +422,20 @@ int cexec(struct container *c, gchar **out,
 	return code;
 }
 
+/* This thread (and what it starts from now on: the load's thread, the
+ * probes) into the container's network namespace, 127.0.0.1 there. */
+static void enter_netns(struct container *c)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/ns/net", c->pid1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	g_assert_cmpint(fd, >=, 0);
+	c->host_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	g_assert_cmpint(c->host_netns, >=, 0);
+	g_assert_cmpint(setns(fd, CLONE_NEWNET), ==, 0);
+	close(fd);
+}
+
 struct container *container_boot(const struct boot *b, gchar **skip)
 {
 	g_autoptr(GPtrArray) roots = cgroup_roots();
@@ -429,6 +452,7 @@ struct container *container_boot(const struct boot *b, gchar **skip)
 		g_free(c);
 		return NULL;
 	}
+	c->host_netns = -1;
 	c->name = g_strdup_printf("hsw-t%d-%s", getpid(), b->tag);
 	c->tmp = g_dir_make_tmp("hsw-systemd-XXXXXX", &error);
 	g_assert_no_error(error);
@@ -473,6 +497,8 @@ struct container *container_boot(const struct boot *b, gchar **skip)
 	g_ptr_array_add(argv, g_strdup_printf("--machine=%s", c->name));
 	g_ptr_array_add(argv, g_strdup("--console=pipe"));
 	g_ptr_array_add(argv, g_strdup("--link-journal=no"));
+	if (b->private_net)
+		g_ptr_array_add(argv, g_strdup("--private-network"));
 	if (b->dpkg) {
 		g_autofree gchar *db = g_build_filename(c->tmp, "dpkg", NULL);
 		const char *cp[] = { "cp", "-a", "/var/lib/dpkg", db, NULL };
@@ -548,6 +574,8 @@ struct container *container_boot(const struct boot *b, gchar **skip)
 		container_free(c);
 		return NULL;
 	}
+	if (b->private_net)
+		enter_netns(c);
 	return c;
 }
 

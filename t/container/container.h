@@ -38,6 +38,7 @@ struct container {
 	GPid nspawn;
 	GPid pid1;		/* the container's systemd, host pid */
 	gchar *root;		/* /proc/PID1/root */
+	int host_netns;		/* private_net: the test's own, for teardown */
 };
 
 struct boot {
@@ -46,6 +47,11 @@ struct boot {
 	/* Boot this tree (-D TREE --volatile=overlay) rather than the host's
 	 * root; NULL: the host's. A function, since it is built on demand. */
 	const char *(*tree)(gchar **skip);
+	/* A network namespace of its own (--private-network), which the
+	 * test's thread enters once it is up and leaves at teardown: its
+	 * sysctls (net.ipv4.*) are the container's to set, as root sets
+	 * them on a host, and nothing else on this machine sees them. */
+	gboolean private_net;
 };
 
 /* argv under timeout(1); the exit code, stdout and stderr. */

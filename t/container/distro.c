@@ -180,6 +180,70 @@ static void test_debian_unit(struct fixture *f, gconstpointer data)
 	g_assert_null(t_http_get(port, 200));
 }
 
+/*
+ * Restarts and kills through the drop-in refuse nothing, as with the
+ * recommended unit: -S selects master-worker mode, whose workers'
+ * listening socket is kept in systemd's fd store; the next wrapper's first
+ * master takes it over (-x), and the master CLI answers again on -S.
+ */
+static void test_debian_unit_restarts(struct fixture *f, gconstpointer data)
+{
+	guint16 port = t_free_port();
+	g_autofree gchar *cli = NULL;
+	GPid worker;
+	guint failures;
+	struct t_load l;
+
+	if (!fx_ready(f))
+		return;
+	dropin_install(f->c, port);
+	g_assert_cmpint(sctl(f->c, "start", DEBIAN_UNIT), ==, 0);
+	worker = t_http_pid(port);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(prop_int(f->c, DEBIAN_UNIT, "NFileDescriptorStore"),
+			==, 1);
+	t_load_start_paced(&l, port, 1000);
+	g_assert_true(t_load_wait_answers(&l, worker, 1));
+	for (guint i = 0; i < 5; i++) {
+		GPid old = worker;
+
+		g_assert_cmpint(sctl(f->c, "restart", DEBIAN_UNIT), ==, 0);
+		worker = t_http_pid(port);
+		g_assert_cmpint(worker, >, 0);
+		g_assert_cmpint(worker, !=, old);
+		g_assert_true(t_load_wait_answers(&l, worker, 1));
+	}
+	for (guint i = 1; i <= 2; i++) {
+		g_autofree gchar *main_pid = g_strdup_printf(
+			"%d", prop_int(f->c, DEBIAN_UNIT, "MainPID"));
+		g_autofree gchar *n = g_strdup_printf("%u", i);
+		const char *const restarted[] = {
+			"NRestarts", n, "ActiveState", "active",
+			"SubState", "running", NULL,
+		};
+		GPid old = worker;
+
+		g_assert_cmpint(cexec(f->c, NULL, "kill", "-KILL", main_pid,
+				      NULL), ==, 0);
+		g_assert_true(wait_props(f->c, DEBIAN_UNIT, restarted));
+		worker = t_http_pid(port);
+		g_assert_cmpint(worker, >, 0);
+		g_assert_cmpint(worker, !=, old);
+		g_assert_true(t_load_wait_answers(&l, worker, 1));
+	}
+	failures = t_load_finish(&l);
+	g_test_message("%s through the drop-in, 5 restarts and 2 kills of the "
+		       "main pid: %u requests, %u failed, %u refused",
+		       DEBIAN_UNIT, l.requests, failures, l.refused);
+	g_assert_cmpuint(l.refused, ==, 0);
+	g_assert_cmpint(prop_int(f->c, DEBIAN_UNIT, "NFileDescriptorStore"),
+			==, 1);
+	cli = master_cli(f->c, "show proc\n");
+	g_assert_nonnull(strstr(cli, "master"));
+	g_assert_cmpint(sctl(f->c, "stop", DEBIAN_UNIT), ==, 0);
+	g_assert_null(t_http_get(port, 200));
+}
+
 /* ---- journal events ---- */
 
 /* The unit's entries with this MESSAGE_ID, as journalctl -o json lines. */
@@ -404,5 +468,9 @@ int main(int argc, char **argv)
 	ADD("debian13/notify-reload", test_notify_reload, trixie);
 	ADD("debian-unit/debian12", test_debian_unit, bookworm);
 	ADD("debian-unit/debian13", test_debian_unit, trixie);
+	ADD("debian-unit/restarts-debian12", test_debian_unit_restarts,
+	    bookworm);
+	ADD("debian-unit/restarts-debian13", test_debian_unit_restarts,
+	    trixie);
 	return g_test_run();
 }

@@ -122,6 +122,36 @@ static void test_ds_ready_after_fork(void)
 	t_site_clear(&f);
 }
 
+/* A unit with a store (--fd-store=on under a NOTIFY_SOCKET) and a
+ * haproxy that cannot take sockets over (1.7): one notice says why, not
+ * one a reload (t/int/real-fdstore checks the same on the real 1.5 and
+ * 1.7 builds). */
+static void test_fdstore_unused_told_once(void)
+{
+	const char *const opts[] = { "--fd-store=on", NULL };
+	g_auto(TNotify) n = { 0 };
+	struct t_site f;
+	Wrapper *w;
+	const char *line;
+
+	t_site_init_fake(&f, NULL);
+	t_notify_open(&n, f.dir);
+	t_site_setenv(&f, "NOTIFY_SOCKET", n.path);
+	w = fx_start(&f, "1.7.0", opts);
+	wait_ready_version(w, 1, "1.7.0");
+	for (guint i = 2; i <= 3; i++) {
+		wrapper_signal(w, SIGUSR2);
+		wait_ready_version(w, i, "1.7.0");
+	}
+	line = wrapper_find_log(w, LOG_FDSTORE_UNUSED);
+	g_assert_nonnull(line);
+	g_assert_nonnull(strstr(line, "haproxy 1.7.0 cannot take"));
+	g_assert_cmpuint(wrapper_count_log(w, LOG_FDSTORE_UNUSED), ==, 1);
+	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);
+	wrapper_free(w);
+	t_site_clear(&f);
+}
+
 static void test_version_15(void)
 {
 	check_ds_family("1.5.18", 2);
@@ -284,5 +314,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/fake/version-1.8-and-later",
 			test_version_18_and_later);
 	g_test_add_func("/fake/version-unparseable", test_version_unparseable);
+	g_test_add_func("/fake/fdstore-unused-told-once",
+			test_fdstore_unused_told_once);
 	return g_test_run();
 }

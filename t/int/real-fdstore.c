@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "t/lib/logs.h"
 #include "t/lib/real.h"
 #include "t/lib/takeover.h"
@@ -474,16 +475,15 @@ static void test_bind_added_across_restart(void)
 	pid1_close(&p);
 }
 
-/* What cannot take the kept sockets over (master-worker mode here) gets
- * none: they are closed and taken out, with a notice, and haproxy binds
- * its own. */
+/* What cannot take the kept sockets over (here, a wrapper told not to
+ * use the store) gets none: they are closed and taken out, with a
+ * notice, and haproxy binds its own. */
 static void test_unusable_dropped(void)
 {
 	g_auto(TSite) s = { 0 };
 	struct pid1 p = { 0 };
 	const char *const on[] = { "--fd-store=on", NULL };
-	const char *const mw[] = { "--fd-store=on", "--master-worker=on",
-				   NULL };
+	const char *const off[] = { "--fd-store=off", NULL };
 	guint64 inode;
 
 	if (!site_init(&s, &p, NULL))
@@ -492,7 +492,7 @@ static void test_unusable_dropped(void)
 	pid1_until_stored(&p, 1);
 	inode = inode_of(kept_for(&p, s.port));
 	stop_first(&s);
-	start_with_kept(&s, &p, mw);
+	start_with_kept(&s, &p, off);
 	t_site_wait_log(&s, "listening sockets kept by systemd across the "
 			"restart are closed");
 	pid1_until_stored(&p, 0);
@@ -912,11 +912,216 @@ static void test_x_only_launched(void)
 	pid1_close(&p);
 }
 
+/* ---- master-worker mode: Debian's unit (EXTRAOPTS=-S ...) ---- */
+
+/* The wrapper's options (--fd-store=on, extra if not NULL) and haproxy's
+ * -S for a master CLI at path (from 1.9; -W alone before), master-worker
+ * mode either way. */
+static void mworker_opts(const char *opts[5], const char *extra,
+			 const char *cli)
+{
+	guint n = 0;
+
+	opts[n++] = "--fd-store=on";
+	if (extra)
+		opts[n++] = extra;
+	opts[n++] = t_haproxy_at_least(1, 9) ? "-S" : "-W";
+	if (t_haproxy_at_least(1, 9))
+		opts[n++] = cli;
+	opts[n] = NULL;
+}
+
+/* The serving master's worker: the one child of master answering. */
+static GPid serving_worker(struct t_site *s, GPid master)
+{
+	GPid worker = t_wait_serving(s->port, T_WAIT);
+
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	return worker;
+}
+
+static void assert_holds(GPid pid, guint64 inode)
+{
+	g_autoptr(GArray) one = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	g_array_append_val(one, inode);
+	g_assert_true(holds_socket(pid, one));
+}
+
+/* The master CLI at path answers "show proc" as master pid (from 1.9).
+ * From 2.5 to 3.0 the master re-executes itself after each load, and its
+ * socket refuses until the new image binds it again (haproxy's own
+ * window, with or without the wrapper): refused is asked again, bounded. */
+static void assert_master_cli(const char *path, GPid master)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 5 };
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree gchar *line = g_strdup_printf("\n%d ", master);
+	char buf[1024];
+	ssize_t n;
+	int fd;
+
+	if (!t_haproxy_at_least(1, 9))
+		return;
+	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	for (gint64 end = t_deadline(T_WAIT);;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		g_assert_cmpint(fd, >=, 0);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		g_assert_cmpint(errno, ==, ECONNREFUSED);
+		close(fd);
+		g_assert_cmpint(t_ms_left(end), >, 0);
+		/* A pause that ends early only if the master dies. */
+		g_assert_false(t_wait_gone(master, 10));
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	g_assert_cmpint(write(fd, "show proc\n", 10), ==, 10);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(out, buf, n);
+	close(fd);
+	g_test_message("master CLI: %s", out->str);
+	g_assert_nonnull(strstr(out->str, line));
+	g_assert_nonnull(strstr(out->str, "master"));
+}
+
+/*
+ * Debian's haproxy.service through the drop-in: -S selects master-worker
+ * mode. The serving workers' listening socket is kept in the store, and
+ * stays the same one across a reload of the master; then systemd's kill
+ * (the wrapper and every haproxy of the unit, SIGKILL) and Restart=: a
+ * connection made while no haproxy runs waits in the kept socket's
+ * backlog and the next wrapper's first master takes it over (-x), its
+ * worker answers it, a load running throughout is never refused, and the
+ * master CLI answers again on -S. data: one more option of the wrapper,
+ * or NULL; with --seamless-reload=off no stats socket exposes the
+ * listeners, and they are taken from the worker with pidfd_getfd().
+ */
+static void test_mworker_kill_refuses_nothing(gconstpointer data)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	struct t_load load = { 0 };
+	g_autofree gchar *cli = NULL;
+	const char *opts[5];
+	GPid master, worker;
+	guint64 inode;
+	int waiting;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	cli = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
+	mworker_opts(opts, data, cli);
+	t_site_start_wrapper(&s, NULL, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	g_assert_nonnull(wrapper_find_log(s.w, " -Ws"));
+	worker = serving_worker(&s, master);
+	pid1_until_stored(&p, 1);
+	inode = inode_of(kept_for(&p, s.port));
+	assert_holds(worker, inode);
+
+	/* A reload: the master passes the socket on to its new worker
+	 * when a stats socket exposes it (our fragment) or, from 2.6,
+	 * through its own socketpair, and the store keeps it, nothing taken
+	 * out; else the new worker binds a new one, which the store follows
+	 * (the old one taken out). The answer comes once it is sent. */
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	worker = serving_worker(&s, master);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
+	if (!data || t_haproxy_at_least(2, 6)) {
+		g_assert_cmpuint(p.removed, ==, 0);
+		g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	} else {
+		g_assert_cmpuint(p.removed, ==, 1);
+		inode = inode_of(kept_for(&p, s.port));
+	}
+	assert_holds(worker, inode);
+	assert_master_cli(cli, master);
+
+	t_load_start(&load, s.port);
+	g_assert_true(t_load_wait_answers(&load, worker, 10));
+	/* systemd's KillMode: the wrapper and all below it, at once. */
+	g_clear_pointer(&s.w, wrapper_free);
+	g_assert_true(t_wait_gone(master, T_WAIT));
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	waiting = connect_port(s.port);
+	g_assert_cmpint(waiting, >=, 0);
+	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
+			strlen(request));
+
+	start_with_kept(&s, &p, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	g_assert_cmpint(proc_parent(master), ==, s.w->pid);
+	worker = answered_by(waiting);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	assert_holds(worker, inode);
+	g_assert_true(t_load_wait_answers(&load, worker, 10));
+	t_load_finish(&load);
+	/* A request the killed worker had taken is reset with it; none is
+	 * refused. */
+	g_assert_cmpuint(load.refused, ==, 0);
+	g_assert_cmpuint(load.failures, <=, 1);
+	assert_master_cli(cli, master);
+	/* The same socket still kept under its name. */
+	g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
+	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/* A bind a master's reload drops is taken out of the store at that
+ * reload, as a new generation's would be. */
+static void test_mworker_bind_removed(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	g_autofree gchar *cli = NULL;
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	const char *opts[5];
+	GPid master, worker;
+
+	if (!site_init(&s, &p, bind))
+		return;
+	cli = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
+	mworker_opts(opts, NULL, cli);
+	t_site_start_wrapper(&s, NULL, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	worker = serving_worker(&s, master);
+	pid1_until_stored(&p, 2);
+	g_assert_cmpint(kept_for(&p, extra), >=, 0);
+	t_site_config(&s, NULL);
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	g_assert_true(t_wait_gone(worker, T_WAIT));
+	pid1_until_stored(&p, 1);
+	g_assert_cmpint(kept_for(&p, extra), ==, -1);
+	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
+	assert_refused(extra);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
- * haproxy accepts). Generation 1's sockets would have been sent right
- * after its READY=1, before any later answer of the wrapper.
+ * haproxy accepts), and one notice says so, not one a reload.
+ * Generation 1's sockets would have been sent right after its READY=1,
+ * before any later answer of the wrapper.
  */
 static void test_old_haproxy_stores_nothing(void)
 {
@@ -937,6 +1142,10 @@ static void test_old_haproxy_stores_nothing(void)
 	pid1_drain(&p);
 	g_assert_cmpuint(p.ready, >=, 1);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
+	real_reload(&s, SIGUSR2, TRUE);
+	g_assert_cmpuint(wrapper_count_log(s.w, LOG_FDSTORE_UNUSED), ==, 1);
+	g_assert_nonnull(strstr(wrapper_find_log(s.w, LOG_FDSTORE_UNUSED),
+				"-x needs 1.8 or later"));
 	t_site_stop(&s);
 	pid1_close(&p);
 }
@@ -988,6 +1197,13 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/others-closed", test_others_closed);
 	g_test_add_func("/fdstore/many-handed", test_many_handed);
 	g_test_add_func("/fdstore/x-only-launched", test_x_only_launched);
+	g_test_add_data_func("/fdstore/mworker-kill-refuses-nothing", NULL,
+			     test_mworker_kill_refuses_nothing);
+	g_test_add_data_func("/fdstore/mworker-kill-refuses-nothing-no-x",
+			     "--seamless-reload=off",
+			     test_mworker_kill_refuses_nothing);
+	g_test_add_func("/fdstore/mworker-bind-removed",
+			test_mworker_bind_removed);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	return g_test_run();

@@ -384,3 +384,8 @@
 /* "<5>N descriptors handed in LISTEN_FDS are not the fd store's ...:
  * closed" (once, whatever their number). */
 #define LOG_HANDED_NOT_OURS	"handed in LISTEN_FDS are not the fd store's"
+/* ---- fd store ---- */
+/* The one notice that a unit's fd store cannot be used: "systemd's fd
+ * store is not used: haproxy V cannot take listening sockets over (-x
+ * needs 1.8 or later); a restart refuses connections". */
+#define LOG_FDSTORE_UNUSED	"<5>haproxy-systemd-wrapper: systemd's fd store is not used: haproxy "

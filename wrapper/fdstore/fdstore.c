@@ -38,6 +38,7 @@ struct fdstore {
 	gboolean unit_store_seen;	/* and held some of our names */
 	gboolean first_decided;
 	gboolean told;
+	gboolean told_unusable;	/* the one notice that the store is unused */
 };
 
 static gchar *name_of(guint64 inode)
@@ -296,6 +297,13 @@ void fdstore_empty(struct fdstore *st, const char *why)
 	write_names(st);
 }
 
+/* -x: haproxy 1.8 and later, standalone (-db) or master-worker (-Ws: the
+ * master, or from 3.1 its first worker, asks at its first start). */
+static gboolean mode_takes_over(enum launch_mode mode)
+{
+	return mode == LAUNCH_DB || mode == LAUNCH_MW;
+}
+
 const char *fdstore_first_source(struct fdstore *st,
 				 const struct haproxy_version *v,
 				 enum launch_mode mode)
@@ -314,9 +322,8 @@ const char *fdstore_first_source(struct fdstore *st,
 		fdstore_empty(st, "--fd-store=off");
 		return NULL;
 	}
-	if (haproxy_version_compare(v, 1, 8, 0) < 0 || mode != LAUNCH_DB) {
-		fdstore_empty(st, "only haproxy 1.8 and later, without -W, take "
-			     "them over");
+	if (!mode_takes_over(mode)) {
+		fdstore_empty(st, "only haproxy 1.8 and later take them over");
 		return NULL;
 	}
 	if (!st->rundir) {
@@ -342,6 +349,15 @@ void fdstore_launched(struct fdstore *st, const struct generation *g)
 		getsocks_server_expect(st->server, g->pid);
 }
 
+/* Who holds g's listening sockets: a master closes its own once its
+ * workers are forked; its newest worker holds them. */
+static GPid listening_pid(const struct generation *g)
+{
+	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
+		return g_array_index(g->workers, GPid, g->workers->len - 1);
+	return g->pid;
+}
+
 /*
  * Our copies of the serving generation's listening sockets. They are
  * asked of its exposed stats socket, as a new haproxy would ask, since
@@ -362,7 +378,7 @@ static GArray *listening_fds(const struct fdstore *st,
 		g_array_free(fds, TRUE);
 		log_debug("fd store: %s", error->message);
 	}
-	return proc_listening_fds(g->pid);
+	return proc_listening_fds(listening_pid(g));
 }
 
 static gboolean tcp_listener(int fd)
@@ -428,6 +444,17 @@ static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
 	return TRUE;
 }
 
+/* A unit with a store that this haproxy cannot use: said once, why. */
+static void tell_unusable(struct fdstore *st, const struct generation *g)
+{
+	if (st->told_unusable || !unit_has_store(st))
+		return;
+	st->told_unusable = TRUE;
+	log_notice("systemd's fd store is not used: haproxy %s cannot take "
+		   "listening sockets over (-x needs 1.8 or later); a restart "
+		   "refuses connections", g->version);
+}
+
 void fdstore_serving(struct fdstore *st, const struct generation *g)
 {
 	g_autoptr(GHashTable) serving = NULL;
@@ -439,7 +466,8 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 	if (!st)
 		return;
 	g_clear_pointer(&st->server, getsocks_server_free);
-	if (!unit_has_store(st) || g->mode != LAUNCH_DB) {
+	if (!unit_has_store(st) || !mode_takes_over(g->mode)) {
+		tell_unusable(st, g);
 		fdstore_empty(st, "not storable");
 		return;
 	}

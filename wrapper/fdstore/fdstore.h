@@ -5,8 +5,12 @@
  * that they stay open while no haproxy runs: across `systemctl restart`
  * and a crash of the wrapper followed by Restart=, connections wait in
  * their backlog instead of being refused. The next wrapper gets them back
- * as LISTEN_FDS and its first haproxy (1.8 and later, standalone) takes
- * them over through -x from a server of ours (wrapper/fdstore/getsocks.h).
+ * as LISTEN_FDS and its first haproxy (1.8 and later) takes them over
+ * through -x from a server of ours (wrapper/fdstore/getsocks.h): a
+ * standalone one, or in master-worker mode the master (up to 3.0) or its
+ * first worker (3.1 and later), which hands them on at every reload.
+ * What is stored in master-worker mode comes from the newest worker: a
+ * master closes its own copies once its workers are forked.
  *
  * Only TCP listeners are stored: a unix socket's path may be gone by the
  * next start (the runtime directory's are removed at every stop).
@@ -52,6 +56,9 @@ const char *fdstore_first_source(struct fdstore *st,
  * root or our user. */
 void fdstore_launched(struct fdstore *st, const struct generation *g);
 /* g serves: its listening sockets are stored, the others taken out. */
+/* g serves (a generation ready, or a master that loaded again): its
+ * listening sockets are stored, the others taken out. Where the unit has
+ * a store that g cannot use (haproxy < 1.8), one notice says so. */
 void fdstore_serving(struct fdstore *st, const struct generation *g);
 /* A stop begins (or a restart: the wrapper cannot tell them apart).
  * Stored sockets that another process's listener shares an address with

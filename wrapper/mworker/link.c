@@ -185,6 +185,7 @@ static void reload_loaded(struct master_link *m, struct generation *g,
 	/* The master re-executes its own binary: the version the wrapper
 	 * found is the one it runs when both are the same file. */
 	g_strlcpy(g->version, m->version, sizeof(g->version));
+	outcome_master_reloaded(m->sv, g);
 	reload_ok(m, g, fresh);
 }
 
@@ -249,6 +250,7 @@ static void reloaded_behind_our_back(struct master_link *m,
 	retire_workers(m, g, FALSE);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
 	workers_retired(m);
+	outcome_master_reloaded(m->sv, g);
 }
 
 static void master_ready(struct master_link *m, struct generation *g,
