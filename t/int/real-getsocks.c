@@ -6,17 +6,21 @@
  * 252), the family (IPv4; IPv6 v6only, v4v6, neither) or a unix bind; a
  * client that never acknowledges, or that is not haproxy, gets nothing
  * more and leaves the server serving; only the process the server was
- * told of (or one it forked) is served, no other of the same user. 127.0.0.1 and ::1 only; every wait
+ * told of (or one it forked) is served, no other of the same user, nor
+ * a process that got the pid of the launched one or of a client reaped
+ * since it connected. 127.0.0.1 and ::1 only; every wait
  * is on a real event and bounded; every haproxy is ended by pid.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -24,6 +28,7 @@
 #include "t/lib/harness.h"
 #include "t/lib/takeover.h"
 #include "wrapper/fdstore/getsocks.h"
+
 
 /* A listening socket as haproxy makes one, on a port the kernel chose. */
 static int listener(int family, int v6only, guint16 *port)
@@ -518,6 +523,37 @@ static void test_not_haproxy(void)
 	run_clear(&r);
 }
 
+/* In a child, after fork or clone (async-signal-safe calls only): asks
+ * path for the sockets; 0 when nothing came, the exit status. */
+static int ask_in_child(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char buf[4096];
+	struct iovec iov = { buf, sizeof(buf) };
+	union {
+		char c[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd;
+	ssize_t n;
+
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(a.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return 4;
+	/* Closed on us before the request is out: nothing got. */
+	if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10)
+		return errno == EPIPE || errno == ECONNRESET ? 0 : 6;
+	msg.msg_control = control.c;
+	msg.msg_controllen = sizeof(control.c);
+	n = recvmsg(fd, &msg, 0);
+	/* Closed on us, our request unread: a reset. */
+	if (n < 0 && errno == ECONNRESET)
+		return 0;
+	return n == 0 && !msg.msg_controllen ? 0 : 1;
+}
+
 /* The file's mode is the first guard; the peer's uid the second: a
  * client of another user gets nothing even where the mode would let it
  * connect. */
@@ -543,34 +579,12 @@ static void test_other_user(void)
 	child = fork();
 	g_assert_cmpint(child, >=, 0);
 	if (child == 0) {
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		char buf[4096];
-		struct iovec iov = { buf, sizeof(buf) };
-		union {
-			char c[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
-			struct cmsghdr align;
-		} control;
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-		int fd;
-		ssize_t n;
-
 		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(3);
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		strcpy(a.sun_path, r.path);
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-			_exit(4);
-		/* Closed on us before the request is out: nothing got. */
-		if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10)
-			_exit(errno == EPIPE || errno == ECONNRESET ? 0 : 6);
-		msg.msg_control = control.c;
-		msg.msg_controllen = sizeof(control.c);
-		n = recvmsg(fd, &msg, 0);
-		/* Closed on us, our request unread: a reset. */
-		if (n < 0 && errno == ECONNRESET)
-			_exit(0);
-		_exit(n == 0 && !msg.msg_controllen ? 0 : 1);
+		_exit(ask_in_child(r.path));
 	}
+	/* The one launched, even: its uid alone refuses it. */
+	getsocks_server_expect(s, child);
 	serve_until(s, 1, 0);
 	g_assert_cmpint(t_wait_child(child, T_WAIT), ==, 0);
 	g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
@@ -578,6 +592,119 @@ static void test_other_user(void)
 	g_clear_pointer(&s, getsocks_server_free);
 	g_assert_no_errno(rmdir(open_dir));
 	run_clear(&r);
+}
+
+
+/* A child given pid (free again: reaped) by clone3's set_tid, root's
+ * alone: it asks path for the sockets and exits with ask_in_child()'s
+ * answer, or, without a path, waits to be killed. 0 (the test skipped)
+ * where the kernel refuses. */
+static GPid clone_with_pid(GPid pid, const char *path)
+{
+	pid_t tid = pid;
+	struct clone_args ca = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (guint64)(guintptr)&tid,
+		.set_tid_size = 1,
+	};
+	long child = syscall(SYS_clone3, &ca, sizeof(ca));
+
+	if (child == 0) {
+		if (path)
+			_exit(ask_in_child(path));
+		for (;;)
+			pause();
+	}
+	if (child < 0) {
+		g_test_skip("no process of a chosen pid (clone3 set_tid)");
+		return 0;
+	}
+	g_assert_cmpint(child, ==, pid);
+	return child;
+}
+
+/*
+ * The launched process ended and was reaped: its pid names it no more.
+ * Another process given that pid gets nothing.
+ */
+static void test_launched_pid_reused(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	GPid launched, again;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	launched = fork();
+	g_assert_cmpint(launched, >=, 0);
+	if (launched == 0)
+		_exit(0);
+	/* Told while it is an unreaped child, as the wrapper tells it. */
+	getsocks_server_expect(s, launched);
+	g_assert_cmpint(t_wait_child(launched, T_WAIT), ==, 0);
+	again = clone_with_pid(launched, r.path);
+	if (again) {
+		serve_until(s, 1, 0);
+		g_assert_cmpint(t_wait_child(again, T_WAIT), ==, 0);
+		g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+		g_assert_cmpuint(getsocks_server_handed(s), ==, 0);
+	}
+	run_clear(&r);
+}
+
+/*
+ * The client connected, then ended and was reaped before the server got
+ * to it: its pid may name another process by then, here one the launched
+ * process (this test) forked, which would pass for its worker. The
+ * connection gets nothing.
+ */
+static void asker_pid_reused(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	GPid asker, again;
+	guint fds_got;
+	int fd;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	getsocks_server_expect(s, getpid());
+	/* Ours to hold; the asker's connect() names it as the peer. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	g_assert_cmpint(fd, >=, 0);
+	asker = fork();
+	g_assert_cmpint(asker, >=, 0);
+	if (asker == 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+		strcpy(a.sun_path, r.path);
+		_exit(connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0);
+	}
+	g_assert_cmpint(t_wait_child(asker, T_WAIT), ==, 0);
+	again = clone_with_pid(asker, NULL);
+	if (again) {
+		g_assert_cmpint(send(fd, "_getsocks\n", 10, MSG_NOSIGNAL), ==,
+				10);
+		drain(fd, &fds_got);
+		g_assert_no_errno(kill(again, SIGKILL));
+		g_assert_cmpint(t_wait_child(again, T_WAIT), ==, SIGKILL);
+		if (fds_got)
+			g_error("a connection whose pid was reused got %u "
+				"listening sockets", fds_got);
+		g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+		g_assert_cmpuint(getsocks_server_handed(s), ==, 0);
+	}
+	close(fd);
+	run_clear(&r);
+}
+
+static void test_asker_pid_reused(void)
+{
+	asker_pid_reused();
 }
 
 /*
@@ -658,6 +785,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/getsocks/other-user", test_other_user);
 	g_test_add_func("/getsocks/only-launched", test_only_launched);
 	g_test_add_func("/getsocks/forked-client", test_forked_client);
+	g_test_add_func("/getsocks/launched-pid-reused",
+			test_launched_pid_reused);
+	g_test_add_func("/getsocks/asker-pid-reused", test_asker_pid_reused);
 	g_test_add_func("/getsocks/nothing-to-offer", test_nothing_to_offer);
 	return g_test_run();
 }
