@@ -13,9 +13,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -29,6 +33,9 @@
 #include "t/lib/takeover.h"
 #include "wrapper/fdstore/getsocks.h"
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 /* A listening socket as haproxy makes one, on a port the kernel chose. */
 static int listener(int family, int v6only, guint16 *port)
@@ -707,6 +714,59 @@ static void test_asker_pid_reused(void)
 	asker_pid_reused();
 }
 
+/* SO_PEERPIDFD fails with err in this process (all its threads). */
+static gboolean peerpidfd_fails_with(int err)
+{
+#if defined(__x86_64__)
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getsockopt, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOL_SOCKET, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SO_PEERPIDFD, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K,
+			 SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = G_N_ELEMENTS(f), .filter = f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		       SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0;
+#else
+	return FALSE;
+#endif
+}
+
+/*
+ * The same where the kernel gives no pidfd for a reaped peer: Linux 6.5
+ * to 6.16 answer SO_PEERPIDFD with EINVAL then (6.17 gives one of an
+ * ended process). A filter makes this kernel answer so.
+ */
+static void test_asker_pid_reused_einval(void)
+{
+	if (g_test_subprocess()) {
+		if (!peerpidfd_fails_with(EINVAL)) {
+			g_test_skip("no seccomp filter");
+			return;
+		}
+		asker_pid_reused();
+		return;
+	}
+	g_test_trap_subprocess(NULL, 3 * T_WAIT * 1000,
+			       G_TEST_SUBPROCESS_INHERIT_STDOUT |
+				       G_TEST_SUBPROCESS_INHERIT_STDERR);
+	g_test_trap_assert_passed();
+}
+
 /*
  * Only the process the server was told of gets the sockets: before it is
  * named, nobody; then another process of the same user (this test) gets
@@ -788,6 +848,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/getsocks/launched-pid-reused",
 			test_launched_pid_reused);
 	g_test_add_func("/getsocks/asker-pid-reused", test_asker_pid_reused);
+	g_test_add_func("/getsocks/asker-pid-reused-einval",
+			test_asker_pid_reused_einval);
 	g_test_add_func("/getsocks/nothing-to-offer", test_nothing_to_offer);
 	return g_test_run();
 }
