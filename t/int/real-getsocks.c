@@ -6,9 +6,10 @@
  * 252), the family (IPv4; IPv6 v6only, v4v6, neither) or a unix bind; a
  * client that never acknowledges, or that is not haproxy, gets nothing
  * more and leaves the server serving; only the process the server was
- * told of (or one it forked) is served, no other of the same user, nor
- * a process that got the pid of the launched one or of a client reaped
- * since it connected. 127.0.0.1 and ::1 only; every wait
+ * told of (or one it forked: haproxy 3.1+ with "master-worker" in the
+ * configuration asks from its worker) is served, no other of the same
+ * user, nor a process that got the pid of the launched one or of a
+ * client reaped since it connected. 127.0.0.1 and ::1 only; every wait
  * is on a real event and bounded; every haproxy is ended by pid.
  */
 #include <arpa/inet.h>
@@ -813,6 +814,48 @@ static void test_forked_client(void)
 	run_clear(&r);
 }
 
+/*
+ * haproxy with -db and "master-worker" in its global section: from 3.1
+ * the worker, forked by the launched master, loads the configuration
+ * and asks for the sockets (before, the master asks and the worker
+ * inherits them). It is served, and serves on the very sockets.
+ */
+static void test_master_worker_keyword(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *body = NULL;
+	g_auto(GStrv) parts = NULL;
+	g_autofree gchar *mw = NULL;
+	g_autofree gchar *cfg = NULL;
+	GPid master, worker;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	text = t_config_text(r.port, NULL);
+	parts = g_strsplit(text, "global\n", 2);
+	g_assert_cmpuint(g_strv_length(parts), ==, 2);
+	mw = g_strconcat(parts[0], "global\n    master-worker\n", parts[1],
+			 NULL);
+	cfg = t_write_file(r.dir, "h.cfg", mw);
+	master = start_haproxy(r.dir, cfg, r.path);
+	getsocks_server_expect(s, master);
+	serve_until(s, 1, master);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 0);
+	g_assert_cmpuint(getsocks_server_handed(s), ==, 1);
+	body = t_http_get(r.port, T_WAIT);
+	g_assert_nonnull(body);
+	worker = t_pid_in(body, "pid=");
+	t_remember(worker, t_haproxy_path());
+	g_assert_cmpint(worker, !=, master);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	assert_holds_all(worker, &g_array_index(r.fds, int, 0), r.fds->len);
+	run_clear(&r);
+}
+
 /* Nothing to offer: no server (a count of 0 fails haproxy 1.8 to 2.2). */
 static void test_nothing_to_offer(void)
 {
@@ -845,6 +888,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/getsocks/other-user", test_other_user);
 	g_test_add_func("/getsocks/only-launched", test_only_launched);
 	g_test_add_func("/getsocks/forked-client", test_forked_client);
+	g_test_add_func("/getsocks/master-worker-keyword",
+			test_master_worker_keyword);
 	g_test_add_func("/getsocks/launched-pid-reused",
 			test_launched_pid_reused);
 	g_test_add_func("/getsocks/asker-pid-reused", test_asker_pid_reused);
