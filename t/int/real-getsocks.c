@@ -6,17 +6,26 @@
  * 252), the family (IPv4; IPv6 v6only, v4v6, neither) or a unix bind; a
  * client that never acknowledges, or that is not haproxy, gets nothing
  * more and leaves the server serving; only the process the server was
- * told of (or one it forked) is served, no other of the same user. 127.0.0.1 and ::1 only; every wait
+ * told of (or one it forked: haproxy 3.1+ with "master-worker" in the
+ * configuration asks from its worker) is served, no other of the same
+ * user, nor a process that got the pid of the launched one or of a
+ * client reaped since it connected. 127.0.0.1 and ::1 only; every wait
  * is on a real event and bounded; every haproxy is ended by pid.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -24,6 +33,10 @@
 #include "t/lib/harness.h"
 #include "t/lib/takeover.h"
 #include "wrapper/fdstore/getsocks.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 /* A listening socket as haproxy makes one, on a port the kernel chose. */
 static int listener(int family, int v6only, guint16 *port)
@@ -518,6 +531,37 @@ static void test_not_haproxy(void)
 	run_clear(&r);
 }
 
+/* In a child, after fork or clone (async-signal-safe calls only): asks
+ * path for the sockets; 0 when nothing came, the exit status. */
+static int ask_in_child(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char buf[4096];
+	struct iovec iov = { buf, sizeof(buf) };
+	union {
+		char c[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd;
+	ssize_t n;
+
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(a.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return 4;
+	/* Closed on us before the request is out: nothing got. */
+	if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10)
+		return errno == EPIPE || errno == ECONNRESET ? 0 : 6;
+	msg.msg_control = control.c;
+	msg.msg_controllen = sizeof(control.c);
+	n = recvmsg(fd, &msg, 0);
+	/* Closed on us, our request unread: a reset. */
+	if (n < 0 && errno == ECONNRESET)
+		return 0;
+	return n == 0 && !msg.msg_controllen ? 0 : 1;
+}
+
 /* The file's mode is the first guard; the peer's uid the second: a
  * client of another user gets nothing even where the mode would let it
  * connect. */
@@ -543,34 +587,12 @@ static void test_other_user(void)
 	child = fork();
 	g_assert_cmpint(child, >=, 0);
 	if (child == 0) {
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		char buf[4096];
-		struct iovec iov = { buf, sizeof(buf) };
-		union {
-			char c[CMSG_SPACE(sizeof(int) * GETSOCKS_BATCH)];
-			struct cmsghdr align;
-		} control;
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-		int fd;
-		ssize_t n;
-
 		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(3);
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		strcpy(a.sun_path, r.path);
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-			_exit(4);
-		/* Closed on us before the request is out: nothing got. */
-		if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10)
-			_exit(errno == EPIPE || errno == ECONNRESET ? 0 : 6);
-		msg.msg_control = control.c;
-		msg.msg_controllen = sizeof(control.c);
-		n = recvmsg(fd, &msg, 0);
-		/* Closed on us, our request unread: a reset. */
-		if (n < 0 && errno == ECONNRESET)
-			_exit(0);
-		_exit(n == 0 && !msg.msg_controllen ? 0 : 1);
+		_exit(ask_in_child(r.path));
 	}
+	/* The one launched, even: its uid alone refuses it. */
+	getsocks_server_expect(s, child);
 	serve_until(s, 1, 0);
 	g_assert_cmpint(t_wait_child(child, T_WAIT), ==, 0);
 	g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
@@ -578,6 +600,172 @@ static void test_other_user(void)
 	g_clear_pointer(&s, getsocks_server_free);
 	g_assert_no_errno(rmdir(open_dir));
 	run_clear(&r);
+}
+
+
+/* A child given pid (free again: reaped) by clone3's set_tid, root's
+ * alone: it asks path for the sockets and exits with ask_in_child()'s
+ * answer, or, without a path, waits to be killed. 0 (the test skipped)
+ * where the kernel refuses. */
+static GPid clone_with_pid(GPid pid, const char *path)
+{
+	pid_t tid = pid;
+	struct clone_args ca = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (guint64)(guintptr)&tid,
+		.set_tid_size = 1,
+	};
+	long child = syscall(SYS_clone3, &ca, sizeof(ca));
+
+	if (child == 0) {
+		if (path)
+			_exit(ask_in_child(path));
+		for (;;)
+			pause();
+	}
+	if (child < 0) {
+		g_test_skip("no process of a chosen pid (clone3 set_tid)");
+		return 0;
+	}
+	g_assert_cmpint(child, ==, pid);
+	return child;
+}
+
+/*
+ * The launched process ended and was reaped: its pid names it no more.
+ * Another process given that pid gets nothing.
+ */
+static void test_launched_pid_reused(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	GPid launched, again;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	launched = fork();
+	g_assert_cmpint(launched, >=, 0);
+	if (launched == 0)
+		_exit(0);
+	/* Told while it is an unreaped child, as the wrapper tells it. */
+	getsocks_server_expect(s, launched);
+	g_assert_cmpint(t_wait_child(launched, T_WAIT), ==, 0);
+	again = clone_with_pid(launched, r.path);
+	if (again) {
+		serve_until(s, 1, 0);
+		g_assert_cmpint(t_wait_child(again, T_WAIT), ==, 0);
+		g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+		g_assert_cmpuint(getsocks_server_handed(s), ==, 0);
+	}
+	run_clear(&r);
+}
+
+/*
+ * The client connected, then ended and was reaped before the server got
+ * to it: its pid may name another process by then, here one the launched
+ * process (this test) forked, which would pass for its worker. The
+ * connection gets nothing.
+ */
+static void asker_pid_reused(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	GPid asker, again;
+	guint fds_got;
+	int fd;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	getsocks_server_expect(s, getpid());
+	/* Ours to hold; the asker's connect() names it as the peer. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	g_assert_cmpint(fd, >=, 0);
+	asker = fork();
+	g_assert_cmpint(asker, >=, 0);
+	if (asker == 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+		strcpy(a.sun_path, r.path);
+		_exit(connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0);
+	}
+	g_assert_cmpint(t_wait_child(asker, T_WAIT), ==, 0);
+	again = clone_with_pid(asker, NULL);
+	if (again) {
+		g_assert_cmpint(send(fd, "_getsocks\n", 10, MSG_NOSIGNAL), ==,
+				10);
+		drain(fd, &fds_got);
+		g_assert_no_errno(kill(again, SIGKILL));
+		g_assert_cmpint(t_wait_child(again, T_WAIT), ==, SIGKILL);
+		if (fds_got)
+			g_error("a connection whose pid was reused got %u "
+				"listening sockets", fds_got);
+		g_assert_cmpuint(getsocks_server_refused(s), ==, 1);
+		g_assert_cmpuint(getsocks_server_handed(s), ==, 0);
+	}
+	close(fd);
+	run_clear(&r);
+}
+
+static void test_asker_pid_reused(void)
+{
+	asker_pid_reused();
+}
+
+/* SO_PEERPIDFD fails with err in this process (all its threads). */
+static gboolean peerpidfd_fails_with(int err)
+{
+#if defined(__x86_64__)
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getsockopt, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOL_SOCKET, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SO_PEERPIDFD, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K,
+			 SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = G_N_ELEMENTS(f), .filter = f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		       SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0;
+#else
+	return FALSE;
+#endif
+}
+
+/*
+ * The same where the kernel gives no pidfd for a reaped peer: Linux 6.5
+ * to 6.16 answer SO_PEERPIDFD with EINVAL then (6.17 gives one of an
+ * ended process). A filter makes this kernel answer so.
+ */
+static void test_asker_pid_reused_einval(void)
+{
+	if (g_test_subprocess()) {
+		if (!peerpidfd_fails_with(EINVAL)) {
+			g_test_skip("no seccomp filter");
+			return;
+		}
+		asker_pid_reused();
+		return;
+	}
+	g_test_trap_subprocess(NULL, 3 * T_WAIT * 1000,
+			       G_TEST_SUBPROCESS_INHERIT_STDOUT |
+				       G_TEST_SUBPROCESS_INHERIT_STDERR);
+	g_test_trap_assert_passed();
 }
 
 /*
@@ -626,6 +814,48 @@ static void test_forked_client(void)
 	run_clear(&r);
 }
 
+/*
+ * haproxy with -db and "master-worker" in its global section: from 3.1
+ * the worker, forked by the launched master, loads the configuration
+ * and asks for the sockets (before, the master asks and the worker
+ * inherits them). It is served, and serves on the very sockets.
+ */
+static void test_master_worker_keyword(void)
+{
+	struct run r = { 0 };
+	g_autoptr(GetsocksServer) s = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *body = NULL;
+	g_auto(GStrv) parts = NULL;
+	g_autofree gchar *mw = NULL;
+	g_autofree gchar *cfg = NULL;
+	GPid master, worker;
+
+	if (!applies())
+		return;
+	run_init(&r);
+	s = run_server(&r);
+	text = t_config_text(r.port, NULL);
+	parts = g_strsplit(text, "global\n", 2);
+	g_assert_cmpuint(g_strv_length(parts), ==, 2);
+	mw = g_strconcat(parts[0], "global\n    master-worker\n", parts[1],
+			 NULL);
+	cfg = t_write_file(r.dir, "h.cfg", mw);
+	master = start_haproxy(r.dir, cfg, r.path);
+	getsocks_server_expect(s, master);
+	serve_until(s, 1, master);
+	g_assert_cmpuint(getsocks_server_refused(s), ==, 0);
+	g_assert_cmpuint(getsocks_server_handed(s), ==, 1);
+	body = t_http_get(r.port, T_WAIT);
+	g_assert_nonnull(body);
+	worker = t_pid_in(body, "pid=");
+	t_remember(worker, t_haproxy_path());
+	g_assert_cmpint(worker, !=, master);
+	g_assert_cmpint(proc_parent(worker), ==, master);
+	assert_holds_all(worker, &g_array_index(r.fds, int, 0), r.fds->len);
+	run_clear(&r);
+}
+
 /* Nothing to offer: no server (a count of 0 fails haproxy 1.8 to 2.2). */
 static void test_nothing_to_offer(void)
 {
@@ -658,6 +888,13 @@ int main(int argc, char **argv)
 	g_test_add_func("/getsocks/other-user", test_other_user);
 	g_test_add_func("/getsocks/only-launched", test_only_launched);
 	g_test_add_func("/getsocks/forked-client", test_forked_client);
+	g_test_add_func("/getsocks/master-worker-keyword",
+			test_master_worker_keyword);
+	g_test_add_func("/getsocks/launched-pid-reused",
+			test_launched_pid_reused);
+	g_test_add_func("/getsocks/asker-pid-reused", test_asker_pid_reused);
+	g_test_add_func("/getsocks/asker-pid-reused-einval",
+			test_asker_pid_reused_einval);
 	g_test_add_func("/getsocks/nothing-to-offer", test_nothing_to_offer);
 	return g_test_run();
 }

@@ -368,14 +368,22 @@ static gboolean pidfd_ended(int pidfd)
 	return poll(&p, 1, 0) != 0;
 }
 
-/* The peer's pidfd, where the kernel tells it (Linux >= 6.5), or -1. */
-static int peer_pidfd(int fd)
+/*
+ * The peer's pidfd, where the kernel tells it (Linux >= 6.5), or -1.
+ * *reaped: it told that the peer has ended and was reaped, by having no
+ * pidfd to give (EINVAL before Linux 6.17, which gives one of an ended
+ * process): its pid may be another process's already.
+ */
+static int peer_pidfd(int fd, gboolean *reaped)
 {
 	int pidfd = -1;
 	socklen_t len = sizeof(pidfd);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+	*reaped = FALSE;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
+		*reaped = errno == EINVAL || errno == ESRCH;
 		return -1;
+	}
 	return pidfd;
 }
 
@@ -397,16 +405,17 @@ static gboolean forked_from(GPid pid, GPid ancestor)
  * the sockets (alive, so its pid names it), or one it forked. */
 static const char *peer_refusal(struct getsocks_server *s, int fd, pid_t peer)
 {
+	gboolean reaped;
 	int pidfd;
 	const char *why = NULL;
 
 	if (!s->expected || (s->expected_pidfd >= 0 &&
 			     pidfd_ended(s->expected_pidfd)))
 		return "no haproxy launched by the wrapper waits for them";
-	pidfd = peer_pidfd(fd);
+	pidfd = peer_pidfd(fd, &reaped);
 	/* Alive before and after the look at its ancestry: peer named the
 	 * client all along. */
-	if ((pidfd >= 0 && pidfd_ended(pidfd)) ||
+	if (reaped || (pidfd >= 0 && pidfd_ended(pidfd)) ||
 	    !forked_from(peer, s->expected) ||
 	    (pidfd >= 0 && pidfd_ended(pidfd)))
 		why = "not the haproxy the wrapper launched";
