@@ -105,6 +105,7 @@ static void cleanup_now(int sig)
 		if (sites[i]->dir)
 			t_rmtree(sites[i]->dir);
 	}
+	t_rmtree_all();
 	sigaction(sig, sig == SIGABRT ? &previous_abrt : &previous_trap,
 		  NULL);
 	raise(sig);
