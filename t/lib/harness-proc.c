@@ -276,8 +276,14 @@ struct t_started *t_remember(GPid pid, const char *exe_suffix)
 
 void t_end_started(struct t_started *p)
 {
-	if (!t_signal_verified(p, SIGTERM))
+	if (!t_signal_verified(p, SIGTERM)) {
+		/* Gone, or its pid reused: else it runs something else than
+		 * it was registered with, and would be left running. */
+		g_assert_false(t_pid_alive(p->pid) &&
+			       proc_same_process_at("/proc", p->pid,
+						    p->start_time));
 		return;
+	}
 	if (!t_wait_gone(p->pid, T_WAIT))
 		t_signal_verified(p, SIGKILL);
 	g_assert_true(t_wait_gone(p->pid, T_WAIT));

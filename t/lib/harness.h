@@ -366,10 +366,12 @@ void t_rmtree_all(void);
 
 /*
  * The one cleanup, registered once (t_site_init and every wrapper start
- * do): on SIGABRT or SIGTRAP, every wrapper and all below it, every
- * registered process (verified), our own children, the fakes a site's
- * log or pidfile names (verified) are killed and the sites' directories
- * removed; then the handler that was there before runs.
+ * do): on SIGABRT, SIGTRAP or SIGTERM (a bound that ran out), every
+ * wrapper and all below it, every registered process (verified), our own
+ * children, the fakes a site's log or pidfile names (verified) are
+ * killed, and every directory of t_tmpdir() removed with the haproxy
+ * that still names it (t_rmtree()); then the handler that was there
+ * before runs.
  */
 void t_cleanup_on_abort(void);
 
