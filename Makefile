@@ -106,6 +106,7 @@ t/int/%: $(OBJ_DIR)/t/int/%.o $(HARNESS) $(LIB)
 # fake proc trees (t/lib/proctree.c), or drive the reload state machine
 # with fake effects (t/lib/reloader.c).
 HARNESS_UNITS := t/unit/rundir t/unit/control t/unit/proc-parse t/unit/adopt \
+                 t/unit/settled \
                  $(patsubst %.c,%,$(wildcard t/unit/migrate*.c t/unit/reloader*.c))
 $(HARNESS_UNITS): t/%: $(OBJ_DIR)/t/%.o $(HARNESS) $(LIB)
 	$(TEST_LINK)

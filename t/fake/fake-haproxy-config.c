@@ -125,6 +125,10 @@ static void parse_line(char *line, const char *where)
 		if (!arg)
 			alert("%s: fake-setsid-gate needs a path", where);
 		g.setsid_gate = strdup(arg);
+	} else if (!strcmp(kw, "fake-fork-gate")) {
+		if (!arg)
+			alert("%s: fake-fork-gate needs a path", where);
+		g.fork_gate = strdup(arg);
 	} else if (!strcmp(kw, "fake-slow-release-ms")) {
 		g.slow_release_ms = parse_num(arg, where);
 	} else if (!strcmp(kw, "stats") && arg && !strcmp(arg, "socket")) {

@@ -21,7 +21,9 @@
  * hands the listeners to a successor's -x PATH, by SCM_RIGHTS, not by
  * haproxy's protocol; without it the fake binds anew, SIGTTOU and all),
  * fake-setsid-gate PATH (a -D daemon waits, a minute at most, for PATH to
- * exist before its setsid(): forked, not yet in a session of its own);
+ * exist before its setsid(): forked, not yet in a session of its own),
+ * fake-fork-gate PATH (a -Ds parent before 1.8, its -sf pids signalled,
+ * waits, a minute at most, for PATH to exist before it forks the workers);
  * anything else is ignored.
  *
  * FAKE_HAPROXY_SETSID_GATE=PATH in the environment does what
@@ -343,6 +345,10 @@ static void __attribute__((noreturn)) systemd_mode(int pidfd)
 	int i;
 	pid_t pid;
 
+	if (g.fork_gate) {
+		log_event("parent waits to fork");
+		wait_gate(g.fork_gate);
+	}
 	fflush(NULL);
 	for (i = 0; i < g.nbproc; i++) {
 		pid = fork();

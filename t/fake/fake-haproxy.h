@@ -55,6 +55,7 @@ struct fake {
 	long slow_release_ms;
 	bool expose_listeners;
 	char *setsid_gate;
+	char *fork_gate;
 	char *expose_path;
 	int expose_fd;
 	bool noreuseport;	/* the "noreuseport" keyword */

@@ -303,31 +303,19 @@ static gboolean wait_own_session(GPid pid)
  */
 static GPid fake_launcher_by_hand(struct t_site *s, gchar **log, ...)
 {
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
-						  NULL);
-	g_autofree gchar *bin = g_build_filename(s->dir, "bin", NULL);
-	g_autofree gchar *haproxy = copy_program(bin, fake, "haproxy");
-	const char *argv[] = { haproxy, "-D", "-p", s->pidfile, "-f", s->cfg,
-			       NULL };
-	g_auto(GStrv) env = NULL;
-	g_autoptr(GError) error = NULL;
+	const char *args[] = { "-D", "-p", s->pidfile, "-f", s->cfg, NULL };
+	g_autoptr(GPtrArray) env = g_ptr_array_new();
 	const char *name;
-	GPid launcher;
 	va_list ap;
 
-	*log = g_build_filename(s->dir, "fake.log", NULL);
-	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", *log,
-			       TRUE);
 	va_start(ap, log);
-	while ((name = va_arg(ap, const char *)))
-		env = g_environ_setenv(env, name, va_arg(ap, const char *),
-				       TRUE);
+	while ((name = va_arg(ap, const char *))) {
+		g_ptr_array_add(env, (gpointer)name);
+		g_ptr_array_add(env, va_arg(ap, gpointer));
+	}
 	va_end(ap);
-	g_assert_true(g_spawn_async(s->dir, (char **)argv, env,
-				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				    &launcher, &error));
-	g_assert_no_error(error);
-	return launcher;
+	g_ptr_array_add(env, NULL);
+	return t_foreign_start(s, args, (const char *const *)env->pdata, log);
 }
 
 /*

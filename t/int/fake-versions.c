@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -102,19 +103,73 @@ static void assert_forked_at_ready(struct t_site *f, Wrapper *w, guint n,
 					   g_array_index(written, GPid, i)));
 }
 
+/* Bytes pid has written so far (/proc/PID/io's wchar); 0 if unreadable. */
+static guint64 bytes_written(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/io", pid);
+	g_autofree gchar *text = NULL;
+	const char *p;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL) ||
+	    !(p = strstr(text, "wchar: ")))
+		return 0;
+	return g_ascii_strtoull(p + strlen("wchar: "), NULL, 10);
+}
+
+/*
+ * Generation n's -Ds parent has signalled its -sf pids and waits at the
+ * fork gate: once the wrapper has heard its witness (the witness wrote
+ * its report, and two requests of a client were answered after it), it
+ * has not called it ready. The gate then opens.
+ */
+static void assert_not_ready_before_fork(struct t_site *f, Wrapper *w,
+					 guint n, const char *gate)
+{
+	g_autofree gchar *exec = dup_wait_log(w, LOG_EXECUTING);
+	g_autofree gchar *ready = g_strdup_printf(LOG_READY_FMT, n);
+	g_autoptr(GArray) sf = sf_pids(exec);
+	gint64 deadline = t_deadline(T_WAIT);
+	GPid witness;
+
+	g_assert_cmpuint(sf->len, >=, 1);
+	witness = g_array_index(sf, GPid, sf->len - 1);
+	g_assert_nonnull(t_wait_file_line(f->fake_log, "parent waits to fork",
+					  NULL, n, T_WAIT));
+	while (bytes_written(witness) == 0 && t_ms_left(deadline) > 0)
+		t_wait_gone(witness, 5);
+	g_assert_cmpuint(bytes_written(witness), >, 0);
+	/* Each answer comes from a later turn of the wrapper's loop than
+	 * the report's: whatever the report made it log is written. */
+	for (guint i = 0; i < 2; i++)
+		g_assert_cmpint(t_site_client(f, "--status", NULL, NULL), ==, 0);
+	wrapper_pump(w, 0);
+	g_assert_null(wrapper_find_log(w, ready));
+	g_free(t_write_file(f->dir, gate, ""));
+}
+
 /* haproxy 1.5 and 1.7 (the fake as they do) signal their -sf pids, the
  * witness among them, before the -Ds parent forks: ready waits for the
- * workers (t/int/real-reload shows it on the real 1.5.18 and 1.7.0). */
+ * workers (t/int/real-reload shows it on the real 1.5.18 and 1.7.0). The
+ * parent waits at a gate between the two, so that a wrapper that called
+ * it ready on the witness's word alone is seen doing it, every time. */
 static void test_ds_ready_after_fork(void)
 {
+	g_autofree gchar *gate = NULL;
+	g_autofree gchar *extra = NULL;
 	struct t_site f;
 	Wrapper *w;
 
-	t_site_init_fake(&f, "fake-nbproc 2\n");
+	t_site_init_fake(&f, NULL);
+	gate = g_build_filename(f.dir, "fork-gate", NULL);
+	extra = g_strdup_printf("fake-nbproc 2\nfake-fork-gate %s\n", gate);
+	t_site_config(&f, extra);
 	w = fx_start(&f, "1.7.0", NULL);
+	assert_not_ready_before_fork(&f, w, 1, "fork-gate");
 	assert_forked_at_ready(&f, w, 1, 2);
 	for (guint i = 2; i <= 11; i++) {
+		g_assert_cmpint(g_unlink(gate), ==, 0);
 		wrapper_signal(w, SIGUSR2);
+		assert_not_ready_before_fork(&f, w, i, "fork-gate");
 		assert_forked_at_ready(&f, w, i, 2);
 	}
 	t_assert_exit_code(stop_wrapper(w, SIGTERM), 0);

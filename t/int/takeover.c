@@ -145,14 +145,9 @@ static void test_takeover_master_mid_reload(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *bin = NULL, *haproxy = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL, *exited = NULL;
 	g_autofree gchar *stopped = NULL, *events = NULL;
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
-						  NULL);
-	g_auto(GStrv) env = NULL;
-	g_autoptr(GError) error = NULL;
-	const char *argv[] = { NULL, "-W", "-p", NULL, "-f", NULL, NULL };
+	const char *args[] = { "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
 	GPid master, worker, gen1;
 	int status;
@@ -160,19 +155,11 @@ static void test_takeover_master_mid_reload(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	bin = g_build_filename(s.dir, "bin", NULL);
-	haproxy = copy_program(bin, fake, "haproxy");
 	/* One file for the fake master and our haproxy: the same service. */
 	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 2000\n"));
-	log = g_build_filename(s.dir, "fake.log", NULL);
-	env = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", log, TRUE);
-	argv[0] = haproxy;
-	argv[3] = s.pidfile;
-	argv[5] = s.cfg;
-	g_assert_true(g_spawn_async(NULL, (char **)argv, env,
-				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				    &master, &error));
-	g_assert_no_error(error);
+	args[2] = s.pidfile;
+	args[4] = s.cfg;
+	master = t_foreign_start(&s, args, NULL, &log);
 	p = t_remember(master, "/haproxy");
 	worker = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);

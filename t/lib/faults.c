@@ -530,9 +530,7 @@ gboolean wait_exe(GPid pid, const char *exe)
 	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
 
 	for (;;) {
-		g_autofree gchar *now = proc_exe(pid);
-
-		if (g_strcmp0(now, exe) == 0)
+		if (t_runs_file(pid, exe))
 			return TRUE;
 		if (g_get_monotonic_time() >= end)
 			return FALSE;

@@ -12,12 +12,34 @@
 #include "legacy/pidfile.h"
 #include "wrapper/rundir.h"
 
+/* The directories t_tmpdir() gave, not removed yet: a fixed table, read
+ * from a signal handler (one full only leaves a directory untracked). */
+static gchar *live_dirs[32];
+
+static void live_dirs_add(const char *dir)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(live_dirs); i++) {
+		if (!live_dirs[i]) {
+			live_dirs[i] = g_strdup(dir);
+			return;
+		}
+	}
+}
+
+static void live_dirs_remove(const char *dir)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(live_dirs); i++)
+		if (g_strcmp0(live_dirs[i], dir) == 0)
+			g_clear_pointer(&live_dirs[i], g_free);
+}
+
 gchar *t_tmpdir(void)
 {
 	g_autoptr(GError) error = NULL;
 	gchar *dir = g_dir_make_tmp("hsw-test-XXXXXX", &error);
 
 	g_assert_no_error(error);
+	live_dirs_add(dir);
 	return dir;
 }
 
@@ -77,11 +99,26 @@ void t_rmtree(const char *dir)
 	const char *other = short_dirs ? g_hash_table_lookup(short_dirs, dir)
 				       : NULL;
 
+	/* What still names them was started there and escaped its tree:
+	 * ended before the files it may hold go. */
+	t_end_haproxy_naming(dir);
 	if (other) {
+		t_end_haproxy_naming(other);
 		rmtree(other);
 		g_hash_table_remove(short_dirs, dir);
 	}
 	rmtree(dir);
+	live_dirs_remove(dir);
+}
+
+void t_rmtree_all(void)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(live_dirs); i++) {
+		g_autofree gchar *dir = g_strdup(live_dirs[i]);
+
+		if (dir)
+			t_rmtree(dir);
+	}
 }
 
 gchar *t_write_file(const char *dir, const char *name, const char *content)

@@ -11,8 +11,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,18 +86,60 @@ GArray *t_kill_tree(GPid root)
 static struct t_started started[8];
 static guint n_started;
 
-gboolean t_signal_verified(const struct t_started *p, int sig)
+/* The file pid runs, even unlinked or replaced since: FALSE if gone. */
+static gboolean exe_identity(GPid pid, struct stat *st)
+{
+	g_autofree gchar *link = g_strdup_printf("/proc/%d/exe", pid);
+
+	return stat(link, st) == 0;
+}
+
+gboolean t_runs_file(GPid pid, const char *path)
+{
+	struct stat running, file;
+
+	return exe_identity(pid, &running) && stat(path, &file) == 0 &&
+	       running.st_dev == file.st_dev && running.st_ino == file.st_ino;
+}
+
+/*
+ * Is pid's executable what was expected? An existing absolute path is
+ * compared as a file (device and inode), whatever symbolic links lead to
+ * it; anything else ("/haproxy", "loadclient") is the end of its name.
+ */
+static gboolean exe_is(GPid pid, const char *expected)
 {
 	g_autofree gchar *exe = NULL;
+
+	if (g_path_is_absolute(expected) &&
+	    g_file_test(expected, G_FILE_TEST_IS_REGULAR))
+		return t_runs_file(pid, expected);
+	exe = proc_exe(pid);
+	return exe && g_str_has_suffix(exe, expected);
+}
+
+/* The same file it ran when it was registered, or the one expected (a
+ * master that re-executed another build). */
+static gboolean started_exe_holds(const struct t_started *p)
+{
+	struct stat now;
+
+	if (p->exe_known && exe_identity(p->pid, &now) &&
+	    now.st_dev == p->exe_dev && now.st_ino == p->exe_ino)
+		return TRUE;
+	return exe_is(p->pid, p->exe_suffix);
+}
+
+gboolean t_signal_verified(const struct t_started *p, int sig)
+{
 	gboolean ok = FALSE;
 	int fd = pidfd_open(p->pid, 0);
 
 	if (fd < 0)
 		return FALSE;
 	/* Checked after the open: the pidfd pins the process checked. */
-	exe = proc_exe(p->pid);
-	if (exe && g_str_has_suffix(exe, p->exe_suffix) &&
-	    proc_same_process_at("/proc", p->pid, p->start_time))
+	if (proc_same_process_at("/proc", p->pid, p->start_time) &&
+	    started_exe_holds(p))
 		ok = proc_pidfd_signal(fd, sig);
 	close(fd);
 	return ok;
@@ -115,17 +159,85 @@ void t_end_started_on_abort(void)
 
 gboolean t_kill_if_exe(GPid pid, const char *exe_path)
 {
-	g_autofree gchar *exe = NULL;
 	gboolean ok = FALSE;
 	int fd = pidfd_open(pid, 0);
 
 	if (fd < 0)
 		return FALSE;
-	exe = proc_exe(pid);
-	if (exe && g_str_equal(exe, exe_path))
+	if (t_runs_file(pid, exe_path))
 		ok = proc_pidfd_signal(fd, SIGKILL);
 	close(fd);
 	return ok;
+}
+
+/* Does an argument of pid's command line name dir (a path in it)? */
+static gboolean cmdline_names(GPid pid, const char *dir)
+{
+	g_auto(GStrv) argv = t_proc_strings(pid, "cmdline");
+	g_autofree gchar *prefix = g_strconcat(dir, "/", NULL);
+
+	for (char **a = argv; a && *a; a++)
+		if (strstr(*a, prefix))
+			return TRUE;
+	return FALSE;
+}
+
+/* A haproxy the tests run (the one under test, Debian's, the fake), by
+ * its file; or any program run from dir itself (a copy made there). */
+static gboolean runs_haproxy_or_from(GPid pid, const char *real_dir)
+{
+	g_autofree gchar *exe = NULL;
+	g_autofree gchar *prefix = NULL;
+
+	if (t_runs_file(pid, t_haproxy_path()) ||
+	    t_runs_file(pid, "/usr/sbin/haproxy") ||
+	    t_runs_file(pid, t_fake_path()))
+		return TRUE;
+	exe = proc_exe(pid);
+	prefix = g_strconcat(real_dir, "/", NULL);
+	return exe && g_str_has_prefix(exe, prefix);
+}
+
+/* pid is one the test started below dir: SIGKILL through a pidfd,
+ * checked again once the pidfd pins it. */
+static gboolean end_if_ours(GPid pid, const char *dir, const char *real_dir)
+{
+	gboolean ended = FALSE;
+	int fd;
+
+	if (!cmdline_names(pid, dir) && !cmdline_names(pid, real_dir))
+		return FALSE;
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return FALSE;
+	if ((cmdline_names(pid, dir) || cmdline_names(pid, real_dir)) &&
+	    runs_haproxy_or_from(pid, real_dir))
+		ended = proc_pidfd_signal(fd, SIGKILL);
+	close(fd);
+	if (ended) {
+		g_test_message("pid %d still named %s: ended", pid, dir);
+		t_wait_gone(pid, T_WAIT);
+	}
+	return ended;
+}
+
+guint t_end_haproxy_naming(const char *dir)
+{
+	g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+	g_autofree gchar *real_dir = realpath(dir, NULL);
+	const char *name;
+	guint n = 0;
+
+	if (!proc)
+		return 0;
+	while ((name = g_dir_read_name(proc))) {
+		GPid pid = (GPid)g_ascii_strtoll(name, NULL, 10);
+
+		if (pid > 0 && pid != getpid() &&
+		    end_if_ours(pid, dir, real_dir ? real_dir : dir))
+			n++;
+	}
+	return n;
 }
 
 void t_kill_own_children(gboolean reap)
@@ -146,18 +258,32 @@ struct t_started *t_remember(GPid pid, const char *exe_suffix)
 {
 	struct proc_stat st;
 	struct t_started *p;
+	struct stat exe;
 
 	g_assert_cmpuint(n_started, <, G_N_ELEMENTS(started));
 	g_assert_true(proc_stat_at("/proc", pid, &st, NULL));
 	p = &started[n_started++];
-	*p = (struct t_started){ pid, st.start_time, exe_suffix };
+	*p = (struct t_started){ .pid = pid, .start_time = st.start_time,
+				 .exe_suffix = exe_suffix };
+	/* Its file from now on, if it is the one expected. */
+	if (exe_is(pid, exe_suffix) && exe_identity(pid, &exe)) {
+		p->exe_known = TRUE;
+		p->exe_dev = exe.st_dev;
+		p->exe_ino = exe.st_ino;
+	}
 	return p;
 }
 
 void t_end_started(struct t_started *p)
 {
-	if (!t_signal_verified(p, SIGTERM))
+	if (!t_signal_verified(p, SIGTERM)) {
+		/* Gone, or its pid reused: else it runs something else than
+		 * it was registered with, and would be left running. */
+		g_assert_false(t_pid_alive(p->pid) &&
+			       proc_same_process_at("/proc", p->pid,
+						    p->start_time));
 		return;
+	}
 	if (!t_wait_gone(p->pid, T_WAIT))
 		t_signal_verified(p, SIGKILL);
 	g_assert_true(t_wait_gone(p->pid, T_WAIT));

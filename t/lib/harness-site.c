@@ -88,7 +88,11 @@ static gboolean subreaper(void)
 	return prctl(PR_GET_CHILD_SUBREAPER, &on) == 0 && on;
 }
 
-static struct sigaction previous_abrt, previous_trap;
+/* The signals the cleanup runs on: a failed assertion's, and SIGTERM,
+ * what `timeout` sends a test that ran too long (make mutation's bound);
+ * the handlers that were there before ours. */
+static const int cleanup_signals[] = { SIGABRT, SIGTRAP, SIGTERM };
+static struct sigaction previous[G_N_ELEMENTS(cleanup_signals)];
 
 /* Every wrapper (and what is below it), every registered process, our
  * own children, escaped fakes, then the sites' directories; then what
@@ -105,8 +109,10 @@ static void cleanup_now(int sig)
 		if (sites[i]->dir)
 			t_rmtree(sites[i]->dir);
 	}
-	sigaction(sig, sig == SIGABRT ? &previous_abrt : &previous_trap,
-		  NULL);
+	t_rmtree_all();
+	for (guint i = 0; i < G_N_ELEMENTS(cleanup_signals); i++)
+		if (cleanup_signals[i] == sig)
+			sigaction(sig, &previous[i], NULL);
 	raise(sig);
 }
 
@@ -118,9 +124,10 @@ void t_cleanup_on_abort(void)
 	if (installed)
 		return;
 	installed = TRUE;
-	/* g_assert aborts; g_error may trap. */
-	sigaction(SIGABRT, &sa, &previous_abrt);
-	sigaction(SIGTRAP, &sa, &previous_trap);
+	/* g_assert aborts; g_error may trap; a bound that ran out
+	 * terminates. */
+	for (guint i = 0; i < G_N_ELEMENTS(cleanup_signals); i++)
+		sigaction(cleanup_signals[i], &sa, &previous[i]);
 }
 
 void t_site_init(struct t_site *s)

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/types.h>
 
 #include "t/lib/logs.h"
 
@@ -113,7 +114,8 @@ int t_hold_connection(guint16 port);
 /* A fresh directory under $TMPDIR (else /tmp): the temp root may be long,
  * as real paths are (make check runs a pass with an 80+ character one). */
 gchar *t_tmpdir(void);
-/* Removes dir, and the short directory t_short_dir() gave for it. */
+/* Removes dir, and the short directory t_short_dir() gave for it, once
+ * every haproxy that names them has been ended (t_end_haproxy_naming). */
 void t_rmtree(const char *dir);
 /* Where a test may bind unix sockets that haproxy binds too: dir itself if
  * short enough for a runtime directory below it, else a short directory
@@ -168,7 +170,13 @@ struct wrapper *wrapper_start_prefixed_setup(const char *const *prefix,
 struct t_started {
 	GPid pid;
 	guint64 start_time;
-	const char *exe_suffix;	/* what its executable must end with */
+	/* What its executable must be: an existing absolute path (the same
+	 * file, by device and inode, whatever links lead to it), else the
+	 * end of its name ("/haproxy"). */
+	const char *exe_suffix;
+	gboolean exe_known;	/* it was, when registered: */
+	dev_t exe_dev;		/* that file */
+	ino_t exe_ino;
 };
 
 /* Register pid before anything is asserted about it. */
@@ -181,9 +189,17 @@ void t_end_all_started(void);
 void t_kill_started(void);
 /* The old name of t_cleanup_on_abort(). */
 void t_end_started_on_abort(void);
-/* SIGKILL pid through a pidfd if its executable is exe_path; FALSE if
- * it was not (or is gone). */
+/* Does pid run the file at path (device and inode: links followed)? */
+gboolean t_runs_file(GPid pid, const char *path);
+/* SIGKILL pid through a pidfd if its executable is the file at exe_path;
+ * FALSE if it was not (or is gone). */
 gboolean t_kill_if_exe(GPid pid, const char *exe_path);
+/* Ends (SIGKILL through a verified pidfd, bounded wait) every haproxy
+ * whose command line names a path in dir and whose executable is a
+ * haproxy the tests run (the one under test, Debian's, the fake) or a
+ * file in dir: one a test started there and that escaped its tree (a
+ * daemon, an orphan of a broken wrapper). How many. t_rmtree() runs it. */
+guint t_end_haproxy_naming(const char *dir);
 /* SIGKILL our own children (unreaped: no one else's), reaped or not:
  * what a wrapper orphaned, in a child-subreaper test. */
 void t_kill_own_children(gboolean reap);
@@ -344,12 +360,18 @@ struct t_site {
 	guint generation;	/* its generation number */
 };
 
+/* Every directory t_tmpdir() gave and t_rmtree() has not removed yet:
+ * with what it started, removed (an abort handler's). */
+void t_rmtree_all(void);
+
 /*
  * The one cleanup, registered once (t_site_init and every wrapper start
- * do): on SIGABRT or SIGTRAP, every wrapper and all below it, every
- * registered process (verified), our own children, the fakes a site's
- * log or pidfile names (verified) are killed and the sites' directories
- * removed; then the handler that was there before runs.
+ * do): on SIGABRT, SIGTRAP or SIGTERM (a bound that ran out), every
+ * wrapper and all below it, every registered process (verified), our own
+ * children, the fakes a site's log or pidfile names (verified) are
+ * killed, and every directory of t_tmpdir() removed with the haproxy
+ * that still names it (t_rmtree()); then the handler that was there
+ * before runs.
  */
 void t_cleanup_on_abort(void);
 

@@ -254,3 +254,16 @@ void reload_to_loading(int client)
 	assert_state(RS_LOADING);
 	expect("RELOADING=1", "probe", "launch 2.6.12", NULL);
 }
+
+gboolean t_timer_armed(void)
+{
+	GMainContext *ctx = g_main_context_default();
+	GPollFD fds[8];
+	gint priority, timeout;
+
+	g_main_context_acquire(ctx);
+	g_main_context_prepare(ctx, &priority);
+	g_main_context_query(ctx, G_MAXINT, &timeout, fds, G_N_ELEMENTS(fds));
+	g_main_context_release(ctx);
+	return timeout >= 0;
+}

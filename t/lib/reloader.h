@@ -49,3 +49,7 @@ void assert_state(enum reload_state want);
 void first_start(void);
 /* A reload asked by client n, up to its loading generation. */
 void reload_to_loading(int client);
+
+/* Is any timer armed in the default main context (the machine's
+ * deadline, the launcher's load timers)? */
+gboolean t_timer_armed(void);

@@ -472,6 +472,34 @@ gchar *copy_program(const char *sub, const char *program,
 	return path;
 }
 
+GPid t_foreign_start(struct t_site *s, const char *const *args,
+		     const char *const *env, gchar **log)
+{
+	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
+						  NULL);
+	g_autofree gchar *bin = g_build_filename(s->dir, "bin", NULL);
+	g_autofree gchar *haproxy = copy_program(bin, fake, "haproxy");
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_auto(GStrv) environ = NULL;
+	g_autoptr(GError) error = NULL;
+	GPid pid;
+
+	*log = g_build_filename(s->dir, "fake.log", NULL);
+	environ = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", *log,
+				   TRUE);
+	for (; env && env[0] && env[1]; env += 2)
+		environ = g_environ_setenv(environ, env[0], env[1], TRUE);
+	g_ptr_array_add(argv, haproxy);
+	for (; *args; args++)
+		g_ptr_array_add(argv, (gpointer)*args);
+	g_ptr_array_add(argv, NULL);
+	g_assert_true(g_spawn_async(s->dir, (char **)argv->pdata, environ,
+				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+				    &pid, &error));
+	g_assert_no_error(error);
+	return pid;
+}
+
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)
 {
 	struct t_load l;

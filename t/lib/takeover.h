@@ -66,6 +66,16 @@ void reload_by_client(struct t_site *s);
 GPid answering_other_than(guint16 port, GPid old);
 gchar *copy_program(const char *sub, const char *program,
 			   const char *name);
+/*
+ * A foreign haproxy set up by hand: t/fake/fake-haproxy copied as
+ * s->dir/bin/haproxy (a file of its own, named haproxy as the wrapper's
+ * identity rules want), run in s->dir with args (argv[0] excluded,
+ * NULL-terminated), its event log in *log (s->dir/fake.log) and the
+ * pairs NAME, VALUE of env (NULL-terminated; may be NULL) added to its
+ * environment. Our child; its pid. Registering it is the caller's.
+ */
+GPid t_foreign_start(struct t_site *s, const char *const *args,
+		     const char *const *env, gchar **log);
 /* The wrapper's reloads lose nothing: under a fresh load answered by
  * serving, a --reload, and the next generation answering; that one. */
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);

@@ -24,6 +24,8 @@
 #include "wrapper/supervisor.h"
 #include "wrapper/selfupgrade/state.h"
 
+#include "t/lib/reloader.h"
+
 #define DEFAULT_RUNS 100000
 #define MAX_STEPS 40
 #define MAX_CLIENTS (MAX_STEPS + 8)
@@ -771,20 +773,6 @@ static void test_rules(void)
 
 /* ---- the launcher's load timers ---- */
 
-/* Is any timer armed in the default main context? */
-static gboolean timer_armed(void)
-{
-	GMainContext *ctx = g_main_context_default();
-	GPollFD fds[8];
-	gint priority, timeout;
-
-	g_main_context_acquire(ctx);
-	g_main_context_prepare(ctx, &priority);
-	g_main_context_query(ctx, G_MAXINT, &timeout, fds, G_N_ELEMENTS(fds));
-	g_main_context_release(ctx);
-	return timeout >= 0;
-}
-
 /* A serving master reloads itself: the ready timeout (and systemd's
  * patience) are armed until the attempt ends, however it ends. */
 static void test_launcher_timers(void)
@@ -813,20 +801,20 @@ static void test_launcher_timers(void)
 	g_setenv("NOTIFY_SOCKET", "/nonexistent", TRUE);
 	l = launcher_new(&s, "/nonexistent");
 	s.launcher = l;
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 	for (guint i = 0; i < 3; i++) {
 		g_assert_cmpint(launcher_launch(&s, &v), ==, LAUNCH_MASTER);
-		g_assert_true(timer_armed());
+		g_assert_true(t_timer_armed());
 		launcher_end_attempt(&s);
 		/* None outlives its attempt, to fire into the next one. */
-		g_assert_false(timer_armed());
+		g_assert_false(t_timer_armed());
 	}
 	/* At the stop too. */
 	g_assert_cmpint(launcher_launch(&s, &v), ==, LAUNCH_MASTER);
-	g_assert_true(timer_armed());
+	g_assert_true(t_timer_armed());
 	launcher_free(l);
 	master_link_free(s.master);
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 	g_unsetenv("NOTIFY_SOCKET");
 	reloader_free(s.reloader);
 	gen_table_clear(&s.gt);

@@ -404,20 +404,6 @@ static void test_table_well_formed(void)
 
 /* ---- the attempt's deadline ---- */
 
-/* Is a timer armed in the default main context? */
-static gboolean timer_armed(void)
-{
-	GMainContext *ctx = g_main_context_default();
-	GPollFD fds[8];
-	gint priority, timeout;
-
-	g_main_context_acquire(ctx);
-	g_main_context_prepare(ctx, &priority);
-	g_main_context_query(ctx, G_MAXINT, &timeout, fds, G_N_ELEMENTS(fds));
-	g_main_context_release(ctx);
-	return timeout >= 0;
-}
-
 /* The machine's one timer runs while a generation or a master loads, and
  * goes with the load: at its verdict, a retry, the stop. */
 static void test_deadline(void)
@@ -426,35 +412,35 @@ static void test_deadline(void)
 	reloader_set_ready_timeout(F.r, 30);
 	post(RE_START, NULL);
 	post(RE_SETTLED, NULL);
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 	probed("2.6.12");
 	assert_state(RS_LOADING);
-	g_assert_true(timer_armed());
+	g_assert_true(t_timer_armed());
 	ready("generation 1 serving");
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 
 	F.launch = LAUNCH_MASTER;
 	request(1, 0, FALSE);
 	probed("2.6.12");
 	assert_state(RS_MASTER_SETTLING);
-	g_assert_true(timer_armed());
+	g_assert_true(t_timer_armed());
 	post(RE_SIGNALLED, NULL);
-	g_assert_true(timer_armed());
+	g_assert_true(t_timer_armed());
 	ready("master reloaded");
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 
 	F.launch = LAUNCH_GENERATION;
 	request(2, 0, FALSE);
 	probed("2.6.12");
 	post(RE_RETRY, NULL);
 	assert_state(RS_PROBING);
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 	probed("2.6.12");
-	g_assert_true(timer_armed());
+	g_assert_true(t_timer_armed());
 	/* The stop's own timer bounds a generation still loading. */
 	post(RE_STOP, NULL);
 	assert_state(RS_LOADING);
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 	teardown();
 }
 
@@ -482,7 +468,7 @@ static void test_deadline_fires(void)
 	g_source_remove(guard);
 	expect("kill loading", NULL);
 	assert_state(RS_LOADING);
-	g_assert_false(timer_armed());
+	g_assert_false(t_timer_armed());
 	teardown();
 }
 
