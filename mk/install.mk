@@ -101,8 +101,9 @@ deb: $(DEB_FILE)
 # A copy of the sources only (no .git, objects, build/), built in a
 # directory of its own (two builds at once do not mix), the results moved
 # into place by rename. $(1): the directory of the results; $(2): a
-# version suffix, empty for the release: then debian/changelog gets an
-# entry of that version on top and the wrapper says it (VERSION_SUFFIX).
+# version suffix, empty for the release; otherwise the copy's
+# debian/changelog gets an entry of that version on top, as `dch -v`
+# would add, and the package and its wrapper take it from there.
 define build_deb
 	@mkdir -p $(1)
 	@set -e; tmp=$$(mktemp -d $(1)/build.XXXXXX); \
@@ -117,7 +118,7 @@ define build_deb
 		  cat debian/changelog; } > $$src/debian/changelog; \
 	fi; \
 	echo "dpkg-buildpackage -us -uc -b in $$src"; \
-	if ! (cd $$src && VERSION_SUFFIX=$(2) dpkg-buildpackage -us -uc -b) \
+	if ! (cd $$src && dpkg-buildpackage -us -uc -b) \
 			>$$tmp/build.log 2>&1; then \
 		cp $$tmp/build.log $(1)/build.log; \
 		tail -n 40 $(1)/build.log; exit 1; \
