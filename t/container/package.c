@@ -309,14 +309,14 @@ static guint restart_burst(struct container *c, const char *unit,
 	g_autofree gchar *main_pid = NULL;
 	guint stored;
 	GPid serving = t_http_pid(port);
+	gint64 begin = g_get_monotonic_time();
 
 	g_assert_true(t_load_wait_answers(l, serving, 1));
+	/* As fast as systemd takes them: the load sees whether anything
+	 * was refused meanwhile. */
 	for (guint i = 0; i < 5; i++) {
 		g_assert_cmpint(sctl(c, "restart", unit), ==, 0);
 		assert_prop(c, unit, "ActiveState", "active");
-		serving = t_http_pid(port);
-		g_assert_cmpint(serving, >, 0);
-		g_assert_true(t_load_wait_answers(l, serving, 1));
 	}
 	stored = prop_int(c, unit, "NFileDescriptorStore");
 	main_pid = g_strdup_printf("%d", prop_int(c, unit, "MainPID"));
@@ -327,6 +327,8 @@ static guint restart_burst(struct container *c, const char *unit,
 	serving = t_http_pid(port);
 	g_assert_cmpint(serving, >, 0);
 	g_assert_true(t_load_wait_answers(l, serving, 1));
+	g_test_message("%s: 5 restarts and a crash in %" G_GINT64_FORMAT
+		       " ms", unit, (g_get_monotonic_time() - begin) / 1000);
 	return stored;
 }
 
