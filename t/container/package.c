@@ -650,9 +650,8 @@ static void test_version_bump(struct fixture *f, gconstpointer data)
 
 	if (!fx_ready(f))
 		return;
-	if (!g_file_test(".git", G_FILE_TEST_EXISTS) ||
-	    run_argv(dpkg_arch, 10, &arch, NULL) != 0) {
-		g_test_skip("no git tree or no dpkg here to copy and build");
+	if (run_argv(dpkg_arch, 10, &arch, NULL) != 0) {
+		g_test_skip("no dpkg here to build a package");
 		return;
 	}
 	g_strstrip(arch);
@@ -660,10 +659,13 @@ static void test_version_bump(struct fixture *f, gconstpointer data)
 	g_assert_nonnull(tmp);
 	tree = g_build_filename(tmp, "tree", NULL);
 	/* What a clone has: the tracked files, and the new ones not ignored
-	 * (the change under test). */
-	copy = g_strdup_printf("mkdir '%s' && git ls-files -z -co "
-			       "--exclude-standard | tar --null -T - -cf - | "
-			       "tar -xf - -C '%s'", tree, tree);
+	 * (the change under test); without git (a copy of the tree), all
+	 * but what a build makes. */
+	copy = g_strdup_printf(
+		"mkdir '%s' && if [ -e .git ]; then git ls-files -z -co "
+		"--exclude-standard | tar --null -T - -cf -; else tar "
+		"--exclude=./build --exclude='*.o' --exclude='*.a' -cf - .; "
+		"fi | tar -xf - -C '%s'", tree, tree);
 	g_assert_cmpint(run_in(".", copy, 60), ==, 0);
 
 	bump(tree, "9.8.7");
