@@ -10,7 +10,13 @@
 
 .DEFAULT_GOAL := all
 
-VERSION      := 0.1.0
+# The version is debian/changelog's (its first line, without an epoch):
+# the package, the wrapper's --version and --status, and `make deb`'s file
+# name all say the one `dch -v` (or an edit of the changelog) gives.
+VERSION      := $(shell sed -n '1{s/^[^ ]* .//;s/[^-+.~:0-9A-Za-z].*//;s/^[0-9]*://;p;q;}' debian/changelog 2>/dev/null)
+ifeq ($(VERSION),)
+$(error no version in debian/changelog's first line)
+endif
 PROG         := haproxy-systemd-wrapper
 
 PREFIX       ?= /usr
@@ -84,7 +90,12 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(OBJ_DIR)/%.o: %.c
+# The objects are rebuilt when the version changes (WRAPPER_VERSION is on
+# their command line): a stamp holding the version, rewritten only then.
+VERSION_STAMP := $(OBJ_DIR)/version
+$(shell mkdir -p $(OBJ_DIR) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" > $(VERSION_STAMP); })
+
+$(OBJ_DIR)/%.o: %.c $(VERSION_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
@@ -141,7 +152,7 @@ NEXT_DIR     := build/next
 NEXT_OBJ     := $(LIB_SRC:%.c=$(NEXT_DIR)/%.o)
 
 $(NEXT_DIR)/%.o: VERSION_SUFFIX := +next
-$(NEXT_DIR)/%.o: %.c
+$(NEXT_DIR)/%.o: %.c $(VERSION_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 

@@ -4,7 +4,9 @@
 #                    PREFIX (/usr), SBINDIR ($(PREFIX)/sbin), MANDIR
 #                    ($(PREFIX)/share/man), DOCDIR ($(PREFIX)/share/doc/$(PROG)),
 #                    UNITDIR (pkg-config's systemdsystemunitdir, else
-#                    /lib/systemd/system)
+#                    /lib/systemd/system), PRESETDIR (systemdsystempresetdir,
+#                    else /lib/systemd/system-preset), DATADIR
+#                    ($(PREFIX)/share/$(PROG))
 #   make uninstall   removes exactly what install put there
 #   make man-lint    mandoc -Tlint and groff -ww on the man page, and the
 #                    man page's option list against --help (in `make check`)
@@ -22,11 +24,15 @@
 #   $(UNITDIR)/haproxy-systemd-wrapper@.service   from haproxy@.service
 #   $(UNITDIR)/haproxy-systemd-wrapper-metrics.{service,timer}  the metrics
 #                    for node_exporter, every 15 s once the timer is enabled
-# Not named haproxy.service: that is Debian's haproxy package's unit. The
-# service units, under their contrib/ names, also go to $(DOCDIR)/examples/,
-# with the historic 1.5-era one, the Type=notify-reload one (systemd >=
-# 253) and the drop-in running Debian's own haproxy.service through the
-# wrapper.
+# Not named haproxy.service: that is Debian's haproxy package's unit. A
+# preset keeps them disabled ($(PRESETDIR)/80-$(PROG).preset). The drop-in
+# that runs Debian's own haproxy.service through the wrapper goes to
+# $(DATADIR)/haproxy.service.d/wrapper.conf, where systemd does not read it
+# until the administrator links it in (and not under doc/, which minimal
+# images strip). The service units, under their contrib/ names, also go to
+# $(DOCDIR)/examples/, with the historic 1.5-era one and the
+# Type=notify-reload one (systemd >= 253); README.wrapper, NEWS and the
+# doc/*.md it names go to $(DOCDIR), doc/ kept.
 
 .PHONY: install uninstall man-lint deb deb-lint unit-security
 
@@ -36,13 +42,19 @@ DEB_PACKAGES += mandoc groff-base debhelper dpkg-dev lintian systemd-container \
 MANDIR       ?= $(PREFIX)/share/man
 DOCDIR       ?= $(PREFIX)/share/doc/$(PROG)
 UNITDIR      ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+PRESETDIR    ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystempresetdir systemd 2>/dev/null),/lib/systemd/system-preset)
+DATADIR      ?= $(PREFIX)/share/$(PROG)
 
 MAN_PAGE     := doc/$(PROG).8
 METRICS_UNITS := $(PROG)-metrics.service $(PROG)-metrics.timer
 UNIT_SRC     := haproxy.service haproxy@.service $(METRICS_UNITS)
 UNIT_DST     := $(PROG).service $(PROG)@.service $(METRICS_UNITS)
 EXAMPLES     := haproxy.service haproxy@.service haproxy-historic.service \
-                haproxy-notify-reload.service haproxy.service.d/wrapper.conf
+                haproxy-notify-reload.service
+DROPIN       := haproxy.service.d/wrapper.conf
+PRESET       := 80-$(PROG).preset
+# README.wrapper names them by these paths.
+DOCS         := README.wrapper NEWS doc/migration.md doc/figures.md
 
 # The units name /usr/sbin/haproxy-systemd-wrapper and /usr/sbin/haproxy.
 UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
@@ -52,7 +64,8 @@ UNIT_SED      = -e 's|/usr/sbin/$(PROG)|@WRAPPER@|g' \
 install: $(PROG)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(DOCDIR)/examples/haproxy.service.d
+		$(DESTDIR)$(DOCDIR)/doc $(DESTDIR)$(PRESETDIR) \
+		$(DESTDIR)$(DATADIR)/haproxy.service.d
 	install -m 0755 $(PROG) $(DESTDIR)$(SBINDIR)/$(PROG)
 	install -m 0644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man8/$(PROG).8
 	set -e; set -- $(UNIT_DST); for u in $(UNIT_SRC); do \
@@ -66,13 +79,23 @@ install: $(PROG)
 		chmod 0644 $(DESTDIR)$(DOCDIR)/examples/$$u.tmp; \
 		mv $(DESTDIR)$(DOCDIR)/examples/$$u.tmp $(DESTDIR)$(DOCDIR)/examples/$$u; \
 	done
+	sed $(UNIT_SED) contrib/systemd/$(DROPIN) > $(DESTDIR)$(DATADIR)/$(DROPIN).tmp
+	chmod 0644 $(DESTDIR)$(DATADIR)/$(DROPIN).tmp
+	mv $(DESTDIR)$(DATADIR)/$(DROPIN).tmp $(DESTDIR)$(DATADIR)/$(DROPIN)
+	install -m 0644 contrib/systemd/$(PROG).preset $(DESTDIR)$(PRESETDIR)/$(PRESET)
+	set -e; for d in $(DOCS); do \
+		install -m 0644 $$d $(DESTDIR)$(DOCDIR)/$$d; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/$(PROG) $(DESTDIR)$(MANDIR)/man8/$(PROG).8
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNIT_DST))
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES))
-	-rmdir $(DESTDIR)$(DOCDIR)/examples/haproxy.service.d \
-		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS))
+	rm -f $(DESTDIR)$(DATADIR)/$(DROPIN) $(DESTDIR)$(PRESETDIR)/$(PRESET)
+	-rmdir $(DESTDIR)$(DATADIR)/haproxy.service.d $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/doc \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # ---- man page ----
 
@@ -90,7 +113,7 @@ DEB_ARCH     := $(shell dpkg --print-architecture 2>/dev/null)
 DEB_FILE     := $(DEB_DIR)/$(PROG)_$(VERSION)_$(DEB_ARCH).deb
 # What the package is made of: rebuilt when any of it changes.
 DEB_INPUTS   := Makefile $(wildcard mk/*.mk) wrapper/main.c $(LIB_SRC) $(HEADERS) \
-                $(MAN_PAGE) README.wrapper $(wildcard doc/*.md) $(wildcard contrib/systemd/* contrib/systemd/*/*) $(shell find debian -type f 2>/dev/null)
+                $(MAN_PAGE) README.wrapper NEWS $(wildcard doc/*.md) $(wildcard contrib/systemd/* contrib/systemd/*/*) $(shell find debian -type f 2>/dev/null)
 
 # t/container/systemd installs it into a container.
 tests: $(DEB_FILE)
@@ -101,8 +124,9 @@ deb: $(DEB_FILE)
 # A copy of the sources only (no .git, objects, build/), built in a
 # directory of its own (two builds at once do not mix), the results moved
 # into place by rename. $(1): the directory of the results; $(2): a
-# version suffix, empty for the release: then debian/changelog gets an
-# entry of that version on top and the wrapper says it (VERSION_SUFFIX).
+# version suffix, empty for the release; otherwise the copy's
+# debian/changelog gets an entry of that version on top, as `dch -v`
+# would add, and the package and its wrapper take it from there.
 define build_deb
 	@mkdir -p $(1)
 	@set -e; tmp=$$(mktemp -d $(1)/build.XXXXXX); \
@@ -117,7 +141,7 @@ define build_deb
 		  cat debian/changelog; } > $$src/debian/changelog; \
 	fi; \
 	echo "dpkg-buildpackage -us -uc -b in $$src"; \
-	if ! (cd $$src && VERSION_SUFFIX=$(2) dpkg-buildpackage -us -uc -b) \
+	if ! (cd $$src && dpkg-buildpackage -us -uc -b) \
 			>$$tmp/build.log 2>&1; then \
 		cp $$tmp/build.log $(1)/build.log; \
 		tail -n 40 $(1)/build.log; exit 1; \

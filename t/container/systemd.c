@@ -966,7 +966,8 @@ static void test_deb(struct fixture *f, gconstpointer data)
 	const char *const gone[] = {
 		SBIN_WRAPPER, "/lib/systemd/system/" PROG ".service",
 		"/usr/share/man/man8/" PROG ".8.gz",
-		"/usr/share/doc/" PROG "/examples/haproxy.service.d/wrapper.conf",
+		"/usr/share/" PROG "/haproxy.service.d/wrapper.conf",
+		"/lib/systemd/system-preset/80-" PROG ".preset",
 		NULL,
 	};
 

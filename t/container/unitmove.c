@@ -422,7 +422,7 @@ static void bridge_stop(struct container *c, guint16 port)
 	stop_with_queue(c, BRIDGE, port);
 	shell(c, NULL, "systemctl show -p LoadState,ActiveState,Result,"
 		  "ExecMainStatus,ExecMainCode " BRIDGE);
-	RUN(c, "rm /run/haproxy-bridge.cfg");
+	RUN(c, "rm -f /run/haproxy-bridge.cfg /run/haproxy-bridge.pid");
 	/* A transient unit that stopped cleanly is collected (soon after
 	 * systemctl returns): not failed, and its name free again. */
 	g_assert_true(wait_props(c, BRIDGE, (const char *const[]){
@@ -563,8 +563,9 @@ static void test_unitmove(struct fixture *f, gconstpointer data)
 	bridge_start(f->c);
 	graceful_stop(f->c, NEW, port);
 	RUN(f->c, "systemctl disable " NEW);
-	RUN(f->c, "rm -r " UNIT_DIR "/" NEW ".d " UNIT_DIR "/" OLD " "
-		  UNIT_DIR "/" OLD ".d && systemctl daemon-reload");
+	RUN(f->c, "rm -rf " UNIT_DIR "/" NEW ".d " UNIT_DIR "/" OLD " "
+		  UNIT_DIR "/" OLD ".d");
+	RUN(f->c, "systemctl daemon-reload");
 	put_text(f->c, UNIT_DIR "/" OLD ".d/test.conf",
 		 "[Unit]\nStartLimitIntervalSec=0\n");
 	RUN(f->c, "systemctl daemon-reload && systemctl enable --now " OLD);

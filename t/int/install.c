@@ -16,8 +16,12 @@
 
 static const char *const examples[] = {
 	"haproxy.service", "haproxy@.service", "haproxy-historic.service",
-	"haproxy-notify-reload.service", "haproxy.service.d/wrapper.conf",
-	NULL,
+	"haproxy-notify-reload.service", NULL,
+};
+
+/* Beside README.wrapper, under the paths it gives them. */
+static const char *const docs[] = {
+	"README.wrapper", "NEWS", "doc/migration.md", "doc/figures.md", NULL,
 };
 
 /* Installed as they are named in contrib/, not only as examples. */
@@ -146,24 +150,33 @@ static void assert_uninstalled(const char *destdir, const char *docdir)
 	g_assert_false(g_file_test(doc, G_FILE_TEST_EXISTS));
 }
 
-static gchar *default_unitdir(void)
+/* pkg-config's variable of systemd, else fallback. */
+static gchar *systemd_dir(const char *variable, const char *fallback)
 {
+	g_autofree gchar *option = g_strdup_printf("--variable=%s", variable);
 	gchar *out = NULL;
-	const char *argv[] = { "pkg-config", "--variable=systemdsystemunitdir",
-			       "systemd", NULL };
+	const char *argv[] = { "pkg-config", option, "systemd", NULL };
 
 	if (g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH |
 			 G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
 			 NULL, NULL) && out && *g_strstrip(out))
 		return out;
 	g_free(out);
-	return g_strdup("/lib/systemd/system");
+	return g_strdup(fallback);
 }
 
-static void check_tree(const char *destdir, const char *sbindir,
-		       const char *mandir, const char *unitdir,
-		       const char *docdir)
+struct dirs {
+	const char *sbin, *man, *unit, *doc, *preset, *data;
+};
+
+static void check_tree(const char *destdir, const struct dirs *d)
 {
+	const char *sbindir = d->sbin, *mandir = d->man, *unitdir = d->unit;
+	const char *docdir = d->doc;
+	g_autofree gchar *dropin = g_build_filename(
+		d->data, "haproxy.service.d", "wrapper.conf", NULL);
+	g_autofree gchar *preset = g_build_filename(
+		d->preset, "80-" PROG ".preset", NULL);
 	g_autofree gchar *bin = g_build_filename(sbindir, PROG, NULL);
 	g_autofree gchar *man = g_build_filename(mandir, "man8", PROG ".8",
 						 NULL);
@@ -189,6 +202,16 @@ static void check_tree(const char *destdir, const char *sbindir,
 
 		assert_unit(destdir, path, *e, sbindir);
 	}
+	/* Not under doc/, which minimal images strip: needed to run. */
+	assert_unit(destdir, dropin, "haproxy.service.d/wrapper.conf", sbindir);
+	assert_file(destdir, preset, 0644);
+	assert_same(destdir, preset, "contrib/systemd/" PROG ".preset");
+	for (const char *const *e = docs; *e; e++) {
+		g_autofree gchar *path = g_build_filename(docdir, *e, NULL);
+
+		assert_file(destdir, path, 0644);
+		assert_same(destdir, path, *e);
+	}
 }
 
 static void test_defaults(void)
@@ -196,12 +219,19 @@ static void test_defaults(void)
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *destdir = g_dir_make_tmp("hsw-install-XXXXXX",
 						   &error);
-	g_autofree gchar *unitdir = default_unitdir();
+	g_autofree gchar *unitdir = systemd_dir("systemdsystemunitdir",
+						"/lib/systemd/system");
+	g_autofree gchar *presetdir = systemd_dir("systemdsystempresetdir",
+						  "/lib/systemd/system-preset");
 	const char *docdir = "/usr/share/doc/" PROG;
+	const struct dirs dirs = {
+		"/usr/sbin", "/usr/share/man", unitdir, docdir, presetdir,
+		"/usr/share/" PROG,
+	};
 
 	g_assert_no_error(error);
 	run_make("install", destdir, NULL);
-	check_tree(destdir, "/usr/sbin", "/usr/share/man", unitdir, docdir);
+	check_tree(destdir, &dirs);
 	run_make("uninstall", destdir, NULL);
 	assert_uninstalled(destdir, docdir);
 	rmtree(destdir);
@@ -215,15 +245,19 @@ static void test_every_variable(void)
 	const char *const vars[] = {
 		"PREFIX=/opt/hsw", "SBINDIR=/opt/hsw/bin",
 		"MANDIR=/opt/hsw/man", "UNITDIR=/opt/hsw/units",
-		"DOCDIR=/opt/hsw/doc", NULL,
+		"DOCDIR=/opt/hsw/doc", "PRESETDIR=/opt/hsw/preset",
+		"DATADIR=/opt/hsw/share", NULL,
+	};
+	const struct dirs dirs = {
+		"/opt/hsw/bin", "/opt/hsw/man", "/opt/hsw/units", "/opt/hsw/doc",
+		"/opt/hsw/preset", "/opt/hsw/share",
 	};
 	g_autofree gchar *historic = NULL;
 	g_autofree gchar *text = NULL;
 
 	g_assert_no_error(error);
 	run_make("install", destdir, vars);
-	check_tree(destdir, "/opt/hsw/bin", "/opt/hsw/man", "/opt/hsw/units",
-		   "/opt/hsw/doc");
+	check_tree(destdir, &dirs);
 	/* The historic unit's ExecStart and its ExecStartPre's haproxy. */
 	historic = g_build_filename(destdir, "/opt/hsw/doc/examples",
 				    "haproxy-historic.service", NULL);
