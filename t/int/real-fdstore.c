@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -31,7 +32,88 @@ struct pid1 {
 	GHashTable *store;	/* FDNAME -> the fd + 1 */
 	guint ready;		/* READY=1 seen */
 	guint removed;		/* FDSTOREREMOVE=1 seen */
+	gboolean marked;	/* the last one taken was pid1_drain's */
+	/* PID 1 reads its notify socket at once, whatever the test does
+	 * meanwhile: a thread receives (the socket's queue holds only
+	 * net.unix.max_dgram_qlen messages, and the wrapper would block),
+	 * the test takes what it received, in order. */
+	GThread *reader;
+	GAsyncQueue *received;	/* struct datagram * */
+	gint stop;
 };
+
+struct datagram {
+	gchar *text;
+	int fd;			/* the first descriptor, or -1 */
+};
+
+static void datagram_free(gpointer data)
+{
+	struct datagram *d = data;
+
+	if (d->fd >= 0)
+		close(d->fd);
+	g_free(d->text);
+	g_free(d);
+}
+
+/* One message, or NULL after timeout_ms. Only its first descriptor is
+ * kept: the wrapper stores one at a time. */
+static struct datagram *receive(int fd, guint timeout_ms)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} control;
+	char text[4096];
+	struct iovec iov = { text, sizeof(text) - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct datagram *d;
+	ssize_t n;
+
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return NULL;
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return NULL;
+	d = g_new0(struct datagram, 1);
+	d->text = g_strndup(text, n);
+	d->fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+	     c = CMSG_NXTHDR(&msg, c)) {
+		int *fds = (int *)CMSG_DATA(c);
+		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < count; i++) {
+			int one;
+
+			memcpy(&one, fds + i, sizeof(int));
+			if (d->fd < 0)
+				d->fd = one;
+			else
+				close(one);
+		}
+	}
+	return d;
+}
+
+static gpointer pid1_read(gpointer data)
+{
+	struct pid1 *p = data;
+
+	while (!g_atomic_int_get(&p->stop)) {
+		struct datagram *d = receive(p->fd, 50);
+
+		if (d)
+			g_async_queue_push(p->received, d);
+	}
+	return NULL;
+}
 
 static void pid1_open(struct pid1 *p, const char *dir)
 {
@@ -44,6 +126,8 @@ static void pid1_open(struct pid1 *p, const char *dir)
 	g_assert_no_errno(bind(p->fd, (struct sockaddr *)&a, sizeof(a)));
 	p->store = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					 NULL);
+	p->received = g_async_queue_new_full(datagram_free);
+	p->reader = g_thread_new("pid1", pid1_read, p);
 }
 
 static void pid1_close(struct pid1 *p)
@@ -51,6 +135,9 @@ static void pid1_close(struct pid1 *p)
 	GHashTableIter it;
 	gpointer fd;
 
+	g_atomic_int_set(&p->stop, 1);
+	g_thread_join(p->reader);
+	g_async_queue_unref(p->received);
 	g_hash_table_iter_init(&it, p->store);
 	while (g_hash_table_iter_next(&it, NULL, &fd))
 		close(GPOINTER_TO_INT(fd) - 1);
@@ -71,33 +158,20 @@ static const char *field(gchar **lines, const char *key)
 /* One message, as PID 1 takes it: its descriptors kept or dropped. */
 static gboolean pid1_take(struct pid1 *p, guint timeout_ms)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
-		struct cmsghdr align;
-	} control;
-	char text[4096];
-	struct iovec iov = { text, sizeof(text) - 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control.buf,
-			      .msg_controllen = sizeof(control.buf) };
-	struct timeval tv = { .tv_sec = timeout_ms / 1000,
-			      .tv_usec = timeout_ms % 1000 * 1000 };
+	struct datagram *d = g_async_queue_timeout_pop(
+		p->received, (guint64)timeout_ms * 1000);
 	g_auto(GStrv) lines = NULL;
-	ssize_t n;
-	int got = -1;
 	const char *name;
+	int got;
 
-	setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = recvmsg(p->fd, &msg, MSG_CMSG_CLOEXEC);
-	if (n < 0)
+	if (!d)
 		return FALSE;
-	text[n] = '\0';
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
-	     c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_type == SCM_RIGHTS)
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-	lines = g_strsplit(text, "\n", -1);
+	got = d->fd;
+	d->fd = -1;
+	lines = g_strsplit(d->text, "\n", -1);
+	datagram_free(d);
 	name = field(lines, "FDNAME=");
+	p->marked = field(lines, "X-TEST-MARKER=1") != NULL;
 	if (field(lines, "READY=1"))
 		p->ready++;
 	if (field(lines, "FDSTORE=1") && name && got >= 0) {
@@ -156,11 +230,25 @@ static int kept_for(struct pid1 *p, guint16 port)
 	return -1;
 }
 
-/* Every message sent so far, taken (none waits to be read). */
+/* Every message sent so far, taken: a marker sent now comes after them
+ * (one socket's datagrams keep their order). */
 static void pid1_drain(struct pid1 *p)
 {
-	while (pid1_take(p, 1))
-		;
+	static const char marker[] = "X-TEST-MARKER=1";
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	gint64 end = t_deadline(T_WAIT);
+	gboolean seen = FALSE;
+
+	strcpy(a.sun_path, p->path);
+	g_assert_cmpint(sendto(fd, marker, strlen(marker), 0,
+			       (struct sockaddr *)&a, sizeof(a)), ==,
+			strlen(marker));
+	close(fd);
+	while (!seen && t_ms_left(end) > 0)
+		seen = pid1_take(p, t_ms_left(end)) && p->marked;
+	g_assert_true(seen);
+	p->marked = FALSE;
 }
 
 /* ---- the next wrapper, with LISTEN_FDS ---- */
