@@ -65,16 +65,29 @@ guint fdlimit_free(void)
 	return (guint)MIN(rl.rlim_cur - used, G_MAXUINT);
 }
 
-void fdlimit_tell_short(const char *what)
+guint fdlimit_unit_soft(void)
+{
+	struct rlimit rl = original;
+
+	if (!raised && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return G_MAXUINT;
+	return (guint)MIN(rl.rlim_cur, G_MAXUINT);
+}
+
+void fdlimit_tell_short(const char *what, guint at_least)
 {
 	struct rlimit rl;
+	g_autofree gchar *hint = NULL;
 
 	if (told)
 		return;
 	told = TRUE;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		rl.rlim_max = 0;
-	log_notice("%s needs more descriptors than the wrapper may open (%lu, "
-		   "its hard limit): raise LimitNOFILE= in the unit", what,
-		   (unsigned long)rl.rlim_max);
+	if (at_least)
+		hint = g_strdup_printf(" (LimitNOFILE=%u or more)", at_least);
+	log_notice("%s needs more descriptors than the unit gives (soft "
+		   "limit %u, hard %lu): raise LimitNOFILE= in the unit%s",
+		   what, fdlimit_unit_soft(), (unsigned long)rl.rlim_max,
+		   hint ? hint : "");
 }

@@ -40,6 +40,10 @@ guint fdlimit_in_use(void);
 /* How many more it may open, the reserve kept: the soft limit less what
  * is in use less FDLIMIT_RESERVE, or 0. */
 guint fdlimit_free(void);
-/* The unit's LimitNOFILE= is too low for what: one notice for the
- * wrapper's life, naming the setting to raise. */
-void fdlimit_tell_short(const char *what);
+/* The soft limit the wrapper was started with: the unit's, which the
+ * next start gets too. */
+guint fdlimit_unit_soft(void);
+/* The unit's LimitNOFILE= is too low for what (at least at_least, or 0
+ * when unknown): one notice for the wrapper's life, whatever asks,
+ * naming the setting to raise. */
+void fdlimit_tell_short(const char *what, guint at_least);

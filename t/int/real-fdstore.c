@@ -14,10 +14,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -616,6 +620,419 @@ static void test_old_haproxy_stores_nothing(void)
 	pid1_close(&p);
 }
 
+/* ---- many binds, under systemd's default descriptor limits ---- */
+
+/*
+ * systemd's default LimitNOFILE=1024:524288 (the hard limit as high as
+ * this test may set it): the wrapper starts with a soft limit of 1024,
+ * and the sockets a restart hands back may lie above it, as systemd puts
+ * them in place before it sets the limits.
+ */
+#define UNIT_SOFT_NOFILE 1024
+#define UNIT_HARD_NOFILE 524288
+
+struct limited {
+	int *fds;		/* the kept sockets, for 3, 4, ... */
+	guint n;
+	struct rlimit limit;
+};
+
+static void put_listen_fds_limited(gpointer data)
+{
+	struct limited *l = data;
+	int base = 3 + l->n + 64;
+
+	/* Out of the way first: the targets may be among them. */
+	for (guint i = 0; i < l->n; i++)
+		l->fds[i] = fcntl(l->fds[i], F_DUPFD, base);
+	for (guint i = 0; i < l->n; i++) {
+		dup2(l->fds[i], 3 + i);
+		close(l->fds[i]);
+	}
+	/* A hard limit above ours needs CAP_SYS_RESOURCE: ours then. */
+	if (setrlimit(RLIMIT_NOFILE, &l->limit) < 0) {
+		struct rlimit cur;
+
+		getrlimit(RLIMIT_NOFILE, &cur);
+		l->limit.rlim_max = MIN(l->limit.rlim_max, cur.rlim_max);
+		setrlimit(RLIMIT_NOFILE, &l->limit);
+	}
+}
+
+/* The unit's limits as this test can have them: the soft one 1024, the
+ * hard one hard (0: systemd's default, 524288) or the highest this
+ * process may set. */
+static struct rlimit unit_limit(rlim_t soft, rlim_t hard)
+{
+	struct rlimit want = { soft ? soft : UNIT_SOFT_NOFILE,
+			       hard ? hard : UNIT_HARD_NOFILE };
+
+	return want;
+}
+
+/* This test holds every kept socket, and the clients: its own soft limit
+ * as high as it goes. */
+static void raise_own_limit(void)
+{
+	struct rlimit rl;
+
+	g_assert_no_errno(getrlimit(RLIMIT_NOFILE, &rl));
+	rl.rlim_cur = rl.rlim_max;
+	g_assert_no_errno(setrlimit(RLIMIT_NOFILE, &rl));
+}
+
+/* The wrapper started as systemd starts it under the unit's limits, with
+ * what the store keeps handed back as LISTEN_FDS (none the first time). */
+static void start_limited(struct t_site *s, struct pid1 *p,
+			  const char *const *opts, rlim_t soft, rlim_t hard)
+{
+	static const char *const prefix[] = {
+		"/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", NULL
+	};
+	g_autoptr(GPtrArray) args = t_site_args(s, opts);
+	g_autoptr(GString) names = g_string_new(NULL);
+	g_autofree int *fds = g_new0(int, g_hash_table_size(p->store) + 1);
+	g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(g_free);
+	struct limited l = { .fds = fds, .limit = unit_limit(soft, hard) };
+	GHashTableIter it;
+	gpointer k, v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		fds[l.n++] = GPOINTER_TO_INT(v) - 1;
+		g_string_append_printf(names, "%s%s", names->len ? ":" : "",
+				       (char *)k);
+	}
+	for (guint i = 0; i + 1 < s->env->len; i++)
+		g_ptr_array_add(env, g_strdup(g_ptr_array_index(s->env, i)));
+	if (l.n) {
+		g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u", l.n));
+		g_ptr_array_add(env, g_strdup_printf("LISTEN_FDNAMES=%s",
+						     names->str));
+	}
+	g_ptr_array_add(env, NULL);
+	g_assert_null(s->w);
+	s->w = wrapper_start_prefixed_setup(prefix,
+					    (const char *const *)args->pdata,
+					    (const char *const *)env->pdata,
+					    put_listen_fds_limited, &l);
+}
+
+/* n - 1 free ports besides the site's, all different: held together
+ * while they are found. */
+static GArray *free_ports(guint n)
+{
+	GArray *ports = g_array_new(FALSE, FALSE, sizeof(guint16));
+	g_autofree int *held = g_new(int, n);
+
+	for (guint i = 0; i < n; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		socklen_t len = sizeof(a);
+		guint16 port;
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		held[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		g_assert_cmpint(held[i], >=, 0);
+		g_assert_no_errno(bind(held[i], (struct sockaddr *)&a,
+				       sizeof(a)));
+		g_assert_no_errno(getsockname(held[i], (struct sockaddr *)&a,
+					      &len));
+		port = ntohs(a.sin_port);
+		g_array_append_val(ports, port);
+	}
+	for (guint i = 0; i < n; i++)
+		close(held[i]);
+	return ports;
+}
+
+static gchar *bind_lines(GArray *ports)
+{
+	GString *text = g_string_new(NULL);
+
+	for (guint i = 0; i < ports->len; i++)
+		g_string_append_printf(text, "    bind 127.0.0.1:%u\n",
+				       g_array_index(ports, guint16, i));
+	return g_string_free(text, FALSE);
+}
+
+/* The port a kept socket listens on. */
+static guint16 port_of(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	g_assert_no_errno(getsockname(fd, (struct sockaddr *)&a, &len));
+	return ntohs(a.sin_port);
+}
+
+/* The store holds n listening sockets, each on a port of the site; all
+ * of them when n is their number. */
+static void assert_stores(struct pid1 *p, struct t_site *s, GArray *ports,
+			  guint n)
+{
+	g_autoptr(GHashTable) kept = g_hash_table_new(NULL, NULL);
+	g_autoptr(GHashTable) ours = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer v;
+
+	pid1_until_stored(p, n);
+	pid1_drain(p);
+	g_assert_cmpuint(g_hash_table_size(p->store), ==, n);
+	g_hash_table_add(ours, GUINT_TO_POINTER(s->port));
+	for (guint i = 0; i < ports->len; i++)
+		g_hash_table_add(ours, GUINT_TO_POINTER(
+			g_array_index(ports, guint16, i)));
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+		int listening = 0;
+		socklen_t ilen = sizeof(listening);
+
+		g_assert_no_errno(getsockname(GPOINTER_TO_INT(v) - 1,
+					      (struct sockaddr *)&a, &len));
+		g_assert_no_errno(getsockopt(GPOINTER_TO_INT(v) - 1,
+					     SOL_SOCKET, SO_ACCEPTCONN,
+					     &listening, &ilen));
+		g_assert_true(listening);
+		g_assert_true(g_hash_table_contains(
+			ours, GUINT_TO_POINTER(ntohs(a.sin_port))));
+		g_hash_table_add(kept, GUINT_TO_POINTER(ntohs(a.sin_port)));
+	}
+	g_assert_cmpuint(g_hash_table_size(kept), ==, n);
+}
+
+/* The inodes of what the store keeps. */
+static GArray *stored_inodes(struct pid1 *p)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		guint64 inode = inode_of(GPOINTER_TO_INT(v) - 1);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+/* pid holds a descriptor of every one of these sockets. */
+static void assert_holds_all(GPid pid, GArray *inodes)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autoptr(GHashTable) held = g_hash_table_new_full(
+		g_int64_hash, g_int64_equal, g_free, NULL);
+	const char *name;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+		guint64 inode;
+
+		if (link && sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
+				   &inode) == 1)
+			g_hash_table_add(held, g_memdup2(&inode,
+							 sizeof(inode)));
+	}
+	for (guint i = 0; i < inodes->len; i++)
+		g_assert_true(g_hash_table_contains(
+			held, &g_array_index(inodes, guint64, i)));
+}
+
+/* Clients that connect while no haproxy runs, on four ports the store
+ * keeps (spread over them): each has sent its request. Where the store
+ * keeps only some, a port it does not keep refuses. */
+static GArray *clients_while_down(struct t_site *s, struct pid1 *p,
+				  GArray *ports)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	g_autoptr(GArray) kept = g_array_new(FALSE, FALSE, sizeof(guint16));
+	g_autoptr(GHashTable) kept_set = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer v;
+	guint16 on[4];
+	guint n = 0;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		guint16 port = port_of(GPOINTER_TO_INT(v) - 1);
+
+		g_array_append_val(kept, port);
+		g_hash_table_add(kept_set, GUINT_TO_POINTER(port));
+	}
+	g_assert_cmpuint(kept->len, >, 0);
+	for (guint i = 0; i < G_N_ELEMENTS(on) && i < kept->len; i++)
+		on[n++] = g_array_index(kept, guint16,
+					i * (kept->len - 1) / 3);
+	if (kept->len < ports->len + 1)
+		for (guint i = 0; i < ports->len; i++) {
+			guint16 port = g_array_index(ports, guint16, i);
+
+			if (g_hash_table_contains(kept_set,
+						  GUINT_TO_POINTER(port)))
+				continue;
+			assert_refused(port);
+			break;
+		}
+	for (guint i = 0; i < n; i++) {
+		int fd = connect_port(on[i]);
+
+		/* Refused: nothing kept this port's socket. */
+		g_assert_cmpint(fd, >=, 0);
+		g_assert_cmpint(write(fd, request, strlen(request)), ==,
+				strlen(request));
+		g_array_append_val(fds, fd);
+	}
+	return fds;
+}
+
+static void assert_served_by(GArray *clients, GPid pid)
+{
+	for (guint i = 0; i < clients->len; i++)
+		g_assert_cmpint(answered_by(g_array_index(clients, int, i)),
+				==, pid);
+}
+
+/* The wrapper killed: systemd then ends what is left of the unit (its
+ * haproxy, ours now as the subreaper) before it starts it again. */
+static void kill_wrapper(struct t_site *s)
+{
+	GPid haproxy = s->pid;
+
+	wrapper_signal(s->w, SIGKILL);
+	g_assert_cmpint(wrapper_wait_exit(s->w, T_WAIT), !=, -1);
+	g_clear_pointer(&s->w, wrapper_free);
+	if (t_kill_if_exe(haproxy, t_haproxy_path()))
+		g_assert_cmpint(t_wait_child(haproxy, T_WAIT), !=, -1);
+	g_assert_true(t_wait_gone(haproxy, T_WAIT));
+}
+
+/* Can a SO_REUSEPORT steering map be made here (CAP_BPF, Linux 5.14)? */
+static gboolean t_steering_possible(void)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_REUSEPORT_SOCKARRAY;
+	attr.key_size = sizeof(__u32);
+	attr.value_size = sizeof(__u64);
+	attr.max_entries = 1;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0) {
+		g_test_message("no SO_REUSEPORT steering here: %s",
+			       g_strerror(errno));
+		return FALSE;
+	}
+	close(fd);
+	return TRUE;
+}
+
+struct many {
+	guint binds;
+	gboolean steering;
+	rlim_t soft;		/* LimitNOFILE='s soft limit; 0: 1024 */
+	rlim_t hard;		/* its hard limit; 0: 524288 */
+};
+
+/* What a start under soft can be handed back: the store keeps no more. */
+static guint kept_at_most(rlim_t soft)
+{
+	return (soft ? soft : UNIT_SOFT_NOFILE) - 3 - 64;
+}
+
+/*
+ * The wrapper never ran out of descriptors (whatever would have needed
+ * one then failed), and said at most once that the unit's limit is too
+ * low for it, exactly once where it must be (tight).
+ */
+static void assert_fds_sufficed(struct t_site *s, gboolean tight)
+{
+	if (tight)
+		g_assert_nonnull(wrapper_wait_log(s->w, "LimitNOFILE=",
+						  T_WAIT));
+	wrapper_pump(s->w, 0);
+	g_assert_null(wrapper_find_log(s->w, "Too many open files"));
+	g_assert_cmpuint(wrapper_count_log(s->w, "LimitNOFILE="), ==, tight);
+}
+
+/*
+ * Every listener of a configuration of many binds is stored, and neither
+ * a restart nor a kill of the wrapper refuses a connection: the next
+ * wrapper's haproxy takes every kept socket over and serves the clients
+ * that waited in their backlogs.
+ */
+static void test_many_binds(gconstpointer data)
+{
+	const struct many *m = data;
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = {
+		"--fd-store=on",
+		m->steering ? "--reuseport-migration=auto"
+			    : "--reuseport-migration=off",
+		NULL
+	};
+	g_autoptr(GArray) ports = NULL;
+	g_autoptr(GArray) inodes = NULL;
+	g_autofree gchar *extra = NULL;
+	/* Steering takes two descriptors a bound address: more than
+	 * LimitNOFILE=1024 leaves once 600 listen. A start gets the store
+	 * back under the unit's soft limit. */
+	guint kept = MIN(m->binds, kept_at_most(m->soft));
+	gboolean tight = (m->steering && m->hard && m->hard < 2 * m->binds &&
+			  t_steering_possible()) ||
+			 kept < m->binds;
+
+	raise_own_limit();
+	ports = free_ports(m->binds - 1);
+	extra = bind_lines(ports);
+	if (!site_init(&s, &p, extra))
+		return;
+	start_limited(&s, &p, opts, m->soft, m->hard);
+	real_serve(&s);
+	assert_stores(&p, &s, ports, kept);
+	inodes = stored_inodes(&p);
+	assert_fds_sufficed(&s, tight);
+
+	/* systemctl restart. */
+	stop_first(&s);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, kept);
+	{
+		g_autoptr(GArray) clients = clients_while_down(&s, &p, ports);
+
+		start_limited(&s, &p, opts, m->soft, m->hard);
+		real_serve(&s);
+		assert_served_by(clients, s.pid);
+	}
+	assert_holds_all(s.pid, inodes);
+	assert_stores(&p, &s, ports, kept);
+
+	assert_fds_sufficed(&s, tight);
+
+	/* The wrapper killed, then started again by Restart=. */
+	kill_wrapper(&s);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, kept);
+	{
+		g_autoptr(GArray) clients = clients_while_down(&s, &p, ports);
+
+		start_limited(&s, &p, opts, m->soft, m->hard);
+		real_serve(&s);
+		assert_served_by(clients, s.pid);
+	}
+	assert_holds_all(s.pid, inodes);
+	assert_stores(&p, &s, ports, kept);
+	assert_fds_sufficed(&s, tight);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -640,5 +1057,33 @@ int main(int argc, char **argv)
 			test_stop_beside_another_listener);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
+	{
+		/* systemd's default LimitNOFILE=1024:524288 unless said. */
+		static const struct many sizes[] = {
+			{ 1, TRUE, 0, 0 },
+			{ 600, TRUE, 0, 0 },
+			{ 600, FALSE, 0, 0 },
+			/* LimitNOFILE=1024: room for N, not for 2N. */
+			{ 600, TRUE, 1024, 1024 },
+			{ 600, FALSE, 1024, 1024 },
+			/* More than a start under 1024 can be handed. */
+			{ 2000, TRUE, 0, 0 },
+			/* LimitNOFILE=4096:524288: room for all. */
+			{ 2000, TRUE, 4096, 0 },
+			{ 2000, FALSE, 4096, 0 },
+		};
+
+		for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+			g_autofree gchar *path = g_strdup_printf(
+				"/fdstore/many-binds/%u-steering-%s-limit-%u-%u",
+				sizes[i].binds,
+				sizes[i].steering ? "on" : "off",
+				(guint)(sizes[i].soft ?: UNIT_SOFT_NOFILE),
+				(guint)(sizes[i].hard ?: UNIT_HARD_NOFILE));
+
+			g_test_add_data_func(path, &sizes[i],
+					     test_many_binds);
+		}
+	}
 	return g_test_run();
 }
