@@ -718,12 +718,12 @@ static void start_limited(struct t_site *s, struct pid1 *p,
 					    put_listen_fds_limited, &l);
 }
 
-/* n - 1 free ports besides the site's, all different: held together
- * while they are found. */
-static GArray *free_ports(guint n)
+/* n free ports, all different, bound in *held (to be closed once the
+ * site has its own port: none of these then). */
+static GArray *free_ports(guint n, int **held_out)
 {
 	GArray *ports = g_array_new(FALSE, FALSE, sizeof(guint16));
-	g_autofree int *held = g_new(int, n);
+	int *held = g_new(int, n);
 
 	for (guint i = 0; i < n; i++) {
 		struct sockaddr_in a = { .sin_family = AF_INET };
@@ -740,9 +740,15 @@ static GArray *free_ports(guint n)
 		port = ntohs(a.sin_port);
 		g_array_append_val(ports, port);
 	}
+	*held_out = held;
+	return ports;
+}
+
+static void release_ports(int *held, guint n)
+{
 	for (guint i = 0; i < n; i++)
 		close(held[i]);
-	return ports;
+	g_free(held);
 }
 
 static gchar *bind_lines(GArray *ports)
@@ -980,6 +986,8 @@ static void test_many_binds(gconstpointer data)
 	g_autoptr(GArray) ports = NULL;
 	g_autoptr(GArray) inodes = NULL;
 	g_autofree gchar *extra = NULL;
+	int *held;
+	gboolean ok;
 	/* Steering takes two descriptors a bound address: more than
 	 * LimitNOFILE=1024 leaves once 600 listen. A start gets the store
 	 * back under the unit's soft limit. */
@@ -989,9 +997,11 @@ static void test_many_binds(gconstpointer data)
 			 kept < m->binds;
 
 	raise_own_limit();
-	ports = free_ports(m->binds - 1);
+	ports = free_ports(m->binds - 1, &held);
 	extra = bind_lines(ports);
-	if (!site_init(&s, &p, extra))
+	ok = site_init(&s, &p, extra);
+	release_ports(held, m->binds - 1);
+	if (!ok)
 		return;
 	start_limited(&s, &p, opts, m->soft, m->hard);
 	real_serve(&s);
@@ -1033,6 +1043,44 @@ static void test_many_binds(gconstpointer data)
 	pid1_close(&p);
 }
 
+/* systemd 254 and later say FileDescriptorStoreMax= in $FDSTORE: no
+ * more is sent (PID 1 would refuse and close them), and one notice names
+ * the setting, not one a reload. */
+static void test_store_max(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	g_autoptr(GArray) ports = NULL;
+	g_autofree gchar *extra = NULL;
+	g_autofree gchar *out = NULL;
+	int *held;
+	gboolean ok;
+
+	ports = free_ports(19, &held);
+	extra = bind_lines(ports);
+	ok = site_init(&s, &p, extra);
+	release_ports(held, 19);
+	if (!ok)
+		return;
+	t_site_setenv(&s, "FDSTORE", "10");
+	real_start(&s, NULL, opts);
+	assert_stores(&p, &s, ports, 10);
+	g_assert_nonnull(wrapper_wait_log(s.w, "FileDescriptorStoreMax=",
+					  T_WAIT));
+	real_reload(&s, SIGUSR2, TRUE);
+	/* Whatever the new generation's READY sent came before this. */
+	g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, &out, NULL),
+			==, 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 10);
+	wrapper_pump(s.w, 0);
+	g_assert_cmpuint(wrapper_count_log(s.w, "FileDescriptorStoreMax="),
+			 ==, 1);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1057,6 +1105,7 @@ int main(int argc, char **argv)
 			test_stop_beside_another_listener);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
+	g_test_add_func("/fdstore/store-max", test_store_max);
 	{
 		/* systemd's default LimitNOFILE=1024:524288 unless said. */
 		static const struct many sizes[] = {
