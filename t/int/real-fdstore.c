@@ -718,8 +718,14 @@ static void start_limited(struct t_site *s, struct pid1 *p,
 					    put_listen_fds_limited, &l);
 }
 
-/* n free ports, all different, bound in *held (to be closed once the
- * site has its own port: none of these then). */
+/*
+ * n free ports, all different, bound in *held until the test ends, with
+ * SO_REUSEPORT: haproxy binds them beside ours (bound, not listening: no
+ * connection reaches them), while a free port asked by anyone else meanwhile
+ * (the site's own, another test's) is never one of them. Released, one of
+ * 2,000 could be taken in the second haproxy needs to bind it, and a
+ * listener of someone else's beside ours would take it out of the store.
+ */
 static GArray *free_ports(guint n, int **held_out)
 {
 	GArray *ports = g_array_new(FALSE, FALSE, sizeof(guint16));
@@ -733,6 +739,8 @@ static GArray *free_ports(guint n, int **held_out)
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		held[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		g_assert_cmpint(held[i], >=, 0);
+		g_assert_no_errno(setsockopt(held[i], SOL_SOCKET, SO_REUSEPORT,
+					     &(int){ 1 }, sizeof(int)));
 		g_assert_no_errno(bind(held[i], (struct sockaddr *)&a,
 				       sizeof(a)));
 		g_assert_no_errno(getsockname(held[i], (struct sockaddr *)&a,
@@ -987,7 +995,6 @@ static void test_many_binds(gconstpointer data)
 	g_autoptr(GArray) inodes = NULL;
 	g_autofree gchar *extra = NULL;
 	int *held;
-	gboolean ok;
 	/* Steering takes two descriptors a bound address: more than
 	 * LimitNOFILE=1024 leaves once 600 listen. A start gets the store
 	 * back under the unit's soft limit. */
@@ -999,10 +1006,10 @@ static void test_many_binds(gconstpointer data)
 	raise_own_limit();
 	ports = free_ports(m->binds - 1, &held);
 	extra = bind_lines(ports);
-	ok = site_init(&s, &p, extra);
-	release_ports(held, m->binds - 1);
-	if (!ok)
+	if (!site_init(&s, &p, extra)) {
+		release_ports(held, m->binds - 1);
 		return;
+	}
 	start_limited(&s, &p, opts, m->soft, m->hard);
 	real_serve(&s);
 	assert_stores(&p, &s, ports, kept);
@@ -1041,6 +1048,7 @@ static void test_many_binds(gconstpointer data)
 	assert_fds_sufficed(&s, tight);
 	t_site_stop(&s);
 	pid1_close(&p);
+	release_ports(held, m->binds - 1);
 }
 
 /* systemd 254 and later say FileDescriptorStoreMax= in $FDSTORE: no
@@ -1055,14 +1063,13 @@ static void test_store_max(void)
 	g_autofree gchar *extra = NULL;
 	g_autofree gchar *out = NULL;
 	int *held;
-	gboolean ok;
 
 	ports = free_ports(19, &held);
 	extra = bind_lines(ports);
-	ok = site_init(&s, &p, extra);
-	release_ports(held, 19);
-	if (!ok)
+	if (!site_init(&s, &p, extra)) {
+		release_ports(held, 19);
 		return;
+	}
 	t_site_setenv(&s, "FDSTORE", "10");
 	real_start(&s, NULL, opts);
 	assert_stores(&p, &s, ports, 10);
@@ -1079,6 +1086,7 @@ static void test_store_max(void)
 			 ==, 1);
 	t_site_stop(&s);
 	pid1_close(&p);
+	release_ports(held, 19);
 }
 
 int main(int argc, char **argv)
