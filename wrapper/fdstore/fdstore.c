@@ -38,6 +38,7 @@ struct fdstore {
 	gboolean first_decided;
 	gboolean told;
 	gboolean told_max;	/* FileDescriptorStoreMax= too low: said */
+	gboolean told_names;	/* LISTEN_FDNAMES= would be too long: said */
 };
 
 static gchar *name_of(guint64 inode)
@@ -307,6 +308,34 @@ static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
 	return TRUE;
 }
 
+/*
+ * systemd hands the names back as one environment string,
+ * LISTEN_FDNAMES=NAME:NAME:..., and execve() refuses a string longer than
+ * 128 KiB (MAX_ARG_STRLEN): the next start would fail. About 6,900
+ * sockets fit.
+ */
+#define NAMES_MAX (128 * 1024 - sizeof("LISTEN_FDNAMES=") - 64)
+
+/* Its name's share of LISTEN_FDNAMES=, with the separator. */
+static gsize name_length(guint64 inode)
+{
+	g_autofree gchar *name = name_of(inode);
+
+	return strlen(name) + 1;
+}
+
+static gsize names_length(GHashTable *stored)
+{
+	GHashTableIter it;
+	gpointer key;
+	gsize n = 0;
+
+	g_hash_table_iter_init(&it, stored);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		n += name_length(*(guint64 *)key);
+	return n;
+}
+
 /* A walk through the serving generation's listening sockets. */
 struct walk {
 	struct fdstore *st;
@@ -316,6 +345,8 @@ struct walk {
 	guint added;
 	guint over;		/* not stored: beyond the unit's maximum */
 	guint beyond_room;	/* not stored: beyond room */
+	gsize names;		/* LISTEN_FDNAMES= as stored */
+	guint beyond_names;	/* not stored: it would be too long */
 };
 
 /*
@@ -339,8 +370,12 @@ static void walk_one(int fd, gpointer data)
 		w->over++;
 	else if (g_hash_table_size(w->st->stored) >= w->room)
 		w->beyond_room++;
-	else if (put_in(w->st, inode, fd))
+	else if (w->names + name_length(inode) > NAMES_MAX)
+		w->beyond_names++;
+	else if (put_in(w->st, inode, fd)) {
 		w->added++;
+		w->names += name_length(inode);
+	}
 	close(fd);
 }
 
@@ -396,6 +431,18 @@ static void tell_beyond_room(const struct walk *w)
 				 LISTEN_FDS_START + START_HEADROOM);
 }
 
+static void tell_beyond_names(struct fdstore *st, const struct walk *w)
+{
+	if (!w->beyond_names || st->told_names)
+		return;
+	st->told_names = TRUE;
+	log_notice("fd store: %u listening sockets, %u not kept: systemd "
+		   "hands their names back in one environment variable, "
+		   "which execve() limits to 128 KiB (about 6,900 sockets); "
+		   "a restart refuses connections on the others",
+		   g_hash_table_size(w->serving), w->beyond_names);
+}
+
 static void tell_over_max(struct fdstore *st, const struct walk *w)
 {
 	if (!w->over || st->told_max)
@@ -412,7 +459,8 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 	g_autoptr(GHashTable) serving = NULL;
 	g_autofree guint64 **stored = NULL;
 	struct walk w = { .st = st, .max = store_max(),
-			  .room = handback_room() };
+			  .room = handback_room(),
+			  .names = names_length(st->stored) };
 	guint n, removed = 0;
 
 	if (!st)
@@ -439,6 +487,7 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 	}
 	tell_over_max(st, &w);
 	tell_beyond_room(&w);
+	tell_beyond_names(st, &w);
 	/* What it does not listen on any more must not take connections. */
 	stored = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
 	for (guint i = 0; i < n; i++) {
