@@ -175,12 +175,11 @@ GHashTable *proc_listening_inodes(GPid pid)
 	return inodes;
 }
 
-GArray *proc_listening_fds(GPid pid)
+gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
 	g_autoptr(GHashTable) seen = inode_set_new();
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
 	const char *name;
 	int pidfd = pidfd_open(pid, 0);
 	gboolean complete = pidfd >= 0 && dir;
@@ -205,14 +204,26 @@ GArray *proc_listening_fds(GPid pid)
 		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
 		    type == SOCK_STREAM) {
 			g_hash_table_add(seen, g_memdup2(&ino, sizeof(ino)));
-			g_array_append_val(fds, fd);
+			fn(fd, data);
 		} else {
 			close(fd);
 		}
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if (!complete) {
+	return complete;
+}
+
+static void collect(int fd, gpointer data)
+{
+	g_array_append_val((GArray *)data, fd);
+}
+
+GArray *proc_listening_fds(GPid pid)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+
+	if (!proc_listening_each(pid, collect, fds)) {
 		for (guint i = 0; i < fds->len; i++)
 			close(g_array_index(fds, int, i));
 		g_array_free(fds, TRUE);

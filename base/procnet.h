@@ -53,5 +53,10 @@ guint64 fd_socket_inode(int fd);
  * (another user's process without ptrace rights, a seccomp filter, no
  * descriptor left). */
 GArray *proc_listening_fds(GPid pid);
+/* The same, one at a time: fn gets each copy (its own to close) as it is
+ * taken, so that no more than one is held here. FALSE when they could not
+ * all be taken (those that were, were given). */
+typedef void (*proc_fd_fn)(int fd, gpointer data);
+gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data);
 /* Does pid still hold a descriptor on one of these socket inodes? */
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);

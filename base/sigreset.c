@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/fdlimit.h"
+
 /* The kernel's struct sigaction, for the raw system call. */
 struct kernel_sigaction {
 	void (*handler)(int);
@@ -26,4 +28,6 @@ void signals_reset_for_exec(gpointer unused)
 				sizeof(dfl.mask));
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* haproxy sizes itself from the limits it inherits: the unit's. */
+	fdlimit_restore_for_exec();
 }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fdlimit.h"
 #include "base/log.h"
 #include "legacy/launch.h"
 #include "legacy/version.h"
@@ -193,8 +194,11 @@ static void exec_haproxy(struct handoff *h)
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
 	 * action that would kill the service. */
+	/* haproxy -Ws gets the unit's descriptor limit, as every haproxy. */
+	fdlimit_restore_for_exec();
 	execve(argv[0], argv, envp);
 	saved = errno;
+	fdlimit_raise_again();
 	log_err("hand-off failed: execve(%s): %s; the wrapper goes on",
 		argv[0], g_strerror(saved));
 	restore_control(h);

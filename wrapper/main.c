@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fdlimit.h"
 #include "base/log.h"
 #include "legacy/args.h"
 #include "legacy/launch.h"
@@ -461,6 +462,9 @@ static int dispatch(struct cli *c, struct wrapper_args *args,
 	if (args->oneshot != ONESHOT_NONE)
 		return run_oneshot(args, &c->opts);
 	keep_inherited_fds_private();
+	/* What it holds grows with the configuration; haproxy gets the
+	 * unit's limit back (base/fdlimit.h). */
+	fdlimit_raise();
 	s = supervisor_new(args, &c->opts, orig_argv);
 	code = supervisor_run(s);
 	supervisor_free(s);

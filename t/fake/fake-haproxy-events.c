@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +111,7 @@ static void haproxy_env(FILE *out)
 void log_start(int argc, char **argv)
 {
 	char sigblk[64], sigign[64], *text = NULL;
+	struct rlimit nofile;
 	const char *path = getenv("FAKE_HAPROXY_LOG");
 	size_t size;
 	FILE *out;
@@ -125,7 +127,12 @@ void log_start(int argc, char **argv)
 	fprintf(out, "start ppid=%d args=", (int)getppid());
 	for (i = 1; i < argc; i++)
 		fprintf(out, "%s%s", i > 1 ? " " : "", argv[i]);
-	fprintf(out, " sigblk=%s sigign=%s fds=", sigblk, sigign);
+	fprintf(out, " sigblk=%s sigign=%s", sigblk, sigign);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+		fprintf(out, " nofile=%llu:%llu",
+			(unsigned long long)nofile.rlim_cur,
+			(unsigned long long)nofile.rlim_max);
+	fprintf(out, " fds=");
 	open_fds(out);
 	fprintf(out, " env=");
 	haproxy_env(out);

@@ -12,7 +12,9 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,9 +31,14 @@ static const char *const leaked_env[] = {
 	"NOTIFY_SOCKET=/run/systemd/notify",
 };
 
-/* What a careless parent leaves to the wrapper. */
+/* The soft descriptor limit systemd starts a service with. */
+#define UNIT_SOFT_NOFILE 1024
+
+/* What a careless parent leaves to the wrapper, and systemd's soft
+ * descriptor limit. */
 static void dirty_child_setup(gpointer unused)
 {
+	struct rlimit nofile;
 	sigset_t set;
 
 	signal(SIGINT, SIG_IGN);
@@ -39,6 +46,27 @@ static void dirty_child_setup(gpointer unused)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		nofile.rlim_cur = MIN(nofile.rlim_max, UNIT_SOFT_NOFILE);
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+}
+
+/* The soft limit and the hard one of pid, as "SOFT:HARD". */
+static gchar *nofile_of(GPid pid)
+{
+	g_autofree gchar *path = g_strdup_printf("/proc/%d/limits", pid);
+	g_autofree gchar *text = NULL;
+	const char *p;
+	guint64 soft, hard;
+
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	p = strstr(text, "Max open files");
+	g_assert_nonnull(p);
+	g_assert_cmpint(sscanf(p, "Max open files %" G_GUINT64_FORMAT
+			       " %" G_GUINT64_FORMAT, &soft, &hard), ==, 2);
+	return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT,
+			       soft, hard);
 }
 
 static guint64 status_mask(GPid pid, const char *key)
@@ -53,13 +81,17 @@ static guint64 status_mask(GPid pid, const char *key)
 	return g_ascii_strtoull(p + strlen(key), NULL, 16);
 }
 
-static void assert_clean_start(const char *line)
+/* nofile: the limits the wrapper was started with, which haproxy
+ * inherits whatever the wrapper raised for itself. */
+static void assert_clean_start(const char *line, const char *nofile)
 {
 	g_autofree gchar *blk = field(line, " sigblk=");
 	g_autofree gchar *ign = field(line, " sigign=");
 	g_autofree gchar *fds = field(line, " fds=");
+	g_autofree gchar *limits = field(line, " nofile=");
 	const char *env = strstr(line, " env=");
 
+	g_assert_cmpstr(limits, ==, nofile);
 	g_assert_cmpstr(blk, ==, NO_SIGNALS);
 	g_assert_cmpstr(ign, ==, NO_SIGNALS);
 	g_assert_cmpstr(fds, ==, "0,1,2");
@@ -74,6 +106,10 @@ static void test_child_hygiene(void)
 	struct t_site f;
 	Wrapper *w;
 	guint64 ign;
+	struct rlimit own;
+	g_autofree gchar *nofile = NULL;
+	g_autofree gchar *raised = NULL;
+	g_autofree gchar *wrapper_limits = NULL;
 
 	t_site_init_fake(&f, NULL);
 	argv = t_site_args(&f, NULL);
@@ -92,6 +128,18 @@ static void test_child_hygiene(void)
 	g_assert_true(ign & (1ULL << (SIGINT - 1)));
 	g_assert_true(ign & (1ULL << (SIGQUIT - 1)));
 	g_assert_true(status_mask(w->pid, "SigBlk:") & (1ULL << (SIGUSR1 - 1)));
+	/* The wrapper raised its own soft descriptor limit to the hard
+	 * one; haproxy gets the one it was started with. */
+	g_assert_no_errno(getrlimit(RLIMIT_NOFILE, &own));
+	nofile = g_strdup_printf("%llu:%llu",
+				 (unsigned long long)MIN(own.rlim_max,
+							 UNIT_SOFT_NOFILE),
+				 (unsigned long long)own.rlim_max);
+	raised = g_strdup_printf("%llu:%llu",
+				 (unsigned long long)own.rlim_max,
+				 (unsigned long long)own.rlim_max);
+	wrapper_limits = nofile_of(w->pid);
+	g_assert_cmpstr(wrapper_limits, ==, raised);
 
 	wrapper_signal(w, SIGUSR2);
 	g_assert_cmpint(wrapper_wait_ready(w, 2, T_WAIT), >, 0);
@@ -101,7 +149,7 @@ static void test_child_hygiene(void)
 							 n, T_WAIT);
 
 		g_assert_nonnull(start);
-		assert_clean_start(start);
+		assert_clean_start(start, nofile);
 	}
 	g_assert_cmpuint(fake_count(&f, " start "), ==, 3);
 

@@ -12,12 +12,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,7 +38,88 @@ struct pid1 {
 	GHashTable *store;	/* FDNAME -> the fd + 1 */
 	guint ready;		/* READY=1 seen */
 	guint removed;		/* FDSTOREREMOVE=1 seen */
+	gboolean marked;	/* the last one taken was pid1_drain's */
+	/* PID 1 reads its notify socket at once, whatever the test does
+	 * meanwhile: a thread receives (the socket's queue holds only
+	 * net.unix.max_dgram_qlen messages, and the wrapper would block),
+	 * the test takes what it received, in order. */
+	GThread *reader;
+	GAsyncQueue *received;	/* struct datagram * */
+	gint stop;
 };
+
+struct datagram {
+	gchar *text;
+	int fd;			/* the first descriptor, or -1 */
+};
+
+static void datagram_free(gpointer data)
+{
+	struct datagram *d = data;
+
+	if (d->fd >= 0)
+		close(d->fd);
+	g_free(d->text);
+	g_free(d);
+}
+
+/* One message, or NULL after timeout_ms. Only its first descriptor is
+ * kept: the wrapper stores one at a time. */
+static struct datagram *receive(int fd, guint timeout_ms)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} control;
+	char text[4096];
+	struct iovec iov = { text, sizeof(text) - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct datagram *d;
+	ssize_t n;
+
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return NULL;
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return NULL;
+	d = g_new0(struct datagram, 1);
+	d->text = g_strndup(text, n);
+	d->fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+	     c = CMSG_NXTHDR(&msg, c)) {
+		int *fds = (int *)CMSG_DATA(c);
+		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < count; i++) {
+			int one;
+
+			memcpy(&one, fds + i, sizeof(int));
+			if (d->fd < 0)
+				d->fd = one;
+			else
+				close(one);
+		}
+	}
+	return d;
+}
+
+static gpointer pid1_read(gpointer data)
+{
+	struct pid1 *p = data;
+
+	while (!g_atomic_int_get(&p->stop)) {
+		struct datagram *d = receive(p->fd, 50);
+
+		if (d)
+			g_async_queue_push(p->received, d);
+	}
+	return NULL;
+}
 
 static void pid1_open(struct pid1 *p, const char *dir)
 {
@@ -47,6 +132,8 @@ static void pid1_open(struct pid1 *p, const char *dir)
 	g_assert_no_errno(bind(p->fd, (struct sockaddr *)&a, sizeof(a)));
 	p->store = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					 NULL);
+	p->received = g_async_queue_new_full(datagram_free);
+	p->reader = g_thread_new("pid1", pid1_read, p);
 }
 
 static void pid1_close(struct pid1 *p)
@@ -54,6 +141,9 @@ static void pid1_close(struct pid1 *p)
 	GHashTableIter it;
 	gpointer fd;
 
+	g_atomic_int_set(&p->stop, 1);
+	g_thread_join(p->reader);
+	g_async_queue_unref(p->received);
 	g_hash_table_iter_init(&it, p->store);
 	while (g_hash_table_iter_next(&it, NULL, &fd))
 		close(GPOINTER_TO_INT(fd) - 1);
@@ -74,33 +164,20 @@ static const char *field(gchar **lines, const char *key)
 /* One message, as PID 1 takes it: its descriptors kept or dropped. */
 static gboolean pid1_take(struct pid1 *p, guint timeout_ms)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
-		struct cmsghdr align;
-	} control;
-	char text[4096];
-	struct iovec iov = { text, sizeof(text) - 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control.buf,
-			      .msg_controllen = sizeof(control.buf) };
-	struct timeval tv = { .tv_sec = timeout_ms / 1000,
-			      .tv_usec = timeout_ms % 1000 * 1000 };
+	struct datagram *d = g_async_queue_timeout_pop(
+		p->received, (guint64)timeout_ms * 1000);
 	g_auto(GStrv) lines = NULL;
-	ssize_t n;
-	int got = -1;
 	const char *name;
+	int got;
 
-	setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = recvmsg(p->fd, &msg, MSG_CMSG_CLOEXEC);
-	if (n < 0)
+	if (!d)
 		return FALSE;
-	text[n] = '\0';
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
-	     c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_type == SCM_RIGHTS)
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-	lines = g_strsplit(text, "\n", -1);
+	got = d->fd;
+	d->fd = -1;
+	lines = g_strsplit(d->text, "\n", -1);
+	datagram_free(d);
 	name = field(lines, "FDNAME=");
+	p->marked = field(lines, "X-TEST-MARKER=1") != NULL;
 	if (field(lines, "READY=1"))
 		p->ready++;
 	if (field(lines, "FDSTORE=1") && name && got >= 0) {
@@ -159,11 +236,25 @@ static int kept_for(struct pid1 *p, guint16 port)
 	return -1;
 }
 
-/* Every message sent so far, taken (none waits to be read). */
+/* Every message sent so far, taken: a marker sent now comes after them
+ * (one socket's datagrams keep their order). */
 static void pid1_drain(struct pid1 *p)
 {
-	while (pid1_take(p, 1))
-		;
+	static const char marker[] = "X-TEST-MARKER=1";
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	gint64 end = t_deadline(T_WAIT);
+	gboolean seen = FALSE;
+
+	strcpy(a.sun_path, p->path);
+	g_assert_cmpint(sendto(fd, marker, strlen(marker), 0,
+			       (struct sockaddr *)&a, sizeof(a)), ==,
+			strlen(marker));
+	close(fd);
+	while (!seen && t_ms_left(end) > 0)
+		seen = pid1_take(p, t_ms_left(end)) && p->marked;
+	g_assert_true(seen);
+	p->marked = FALSE;
 }
 
 /* ---- the next wrapper, with LISTEN_FDS ---- */
@@ -1150,6 +1241,527 @@ static void test_old_haproxy_stores_nothing(void)
 	pid1_close(&p);
 }
 
+/* ---- many binds, under systemd's default descriptor limits ---- */
+
+/*
+ * systemd's default LimitNOFILE=1024:524288 (the hard limit as high as
+ * this test may set it): the wrapper starts with a soft limit of 1024,
+ * and the sockets a restart hands back may lie above it, as systemd puts
+ * them in place before it sets the limits.
+ */
+#define UNIT_SOFT_NOFILE 1024
+#define UNIT_HARD_NOFILE 524288
+
+struct limited {
+	int *fds;		/* the kept sockets, for 3, 4, ... */
+	guint n;
+	struct rlimit limit;
+};
+
+static void put_listen_fds_limited(gpointer data)
+{
+	struct limited *l = data;
+	int base = 3 + l->n + 64;
+
+	/* Out of the way first: the targets may be among them. */
+	for (guint i = 0; i < l->n; i++)
+		l->fds[i] = fcntl(l->fds[i], F_DUPFD, base);
+	for (guint i = 0; i < l->n; i++) {
+		dup2(l->fds[i], 3 + i);
+		close(l->fds[i]);
+	}
+	/* A hard limit above ours needs CAP_SYS_RESOURCE: ours then. */
+	if (setrlimit(RLIMIT_NOFILE, &l->limit) < 0) {
+		struct rlimit cur;
+
+		getrlimit(RLIMIT_NOFILE, &cur);
+		l->limit.rlim_max = MIN(l->limit.rlim_max, cur.rlim_max);
+		setrlimit(RLIMIT_NOFILE, &l->limit);
+	}
+}
+
+/* The unit's limits as this test can have them: the soft one 1024, the
+ * hard one hard (0: systemd's default, 524288) or the highest this
+ * process may set. */
+static struct rlimit unit_limit(rlim_t soft, rlim_t hard)
+{
+	struct rlimit want = { soft ? soft : UNIT_SOFT_NOFILE,
+			       hard ? hard : UNIT_HARD_NOFILE };
+
+	return want;
+}
+
+/* This test holds every kept socket, and the clients: its own soft limit
+ * as high as it goes. */
+static void raise_own_limit(void)
+{
+	struct rlimit rl;
+
+	g_assert_no_errno(getrlimit(RLIMIT_NOFILE, &rl));
+	rl.rlim_cur = rl.rlim_max;
+	g_assert_no_errno(setrlimit(RLIMIT_NOFILE, &rl));
+}
+
+static rlim_t own_limit(void)
+{
+	struct rlimit rl;
+
+	g_assert_no_errno(getrlimit(RLIMIT_NOFILE, &rl));
+	return rl.rlim_cur;
+}
+
+/* The wrapper started as systemd starts it under the unit's limits, with
+ * what the store keeps handed back as LISTEN_FDS (none the first time). */
+static void start_limited(struct t_site *s, struct pid1 *p,
+			  const char *const *opts, rlim_t soft, rlim_t hard)
+{
+	static const char *const prefix[] = {
+		"/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", NULL
+	};
+	g_autoptr(GPtrArray) args = t_site_args(s, opts);
+	g_autoptr(GString) names = g_string_new(NULL);
+	g_autofree int *fds = g_new0(int, g_hash_table_size(p->store) + 1);
+	g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(g_free);
+	struct limited l = { .fds = fds, .limit = unit_limit(soft, hard) };
+	GHashTableIter it;
+	gpointer k, v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		fds[l.n++] = GPOINTER_TO_INT(v) - 1;
+		g_string_append_printf(names, "%s%s", names->len ? ":" : "",
+				       (char *)k);
+	}
+	for (guint i = 0; i + 1 < s->env->len; i++)
+		g_ptr_array_add(env, g_strdup(g_ptr_array_index(s->env, i)));
+	if (l.n) {
+		g_ptr_array_add(env, g_strdup_printf("LISTEN_FDS=%u", l.n));
+		g_ptr_array_add(env, g_strdup_printf("LISTEN_FDNAMES=%s",
+						     names->str));
+	}
+	g_ptr_array_add(env, NULL);
+	g_assert_null(s->w);
+	s->w = wrapper_start_prefixed_setup(prefix,
+					    (const char *const *)args->pdata,
+					    (const char *const *)env->pdata,
+					    put_listen_fds_limited, &l);
+}
+
+/*
+ * n free ports, all different, bound in *held until the test ends, with
+ * SO_REUSEPORT: haproxy binds them beside ours (bound, not listening: no
+ * connection reaches them), while a free port asked by anyone else meanwhile
+ * (the site's own, another test's) is never one of them. Released, one of
+ * 2,000 could be taken in the second haproxy needs to bind it, and a
+ * listener of someone else's beside ours would take it out of the store.
+ */
+static GArray *free_ports(guint n, int **held_out)
+{
+	GArray *ports = g_array_new(FALSE, FALSE, sizeof(guint16));
+	int *held = g_new(int, n);
+
+	for (guint i = 0; i < n; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		socklen_t len = sizeof(a);
+		guint16 port;
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		held[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		g_assert_cmpint(held[i], >=, 0);
+		g_assert_no_errno(setsockopt(held[i], SOL_SOCKET, SO_REUSEPORT,
+					     &(int){ 1 }, sizeof(int)));
+		g_assert_no_errno(bind(held[i], (struct sockaddr *)&a,
+				       sizeof(a)));
+		g_assert_no_errno(getsockname(held[i], (struct sockaddr *)&a,
+					      &len));
+		port = ntohs(a.sin_port);
+		g_array_append_val(ports, port);
+	}
+	*held_out = held;
+	return ports;
+}
+
+static void release_ports(int *held, guint n)
+{
+	for (guint i = 0; i < n; i++)
+		close(held[i]);
+	g_free(held);
+}
+
+static gchar *bind_lines(GArray *ports)
+{
+	GString *text = g_string_new(NULL);
+
+	for (guint i = 0; i < ports->len; i++)
+		g_string_append_printf(text, "    bind 127.0.0.1:%u\n",
+				       g_array_index(ports, guint16, i));
+	return g_string_free(text, FALSE);
+}
+
+/* The port a kept socket listens on. */
+static guint16 port_of(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	g_assert_no_errno(getsockname(fd, (struct sockaddr *)&a, &len));
+	return ntohs(a.sin_port);
+}
+
+/* The store holds n listening sockets, each on a port of the site; all
+ * of them when n is their number. */
+static void assert_stores(struct pid1 *p, struct t_site *s, GArray *ports,
+			  guint n)
+{
+	g_autoptr(GHashTable) kept = g_hash_table_new(NULL, NULL);
+	g_autoptr(GHashTable) ours = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer v;
+
+	pid1_until_stored(p, n);
+	pid1_drain(p);
+	g_assert_cmpuint(g_hash_table_size(p->store), ==, n);
+	g_hash_table_add(ours, GUINT_TO_POINTER(s->port));
+	for (guint i = 0; i < ports->len; i++)
+		g_hash_table_add(ours, GUINT_TO_POINTER(
+			g_array_index(ports, guint16, i)));
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+		int listening = 0;
+		socklen_t ilen = sizeof(listening);
+
+		g_assert_no_errno(getsockname(GPOINTER_TO_INT(v) - 1,
+					      (struct sockaddr *)&a, &len));
+		g_assert_no_errno(getsockopt(GPOINTER_TO_INT(v) - 1,
+					     SOL_SOCKET, SO_ACCEPTCONN,
+					     &listening, &ilen));
+		g_assert_true(listening);
+		g_assert_true(g_hash_table_contains(
+			ours, GUINT_TO_POINTER(ntohs(a.sin_port))));
+		g_hash_table_add(kept, GUINT_TO_POINTER(ntohs(a.sin_port)));
+	}
+	g_assert_cmpuint(g_hash_table_size(kept), ==, n);
+}
+
+/* The inodes of what the store keeps. */
+static GArray *stored_inodes(struct pid1 *p)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		guint64 inode = inode_of(GPOINTER_TO_INT(v) - 1);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+/* pid holds a descriptor of every one of these sockets. */
+static void assert_holds_all(GPid pid, GArray *inodes)
+{
+	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autoptr(GHashTable) held = g_hash_table_new_full(
+		g_int64_hash, g_int64_equal, g_free, NULL);
+	const char *name;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d))) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *link = g_file_read_link(path, NULL);
+		guint64 inode;
+
+		if (link && sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
+				   &inode) == 1)
+			g_hash_table_add(held, g_memdup2(&inode,
+							 sizeof(inode)));
+	}
+	for (guint i = 0; i < inodes->len; i++)
+		g_assert_true(g_hash_table_contains(
+			held, &g_array_index(inodes, guint64, i)));
+}
+
+/* Clients that connect while no haproxy runs, on four ports the store
+ * keeps (spread over them): each has sent its request. Where the store
+ * keeps only some, a port it does not keep refuses. */
+static GArray *clients_while_down(struct t_site *s, struct pid1 *p,
+				  GArray *ports)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	g_autoptr(GArray) kept = g_array_new(FALSE, FALSE, sizeof(guint16));
+	g_autoptr(GHashTable) kept_set = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer v;
+	guint16 on[4];
+	guint n = 0;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		guint16 port = port_of(GPOINTER_TO_INT(v) - 1);
+
+		g_array_append_val(kept, port);
+		g_hash_table_add(kept_set, GUINT_TO_POINTER(port));
+	}
+	g_assert_cmpuint(kept->len, >, 0);
+	for (guint i = 0; i < G_N_ELEMENTS(on) && i < kept->len; i++)
+		on[n++] = g_array_index(kept, guint16,
+					i * (kept->len - 1) / 3);
+	if (kept->len < ports->len + 1)
+		for (guint i = 0; i < ports->len; i++) {
+			guint16 port = g_array_index(ports, guint16, i);
+
+			if (g_hash_table_contains(kept_set,
+						  GUINT_TO_POINTER(port)))
+				continue;
+			assert_refused(port);
+			break;
+		}
+	for (guint i = 0; i < n; i++) {
+		int fd = connect_port(on[i]);
+
+		/* Refused: nothing kept this port's socket. */
+		g_assert_cmpint(fd, >=, 0);
+		g_assert_cmpint(write(fd, request, strlen(request)), ==,
+				strlen(request));
+		g_array_append_val(fds, fd);
+	}
+	return fds;
+}
+
+static void assert_served_by(GArray *clients, GPid pid)
+{
+	for (guint i = 0; i < clients->len; i++)
+		g_assert_cmpint(answered_by(g_array_index(clients, int, i)),
+				==, pid);
+}
+
+/* The wrapper killed: systemd then ends what is left of the unit (its
+ * haproxy, ours now as the subreaper) before it starts it again. */
+static void kill_wrapper(struct t_site *s)
+{
+	GPid haproxy = s->pid;
+
+	wrapper_signal(s->w, SIGKILL);
+	g_assert_cmpint(wrapper_wait_exit(s->w, T_WAIT), !=, -1);
+	g_clear_pointer(&s->w, wrapper_free);
+	if (t_kill_if_exe(haproxy, t_haproxy_path()))
+		g_assert_cmpint(t_wait_child(haproxy, T_WAIT), !=, -1);
+	g_assert_true(t_wait_gone(haproxy, T_WAIT));
+}
+
+/* Can a SO_REUSEPORT steering map be made here (CAP_BPF, Linux 5.14)? */
+static gboolean t_steering_possible(void)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_REUSEPORT_SOCKARRAY;
+	attr.key_size = sizeof(__u32);
+	attr.value_size = sizeof(__u64);
+	attr.max_entries = 1;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0) {
+		g_test_message("no SO_REUSEPORT steering here: %s",
+			       g_strerror(errno));
+		return FALSE;
+	}
+	close(fd);
+	return TRUE;
+}
+
+struct many {
+	guint binds;
+	gboolean steering;
+	rlim_t soft;		/* LimitNOFILE='s soft limit; 0: 1024 */
+	rlim_t hard;		/* its hard limit; 0: 524288 */
+};
+
+/* The hard limit the wrapper gets: hard (0: 524288), or this process's
+ * own where it may not raise its own that far (no CAP_SYS_RESOURCE). */
+static rlim_t effective_hard(rlim_t hard)
+{
+	struct rlimit rl, raised;
+	rlim_t want = hard ? hard : UNIT_HARD_NOFILE;
+
+	g_assert_no_errno(getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max >= want)
+		return want;
+	raised = (struct rlimit){ rl.rlim_cur, want };
+	return setrlimit(RLIMIT_NOFILE, &raised) == 0 ? want : rl.rlim_max;
+}
+
+/* What a start under soft can be handed back: the store keeps no more. */
+static guint kept_at_most(rlim_t soft)
+{
+	return (soft ? soft : UNIT_SOFT_NOFILE) - 3 - 64;
+}
+
+/*
+ * The wrapper never ran out of descriptors (whatever would have needed
+ * one then failed), and said at most once that the unit's limit is too
+ * low for it, exactly once where it must be (tight).
+ */
+static void assert_fds_sufficed(struct t_site *s, gboolean tight)
+{
+	if (tight)
+		g_assert_nonnull(wrapper_wait_log(s->w, "LimitNOFILE=",
+						  T_WAIT));
+	wrapper_pump(s->w, 0);
+	g_assert_null(wrapper_find_log(s->w, "Too many open files"));
+	g_assert_cmpuint(wrapper_count_log(s->w, "LimitNOFILE="), ==, tight);
+}
+
+/*
+ * Every listener of a configuration of many binds is stored, and neither
+ * a restart nor a kill of the wrapper refuses a connection: the next
+ * wrapper's haproxy takes every kept socket over and serves the clients
+ * that waited in their backlogs.
+ */
+static void test_many_binds(gconstpointer data)
+{
+	const struct many *m = data;
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = {
+		"--fd-store=on",
+		m->steering ? "--reuseport-migration=auto"
+			    : "--reuseport-migration=off",
+		NULL
+	};
+	g_autoptr(GArray) ports = NULL;
+	g_autoptr(GArray) inodes = NULL;
+	g_autofree gchar *extra = NULL;
+	int *held;
+	/* Steering takes two descriptors a bound address, and the wrapper
+	 * keeps 512 free besides: more than LimitNOFILE=1024 leaves once
+	 * 600 listen. A start gets the store back under the unit's soft
+	 * limit. */
+	guint kept = MIN(m->binds, kept_at_most(m->soft));
+	gboolean tight = (m->steering &&
+			  effective_hard(m->hard) < 2 * m->binds + 600 &&
+			  t_steering_possible()) ||
+			 kept < m->binds;
+	gint64 began;
+
+	raise_own_limit();
+	ports = free_ports(m->binds - 1, &held);
+	extra = bind_lines(ports);
+	if (!site_init(&s, &p, extra)) {
+		release_ports(held, m->binds - 1);
+		return;
+	}
+	began = g_get_monotonic_time();
+	start_limited(&s, &p, opts, m->soft, m->hard);
+	real_serve(&s);
+	/* This process holds every kept socket and every port: with many
+	 * binds (make bench-fdstore), more than it may open. haproxy has
+	 * bound them now. */
+	if (2 * m->binds + 1024 > own_limit()) {
+		release_ports(held, m->binds - 1);
+		held = NULL;
+	}
+	/* systemd hands the names back in one environment string, which
+	 * execve() limits to 128 KiB: beyond about 6,900 the store keeps
+	 * what fits, and says so. */
+	if (kept > 6000) {
+		g_assert_nonnull(wrapper_wait_log(s.w, "execve() limits",
+						  T_WAIT));
+		pid1_drain(&p);
+		kept = MIN(kept, g_hash_table_size(p.store));
+		g_assert_cmpuint(kept, >, 6000);
+	}
+	assert_stores(&p, &s, ports, kept);
+	g_test_message("measured: %u binds: %u stored %" G_GINT64_FORMAT
+		       " ms after the start; the wrapper holds %u descriptors",
+		       m->binds, kept,
+		       (g_get_monotonic_time() - began) / 1000,
+		       t_count_fds(s.w->pid));
+	inodes = stored_inodes(&p);
+	assert_fds_sufficed(&s, tight);
+
+	/* systemctl restart. */
+	stop_first(&s);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, kept);
+	{
+		g_autoptr(GArray) clients = clients_while_down(&s, &p, ports);
+
+		start_limited(&s, &p, opts, m->soft, m->hard);
+		real_serve(&s);
+		assert_served_by(clients, s.pid);
+	}
+	assert_holds_all(s.pid, inodes);
+	assert_stores(&p, &s, ports, kept);
+
+	assert_fds_sufficed(&s, tight);
+
+	g_test_message("measured: %u binds: after a restart the wrapper "
+		       "holds %u descriptors", m->binds, t_count_fds(s.w->pid));
+
+	/* The wrapper killed, then started again by Restart=. */
+	kill_wrapper(&s);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, kept);
+	{
+		g_autoptr(GArray) clients = clients_while_down(&s, &p, ports);
+
+		start_limited(&s, &p, opts, m->soft, m->hard);
+		real_serve(&s);
+		assert_served_by(clients, s.pid);
+	}
+	assert_holds_all(s.pid, inodes);
+	assert_stores(&p, &s, ports, kept);
+	assert_fds_sufficed(&s, tight);
+	t_site_stop(&s);
+	pid1_close(&p);
+	if (held)
+		release_ports(held, m->binds - 1);
+}
+
+/* systemd 254 and later say FileDescriptorStoreMax= in $FDSTORE: no
+ * more is sent (PID 1 would refuse and close them), and one notice names
+ * the setting, not one a reload. */
+static void test_store_max(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	g_autoptr(GArray) ports = NULL;
+	g_autofree gchar *extra = NULL;
+	g_autofree gchar *out = NULL;
+	int *held;
+
+	ports = free_ports(19, &held);
+	extra = bind_lines(ports);
+	if (!site_init(&s, &p, extra)) {
+		release_ports(held, 19);
+		return;
+	}
+	t_site_setenv(&s, "FDSTORE", "10");
+	real_start(&s, NULL, opts);
+	assert_stores(&p, &s, ports, 10);
+	g_assert_nonnull(wrapper_wait_log(s.w, "FileDescriptorStoreMax=",
+					  T_WAIT));
+	real_reload(&s, SIGUSR2, TRUE);
+	/* Whatever the new generation's READY sent came before this. */
+	g_assert_cmpint(t_client("--status", s.rundir_opt, NULL, &out, NULL),
+			==, 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 10);
+	wrapper_pump(s.w, 0);
+	g_assert_cmpuint(wrapper_count_log(s.w, "FileDescriptorStoreMax="),
+			 ==, 1);
+	t_site_stop(&s);
+	pid1_close(&p);
+	release_ports(held, 19);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1206,5 +1818,49 @@ int main(int argc, char **argv)
 			test_mworker_bind_removed);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
+	g_test_add_func("/fdstore/store-max", test_store_max);
+	{
+		/* systemd's default LimitNOFILE=1024:524288 unless said. */
+		static const struct many sizes[] = {
+			{ 1, TRUE, 0, 0 },
+			{ 600, TRUE, 0, 0 },
+			{ 600, FALSE, 0, 0 },
+			/* LimitNOFILE=1024: room for N, not for 2N. */
+			{ 600, TRUE, 1024, 1024 },
+			{ 600, FALSE, 1024, 1024 },
+			/* More than a start under 1024 can be handed. */
+			{ 2000, TRUE, 0, 0 },
+			/* LimitNOFILE=4096:524288: room for all. */
+			{ 2000, TRUE, 4096, 0 },
+			{ 2000, FALSE, 4096, 0 },
+		};
+
+		/* More, measured (make bench-fdstore): with a soft limit
+		 * that lets a start have them all back. */
+		static struct many asked = { 0, TRUE, 0, 0 };
+		const char *binds = g_getenv("HSW_FDSTORE_BINDS");
+
+		if (binds && (asked.binds = atoi(binds)) > 1) {
+			g_autofree gchar *path = NULL;
+
+			asked.soft = asked.binds + 1024;
+			path = g_strdup_printf(
+				"/fdstore/many-binds/%u-steering-on-limit-%u-%u",
+				asked.binds, (guint)asked.soft,
+				UNIT_HARD_NOFILE);
+			g_test_add_data_func(path, &asked, test_many_binds);
+		}
+		for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+			g_autofree gchar *path = g_strdup_printf(
+				"/fdstore/many-binds/%u-steering-%s-limit-%u-%u",
+				sizes[i].binds,
+				sizes[i].steering ? "on" : "off",
+				(guint)(sizes[i].soft ?: UNIT_SOFT_NOFILE),
+				(guint)(sizes[i].hard ?: UNIT_HARD_NOFILE));
+
+			g_test_add_data_func(path, &sizes[i],
+					     test_many_binds);
+		}
+	}
 	return g_test_run();
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/escape.h"
+#include "base/fdlimit.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "base/procnet.h"
@@ -39,6 +40,8 @@ struct fdstore {
 	gboolean first_decided;
 	gboolean told;
 	gboolean told_unusable;	/* the one notice that the store is unused */
+	gboolean told_max;	/* FileDescriptorStoreMax= too low: said */
+	gboolean told_names;	/* LISTEN_FDNAMES= would be too long: said */
 };
 
 static gchar *name_of(guint64 inode)
@@ -331,7 +334,9 @@ const char *fdstore_first_source(struct fdstore *st,
 		return NULL;
 	}
 	path = g_build_filename(st->rundir, SERVER_SOCKET, NULL);
-	st->server = getsocks_server_new(
+	/* The server's from now on, not copies: thousands handed back
+	 * would take as many descriptors again. */
+	st->server = getsocks_server_take(
 		path, &g_array_index(st->handed, int, 0), st->handed->len,
 		haproxy_version_compare(v, 2, 3, 0) < 0, &error);
 	if (!st->server) {
@@ -340,6 +345,7 @@ const char *fdstore_first_source(struct fdstore *st,
 	}
 	log_info("generation 1 takes over %u listening sockets kept by "
 		 "systemd", st->handed->len);
+	g_array_set_size(st->handed, 0);
 	return getsocks_server_path(st->server);
 }
 
@@ -358,29 +364,6 @@ static GPid listening_pid(const struct generation *g)
 	return g->pid;
 }
 
-/*
- * Our copies of the serving generation's listening sockets. They are
- * asked of its exposed stats socket, as a new haproxy would ask, since
- * that needs no ptrace rights and a container's seccomp filter may refuse
- * pidfd_getfd. When it exposes none, or the asking fails, they are taken
- * from its descriptors.
- */
-static GArray *listening_fds(const struct fdstore *st,
-			     const struct generation *g)
-{
-	g_autoptr(GError) error = NULL;
-	GArray *fds;
-
-	if (g->exposes && st->expose_sock) {
-		fds = getsocks_fetch(st->expose_sock, &error);
-		if (!error)
-			return fds;
-		g_array_free(fds, TRUE);
-		log_debug("fd store: %s", error->message);
-	}
-	return proc_listening_fds(listening_pid(g));
-}
-
 static gboolean tcp_listener(int fd)
 {
 	int domain = 0, type = 0, listening = 0;
@@ -394,32 +377,15 @@ static gboolean tcp_listener(int fd)
 		       0 && listening;
 }
 
-/* The serving generation's listening TCP sockets, by inode, our copies;
- * NULL when they cannot all be known. */
-static GHashTable *serving_listeners(const struct fdstore *st,
-				     const struct generation *g)
+/* The unit's FileDescriptorStoreMax=, as systemd 254 and later tell it
+ * in $FDSTORE; 0 when unknown. */
+static guint store_max(void)
 {
-	g_autoptr(GArray) fds = listening_fds(st, g);
-	GHashTable *by_inode;
+	const char *max = g_getenv("FDSTORE");
+	guint64 n;
 
-	if (!fds)
-		return NULL;
-	by_inode = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-					 NULL);
-	for (guint i = 0; i < fds->len; i++) {
-		int fd = g_array_index(fds, int, i);
-		guint64 inode = fd_socket_inode(fd);
-
-		/* A socket exposed twice (shards sharing one) is one. */
-		if (inode && tcp_listener(fd) &&
-		    !g_hash_table_contains(by_inode, &inode))
-			g_hash_table_insert(by_inode,
-					    g_memdup2(&inode, sizeof(inode)),
-					    GINT_TO_POINTER(fd + 1));
-		else
-			close(fd);
-	}
-	return by_inode;
+	return max && g_ascii_string_to_unsigned(max, 10, 1, G_MAXUINT, &n,
+						 NULL) ? (guint)n : 0;
 }
 
 static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
@@ -437,6 +403,8 @@ static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
 				   "(FDSTORE=1: %s): a restart will refuse "
 				   "connections", r < 0 ? g_strerror(-r) :
 				   "no notify socket");
+		if (r == -EMFILE || r == -ENFILE)
+			fdlimit_tell_short("storing the listening sockets", 0);
 		st->told = TRUE;
 		return FALSE;
 	}
@@ -455,13 +423,160 @@ static void tell_unusable(struct fdstore *st, const struct generation *g)
 		   "refuses connections", g->version);
 }
 
+/*
+ * systemd hands the names back as one environment string,
+ * LISTEN_FDNAMES=NAME:NAME:..., and execve() refuses a string longer than
+ * 128 KiB (MAX_ARG_STRLEN): the next start would fail. About 6,900
+ * sockets fit.
+ */
+#define NAMES_MAX (128 * 1024 - sizeof("LISTEN_FDNAMES=") - 64)
+
+/* Its name's share of LISTEN_FDNAMES=, with the separator. */
+static gsize name_length(guint64 inode)
+{
+	g_autofree gchar *name = name_of(inode);
+
+	return strlen(name) + 1;
+}
+
+static gsize names_length(GHashTable *stored)
+{
+	GHashTableIter it;
+	gpointer key;
+	gsize n = 0;
+
+	g_hash_table_iter_init(&it, stored);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		n += name_length(*(guint64 *)key);
+	return n;
+}
+
+/* A walk through the serving generation's listening sockets. */
+struct walk {
+	struct fdstore *st;
+	GHashTable *serving;	/* their inodes (guint64 *) */
+	guint max;		/* FileDescriptorStoreMax=, or 0 */
+	guint room;		/* what a start can be handed back */
+	guint added;
+	guint over;		/* not stored: beyond the unit's maximum */
+	guint beyond_room;	/* not stored: beyond room */
+	gsize names;		/* LISTEN_FDNAMES= as stored */
+	guint beyond_names;	/* not stored: it would be too long */
+};
+
+/*
+ * One of them, our copy, stored unless it is already, then closed: one
+ * held at a time (a batch of the -x exchange), not all of them at once,
+ * whatever their number.
+ */
+static void walk_one(int fd, gpointer data)
+{
+	struct walk *w = data;
+	guint64 inode = fd_socket_inode(fd);
+
+	/* A socket exposed twice (shards sharing one) is one. */
+	if (!inode || !tcp_listener(fd) ||
+	    !g_hash_table_add(w->serving, g_memdup2(&inode, sizeof(inode))) ||
+	    g_hash_table_contains(w->st->stored, &inode)) {
+		close(fd);
+		return;
+	}
+	if (w->max && g_hash_table_size(w->st->stored) >= w->max)
+		w->over++;
+	else if (g_hash_table_size(w->st->stored) >= w->room)
+		w->beyond_room++;
+	else if (w->names + name_length(inode) > NAMES_MAX)
+		w->beyond_names++;
+	else if (put_in(w->st, inode, fd)) {
+		w->added++;
+		w->names += name_length(inode);
+	}
+	close(fd);
+}
+
+/*
+ * Every one walked; FALSE when they cannot all be known. They are asked
+ * of its exposed stats socket, as a new haproxy would ask, since that
+ * needs no ptrace rights and a container's seccomp filter may refuse
+ * pidfd_getfd. When it exposes none, or the asking fails, they are taken
+ * from its descriptors.
+ */
+static gboolean walk_serving(struct fdstore *st, const struct generation *g,
+			     struct walk *w)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (g->exposes && st->expose_sock) {
+		if (getsocks_fetch_each(st->expose_sock, walk_one, w, &error))
+			return TRUE;
+		log_debug("fd store: %s", error->message);
+	}
+	return proc_listening_each(listening_pid(g), walk_one, w);
+}
+
+/*
+ * systemd hands the store back at descriptors 3, 4, ... of the next start,
+ * under the unit's soft limit: systemd cannot place one at or above it
+ * (or the program cannot load its libraries for want of a lower one), and
+ * the start fails. What is stored stays below it, with room for the
+ * wrapper to start; beyond, a restart refuses connections on the rest,
+ * said once.
+ */
+#define START_HEADROOM 64
+
+static guint handback_room(void)
+{
+	guint soft = fdlimit_unit_soft();
+
+	return soft > LISTEN_FDS_START + START_HEADROOM ?
+		       soft - LISTEN_FDS_START - START_HEADROOM : 0;
+}
+
+static void tell_beyond_room(const struct walk *w)
+{
+	g_autofree gchar *what = NULL;
+
+	if (!w->beyond_room)
+		return;
+	what = g_strdup_printf("fd store: %u listening sockets, %u not kept "
+			       "(a restart refuses connections on them): "
+			       "keeping them all", g_hash_table_size(w->serving),
+			       w->beyond_room);
+	fdlimit_tell_short(what, g_hash_table_size(w->serving) +
+				 LISTEN_FDS_START + START_HEADROOM);
+}
+
+static void tell_beyond_names(struct fdstore *st, const struct walk *w)
+{
+	if (!w->beyond_names || st->told_names)
+		return;
+	st->told_names = TRUE;
+	log_notice("fd store: %u listening sockets, %u not kept: systemd "
+		   "hands their names back in one environment variable, "
+		   "which execve() limits to 128 KiB (about 6,900 sockets); "
+		   "a restart refuses connections on the others",
+		   g_hash_table_size(w->serving), w->beyond_names);
+}
+
+static void tell_over_max(struct fdstore *st, const struct walk *w)
+{
+	if (!w->over || st->told_max)
+		return;
+	st->told_max = TRUE;
+	log_notice("fd store: %u listening sockets, the unit keeps at most "
+		   "%u: %u not kept, and a restart refuses connections on "
+		   "them; raise FileDescriptorStoreMax= in the unit",
+		   g_hash_table_size(w->serving), w->max, w->over);
+}
+
 void fdstore_serving(struct fdstore *st, const struct generation *g)
 {
 	g_autoptr(GHashTable) serving = NULL;
 	g_autofree guint64 **stored = NULL;
-	GHashTableIter it;
-	gpointer key, value;
-	guint n, added = 0, removed = 0;
+	struct walk w = { .st = st, .max = store_max(),
+			  .room = handback_room(),
+			  .names = names_length(st->stored) };
+	guint n, removed = 0;
 
 	if (!st)
 		return;
@@ -471,24 +586,24 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 		fdstore_empty(st, "not storable");
 		return;
 	}
-	serving = serving_listeners(st, g);
+	/* g has taken them over: ours are no longer needed. */
+	close_handed(st);
+	serving = w.serving = g_hash_table_new_full(g_int64_hash,
+						    g_int64_equal, g_free,
+						    NULL);
 	/* Unknown is not "none": nothing is taken out on a guess. */
-	if (!serving) {
+	if (!walk_serving(st, g, &w)) {
 		log_notice("fd store: the listening sockets of generation %u "
 			   "(pid %d) cannot be listed; systemd keeps the ones "
-			   "it had", g->number, g->pid);
-		close_handed(st);
+			   "it had%s", g->number, g->pid,
+			   w.added ? " and those it got now" : "");
+		if (w.added)
+			write_names(st);
 		return;
 	}
-	g_hash_table_iter_init(&it, serving);
-	while (g_hash_table_iter_next(&it, &key, &value)) {
-		int fd = GPOINTER_TO_INT(value) - 1;
-
-		if (!g_hash_table_contains(st->stored, key) &&
-		    put_in(st, *(guint64 *)key, fd))
-			added++;
-		close(fd);
-	}
+	tell_over_max(st, &w);
+	tell_beyond_room(&w);
+	tell_beyond_names(st, &w);
 	/* What it does not listen on any more must not take connections. */
 	stored = (guint64 **)g_hash_table_get_keys_as_array(st->stored, &n);
 	for (guint i = 0; i < n; i++) {
@@ -497,10 +612,9 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 		take_out(st, *stored[i]);
 		removed++;
 	}
-	close_handed(st);
-	if (added || removed) {
+	if (w.added || removed) {
 		log_info("listening sockets kept by systemd: %u (%u added, %u "
-			 "taken out)", g_hash_table_size(st->stored), added,
+			 "taken out)", g_hash_table_size(st->stored), w.added,
 			 removed);
 		write_names(st);
 	}

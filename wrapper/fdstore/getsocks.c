@@ -559,14 +559,16 @@ static void close_all(GArray *fds)
 	g_array_set_size(fds, 0);
 }
 
-GArray *getsocks_fetch(const char *path, GError **error)
+gboolean getsocks_fetch_each(const char *path, getsocks_fd_fn fn,
+			     gpointer data, GError **error)
 {
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	g_autoptr(GArray) batch = g_array_new(FALSE, FALSE, sizeof(int));
 	int fd = connect_to(path, error);
 	int count = 0;
+	guint got = 0;
 
 	if (fd < 0)
-		return fds;
+		return FALSE;
 	if (send(fd, REQUEST, strlen(REQUEST), MSG_NOSIGNAL) !=
 		    (ssize_t)strlen(REQUEST) ||
 	    recv(fd, &count, sizeof(count), MSG_WAITALL) != sizeof(count) ||
@@ -574,22 +576,42 @@ GArray *getsocks_fetch(const char *path, GError **error)
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 			    "%s: no count of listening sockets", path);
 		close(fd);
-		return fds;
+		return FALSE;
 	}
-	while (fds->len < (guint)count) {
+	while (got < (guint)count) {
 		int ack;
 
-		if (receive_batch(fd, fds) < 0 || fds->len > (guint)count) {
+		if (receive_batch(fd, batch) < 0 ||
+		    got + batch->len > (guint)count) {
 			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 				    "%s: %u of %d listening sockets received",
-				    path, fds->len, count);
-			close_all(fds);
+				    path, got + batch->len, count);
+			close_all(batch);
 			break;
 		}
-		ack = fds->len;
+		got += batch->len;
+		/* One batch held at a time, whatever the count. */
+		for (guint i = 0; i < batch->len; i++)
+			fn(g_array_index(batch, int, i), data);
+		g_array_set_size(batch, 0);
+		ack = got;
 		send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
 	}
 	close(fd);
+	return got == (guint)count;
+}
+
+static void collect(int fd, gpointer data)
+{
+	g_array_append_val((GArray *)data, fd);
+}
+
+GArray *getsocks_fetch(const char *path, GError **error)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+
+	if (!getsocks_fetch_each(path, collect, fds, error))
+		close_all(fds);
 	return fds;
 }
 
@@ -636,6 +658,39 @@ static gboolean own_offers(GArray *offers, GError **error)
 	return TRUE;
 }
 
+static gboolean offers_none(const GArray *offers, GError **error)
+{
+	if (offers->len)
+		return FALSE;
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+		    "-x server: no listening socket to hand over");
+	return TRUE;
+}
+
+/* Listening on path, with offers (taken); NULL with offers untouched. */
+static struct getsocks_server *server_listen(const char *path,
+					     GArray **offers, GError **error)
+{
+	struct getsocks_server *s;
+	int fd;
+
+	/* Ours, in our runtime directory: whatever is there is stale. */
+	g_unlink(path);
+	fd = unixsock_listen_private(path, error);
+	if (fd < 0) {
+		g_prefix_error(error, "-x server: ");
+		return NULL;
+	}
+	s = g_new0(struct getsocks_server, 1);
+	s->path = g_strdup(path);
+	s->fd = fd;
+	s->offers = g_steal_pointer(offers);
+	s->exchanges = g_ptr_array_new_with_free_func(exchange_free);
+	s->expected_pidfd = -1;
+	s->source = g_unix_fd_add(fd, G_IO_IN, on_accept, s);
+	return s;
+}
+
 struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 					    guint n_fds,
 					    gboolean option_copies,
@@ -643,30 +698,42 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 {
 	g_autoptr(GArray) offers = getsocks_offers(fds, n_fds, option_copies);
 	struct getsocks_server *s;
-	int fd;
 
-	if (!offers->len) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-			    "-x server: no listening socket to hand over");
+	if (offers_none(offers, error) || !own_offers(offers, error))
 		return NULL;
-	}
-	if (!own_offers(offers, error))
-		return NULL;
-	/* Ours, in our runtime directory: whatever is there is stale. */
-	g_unlink(path);
-	fd = unixsock_listen_private(path, error);
-	if (fd < 0) {
-		g_prefix_error(error, "-x server: ");
+	s = server_listen(path, &offers, error);
+	if (!s)
 		close_offered(offers);
+	return s;
+}
+
+/* The caller's descriptors that are not offered: closed. */
+static void close_not_offered(const int *fds, guint n_fds,
+			      const GArray *offers)
+{
+	g_autoptr(GHashTable) offered = g_hash_table_new(NULL, NULL);
+
+	for (guint i = 0; i < offers->len; i++)
+		g_hash_table_add(offered, GINT_TO_POINTER(g_array_index(
+			offers, struct getsocks_offer, i).fd));
+	for (guint i = 0; i < n_fds; i++)
+		if (!g_hash_table_contains(offered, GINT_TO_POINTER(fds[i])))
+			close(fds[i]);
+}
+
+struct getsocks_server *getsocks_server_take(const char *path, const int *fds,
+					     guint n_fds,
+					     gboolean option_copies,
+					     GError **error)
+{
+	g_autoptr(GArray) offers = getsocks_offers(fds, n_fds, option_copies);
+	struct getsocks_server *s;
+
+	if (offers_none(offers, error))
 		return NULL;
-	}
-	s = g_new0(struct getsocks_server, 1);
-	s->path = g_strdup(path);
-	s->fd = fd;
-	s->offers = g_steal_pointer(&offers);
-	s->exchanges = g_ptr_array_new_with_free_func(exchange_free);
-	s->expected_pidfd = -1;
-	s->source = g_unix_fd_add(fd, G_IO_IN, on_accept, s);
+	s = server_listen(path, &offers, error);
+	if (s)
+		close_not_offered(fds, n_fds, s->offers);
 	return s;
 }
 

@@ -56,6 +56,12 @@ GByteArray *getsocks_records(const struct getsocks_offer *offers, guint n);
  * unlike pidfd_getfd(). Blocks, at most about a second a read.
  */
 GArray *getsocks_fetch(const char *path, GError **error);
+/* The same, one batch at a time: fn gets each descriptor (its own to
+ * close) as its batch comes, so that no more than a batch is held.
+ * FALSE, with error, if not all came (those that did were given). */
+typedef void (*getsocks_fd_fn)(int fd, gpointer data);
+gboolean getsocks_fetch_each(const char *path, getsocks_fd_fn fn,
+			     gpointer data, GError **error);
 
 struct getsocks_server;
 
@@ -71,13 +77,25 @@ struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
 					    gboolean option_copies,
 					    GError **error);
 /*
+ * The same, with the caller's descriptors themselves, none duplicated: a
+ * restart hands back thousands of listening sockets, and copies would
+ * take as many descriptors again. On success they are the server's (the
+ * ones it does not offer closed now, the others when it is freed); on
+ * failure they stay the caller's.
+ */
+struct getsocks_server *getsocks_server_take(const char *path, const int *fds,
+					     guint n_fds,
+					     gboolean option_copies,
+					     GError **error);
+/*
  * The one process it answers from now on: pid, the haproxy just launched,
  * an unreaped child of the caller (so that its pid names it), or a
  * process it forked (in master-worker mode haproxy 3.4, for one, asks
- * from the worker, 3.0 from the master). Until then, and once that process has ended, every client
- * is refused, whatever its uid. Where the kernel tells the peer's pidfd
- * (SO_PEERPIDFD, Linux >= 6.5), a client that ended since it connected is
- * refused too: its pid may name another process by then.
+ * from the worker, 3.0 from the master). Until then, and once that
+ * process has ended, every client is refused, whatever its uid. Where the
+ * kernel tells the peer's pidfd (SO_PEERPIDFD, Linux >= 6.5), a client
+ * that ended since it connected is refused too: its pid may name another
+ * process by then.
  */
 void getsocks_server_expect(struct getsocks_server *s, GPid pid);
 const char *getsocks_server_path(const struct getsocks_server *s);
@@ -85,7 +103,8 @@ const char *getsocks_server_path(const struct getsocks_server *s);
 guint getsocks_server_handed(const struct getsocks_server *s);
 guint getsocks_server_refused(const struct getsocks_server *s);
 /* Closes the socket and its clients and removes PATH. The descriptors
- * given to getsocks_server_new() stay the caller's. */
+ * given to getsocks_server_new() stay the caller's; those given to
+ * getsocks_server_take() are closed. */
 void getsocks_server_free(struct getsocks_server *s);
 
 typedef struct getsocks_server GetsocksServer;

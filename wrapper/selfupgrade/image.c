@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fdlimit.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "legacy/launch.h"
@@ -128,8 +129,11 @@ void upgrade_exec(const struct self_image *self, char **argv,
 	g_setenv(STATE_ENV, state, TRUE);
 	/* The control signals stay blocked across execve(): whatever arrives
 	 * now waits, pending, for the new image's signalfd. */
+	/* The new image raises it again, and must know the unit's. */
+	fdlimit_restore_for_exec();
 	execv(self->path, argv);
 	saved = errno;
+	fdlimit_raise_again();
 	g_unsetenv(STATE_ENV);
 	log_notice("re-exec(%s) failed: %s.", self->path, g_strerror(saved));
 }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,6 +19,7 @@
 #include "migrate/find.h"
 #include "base/proc.h"
 #include "base/procnet.h"
+#include "base/fdlimit.h"
 #include "base/log.h"
 
 
@@ -57,6 +57,7 @@ struct round {
 	guint attached;
 	guint steerable;	/* attached with their own steering program */
 	guint steered;		/* map entries set (steering rounds) */
+	guint fd_free;		/* descriptors steering may still take */
 	gchar *failure;		/* the first, for status */
 };
 
@@ -289,36 +290,27 @@ static void tell_steering_unavailable(struct reuseport *r, int err)
 
 /*
  * A steering program keeps two descriptors open for its group. With
- * thousands of binds they would take the descriptors the wrapper needs
- * for everything else (systemd's default soft limit is 1024), so once
- * they would use more than half of what the limit leaves after a reserve,
- * further groups get the plain program.
+ * thousands of binds they could take the descriptors the wrapper needs
+ * for everything else, the fd store among them: a group gets one only
+ * while what is free (the limit less what is open, less the reserve of
+ * base/fdlimit.h) has room for its two. What is free is counted once a
+ * round (rd->fd_free), then kept up to date as groups take theirs.
  */
-#define FD_RESERVE 256
-
-static guint steer_budget(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur <= FD_RESERVE)
-		return 0;
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > G_MAXUINT)
-		return G_MAXUINT / 2;
-	return (guint)(rl.rlim_cur - FD_RESERVE) / 2;
-}
+#define STEER_GROUP_FDS 2
 
 /* The group's steering program, loaded at its first need; NULL where it
  * cannot be (the plain program then migrates its queues). */
 static struct steer_group *steer_group_get(struct reuseport *r,
-					   const char *key)
+					   struct round *rd, const char *key)
 {
 	struct steer_group *sg = g_hash_table_lookup(r->steer, key);
 	int map_fd, prog_fd, err;
 
 	if (sg)
 		return sg;
-	if (g_hash_table_size(r->steer) >= steer_budget()) {
-		tell_steering_unavailable(r, EMFILE);
+	if (rd->fd_free < STEER_GROUP_FDS) {
+		fdlimit_tell_short("SO_REUSEPORT steering of every bound "
+				   "address (two descriptors each)", 0);
 		return NULL;
 	}
 	map_fd = create_steer_map();
@@ -332,6 +324,7 @@ static struct steer_group *steer_group_get(struct reuseport *r,
 		tell_steering_unavailable(r, err);
 		return NULL;
 	}
+	rd->fd_free -= STEER_GROUP_FDS;
 	sg = g_new0(struct steer_group, 1);
 	*sg = (struct steer_group){ .map_fd = map_fd, .prog_fd = prog_fd };
 	g_hash_table_insert(r->steer, g_strdup(key), sg);
@@ -438,7 +431,7 @@ static void attach_listener(struct reuseport *r, struct round *rd, GPid pid,
 		tell_noreuseport(r, rd, pid, key);
 		return;
 	}
-	sg = steer_group_get(r, key);
+	sg = steer_group_get(r, rd, key);
 	prog_fd = sg ? sg->prog_fd : r->prog_fd;
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &prog_fd,
 		       sizeof(prog_fd)) < 0) {
@@ -521,6 +514,7 @@ static void round_begin(struct round *rd)
 						g_free, NULL),
 		.inodes = g_hash_table_new_full(g_str_hash, g_str_equal,
 						g_free, g_free),
+		.fd_free = fdlimit_free(),
 	};
 }
 
