@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "base/sockdiag.h"
 
 guint64 proc_socket_inode(GPid pid, const char *fd_name)
@@ -175,17 +176,23 @@ GHashTable *proc_listening_inodes(GPid pid)
 	return inodes;
 }
 
-GArray *proc_listening_fds(GPid pid)
+/*
+ * Appends to fds our copies of the listening stream sockets that the
+ * process of pidfd (pid) holds, those in seen left out and added to it.
+ * FALSE when one of them cannot be taken; a process that ended meanwhile
+ * holds nothing any more, and *gone says so.
+ */
+static gboolean take_listening(GPid pid, int pidfd, GHashTable *seen,
+			       GArray *fds, gboolean *gone)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
-	g_autoptr(GHashTable) seen = inode_set_new();
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
 	const char *name;
-	int pidfd = pidfd_open(pid, 0);
-	gboolean complete = pidfd >= 0 && dir;
 
-	while (complete && (name = g_dir_read_name(dir))) {
+	*gone = FALSE;
+	if (!dir)
+		return FALSE;
+	while ((name = g_dir_read_name(dir))) {
 		guint64 ino = proc_socket_inode(pid, name);
 		int listening = 0, type = 0, fd;
 		socklen_t len = sizeof(int);
@@ -197,8 +204,8 @@ GArray *proc_listening_fds(GPid pid)
 		if (fd < 0 && errno == EBADF)
 			continue;
 		if (fd < 0) {
-			complete = FALSE;
-			break;
+			*gone = errno == ESRCH;
+			return FALSE;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
 			       &len) == 0 && listening &&
@@ -210,12 +217,61 @@ GArray *proc_listening_fds(GPid pid)
 			close(fd);
 		}
 	}
+	return TRUE;
+}
+
+static void close_fds(GArray *fds)
+{
+	for (guint i = 0; i < fds->len; i++)
+		close(g_array_index(fds, int, i));
+	g_array_free(fds, TRUE);
+}
+
+GArray *proc_listening_fds(GPid pid)
+{
+	g_autoptr(GHashTable) seen = inode_set_new();
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	int pidfd = pidfd_open(pid, 0);
+	gboolean complete, gone;
+
+	complete = pidfd >= 0 && take_listening(pid, pidfd, seen, fds, &gone);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (!complete) {
-		for (guint i = 0; i < fds->len; i++)
-			close(g_array_index(fds, int, i));
-		g_array_free(fds, TRUE);
+		close_fds(fds);
+		return NULL;
+	}
+	return fds;
+}
+
+GArray *proc_children_listening_fds(GPid parent, const GArray *children)
+{
+	g_autoptr(GHashTable) seen = inode_set_new();
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	guint taken = 0;
+
+	for (guint i = 0; i < children->len; i++) {
+		GPid pid = g_array_index(children, GPid, i);
+		int pidfd = proc_open_if_child_of(pid, parent);
+		gboolean ok, gone = FALSE;
+
+		/* Ended, or its pid another's since: nothing of ours. */
+		if (pidfd < 0 && errno == ESRCH)
+			continue;
+		if (pidfd < 0) {
+			close_fds(fds);
+			return NULL;
+		}
+		ok = take_listening(pid, pidfd, seen, fds, &gone);
+		close(pidfd);
+		if (!ok && !gone) {
+			close_fds(fds);
+			return NULL;
+		}
+		taken += ok;
+	}
+	if (!taken) {
+		close_fds(fds);
 		return NULL;
 	}
 	return fds;

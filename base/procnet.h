@@ -53,5 +53,13 @@ guint64 fd_socket_inode(int fd);
  * (another user's process without ptrace rights, a seccomp filter, no
  * descriptor left). */
 GArray *proc_listening_fds(GPid pid);
+/*
+ * The same for the processes children lists, each taken only if it is
+ * still parent's child once a pidfd pins it (a pid reused since by another
+ * process is left alone, as is a child that ended), one copy per socket
+ * whichever of them hold it. NULL when none could be read, or one's
+ * sockets cannot all be taken.
+ */
+GArray *proc_children_listening_fds(GPid parent, const GArray *children);
 /* Does pid still hold a descriptor on one of these socket inodes? */
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);

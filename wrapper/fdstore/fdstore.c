@@ -349,15 +349,6 @@ void fdstore_launched(struct fdstore *st, const struct generation *g)
 		getsocks_server_expect(st->server, g->pid);
 }
 
-/* Who holds g's listening sockets: a master closes its own once its
- * workers are forked; its newest worker holds them. */
-static GPid listening_pid(const struct generation *g)
-{
-	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
-		return g_array_index(g->workers, GPid, g->workers->len - 1);
-	return g->pid;
-}
-
 /*
  * Our copies of the serving generation's listening sockets. They are
  * asked of its exposed stats socket, as a new haproxy would ask, since
@@ -378,7 +369,11 @@ static GArray *listening_fds(const struct fdstore *st,
 		g_array_free(fds, TRUE);
 		log_debug("fd store: %s", error->message);
 	}
-	return proc_listening_fds(listening_pid(g));
+	/* A master closes its own copies once its workers are forked:
+	 * they hold them, each only those of its process under nbproc. */
+	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
+		return proc_children_listening_fds(g->pid, g->workers);
+	return proc_listening_fds(g->pid);
 }
 
 static gboolean tcp_listener(int fd)
