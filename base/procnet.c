@@ -244,6 +244,18 @@ GArray *proc_listening_fds(GPid pid)
 	return fds;
 }
 
+/* Does pid run the executable parent runs? A forked worker does; a
+ * program a haproxy master runs (its program sections) does not. */
+static gboolean same_image(GPid parent, GPid pid)
+{
+	g_autofree gchar *a = g_strdup_printf("/proc/%d/exe", parent);
+	g_autofree gchar *b = g_strdup_printf("/proc/%d/exe", pid);
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 GArray *proc_children_listening_fds(GPid parent, const GArray *children)
 {
 	g_autoptr(GHashTable) seen = inode_set_new();
@@ -261,6 +273,12 @@ GArray *proc_children_listening_fds(GPid parent, const GArray *children)
 		if (pidfd < 0) {
 			close_fds(fds);
 			return NULL;
+		}
+		/* Checked once the pidfd pins it: not a worker, its sockets
+		 * are no haproxy's. */
+		if (!same_image(parent, pid)) {
+			close(pidfd);
+			continue;
 		}
 		ok = take_listening(pid, pidfd, seen, fds, &gone);
 		close(pidfd);

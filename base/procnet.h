@@ -55,8 +55,9 @@ guint64 fd_socket_inode(int fd);
 GArray *proc_listening_fds(GPid pid);
 /*
  * The same for the processes children lists, each taken only if it is
- * still parent's child once a pidfd pins it (a pid reused since by another
- * process is left alone, as is a child that ended), one copy per socket
+ * still parent's child once a pidfd pins it and runs parent's executable
+ * (a pid reused since by another process is left alone, as are a child
+ * that ended and a program a haproxy master runs), one copy per socket
  * whichever of them hold it. NULL when none could be read, or one's
  * sockets cannot all be taken.
  */
