@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "base/sockdiag.h"
 
 guint64 proc_socket_inode(GPid pid, const char *fd_name)
@@ -175,16 +176,23 @@ GHashTable *proc_listening_inodes(GPid pid)
 	return inodes;
 }
 
-gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data)
+/*
+ * Gives fn our copy of each listening stream socket that the process of
+ * pidfd (pid) holds, those in seen left out and added to it. FALSE when
+ * one of them cannot be taken; a process that ended meanwhile holds
+ * nothing any more, and *gone says so.
+ */
+static gboolean each_listening(GPid pid, int pidfd, GHashTable *seen,
+			       proc_fd_fn fn, gpointer data, gboolean *gone)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
-	g_autoptr(GHashTable) seen = inode_set_new();
 	const char *name;
-	int pidfd = pidfd_open(pid, 0);
-	gboolean complete = pidfd >= 0 && dir;
 
-	while (complete && (name = g_dir_read_name(dir))) {
+	*gone = FALSE;
+	if (!dir)
+		return FALSE;
+	while ((name = g_dir_read_name(dir))) {
 		guint64 ino = proc_socket_inode(pid, name);
 		int listening = 0, type = 0, fd;
 		socklen_t len = sizeof(int);
@@ -196,8 +204,8 @@ gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data)
 		if (fd < 0 && errno == EBADF)
 			continue;
 		if (fd < 0) {
-			complete = FALSE;
-			break;
+			*gone = errno == ESRCH;
+			return FALSE;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
 			       &len) == 0 && listening &&
@@ -209,9 +217,63 @@ gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data)
 			close(fd);
 		}
 	}
+	return TRUE;
+}
+
+gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data)
+{
+	g_autoptr(GHashTable) seen = inode_set_new();
+	int pidfd = pidfd_open(pid, 0);
+	gboolean complete, gone;
+
+	complete = pidfd >= 0 &&
+		   each_listening(pid, pidfd, seen, fn, data, &gone);
 	if (pidfd >= 0)
 		close(pidfd);
 	return complete;
+}
+
+/* Does pid run the executable parent runs? A forked worker does; a
+ * program a haproxy master runs (its program sections) does not. */
+static gboolean same_image(GPid parent, GPid pid)
+{
+	g_autofree gchar *a = g_strdup_printf("/proc/%d/exe", parent);
+	g_autofree gchar *b = g_strdup_printf("/proc/%d/exe", pid);
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+gboolean proc_children_listening_each(GPid parent, const GArray *children,
+				      proc_fd_fn fn, gpointer data)
+{
+	g_autoptr(GHashTable) seen = inode_set_new();
+	guint taken = 0;
+
+	for (guint i = 0; i < children->len; i++) {
+		GPid pid = g_array_index(children, GPid, i);
+		int pidfd = proc_open_if_child_of(pid, parent);
+		gboolean ok, gone = FALSE;
+
+		/* Ended, or its pid another's since: nothing of ours. */
+		if (pidfd < 0 && errno == ESRCH)
+			continue;
+		if (pidfd < 0)
+			return FALSE;
+		/* Checked once the pidfd pins it: not a worker, its sockets
+		 * are no haproxy's. */
+		if (!same_image(parent, pid)) {
+			close(pidfd);
+			continue;
+		}
+		ok = each_listening(pid, pidfd, seen, fn, data, &gone);
+		close(pidfd);
+		if (!ok && !gone)
+			return FALSE;
+		taken += ok;
+	}
+	return taken > 0;
 }
 
 static void collect(int fd, gpointer data)
@@ -224,6 +286,19 @@ GArray *proc_listening_fds(GPid pid)
 	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
 
 	if (!proc_listening_each(pid, collect, fds)) {
+		for (guint i = 0; i < fds->len; i++)
+			close(g_array_index(fds, int, i));
+		g_array_free(fds, TRUE);
+		return NULL;
+	}
+	return fds;
+}
+
+GArray *proc_children_listening_fds(GPid parent, const GArray *children)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+
+	if (!proc_children_listening_each(parent, children, collect, fds)) {
 		for (guint i = 0; i < fds->len; i++)
 			close(g_array_index(fds, int, i));
 		g_array_free(fds, TRUE);

@@ -62,10 +62,40 @@ static void scan_identity(GStrv w, struct config_hints *hints)
  * haproxy. Words are read as haproxy reads them (a quoted user name is
  * that name), variables from env; a line haproxy would refuse says
  * nothing. */
-static void scan_line(const char *line, const char *const *env,
-		      gboolean *in_global, struct config_hints *hints)
+/* The global section's setenv, presetenv, unsetenv and resetenv change
+ * the variables that the lines after them read, as in haproxy. */
+static void change_env(GStrv w, guint len, GStrv *env)
 {
-	g_auto(GStrv) w = config_line_words(line, strlen(line), env, NULL);
+	const char *first = w[0];
+
+	if ((g_str_equal(first, "setenv") || g_str_equal(first, "presetenv")) &&
+	    len > 2) {
+		*env = g_environ_setenv(*env, w[1], w[2],
+					g_str_equal(first, "setenv"));
+	} else if (g_str_equal(first, "unsetenv")) {
+		for (guint i = 1; i < len; i++)
+			*env = g_environ_unsetenv(*env, w[i]);
+	} else if (g_str_equal(first, "resetenv")) {
+		GPtrArray *kept = g_ptr_array_new();
+
+		for (guint i = 1; i < len; i++) {
+			const char *v = g_environ_getenv(*env, w[i]);
+
+			if (v)
+				g_ptr_array_add(kept,
+						g_strconcat(w[i], "=", v, NULL));
+		}
+		g_ptr_array_add(kept, NULL);
+		g_strfreev(*env);
+		*env = (GStrv)g_ptr_array_free(kept, FALSE);
+	}
+}
+
+static void scan_line(const char *line, GStrv *env, gboolean *in_global,
+		      struct config_hints *hints)
+{
+	g_auto(GStrv) w = config_line_words(line, strlen(line),
+					    (const char *const *)*env, NULL);
 	guint len = w ? g_strv_length(w) : 0;
 	const char *first = len > 0 ? w[0] : "";
 	guint64 n;
@@ -74,6 +104,8 @@ static void scan_line(const char *line, const char *const *env,
 		*in_global = g_str_equal(first, "global");
 	else if (*in_global && len > 1)
 		scan_identity(w, hints);
+	if (*in_global && len > 0)
+		change_env(w, len, env);
 	if (g_str_equal(first, "nbproc") && len > 1 &&
 	    g_ascii_string_to_unsigned(w[1], 10, 1, G_MAXUINT, &n, NULL))
 		hints->nbproc = n;
@@ -83,9 +115,9 @@ static void scan_line(const char *line, const char *const *env,
 		hints->noreuseport = TRUE;
 }
 
-void config_hints_scan_text_env(const char *text, gsize len,
-				const char *const *env,
-				struct config_hints *hints)
+/* text's lines in order, env changed by those that change it. */
+static void scan_text(const char *text, gsize len, GStrv *env,
+		      struct config_hints *hints)
 {
 	g_autofree gchar *copy = g_strndup(text, len);
 	g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
@@ -95,21 +127,33 @@ void config_hints_scan_text_env(const char *text, gsize len,
 		scan_line(lines[i], env, &in_global, hints);
 }
 
+void config_hints_scan_text_env(const char *text, gsize len,
+				const char *const *env,
+				struct config_hints *hints)
+{
+	g_auto(GStrv) own = g_strdupv((GStrv)env);
+
+	scan_text(text, len, &own, hints);
+}
+
 void config_hints_scan_text(const char *text, gsize len,
 			    struct config_hints *hints)
 {
 	g_auto(GStrv) env = haproxy_environ();
 
-	config_hints_scan_text_env(text, len, (const char *const *)env, hints);
+	scan_text(text, len, &env, hints);
 }
 
-static void scan_file(const char *path, struct config_hints *hints)
+/* Files are read in haproxy's order: a variable one sets is seen by the
+ * next ones. */
+static void scan_file(const char *path, GStrv *env,
+		      struct config_hints *hints)
 {
 	g_autofree gchar *text = NULL;
 	gsize len;
 
 	if (g_file_get_contents(path, &text, &len, NULL))
-		config_hints_scan_text(text, len, hints);
+		scan_text(text, len, env, hints);
 }
 
 static gint compare_names(gconstpointer a, gconstpointer b)
@@ -117,14 +161,15 @@ static gint compare_names(gconstpointer a, gconstpointer b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void scan_path(const char *path, struct config_hints *hints)
+static void scan_path(const char *path, GStrv *env,
+		      struct config_hints *hints)
 {
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GPtrArray) names = NULL;
 	const char *name;
 
 	if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
-		scan_file(path, hints);
+		scan_file(path, env, hints);
 		return;
 	}
 	dir = g_dir_open(path, 0, NULL);
@@ -139,7 +184,7 @@ static void scan_path(const char *path, struct config_hints *hints)
 	for (guint i = 0; i < names->len; i++)
 		if (g_file_test(g_ptr_array_index(names, i),
 				G_FILE_TEST_IS_REGULAR))
-			scan_file(g_ptr_array_index(names, i), hints);
+			scan_file(g_ptr_array_index(names, i), env, hints);
 }
 
 static gchar *resolve(const char *path, const char *basedir, const char *cwd)
@@ -160,6 +205,7 @@ void config_hints_read(const struct wrapper_args *a, const char *cwd,
 {
 	char *const *args = a->haproxy_args;
 	const char *basedir = NULL;
+	g_auto(GStrv) env = haproxy_environ();
 
 	*hints = (struct config_hints){ 0 };
 	/* haproxy changes to -C before it loads anything. */
@@ -175,21 +221,23 @@ void config_hints_read(const struct wrapper_args *a, const char *cwd,
 		if (args[i][1] == 'f') {
 			g_autofree gchar *p = resolve(args[i + 1], basedir, cwd);
 
-			scan_path(p, hints);
+			scan_path(p, &env, hints);
 		}
 		i++;
 	}
 	for (guint i = 0; a->config_tail && a->config_tail[i]; i++) {
 		g_autofree gchar *p = resolve(a->config_tail[i], basedir, cwd);
 
-		scan_path(p, hints);
+		scan_path(p, &env, hints);
 	}
 }
 
 void config_hints_read_paths(const char *const *paths,
 			     struct config_hints *hints)
 {
+	g_auto(GStrv) env = haproxy_environ();
+
 	*hints = (struct config_hints){ 0 };
 	for (; paths && *paths; paths++)
-		scan_path(*paths, hints);
+		scan_path(*paths, &env, hints);
 }

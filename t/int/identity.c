@@ -634,8 +634,26 @@ static void test_orphan_of_killed_wrapper(void)
  * service's own rather than refused for its uid; the stop ends it, and
  * nothing of ours is left.
  */
-static void test_quoted_user_adopted(void)
+struct dropped_user {
+	const char *global;	/* the configuration's global lines */
+	gint major, minor;	/* the first haproxy that reads them */
+	const char *what;
+};
+
+static const struct dropped_user quoted_user = {
+	"global\n    user \"nobody\"\n", 1, 6, "a quoted word"
+};
+
+/* The user named through a variable that the configuration itself sets
+ * (setenv, before the line that reads it), as haproxy reads it. */
+static const struct dropped_user setenv_user = {
+	"global\n    setenv RUNAS nobody\n    user \"$RUNAS\"\n", 1, 7,
+	"setenv"
+};
+
+static void test_quoted_user_adopted(gconstpointer data)
 {
+	const struct dropped_user *u = data;
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *adopting = NULL;
@@ -646,9 +664,9 @@ static void test_quoted_user_adopted(void)
 		g_test_skip("needs root: haproxy drops root to nobody");
 		return;
 	}
-	if (!t_site_init_real(&s, "global\n    user \"nobody\"\n"))
+	if (!t_site_init_real(&s, u->global))
 		return;
-	if (!t_haproxy_needs(1, 6, "a quoted word")) {
+	if (!t_haproxy_needs(u->major, u->minor, u->what)) {
 		t_site_clear(&s);
 		return;
 	}
@@ -695,7 +713,9 @@ int main(int argc, char **argv)
 			test_two_wrappers_same_files);
 	g_test_add_func("/identity/orphan-of-killed-wrapper",
 			test_orphan_of_killed_wrapper);
-	g_test_add_func("/identity/quoted-user-adopted",
-			test_quoted_user_adopted);
+	g_test_add_data_func("/identity/quoted-user-adopted", &quoted_user,
+			     test_quoted_user_adopted);
+	g_test_add_data_func("/identity/setenv-user-adopted", &setenv_user,
+			     test_quoted_user_adopted);
 	return g_test_run();
 }

@@ -1208,6 +1208,55 @@ static void test_mworker_bind_removed(void)
 }
 
 /*
+ * nbproc (master-worker mode, 1.8 to 2.4): each worker keeps only the
+ * binds of its own process. Every worker's listeners are stored, not only
+ * those of the one with the highest pid: a bind of process 1 alone is
+ * kept too, and stays kept across a reload. data as for
+ * test_mworker_kill_refuses_nothing(). The master tells READY once its
+ * workers are forked, and each closes the other processes' binds soon
+ * after: the highest-pid worker alone may still hold them all when it is
+ * read, so a store of that worker alone fails here only once it closed
+ * them (1 run of 4 on 2.0.0 here).
+ */
+static void test_mworker_nbproc_all_stored(gconstpointer data)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	g_autofree gchar *cli = NULL;
+	guint16 first = t_free_port();
+	g_autofree gchar *extra = g_strdup_printf(
+		"    bind 127.0.0.1:%u process 1\n"
+		"global\n"
+		"    nbproc 2\n", first);
+	const char *opts[5];
+	GPid master;
+
+	if (t_haproxy_at_least(2, 5)) {
+		g_test_skip("nbproc is gone from haproxy 2.5");
+		return;
+	}
+	if (!site_init(&s, &p, extra))
+		return;
+	cli = g_build_filename(t_short_dir(s.dir), "master.sock", NULL);
+	mworker_opts(opts, data, cli);
+	t_site_start_wrapper(&s, NULL, opts);
+	master = wrapper_wait_ready(s.w, 1, T_WAIT);
+	g_assert_cmpint(master, >, 0);
+	pid1_until_stored(&p, 2);
+	g_assert_cmpint(kept_for(&p, first), >=, 0);
+	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
+
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
+			==, 0);
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 2);
+	g_assert_cmpint(kept_for(&p, first), >=, 0);
+	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/*
  * haproxy before 1.8 cannot take a socket over: nothing of theirs is
  * stored (a socket kept for a restart would take connections that no
  * haproxy accepts), and one notice says so, not one a reload.
@@ -1816,6 +1865,11 @@ int main(int argc, char **argv)
 			     test_mworker_kill_refuses_nothing);
 	g_test_add_func("/fdstore/mworker-bind-removed",
 			test_mworker_bind_removed);
+	g_test_add_data_func("/fdstore/mworker-nbproc-all-stored", NULL,
+			     test_mworker_nbproc_all_stored);
+	g_test_add_data_func("/fdstore/mworker-nbproc-all-stored-no-x",
+			     "--seamless-reload=off",
+			     test_mworker_nbproc_all_stored);
 	g_test_add_func("/fdstore/old-haproxy-stores-nothing",
 			test_old_haproxy_stores_nothing);
 	g_test_add_func("/fdstore/store-max", test_store_max);

@@ -134,6 +134,33 @@ static void test_hints(void)
 	g_assert_cmpstr(h.user, ==, "");
 }
 
+/* The global section's setenv, presetenv, unsetenv and resetenv change
+ * what the lines after them read (haproxy 1.7 and later), in the file
+ * they are in; the environment given is left as it was. */
+static void scan_env(const char *text, struct config_hints *h)
+{
+	*h = (struct config_hints){ 0 };
+	config_hints_scan_text_env(text, strlen(text), env, h);
+}
+
+static void test_hints_env_changed(void)
+{
+	struct config_hints h = { 0 };
+
+	scan_env("global\n setenv R nobody\n user \"$R\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "nobody");
+	scan_env("global\n presetenv U root\n user \"$U\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "nobody");
+	scan_env("global\n unsetenv U\n user \"x$U\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "x");
+	scan_env("global\n resetenv V\n user \"x$U$V\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "xa b");
+	g_assert_cmpstr(g_environ_getenv((gchar **)env, "U"), ==, "nobody");
+	/* Outside the global section it is no keyword. */
+	scan_env("defaults\n setenv R x\nglobal\n user \"$R\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -143,5 +170,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/cfgwords/backslashes", test_backslashes);
 	g_test_add_func("/cfgwords/variables", test_variables);
 	g_test_add_func("/cfgwords/hints", test_hints);
+	g_test_add_func("/cfgwords/hints-env-changed", test_hints_env_changed);
 	return g_test_run();
 }

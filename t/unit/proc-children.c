@@ -9,13 +9,16 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
 
 #include "base/proc.h"
+#include "base/procnet.h"
 
 #define SLOTS 4096
 
@@ -129,10 +132,120 @@ static void test_open_if_same(void)
 			==, -1);
 }
 
+/* A listening socket of 127.0.0.1 on a free port, bound. */
+static int listener(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_no_errno(bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	g_assert_no_errno(listen(fd, 4));
+	return fd;
+}
+
+static void close_all(GArray *fds)
+{
+	for (guint i = 0; fds && i < fds->len; i++)
+		close(g_array_index(fds, int, i));
+	if (fds)
+		g_array_free(fds, TRUE);
+}
+
+/* A worker's listening sockets are taken only while it is the master's
+ * child: under another parent (a pid reused since by someone else's
+ * process) or once it ended, none are, and two workers holding the
+ * same socket give one copy of it. */
+static void test_children_listening_fds(void)
+{
+	int sock = listener();
+	guint64 inode = fd_socket_inode(sock);
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	GArray *fds;
+	int status;
+
+	for (guint i = 0; i < 2; i++) {
+		pid_t child = idle_child();
+
+		g_array_append_val(pids, child);
+	}
+	close(sock);
+	fds = proc_children_listening_fds(getpid(), pids);
+	if (!fds && errno == ENOSYS) {
+		g_test_skip("no pidfd_open() here");
+	} else {
+		g_assert_nonnull(fds);
+		g_assert_cmpuint(fds->len, ==, 1);
+		g_assert_cmpuint(fd_socket_inode(g_array_index(fds, int, 0)),
+				 ==, inode);
+		close_all(fds);
+		/* Under a parent that runs the same program, but not its. */
+		g_assert_null(proc_children_listening_fds(
+			g_array_index(pids, GPid, 0), pids));
+	}
+	for (guint i = 0; i < pids->len; i++) {
+		pid_t child = g_array_index(pids, GPid, i);
+
+		g_assert_cmpint(kill(child, SIGKILL), ==, 0);
+		g_assert_cmpint(waitpid(child, &status, 0), ==, child);
+	}
+	g_assert_null(proc_children_listening_fds(getpid(), pids));
+	g_array_free(pids, TRUE);
+}
+
+/* A child of ours that runs another program (as a haproxy master runs
+ * its program sections) with a listening socket it inherited. */
+static pid_t program_child(int sock)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		_exit(1);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(sock, 3) == 3)
+			execl("/bin/sleep", "sleep", "600", (char *)NULL);
+		_exit(1);
+	}
+	return pid;
+}
+
+/* A program a master runs is no worker: its listening sockets are not
+ * taken, even one that was its master's. */
+static void test_program_not_taken(void)
+{
+	int sock = listener();
+	pid_t program = program_child(sock);
+	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
+	g_autofree gchar *exe = g_strdup_printf("/proc/%d/exe", program);
+	g_autofree gchar *target = NULL;
+	int status;
+
+	g_array_append_val(pids, program);
+	close(sock);
+	/* Once it runs sleep, holding the socket. */
+	for (gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+	     g_get_monotonic_time() < end; g_usleep(1000)) {
+		g_free(target);
+		target = g_file_read_link(exe, NULL);
+		if (target && g_str_has_suffix(target, "/sleep"))
+			break;
+	}
+	g_assert_true(g_str_has_suffix(target, "/sleep"));
+	g_assert_null(proc_children_listening_fds(getpid(), pids));
+	g_assert_cmpint(kill(program, SIGKILL), ==, 0);
+	g_assert_cmpint(waitpid(program, &status, 0), ==, program);
+	g_array_free(pids, TRUE);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/proc/children-churn", test_children_churn);
 	g_test_add_func("/proc/open-if-same", test_open_if_same);
+	g_test_add_func("/proc/children-listening-fds",
+			test_children_listening_fds);
+	g_test_add_func("/proc/program-not-taken", test_program_not_taken);
 	return g_test_run();
 }

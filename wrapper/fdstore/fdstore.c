@@ -355,15 +355,6 @@ void fdstore_launched(struct fdstore *st, const struct generation *g)
 		getsocks_server_expect(st->server, g->pid);
 }
 
-/* Who holds g's listening sockets: a master closes its own once its
- * workers are forked; its newest worker holds them. */
-static GPid listening_pid(const struct generation *g)
-{
-	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
-		return g_array_index(g->workers, GPid, g->workers->len - 1);
-	return g->pid;
-}
-
 static gboolean tcp_listener(int fd)
 {
 	int domain = 0, type = 0, listening = 0;
@@ -511,7 +502,12 @@ static gboolean walk_serving(struct fdstore *st, const struct generation *g,
 			return TRUE;
 		log_debug("fd store: %s", error->message);
 	}
-	return proc_listening_each(listening_pid(g), walk_one, w);
+	/* A master closes its own copies once its workers are forked:
+	 * they hold them, each only those of its process under nbproc. */
+	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
+		return proc_children_listening_each(g->pid, g->workers,
+						    walk_one, w);
+	return proc_listening_each(g->pid, walk_one, w);
 }
 
 /*

@@ -9,8 +9,9 @@
  * through -x from a server of ours (wrapper/fdstore/getsocks.h): a
  * standalone one, or in master-worker mode the master (up to 3.0) or its
  * first worker (3.1 and later), which hands them on at every reload.
- * What is stored in master-worker mode comes from the newest worker: a
- * master closes its own copies once its workers are forked.
+ * What is stored in master-worker mode comes from the serving workers
+ * (each only its own process's binds under nbproc): a master closes its
+ * own copies once its workers are forked.
  *
  * Only TCP listeners are stored: a unix socket's path may be gone by the
  * next start (the runtime directory's are removed at every stop).
