@@ -486,27 +486,34 @@ static void walk_one(int fd, gpointer data)
 }
 
 /*
- * Every one walked; FALSE when they cannot all be known. They are asked
- * of its exposed stats socket, as a new haproxy would ask, since that
- * needs no ptrace rights and a container's seccomp filter may refuse
- * pidfd_getfd. When it exposes none, or the asking fails, they are taken
- * from its descriptors.
+ * Every one walked; FALSE when they cannot all be known. A standalone
+ * generation's are asked of its exposed stats socket, as a new haproxy
+ * would ask, since that needs no ptrace rights and a container's seccomp
+ * filter may refuse pidfd_getfd. When it exposes none, or the asking
+ * fails, they are taken from its descriptors.
  */
 static gboolean walk_serving(struct fdstore *st, const struct generation *g,
 			     struct walk *w)
 {
 	g_autoptr(GError) error = NULL;
+	gboolean workers = g->mode == LAUNCH_MW && g->workers &&
+			   g->workers->len;
 
+	/* A master closes its own copies once its workers are forked: they
+	 * hold them, each only those of its process under nbproc. Their
+	 * exposed stats socket is shared with the workers a reload retires,
+	 * which may answer with the old configuration's listeners until
+	 * they stop: the current ones are asked first. */
+	if (workers && proc_children_listening_each(g->pid, g->workers,
+						    walk_one, w))
+		return TRUE;
 	if (g->exposes && st->expose_sock) {
 		if (getsocks_fetch_each(st->expose_sock, walk_one, w, &error))
 			return TRUE;
 		log_debug("fd store: %s", error->message);
 	}
-	/* A master closes its own copies once its workers are forked:
-	 * they hold them, each only those of its process under nbproc. */
-	if (g->mode == LAUNCH_MW && g->workers && g->workers->len)
-		return proc_children_listening_each(g->pid, g->workers,
-						    walk_one, w);
+	if (workers)
+		return FALSE;
 	return proc_listening_each(g->pid, walk_one, w);
 }
 
