@@ -55,7 +55,7 @@ FUZZ_SRC_proc    := base/procparse.c
 FUZZ_SRC_notify  := legacy/mworker.c legacy/config.c legacy/cfgwords.c \
                     legacy/launch.c legacy/version.c legacy/args.c \
                     base/proc.c base/procparse.c base/log.c base/fdio.c \
-                    base/sdlib.c base/sigreset.c
+                    base/sdlib.c base/sigreset.c base/fdlimit.c
 FUZZ_SRC_state   := wrapper/selfupgrade/state.c wrapper/generation.c wrapper/witness.c \
                     wrapper/child.c base/log.c base/fdio.c base/sdlib.c base/proc.c \
                     base/procparse.c
