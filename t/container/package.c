@@ -401,6 +401,7 @@ static void test_debian_unit(struct fixture *f, gconstpointer data)
 	t_load_finish(&l);
 	g_test_message("%s: 5 restarts and a crash: %u requests, %u refused",
 		       DEBIAN_UNIT, l.requests, l.refused);
+	g_assert_cmpuint(l.refused, ==, 0);
 	/* A restart asked for sets NRestarts back to 0, which the checks of
 	 * the upgrade and the removal below count from. */
 	g_assert_cmpint(sctl(f->c, "restart", DEBIAN_UNIT), ==, 0);
