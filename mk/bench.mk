@@ -13,6 +13,14 @@
 #                            replaced then a restart, under 64 clients: the
 #                            shipped unit beside Debian's haproxy -Ws unit
 #                            (also the last part of make bench)
+#   make bench-units         under a real systemd 252 with dpkg (as
+#                            t/container/package boots it), one container:
+#                            Debian's haproxy.service alone, then through the
+#                            drop-in, then the package's unit, each through 5
+#                            `systemctl restart`, 2 kills of the main pid,
+#                            haproxy's binary replaced then a restart, and (not
+#                            Debian's unit alone) the wrapper's package upgraded
+#                            and removed, each step under a load of its own
 #   make bench-soak          the wrapper alone, SOAK_RELOADS=2000 reloads under
 #                            load: its VmRSS and descriptors every SOAK_EVERY=250
 #   make bench-crowd         the wrapper's peak memory and CPU at its start with
@@ -26,7 +34,7 @@
 # BENCH_ROUNDS (10), IDLE_SECONDS (5), BENCH_KEEP=1 go to bench/run;
 # SERIES_DIR (mk/series.mk) says where the old haproxy builds are.
 
-.PHONY: bench bench-build bench-soak bench-restarts bench-crowd
+.PHONY: bench bench-build bench-soak bench-restarts bench-units bench-crowd
 
 ifeq ($(BENCH_QUICK),1)
 RELOADS      ?= 50
@@ -55,6 +63,13 @@ bench: bench-build
 bench-restarts: bench/loadclient t/container/systemd
 	@HSW_LOADCLIENT=$(CURDIR)/bench/loadclient ./t/container/systemd --verbose \
 		-p /systemd/measure/restarts -p /systemd/debian13/measure/restarts 2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
+
+# The counts are the test's messages ("measured: ..."); a refusal under a
+# unit that runs the wrapper fails it, but at the stop of the package's
+# unit by its removal. It needs both packages (make deb, make deb-next).
+bench-units: t/container/package deb deb-next
+	@HSW_MEASURE=1 ./t/container/package --verbose -p /package/measure/units \
+		2>&1 | grep -E '^(ok|not ok|# measured:|# SKIP)|ERROR'
 
 bench-crowd: bench-build
 	@WRAPPERS="$(if $(CROWD_WRAPPERS),$(CROWD_WRAPPERS),built=$(CURDIR)/$(PROG))" \

@@ -24,7 +24,9 @@
  * wrapper's, after a bump too (`make deb` in a copy of the tree).
  *
  * Skipped, with the reason, where no container can run or where the two
- * packages are not built (make deb, make tests).
+ * packages are not built (make deb, make tests). With HSW_MEASURE set,
+ * /package/measure/units measures the units side by side for make
+ * bench-units.
  */
 #include <glib.h>
 #include <string.h>
@@ -699,6 +701,161 @@ static void test_version_bump(struct fixture *f, gconstpointer data)
 	svc_clear(&s);
 }
 
+/* ---- the units side by side (make bench-units) ---- */
+
+/* The load of one step stopped, its counts reported; how many refused. */
+static guint measured(const char *label, const char *step, struct t_load *l)
+{
+	guint failed = t_load_finish(l);
+
+	g_test_message("measured: %-28s %-30s requests %u, refused %u, "
+		       "other failures %u", label, step, l->requests,
+		       l->refused, failed - l->refused);
+	return l->refused;
+}
+
+/* A load started that the server on port answers. */
+static GPid load_answered(struct t_load *l, guint16 port)
+{
+	GPid serving = wait_serving(port, 0);
+
+	g_assert_cmpint(serving, >, 0);
+	t_load_start_paced(l, port, 1000);
+	g_assert_true(t_load_wait_answers(l, serving, 1));
+	return serving;
+}
+
+/* The step's end: a new server answers the load too. */
+static void load_answered_by_new(struct t_load *l, guint16 port, GPid old)
+{
+	GPid serving = wait_serving(port, old);
+
+	g_assert_cmpint(serving, >, 0);
+	g_assert_true(t_load_wait_answers(l, serving, 1));
+}
+
+/* Five `systemctl restart`, two kills of the main process, haproxy's
+ * binary replaced then a restart (what its package's upgrade does), each
+ * under a load of its own; how many refused in all. */
+static guint measure_restarts(struct container *c, const char *unit,
+			     guint16 port, const char *label)
+{
+	struct t_load l;
+	GPid serving;
+	guint refused;
+
+	serving = load_answered(&l, port);
+	for (guint i = 0; i < 5; i++) {
+		g_assert_cmpint(sctl(c, "restart", unit), ==, 0);
+		serving = wait_serving(port, serving);
+		g_assert_cmpint(serving, >, 0);
+	}
+	g_assert_true(t_load_wait_answers(&l, serving, 1));
+	refused = measured(label, "5 x systemctl restart", &l);
+
+	serving = load_answered(&l, port);
+	for (guint i = 0; i < 2; i++) {
+		g_autofree gchar *main_pid = g_strdup_printf(
+			"%d", prop_int(c, unit, "MainPID"));
+		g_autofree gchar *n = g_strdup_printf(
+			"%d", prop_int(c, unit, "NRestarts") + 1);
+		const char *const restarted[] = {
+			"NRestarts", n, "ActiveState", "active",
+			"SubState", "running", NULL,
+		};
+
+		g_assert_cmpint(cexec(c, NULL, "kill", "-KILL", main_pid,
+				      NULL), ==, 0);
+		g_assert_true(wait_props(c, unit, restarted));
+		serving = wait_serving(port, serving);
+		g_assert_cmpint(serving, >, 0);
+	}
+	g_assert_true(t_load_wait_answers(&l, serving, 1));
+	refused += measured(label, "2 x kill -9 MainPID", &l);
+
+	serving = load_answered(&l, port);
+	g_assert_cmpint(cexec(c, NULL, "sh", "-c",
+			      "cp /usr/sbin/haproxy /usr/sbin/haproxy.dpkg-new"
+			      " && mv -f /usr/sbin/haproxy.dpkg-new "
+			      "/usr/sbin/haproxy", NULL), ==, 0);
+	g_assert_cmpint(sctl(c, "restart", unit), ==, 0);
+	load_answered_by_new(&l, port, serving);
+	return refused + measured(label, "haproxy upgraded (restart)", &l);
+}
+
+/* The wrapper's package upgraded (N to N+next) under a load; how many
+ * refused. */
+static guint measure_upgrade(struct container *c, guint16 port,
+			    const char *label)
+{
+	struct t_load l;
+
+	load_answered(&l, port);
+	dpkg(c, "-i", DEB_NEXT);
+	g_assert_true(t_load_wait_answers(&l, t_http_pid(port), 1));
+	return measured(label, "wrapper upgraded (dpkg -i)", &l);
+}
+
+/*
+ * A measurement for make bench-units, not a check (only with
+ * HSW_MEASURE set): in one container, Debian's haproxy.service alone
+ * (haproxy -Ws), then through the drop-in, then the package's unit, each
+ * through the same restarts and kills, haproxy's upgrade, the wrapper's
+ * upgrade and its removal, each step under a load of its own. The two
+ * that run the wrapper refuse nothing but at the package's unit's stop.
+ */
+static void test_measure_units(struct fixture *f, gconstpointer data)
+{
+	const char *alone = "Debian's unit (haproxy -Ws)";
+	const char *dropin = "Debian's unit + drop-in";
+	const char *ours = "the package's unit";
+	guint16 port = t_free_port();
+	struct t_load l;
+
+	if (!packages_in(f))
+		return;
+	put_text(f->c, "/var/lib/haproxy/dev/.keep", "");
+	put_config(f->c, "/etc/haproxy/haproxy.cfg", port, NULL);
+	/* Debian's own start limit (5 in 10 s) would fail the unit within
+	 * the burst: lifted, the refusals are the restarts' own. */
+	put_text(f->c, DROPIN_DIR "/limit.conf",
+		 "[Unit]\nStartLimitIntervalSec=0\n");
+	g_assert_cmpint(sctl(f->c, "daemon-reload", NULL), ==, 0);
+	g_assert_cmpint(sctl(f->c, "start", DEBIAN_UNIT), ==, 0);
+	measure_restarts(f->c, DEBIAN_UNIT, port, alone);
+	g_assert_cmpint(cexec(f->c, NULL, "rm", DROPIN_DIR "/limit.conf",
+			      NULL), ==, 0);
+
+	/* The drop-in as shipped, its own limits. */
+	dpkg(f->c, "-i", DEB_N);
+	link_dropin(f->c);
+	g_assert_cmpint(sctl(f->c, "restart", DEBIAN_UNIT), ==, 0);
+	assert_same_service(f->c, DEBIAN_UNIT,
+			    prop_int(f->c, DEBIAN_UNIT, "MainPID"));
+	g_assert_cmpuint(measure_restarts(f->c, DEBIAN_UNIT, port, dropin), ==,
+			 0);
+	g_assert_cmpuint(measure_upgrade(f->c, port, dropin), ==, 0);
+	/* Removed: handed back to haproxy -Ws, serving on. */
+	load_answered(&l, port);
+	dpkg(f->c, "-r", PROG);
+	g_assert_true(t_load_wait_answers(&l, t_http_pid(port), 1));
+	g_assert_cmpuint(measured(dropin, "wrapper removed (dpkg -r)", &l), ==,
+			 0);
+	g_assert_cmpint(sctl(f->c, "stop", DEBIAN_UNIT), ==, 0);
+
+	dpkg(f->c, "-i", DEB_N);
+	g_assert_cmpint(sctl(f->c, "start", UNIT), ==, 0);
+	g_assert_cmpuint(measure_restarts(f->c, UNIT, port, ours), ==, 0);
+	g_assert_cmpuint(measure_upgrade(f->c, port, ours), ==, 0);
+	/* Removed: the package stops its unit; what the load saw until
+	 * dpkg returned. */
+	load_answered(&l, port);
+	dpkg(f->c, "-r", PROG);
+	measured(ours, "wrapper removed (dpkg -r)", &l);
+	assert_prop(f->c, UNIT, "ActiveState", "inactive");
+	dpkg(f->c, "--purge", PROG);
+}
+
 #define ADD(path, fn) \
 	g_test_add("/package/" path, struct fixture, &with_dpkg, fx_setup, \
 		   fn, fx_teardown)
@@ -714,5 +871,8 @@ int main(int argc, char **argv)
 	ADD("identity", test_identity);
 	ADD("metrics-timer", test_metrics_timer);
 	ADD("version-bump", test_version_bump);
+	/* A measurement, only when asked. */
+	if (g_getenv("HSW_MEASURE"))
+		ADD("measure/units", test_measure_units);
 	return g_test_run();
 }
