@@ -129,12 +129,14 @@ static void assert_not_ready_before_fork(struct t_site *f, Wrapper *w,
 	g_autofree gchar *ready = g_strdup_printf(LOG_READY_FMT, n);
 	g_autoptr(GArray) sf = sf_pids(exec);
 	gint64 deadline = t_deadline(T_WAIT);
+	g_autofree gchar *waits = NULL;
 	GPid witness;
 
 	g_assert_cmpuint(sf->len, >=, 1);
 	witness = g_array_index(sf, GPid, sf->len - 1);
-	g_assert_nonnull(t_wait_file_line(f->fake_log, "parent waits to fork",
-					  NULL, n, T_WAIT));
+	waits = t_wait_file_line(f->fake_log, "parent waits to fork", NULL,
+				 n, T_WAIT);
+	g_assert_nonnull(waits);
 	while (bytes_written(witness) == 0 && t_ms_left(deadline) > 0)
 		t_wait_gone(witness, 5);
 	g_assert_cmpuint(bytes_written(witness), >, 0);

@@ -278,10 +278,13 @@ void t_end_started(struct t_started *p)
 {
 	if (!t_signal_verified(p, SIGTERM)) {
 		/* Gone, or its pid reused: else it runs something else than
-		 * it was registered with, and would be left running. */
+		 * it was registered with, and would be left running. One
+		 * that is exiting has no executable to show any more for a
+		 * moment before it is a zombie: it is given that moment. */
 		g_assert_false(t_pid_alive(p->pid) &&
 			       proc_same_process_at("/proc", p->pid,
-						    p->start_time));
+						    p->start_time) &&
+			       !t_wait_gone(p->pid, T_WAIT));
 		return;
 	}
 	if (!t_wait_gone(p->pid, T_WAIT))
