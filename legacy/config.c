@@ -62,6 +62,13 @@ static void scan_identity(GStrv w, struct config_hints *hints)
  * haproxy. Words are read as haproxy reads them (a quoted user name is
  * that name), variables from env; a line haproxy would refuse says
  * nothing. */
+/* setenv(3) refuses an empty name or one with '=', and so does haproxy's
+ * config; GLib asserts on them. */
+static gboolean env_name_valid(const char *name)
+{
+	return name[0] != '\0' && !strchr(name, '=');
+}
+
 /* The global section's setenv, presetenv, unsetenv and resetenv change
  * the variables that the lines after them read, as in haproxy. */
 static void change_env(GStrv w, guint len, GStrv *env)
@@ -69,17 +76,19 @@ static void change_env(GStrv w, guint len, GStrv *env)
 	const char *first = w[0];
 
 	if ((g_str_equal(first, "setenv") || g_str_equal(first, "presetenv")) &&
-	    len > 2) {
+	    len > 2 && env_name_valid(w[1])) {
 		*env = g_environ_setenv(*env, w[1], w[2],
 					g_str_equal(first, "setenv"));
 	} else if (g_str_equal(first, "unsetenv")) {
 		for (guint i = 1; i < len; i++)
-			*env = g_environ_unsetenv(*env, w[i]);
+			if (env_name_valid(w[i]))
+				*env = g_environ_unsetenv(*env, w[i]);
 	} else if (g_str_equal(first, "resetenv")) {
 		GPtrArray *kept = g_ptr_array_new();
 
 		for (guint i = 1; i < len; i++) {
-			const char *v = g_environ_getenv(*env, w[i]);
+			const char *v = env_name_valid(w[i]) ?
+				g_environ_getenv(*env, w[i]) : NULL;
 
 			if (v)
 				g_ptr_array_add(kept,

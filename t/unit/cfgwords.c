@@ -156,6 +156,13 @@ static void test_hints_env_changed(void)
 	scan_env("global\n resetenv V\n user \"x$U$V\"\n", &h);
 	g_assert_cmpstr(h.user, ==, "xa b");
 	g_assert_cmpstr(g_environ_getenv((gchar **)env, "U"), ==, "nobody");
+	/* A name setenv(3) refuses (haproxy too) changes nothing. */
+	scan_env("global\n unsetenv U=x\n user \"$U\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "nobody");
+	scan_env("global\n setenv U=x y\n setenv \"\" y\n user \"$U\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "nobody");
+	scan_env("global\n resetenv U V=\n user \"$U\"\n", &h);
+	g_assert_cmpstr(h.user, ==, "nobody");
 	/* Outside the global section it is no keyword. */
 	scan_env("defaults\n setenv R x\nglobal\n user \"$R\"\n", &h);
 	g_assert_cmpstr(h.user, ==, "");
