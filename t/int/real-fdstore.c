@@ -716,6 +716,62 @@ static void test_handed_then_removed(void)
 	pid1_close(&p);
 }
 
+/* The store as release 0.1 named it: listener-INODE, in decimal. */
+static void pid1_rename_old(struct pid1 *p)
+{
+	GHashTable *old = g_hash_table_new_full(g_str_hash, g_str_equal,
+						g_free, NULL);
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, p->store);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		g_hash_table_insert(old, g_strdup_printf(
+				    "listener-%" G_GUINT64_FORMAT,
+				    inode_of(GPOINTER_TO_INT(v) - 1)), v);
+	g_hash_table_steal_all(p->store);
+	g_hash_table_destroy(p->store);
+	p->store = old;
+}
+
+/*
+ * A package upgrade from 0.1, whose store names its sockets otherwise:
+ * they are taken over under their names, not stored twice, and one whose
+ * bind is removed is taken out under the name it has.
+ */
+static void test_old_names_kept(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", NULL };
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+	g_autoptr(GArray) inodes = NULL;
+
+	if (!site_init(&s, &p, bind))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 2);
+	stop_first(&s);
+	pid1_drain(&p);
+	pid1_rename_old(&p);
+	inodes = kept_inodes(&p);
+	start_with_kept(&s, &p, opts);
+	real_serve(&s);
+	g_assert_true(holds_socket(s.pid, inodes));
+	pid1_drain(&p);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 2);
+	t_site_config(&s, NULL);
+	real_reload(&s, SIGUSR2, TRUE);
+	pid1_until_stored(&p, 1);
+	g_assert_cmpint(kept_for(&p, extra), ==, -1);
+	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
+	assert_refused(extra);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
 /*
  * Several sockets of the serving generation on one address (haproxy 2.8's
  * shards, two bind lines, a bind per process under nbproc) are all ours:
@@ -1310,13 +1366,23 @@ struct limited {
 static void put_listen_fds_limited(gpointer data)
 {
 	struct limited *l = data;
-	int base = 3 + l->n + 64;
 
-	/* Out of the way first: the targets may be among them. */
-	for (guint i = 0; i < l->n; i++)
-		l->fds[i] = fcntl(l->fds[i], F_DUPFD, base);
+	/* In place, one at a time: with 10,000 kept, a copy of each
+	 * would not fit under this process's own limit. */
 	for (guint i = 0; i < l->n; i++) {
-		dup2(l->fds[i], 3 + i);
+		int target = 3 + i;
+
+		if (l->fds[i] == target) {
+			fcntl(target, F_SETFD, 0);
+			continue;
+		}
+		/* One still to be placed is there: moved aside. */
+		for (guint j = i + 1; j < l->n; j++)
+			if (l->fds[j] == target) {
+				l->fds[j] = fcntl(target, F_DUPFD_CLOEXEC, 3);
+				break;
+			}
+		dup2(l->fds[i], target);
 		close(l->fds[i]);
 	}
 	/* A hard limit above ours needs CAP_SYS_RESOURCE: ours then. */
@@ -1718,12 +1784,12 @@ static void test_many_binds(gconstpointer data)
 	/* systemd hands the names back in one environment string, which
 	 * execve() limits to 128 KiB: beyond about 6,900 the store keeps
 	 * what fits, and says so. */
-	if (kept > 6000) {
+	if (kept > 12000) {
 		g_assert_nonnull(wrapper_wait_log(s.w, "execve() limits",
 						  T_WAIT));
 		pid1_drain(&p);
 		kept = MIN(kept, g_hash_table_size(p.store));
-		g_assert_cmpuint(kept, >, 6000);
+		g_assert_cmpuint(kept, >, 12000);
 	}
 	assert_stores(&p, &s, ports, kept);
 	g_test_message("measured: %u binds: %u stored %" G_GINT64_FORMAT
@@ -1828,6 +1894,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/fdstore/restart-without-store-refuses",
 			test_restart_without_store_refuses);
 	g_test_add_func("/fdstore/bind-removed", test_bind_removed);
+	g_test_add_func("/fdstore/old-names-kept", test_old_names_kept);
 	g_test_add_func("/fdstore/bind-added-across-restart",
 			test_bind_added_across_restart);
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);
@@ -1887,6 +1954,10 @@ int main(int argc, char **argv)
 			/* LimitNOFILE=4096:524288: room for all. */
 			{ 2000, TRUE, 4096, 0 },
 			{ 2000, FALSE, 4096, 0 },
+			/* LimitNOFILE=11024:524288: 10,000 names fit in
+			 * LISTEN_FDNAMES= (at most 6,900 once). */
+			{ 10000, TRUE, 11024, 0 },
+			{ 10000, FALSE, 11024, 0 },
 		};
 
 		/* More, measured (make bench-fdstore): with a soft limit

@@ -18,7 +18,11 @@
 #include "base/sdlib.h"
 #include "wrapper/fdstore/getsocks.h"
 
-#define NAME_PREFIX "listener-"
+/* "l" and the socket's inode in hex: short, so that 10,000 and more fit
+ * in LISTEN_FDNAMES= (see NAMES_MAX). Releases up to 0.1 stored them as
+ * listener-INODE in decimal: read too, and kept under that name. */
+#define NAME_PREFIX "l"
+#define OLD_NAME_PREFIX "listener-"
 /* Where the store's names are kept for a new image of the wrapper after
  * a self-upgrade, which gets no LISTEN_FDS. */
 #define NAMES_FILE "fdstore.names"
@@ -32,7 +36,7 @@ struct fdstore {
 	enum fdstore_policy policy;
 	gchar *rundir;
 	gchar *expose_sock;	/* where each generation exposes its own */
-	GHashTable *stored;	/* inodes (guint64 *) we put in, or found */
+	GHashTable *stored;	/* inode (guint64 *) -> the name it is under */
 	GArray *handed;		/* int: what systemd gave us at start */
 	struct getsocks_server *server;
 	gboolean systemd_handed;	/* LISTEN_FDS was ours */
@@ -46,19 +50,32 @@ struct fdstore {
 
 static gchar *name_of(guint64 inode)
 {
-	return g_strdup_printf(NAME_PREFIX "%" G_GUINT64_FORMAT, inode);
+	return g_strdup_printf(NAME_PREFIX "%" G_GINT64_MODIFIER "x", inode);
+}
+
+static gboolean digits_in_base(const char *s, guint base, guint64 *n)
+{
+	for (const char *c = s; *c; c++)
+		if (!g_ascii_isxdigit(*c) ||
+		    (guint)g_ascii_xdigit_value(*c) >= base)
+			return FALSE;
+	return g_ascii_string_to_unsigned(s, base, 1, G_MAXUINT64, n, NULL);
 }
 
 static gboolean inode_of_name(const char *name, guint64 *inode)
 {
+	if (g_str_has_prefix(name, OLD_NAME_PREFIX))
+		return digits_in_base(name + strlen(OLD_NAME_PREFIX), 10,
+				      inode);
 	return g_str_has_prefix(name, NAME_PREFIX) &&
-	       g_ascii_string_to_unsigned(name + strlen(NAME_PREFIX), 10, 1,
-					  G_MAXUINT64, inode, NULL);
+	       digits_in_base(name + strlen(NAME_PREFIX), 16, inode);
 }
 
-static void remember(struct fdstore *st, guint64 inode)
+/* Stored under name: NULL for ours now. */
+static void remember(struct fdstore *st, guint64 inode, const char *name)
 {
-	g_hash_table_add(st->stored, g_memdup2(&inode, sizeof(inode)));
+	g_hash_table_insert(st->stored, g_memdup2(&inode, sizeof(inode)),
+			    name ? g_strdup(name) : name_of(inode));
 }
 
 /* The highest descriptor open in this process, or -1. */
@@ -164,7 +181,7 @@ static void take_handed(struct fdstore *st, guint n)
 		/* Ours from now on: no haproxy inherits them. */
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		g_array_append_val(st->handed, fd);
-		remember(st, fd_socket_inode(fd));
+		remember(st, fd_socket_inode(fd), name);
 	}
 	if (others) {
 		g_autofree gchar *which = NULL;
@@ -199,7 +216,7 @@ static void read_names(struct fdstore *st)
 		guint64 inode;
 
 		if (inode_of_name(lines[i], &inode))
-			remember(st, inode);
+			remember(st, inode, lines[i]);
 	}
 }
 
@@ -208,14 +225,13 @@ static void write_names(struct fdstore *st)
 	g_autoptr(GString) text = g_string_new(NULL);
 	g_autofree gchar *path = NULL;
 	GHashTableIter it;
-	gpointer key;
+	gpointer name;
 
 	if (!st->rundir)
 		return;
 	g_hash_table_iter_init(&it, st->stored);
-	while (g_hash_table_iter_next(&it, &key, NULL))
-		g_string_append_printf(text, NAME_PREFIX "%" G_GUINT64_FORMAT
-				       "\n", *(guint64 *)key);
+	while (g_hash_table_iter_next(&it, NULL, &name))
+		g_string_append_printf(text, "%s\n", (const char *)name);
 	path = g_build_filename(st->rundir, NAMES_FILE, NULL);
 	g_file_set_contents(path, text->str, text->len, NULL);
 }
@@ -227,7 +243,7 @@ struct fdstore *fdstore_new(enum fdstore_policy policy)
 
 	st->policy = policy;
 	st->stored = g_hash_table_new_full(g_int64_hash, g_int64_equal,
-					   g_free, NULL);
+					   g_free, g_free);
 	st->handed = g_array_new(FALSE, FALSE, sizeof(int));
 	n = listen_fds_for_us();
 	st->systemd_handed = n > 0;
@@ -265,9 +281,9 @@ static gboolean unit_has_store(const struct fdstore *st)
 
 static void take_out(struct fdstore *st, guint64 inode)
 {
-	g_autofree gchar *name = name_of(inode);
-	g_autofree gchar *msg = g_strdup_printf("FDSTOREREMOVE=1\nFDNAME=%s",
-						name);
+	g_autofree gchar *msg = g_strdup_printf(
+		"FDSTOREREMOVE=1\nFDNAME=%s",
+		(const char *)g_hash_table_lookup(st->stored, &inode));
 
 	sdlib_notify(msg);
 	g_hash_table_remove(st->stored, &inode);
@@ -399,7 +415,7 @@ static gboolean put_in(struct fdstore *st, guint64 inode, int fd)
 		st->told = TRUE;
 		return FALSE;
 	}
-	remember(st, inode);
+	remember(st, inode, name);
 	return TRUE;
 }
 
@@ -417,8 +433,8 @@ static void tell_unusable(struct fdstore *st, const struct generation *g)
 /*
  * systemd hands the names back as one environment string,
  * LISTEN_FDNAMES=NAME:NAME:..., and execve() refuses a string longer than
- * 128 KiB (MAX_ARG_STRLEN): the next start would fail. About 6,900
- * sockets fit.
+ * 128 KiB (MAX_ARG_STRLEN): the next start would fail. About 13,000
+ * sockets fit (socket inodes have 8 hex digits at most).
  */
 #define NAMES_MAX (128 * 1024 - sizeof("LISTEN_FDNAMES=") - 64)
 
@@ -433,12 +449,12 @@ static gsize name_length(guint64 inode)
 static gsize names_length(GHashTable *stored)
 {
 	GHashTableIter it;
-	gpointer key;
+	gpointer name;
 	gsize n = 0;
 
 	g_hash_table_iter_init(&it, stored);
-	while (g_hash_table_iter_next(&it, &key, NULL))
-		n += name_length(*(guint64 *)key);
+	while (g_hash_table_iter_next(&it, NULL, &name))
+		n += strlen(name) + 1;
 	return n;
 }
 
@@ -556,7 +572,7 @@ static void tell_beyond_names(struct fdstore *st, const struct walk *w)
 	st->told_names = TRUE;
 	log_notice("fd store: %u listening sockets, %u not kept: systemd "
 		   "hands their names back in one environment variable, "
-		   "which execve() limits to 128 KiB (about 6,900 sockets); "
+		   "which execve() limits to 128 KiB (about 13,000 sockets); "
 		   "a restart refuses connections on the others",
 		   g_hash_table_size(w->serving), w->beyond_names);
 }

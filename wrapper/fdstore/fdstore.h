@@ -16,8 +16,9 @@
  * Only TCP listeners are stored: a unix socket's path may be gone by the
  * next start (the runtime directory's are removed at every stop).
  *
- * Each socket is stored under its own name, "listener-INODE", so that one
- * the serving generation no longer listens on (a bind removed) is taken
+ * Each socket is stored under its own name, "l" and its inode in hex
+ * (short: 10,000 names must fit in LISTEN_FDNAMES=), so that one the
+ * serving generation no longer listens on (a bind removed) is taken
  * out alone (FDSTOREREMOVE=1): left in the store, an SO_REUSEPORT socket
  * nobody accepts from would still get its share of new connections.
  */
