@@ -729,7 +729,7 @@ static void pid1_rename_old(struct pid1 *p)
 		g_hash_table_insert(old, g_strdup_printf(
 				    "listener-%" G_GUINT64_FORMAT,
 				    inode_of(GPOINTER_TO_INT(v) - 1)), v);
-	g_hash_table_steal_all(p->store);
+	/* The descriptors move to old; the names go. */
 	g_hash_table_destroy(p->store);
 	p->store = old;
 }
