@@ -214,16 +214,3 @@ void replacement_retire_adopted(struct replacement *r)
 		   signal_name(sig));
 	adopt_retire(r->adopt, sig);
 }
-
-GStrv own_haproxy_argv(const struct wrapper_args *args)
-{
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-
-	g_strv_builder_add(b, "haproxy");
-	g_strv_builder_addv(b, (const char **)args->haproxy_args);
-	if (args->config_tail) {
-		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)args->config_tail);
-	}
-	return g_strv_builder_end(b);
-}

@@ -44,7 +44,3 @@ void replacement_search(struct supervisor *sv, gboolean quick);
 guint replacement_number(const struct replacement *r);
 /* Ours serves: an adopted haproxy found during its reload leaves. */
 void replacement_retire_adopted(struct replacement *r);
-
-/* haproxy's own argv, as a running haproxy would show it, to match the
- * configuration files of instances we did not start. */
-GStrv own_haproxy_argv(const struct wrapper_args *args);

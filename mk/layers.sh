@@ -39,7 +39,7 @@ cd "$dir" || exit 2
 # feature: the files outside it that may include its headers.
 features='
 selfupgrade	wrapper/supervisor.c wrapper/rundir-use.c wrapper/main.c
-mworker		wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c wrapper/drain.c wrapper/selfupgrade/selfupgrade.c
+mworker		wrapper/supervisor.c wrapper/launcher.c wrapper/selfupgrade/selfupgrade.c
 steering	wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c wrapper/statussource.c migrate/firststart.c migrate/replacement.c
 fdstore		wrapper/options.h wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c migrate/handoff.c
 versioncache	wrapper/launcher.c wrapper/rundir-use.c
@@ -52,7 +52,7 @@ core='wrapper/supervisor.c wrapper/outcome.c wrapper/lifecycle.c'
 # Still calling back up into the core, to untie.
 knot='
 migrate/firststart.c migrate/handoff.c migrate/replacement.c
-wrapper/drain.c wrapper/launcher.c wrapper/mworker/link.c
+wrapper/launcher.c wrapper/mworker/link.c
 wrapper/selfupgrade/selfupgrade.c wrapper/statussource.c
 '
 

@@ -5,13 +5,13 @@
 #include <signal.h>
 
 #include "base/log.h"
+#include "base/proc.h"
 #include "migrate/adopt.h"
 #include "migrate/firststart.h"
 #include "migrate/replacement.h"
 #include "wrapper/drain.h"
 #include "wrapper/fdstore/fdstore.h"
 #include "wrapper/hastderr.h"
-#include "wrapper/mworker/link.h"
 #include "wrapper/reloader.h"
 #include "wrapper/steering/reuseport.h"
 #include "wrapper/supervisor.h"

@@ -64,16 +64,6 @@ static GArray *pids_minus(const GArray *now, const GArray *before)
 	return out;
 }
 
-gchar *pids_text(const GArray *pids)
-{
-	GString *s = g_string_new(NULL);
-
-	for (guint i = 0; i < pids->len; i++)
-		g_string_append_printf(s, "%s%d", i ? " " : "",
-				       g_array_index(pids, GPid, i));
-	return g_string_free(s, FALSE);
-}
-
 static void stop_waiting(struct master_link *m)
 {
 	g_clear_handle_id(&m->settle_timer, g_source_remove);

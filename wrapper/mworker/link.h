@@ -37,5 +37,3 @@ void master_link_reload(struct master_link *m, struct generation *g,
 /* The reload ended another way (timeout, stop, the master's exit). */
 void master_link_abandon(struct master_link *m);
 
-/* "1 2 3", for the log. */
-gchar *pids_text(const GArray *pids);
