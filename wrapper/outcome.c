@@ -256,3 +256,26 @@ void outcome_master_reloaded(struct supervisor *sv, struct generation *g)
 {
 	fdstore_serving(sv->rt.fdstore, g);
 }
+
+void outcome_replacement(enum replacement_report what, gpointer data)
+{
+	struct supervisor *sv = data;
+
+	switch (what) {
+	case REPLACEMENT_FOUND:
+		supervisor_status_tell(sv);
+		break;
+	case REPLACEMENT_NONE:
+		if (sv->life.phase == PHASE_STOPPING)
+			break;
+		/* During a reload its generation decides (current_lost). */
+		if (!sv->gt.current && !sv->gt.starting)
+			supervisor_stop(sv, replacement_not_found(sv->replacement));
+		else
+			reloader_post(sv->reloader, RE_SEARCH_OVER, NULL);
+		break;
+	case REPLACEMENT_GONE:
+		lifecycle_quit_if_done(&sv->life);
+		break;
+	}
+}
