@@ -245,14 +245,12 @@ static gboolean binds_without_reuseport(struct launcher *l)
  * can_hold_back_own). may_hold_back_foreign: the same is possible for the
  * instances taken over, *foreign_held_back says whether it was done.
  */
-static GArray *old_pids(struct launcher *l, gboolean *hard,
+static GArray *old_pids(struct launcher *l, gboolean first, gboolean *hard,
 			gboolean own_held_back, gboolean may_hold_back_foreign,
 			gboolean *foreign_held_back)
 {
 	GArray *pids = own_held_back ? g_array_new(FALSE, FALSE, sizeof(GPid))
 				     : generations_sf_pids(l);
-	/* Nothing served yet: a second try after a takeover's search too. */
-	gboolean first = reloader_first_start(l->u.reloader);
 
 	*hard = FALSE;
 	if (first && l->u.args->user_old_pids) {
@@ -430,7 +428,8 @@ static gboolean prepare_readiness(struct launcher *l, struct generation *g,
 
 static gboolean spawn_generation(struct launcher *l,
 				 const struct haproxy_version *v,
-				 enum launch_mode mode)
+				 enum launch_mode mode, gboolean first,
+				 gboolean hard_asked)
 {
 	const char *notify_socket;
 	g_autoptr(GError) error = NULL;
@@ -439,7 +438,6 @@ static gboolean spawn_generation(struct launcher *l,
 	g_auto(GStrv) extra = NULL;
 	struct generation *g;
 	gboolean hard, exposes;
-	gboolean hard_asked = reloader_hard(l->u.reloader);
 
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(l);
@@ -454,12 +452,12 @@ static gboolean spawn_generation(struct launcher *l,
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
 	g->stops_predecessors = can_hold_back_own(l, mode, hard_asked,
 						  g->took_listeners);
-	pids = old_pids(l, &hard, g->stops_predecessors,
+	pids = old_pids(l, first, &hard, g->stops_predecessors,
 			mode != LAUNCH_MW && !hard_asked &&
 			!binds_without_reuseport(l),
 			&g->stops_foreign);
 	g->sf_adopted = adopt_serving(replacement_adopt(l->u.replacement));
-	hard = hard || reloader_hard(l->u.reloader);
+	hard = hard || hard_asked;
 	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->u.args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
@@ -523,19 +521,19 @@ gboolean launcher_must_wait(struct launcher *l)
 
 /* A serving master reloads itself; anything else means a new generation. */
 enum launch_kind launcher_launch(struct launcher *l,
-				 const struct haproxy_version *v)
+				 const struct haproxy_version *v,
+				 gboolean first_start, gboolean hard)
 {
 	struct generation *c = l->u.gt->current;
 	enum launch_mode mode = choose_mode(l, v);
 
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(l);
-		master_link_reload(l->u.master, c, v->full,
-				   reloader_hard(l->u.reloader));
+		master_link_reload(l->u.master, c, v->full, hard);
 		return LAUNCH_MASTER;
 	}
-	return spawn_generation(l, v, mode) ? LAUNCH_GENERATION
-					    : LAUNCH_FAILED;
+	return spawn_generation(l, v, mode, first_start, hard)
+		       ? LAUNCH_GENERATION : LAUNCH_FAILED;
 }
 
 /* The version is known: refused for this command line, or on. */
@@ -683,12 +681,12 @@ static gboolean locate(struct launcher *l, struct stat *st, gboolean report)
 }
 
 /* The version of haproxy, from the cache or by running haproxy -v. */
-void launcher_probe(struct launcher *l)
+void launcher_probe(struct launcher *l, gboolean first_start)
 {
 	struct stat st;
 
 	/* The first start's early one goes on: on_version() sees us wait. */
-	if (l->probe && reloader_first_start(l->u.reloader))
+	if (l->probe && first_start)
 		return;
 	if (!locate(l, &st, TRUE))
 		return;

@@ -57,15 +57,19 @@ struct launcher *launcher_new(const struct launcher_uses *uses,
 			      launcher_report_fn report, gpointer data);
 void launcher_free(struct launcher *l);
 
-/* The reload machine's effects (wrapper/reloader.h). */
-void launcher_probe(struct launcher *l);
+/* The reload machine's effects (wrapper/reloader.h). first_start: nothing
+ * served yet (a second try after a takeover's search too): an early
+ * probe under way is awaited, and the user's -sf pids and the instances
+ * taken over go on the -sf list. hard: the old ones are stopped (-st). */
+void launcher_probe(struct launcher *l, gboolean first_start);
 /* At the first start, before the search for foreign instances (long on a
  * busy host): haproxy -v runs meanwhile when the version is not cached;
  * launcher_probe() then waits for it. */
 void launcher_probe_early(struct launcher *l);
 gboolean launcher_must_wait(struct launcher *l);
 enum launch_kind launcher_launch(struct launcher *l,
-				 const struct haproxy_version *v);
+				 const struct haproxy_version *v,
+				 gboolean first_start, gboolean hard);
 void launcher_kill_loading(struct launcher *l);
 gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling);
 /* The attempt is over: no load timers, no master's reload waited for,

@@ -221,7 +221,7 @@ static void begin_upgrade(struct supervisor *s)
 
 static void probe(struct supervisor *s)
 {
-	launcher_probe(s->launcher);
+	launcher_probe(s->launcher, reloader_first_start(s->reloader));
 }
 
 static gboolean launch_must_wait(struct supervisor *s)
@@ -232,7 +232,9 @@ static gboolean launch_must_wait(struct supervisor *s)
 static enum launch_kind launch(struct supervisor *s,
 			       const struct haproxy_version *v)
 {
-	return launcher_launch(s->launcher, v);
+	return launcher_launch(s->launcher, v,
+			       reloader_first_start(s->reloader),
+			       reloader_hard(s->reloader));
 }
 
 static void kill_loading(struct supervisor *s)
