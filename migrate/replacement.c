@@ -35,7 +35,8 @@ struct replacement *replacement_new(const struct wrapper_args *args,
 				    struct gen_table *gt, struct reloader *rl,
 				    const struct rundir_use *rt,
 				    struct reuseport *rp, struct metrics *m,
-				    replacement_report_fn report, gpointer data)
+				    replacement_report_fn report,
+				    gpointer data)
 {
 	struct replacement *r = g_new0(struct replacement, 1);
 

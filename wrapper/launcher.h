@@ -47,7 +47,7 @@ struct launcher_uses {
 
 enum launcher_report {
 	LAUNCHER_SPAWNED,	/* g was spawned: its end is to be watched */
-	LAUNCHER_SERVES,	/* g is bound (a -Ds parent, forked): it serves */
+	LAUNCHER_SERVES,	/* g is bound (a -Ds parent: forked) */
 };
 
 typedef void (*launcher_report_fn)(enum launcher_report what,

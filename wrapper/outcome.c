@@ -270,7 +270,8 @@ void outcome_replacement(enum replacement_report what, gpointer data)
 			break;
 		/* During a reload its generation decides (current_lost). */
 		if (!sv->gt.current && !sv->gt.starting)
-			supervisor_stop(sv, replacement_not_found(sv->replacement));
+			supervisor_stop(sv,
+					replacement_not_found(sv->replacement));
 		else
 			reloader_post(sv->reloader, RE_SEARCH_OVER, NULL);
 		break;

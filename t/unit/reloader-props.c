@@ -824,14 +824,16 @@ static void test_launcher_timers(void)
 	}, no_launch_report, NULL);
 	g_assert_false(t_timer_armed());
 	for (guint i = 0; i < 3; i++) {
-		g_assert_cmpint(launcher_launch(l, &v, FALSE, FALSE), ==, LAUNCH_MASTER);
+		g_assert_cmpint(launcher_launch(l, &v, FALSE, FALSE), ==,
+				LAUNCH_MASTER);
 		g_assert_true(t_timer_armed());
 		launcher_end_attempt(l);
 		/* None outlives its attempt, to fire into the next one. */
 		g_assert_false(t_timer_armed());
 	}
 	/* At the stop too. */
-	g_assert_cmpint(launcher_launch(l, &v, FALSE, FALSE), ==, LAUNCH_MASTER);
+	g_assert_cmpint(launcher_launch(l, &v, FALSE, FALSE), ==,
+			LAUNCH_MASTER);
 	g_assert_true(t_timer_armed());
 	launcher_free(l);
 	master_link_free(m);

@@ -23,7 +23,7 @@ struct selfupgrade;
 struct wrapper_options;
 
 enum selfupgrade_report {
-	SELFUPGRADE_ADOPTED,	/* g, handed over: its end is to be watched */
+	SELFUPGRADE_ADOPTED,	/* g, handed over: its end to be watched */
 	SELFUPGRADE_RESUMED,	/* the new image serves with what it took */
 };
 
