@@ -183,10 +183,11 @@ check: deps
 
 # The tree's map (mk/layers.sh): base/ <- legacy/ <- migrate's proof <-
 # the supervisor and migrate's actors; each feature used only where the
-# map says; the reload machine runs without processes. The self-test
+# map says; the reload machine runs without processes; only the core
+# names struct supervisor, and no call cycle runs outside it. The self-test
 # breaks each rule once on a scratch copy: the check can fail.
 layers-check:
-	@mk/layers.sh && mk/layers-selftest.sh && echo "layers-check: base <- legacy <- migrate's proof <- the supervisor; features used where the map says; the reload machine alone"
+	@mk/layers.sh && mk/layers-selftest.sh && echo "layers-check: base <- legacy <- migrate's proof <- the supervisor; features used where the map says; the reload machine alone; only the core names the supervisor, and no call cycle runs outside it"
 
 # doc/internals.md's diagram of the reload machine is printed from its
 # table (mk/diagram.sh): the two never disagree.

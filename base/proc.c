@@ -47,6 +47,16 @@ gboolean proc_pids_contain(const GArray *pids, GPid pid)
 	return FALSE;
 }
 
+gchar *pids_text(const GArray *pids)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; i < pids->len; i++)
+		g_string_append_printf(s, "%s%d", i ? " " : "",
+				       g_array_index(pids, GPid, i));
+	return g_string_free(s, FALSE);
+}
+
 gint proc_pid_cmp(gconstpointer a, gconstpointer b)
 {
 	GPid x = *(const GPid *)a, y = *(const GPid *)b;

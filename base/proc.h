@@ -23,6 +23,8 @@ GArray *proc_children(GPid parent);
 
 /* Is pid among pids (a GArray of GPid, like proc_children's)? */
 gboolean proc_pids_contain(const GArray *pids, GPid pid);
+/* "1 2 3", for the log. */
+gchar *pids_text(const GArray *pids);
 
 /* Orders two GPid for g_array_sort(): what is listed comes out in pid
  * order, whatever order it was found in. */

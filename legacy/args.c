@@ -258,6 +258,19 @@ void wrapper_args_clear(struct wrapper_args *a)
 	*a = (struct wrapper_args){ 0 };
 }
 
+GStrv own_haproxy_argv(const struct wrapper_args *args)
+{
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+
+	g_strv_builder_add(b, "haproxy");
+	g_strv_builder_addv(b, (const char **)args->haproxy_args);
+	if (args->config_tail) {
+		g_strv_builder_add(b, "--");
+		g_strv_builder_addv(b, (const char **)args->config_tail);
+	}
+	return g_strv_builder_end(b);
+}
+
 static void add_strv(GPtrArray *argv, char *const *v)
 {
 	for (; v != NULL && *v != NULL; v++)

@@ -60,6 +60,10 @@ gboolean wrapper_args_parse(int argc, char *const *argv, const char *cwd,
 			    struct wrapper_args *out, GError **error);
 void wrapper_args_clear(struct wrapper_args *a);
 
+/* haproxy's own argv, as a running haproxy would show it, to match the
+ * configuration files of instances we did not start. */
+GStrv own_haproxy_argv(const struct wrapper_args *args);
+
 /* The flag that starts haproxy in this mode: "-Ds", "-db" or "-Ws". */
 const char *launch_mode_flag(enum launch_mode mode);
 

@@ -10,19 +10,23 @@
 #include "base/escape.h"
 #include "base/log.h"
 #include "base/proc.h"
+#include "legacy/args.h"
 #include "legacy/pidfile.h"
 #include "migrate/cmdline.h"
 #include "migrate/find.h"
 #include "migrate/identity.h"
-#include "migrate/replacement.h"
-#include "wrapper/launcher.h"
-#include "wrapper/reloader.h"
 #include "wrapper/steering/reuseport.h"
-#include "wrapper/supervisor.h"
-
 
 struct first_start {
-	struct supervisor *sv;		/* its owner */
+	const struct wrapper_args *args;
+	gboolean takeover_asked;	/* --takeover */
+	struct gen_table *gt;
+	struct reloader *rl;
+	const struct rundir_use *rt;
+	struct reuseport *rp;
+	struct metrics *metrics;
+	first_start_report_fn report;
+	gpointer data;
 	struct takeover *takeover;	/* foreign instances, first start */
 	/* No haproxy in the pidfile: the search waits until generation 1
 	 * serves (it reads every process: long on a busy host). */
@@ -36,11 +40,21 @@ struct first_start {
 	gchar *failed_msg;		/* search ran for it */
 };
 
-struct first_start *first_start_new(struct supervisor *sv)
+struct first_start *first_start_new(const struct wrapper_args *args,
+				    gboolean takeover, struct gen_table *gt,
+				    struct reloader *rl,
+				    const struct rundir_use *rt,
+				    struct reuseport *rp, struct metrics *m,
+				    first_start_report_fn report,
+				    gpointer data)
 {
 	struct first_start *f = g_new0(struct first_start, 1);
 
-	f->sv = sv;
+	*f = (struct first_start){
+		.args = args, .takeover_asked = takeover, .gt = gt, .rl = rl,
+		.rt = rt, .rp = rp, .metrics = m, .report = report,
+		.data = data,
+	};
 	return f;
 }
 
@@ -76,7 +90,7 @@ void first_start_stop_foreign(struct first_start *f,
 {
 	if (!f->takeover)
 		return;
-	reuseport_steer_generation(f->sv->reuseport, g);
+	reuseport_steer_generation(f->rp, g);
 	takeover_soft_stop(f->takeover);
 }
 
@@ -92,15 +106,15 @@ static void pidfile_notice_strangers(struct first_start *f)
 	g_autoptr(GError) error = NULL;
 	guint invalid = 0;
 
-	if (!f->sv->args->pidfile)
+	if (!f->args->pidfile)
 		return;
-	if (!pidfile_read(f->sv->args->pidfile, &pids, &invalid, &error)) {
+	if (!pidfile_read(f->args->pidfile, &pids, &invalid, &error)) {
 		log_warn("ignoring pidfile: %s", error->message);
 		return;
 	}
 	if (invalid)
 		log_notice("pidfile %s holds %u token(s) that are not pids",
-			   f->sv->args->pidfile, invalid);
+			   f->args->pidfile, invalid);
 	for (guint i = 0; i < pids->len; i++) {
 		GPid pid = g_array_index(pids, GPid, i);
 		g_autofree gchar *exe = proc_exe(pid);
@@ -113,7 +127,7 @@ static void pidfile_notice_strangers(struct first_start *f)
 			    : g_strdup("unknown program");
 		log_notice("pidfile %s names pid %d (%s), which this wrapper "
 			   "did not start; it gets no signal from us",
-			   f->sv->args->pidfile, pid, shown);
+			   f->args->pidfile, pid, shown);
 	}
 }
 
@@ -124,21 +138,21 @@ static void on_takeover_settled(gpointer data)
 	/* Before they close their listeners (our generation's -sf, or our
 	 * soft stop once it serves and is steered to). */
 	f->foreign_steerable = reuseport_attach_foreign(
-		f->sv->reuseport, takeover_instances(f->takeover));
-	reloader_post(f->sv->reloader, RE_SETTLED, NULL);
+		f->rp, takeover_instances(f->takeover));
+	reloader_post(f->rl, RE_SETTLED, NULL);
 }
 
 /* The search for what serves this configuration or pidfile (settled is
  * called from the loop once they handle SIGUSR1). */
 static void search(struct first_start *f, takeover_fn settled)
 {
-	g_auto(GStrv) argv = own_haproxy_argv(f->sv->args);
+	g_auto(GStrv) argv = own_haproxy_argv(f->args);
 	g_autofree gchar *cwd = g_get_current_dir();
 
 	takeover_free(f->takeover);
-	f->takeover = takeover_begin(f->sv->args->pidfile,
+	f->takeover = takeover_begin(f->args->pidfile,
 				     (const char *const *)argv, cwd,
-				     f->sv->rt.expose_cfg, f->self_start,
+				     f->rt->expose_cfg, f->self_start,
 				     settled, f);
 }
 
@@ -149,30 +163,30 @@ void first_start_begin(struct first_start *f)
 	g_auto(GStrv) argv = NULL, configs = NULL;
 	g_autofree gchar *cwd = NULL, *distrust = NULL;
 
-	if (!f->sv->opts->takeover) {
+	if (!f->takeover_asked) {
 		pidfile_notice_strangers(f);
-		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
+		reloader_post(f->rl, RE_SETTLED, NULL);
 		return;
 	}
 	/* Whoever could write it chose what it names: no search at all. */
-	distrust = pidfile_distrust_reason(f->sv->args->pidfile);
+	distrust = pidfile_distrust_reason(f->args->pidfile);
 	if (distrust) {
 		log_notice("pidfile: %s: nothing is taken over at this start",
 			   distrust);
 		pidfile_notice_strangers(f);
-		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
+		reloader_post(f->rl, RE_SETTLED, NULL);
 		return;
 	}
 	/* A -D sharing our pidfile: haproxy's own -sf takes it over. Else
 	 * start at once, and look once we serve (SO_REUSEPORT: beside any
 	 * instance we would find). */
-	argv = own_haproxy_argv(f->sv->args);
+	argv = own_haproxy_argv(f->args);
 	cwd = g_get_current_dir();
 	configs = foreign_argv_config_files((const char *const *)argv, cwd,
 					    FALSE);
-	if (!foreign_pidfile_check(PROC_ROOT, f->sv->args->pidfile,
+	if (!foreign_pidfile_check(PROC_ROOT, f->args->pidfile,
 				   (const char *const *)configs,
-				   f->sv->rt.expose_cfg, getpid(), &skipped)) {
+				   f->rt->expose_cfg, getpid(), &skipped)) {
 		struct proc_stat st;
 
 		foreign_log_skipped(skipped);
@@ -182,11 +196,11 @@ void first_start_begin(struct first_start *f)
 		/* A step, not an event: told with --debug only. */
 		log_step("no haproxy in the pidfile: looking for other "
 			 "instances once generation 1 serves");
-		reloader_post(f->sv->reloader, RE_SETTLED, NULL);
+		reloader_post(f->rl, RE_SETTLED, NULL);
 		return;
 	}
 	/* On a busy host the search takes long: haproxy -v runs meanwhile. */
-	launcher_probe_early(f->sv->launcher);
+	f->report(FIRST_START_SEARCHING, f->data);
 	search(f, on_takeover_settled);
 }
 
@@ -205,12 +219,12 @@ static void on_late_settled(gpointer data)
 	}
 	log_info("looked for foreign haproxy instances after the start: "
 		 "%u found", found->len);
-	reuseport_attach_foreign(f->sv->reuseport, found);
-	f->sv->metrics.takeovers = takeover_taken(f->takeover);
+	reuseport_attach_foreign(f->rp, found);
+	f->metrics->takeovers = takeover_taken(f->takeover);
 	/* Their listeners close on the soft stop: ours get the handshakes
 	 * first. */
-	if (f->sv->gt.current)
-		reuseport_steer_generation(f->sv->reuseport, f->sv->gt.current);
+	if (f->gt->current)
+		reuseport_steer_generation(f->rp, f->gt->current);
 	takeover_soft_stop(f->takeover);
 }
 
@@ -249,15 +263,13 @@ static void on_fallback_settled(gpointer data)
 		on_takeover_settled(f);
 		return;
 	}
-	reloader_post(f->sv->reloader, RE_FAILED, &(struct reload_input){
+	reloader_post(f->rl, RE_FAILED, &(struct reload_input){
 		.exit_code = f->failed_code, .message = f->failed_msg });
 }
 
-gboolean first_start_retry(struct supervisor *sv, int exit_code,
+gboolean first_start_retry(struct first_start *f, int exit_code,
 			   const char *msg)
 {
-	struct first_start *f = sv->first;
-
 	/* Once: a second failure is the first start's. */
 	if (!f->late)
 		return FALSE;

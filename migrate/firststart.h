@@ -18,15 +18,36 @@
 
 #include <glib.h>
 
+#include "legacy/args.h"
 #include "migrate/takeover.h"
+#include "wrapper/gentable.h"
 #include "wrapper/generation.h"
+#include "wrapper/metrics.h"
+#include "wrapper/reloader.h"
+#include "wrapper/rundir-use.h"
 
 struct first_start;
-struct supervisor;
+struct reuseport;
 
-/* sv: its owner (the table, the launcher's early probe, the machine's
- * events, the steering, the takeovers counter). */
-struct first_start *first_start_new(struct supervisor *sv);
+enum first_start_report {
+	/* The search runs first, and long on a busy host: haproxy -v may
+	 * run meanwhile. */
+	FIRST_START_SEARCHING,
+};
+
+typedef void (*first_start_report_fn)(enum first_start_report what,
+				      gpointer data);
+
+/* args: what to look for; takeover: --takeover; gt, rl: the generations
+ * and the machine it posts to; rt: where -x's fragment is, read at each
+ * search; rp: the steering; m: the takeovers counter. */
+struct first_start *first_start_new(const struct wrapper_args *args,
+				    gboolean takeover, struct gen_table *gt,
+				    struct reloader *rl,
+				    const struct rundir_use *rt,
+				    struct reuseport *rp, struct metrics *m,
+				    first_start_report_fn report,
+				    gpointer data);
 void first_start_free(struct first_start *f);
 
 /* The first generation: after a takeover of what already runs, if any. */
@@ -36,7 +57,7 @@ void first_start_serving(struct first_start *f);
 /* Generation 1 ended before it was ready (exit_code, msg: the failure).
  * TRUE: the search that waited runs, and RE_SETTLED (a second try, their
  * pids on its -sf) or RE_FAILED (this failure, nothing found) follows. */
-gboolean first_start_retry(struct supervisor *sv, int exit_code,
+gboolean first_start_retry(struct first_start *f, int exit_code,
 			   const char *msg);
 /* A stop: the search's wait ends, what it found is left alone. */
 void first_start_cancel(struct first_start *f);

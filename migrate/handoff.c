@@ -28,13 +28,19 @@
 #include "wrapper/launcher.h"
 #include "wrapper/reloader.h"
 #include "wrapper/rundir.h"
-#include "wrapper/statussource.h"
-#include "wrapper/supervisor.h"
 
 #define HANDOFF_PROBE_MS 30000
 
 struct handoff {
-	struct supervisor *sv;	/* its owner */
+	const struct wrapper_args *args;
+	const struct wrapper_options *opts;
+	struct gen_table *gt;
+	struct reloader *rl;
+	const struct rundir_use *rt;
+	struct launcher *launcher;
+	struct replacement *replacement;
+	handoff_report_fn report;
+	gpointer data;
 	const char *image_path;
 	gboolean active;		/* under way */
 	struct control_client *client;
@@ -42,11 +48,22 @@ struct handoff {
 	struct probe *probe;		/* -v, then -c */
 };
 
-struct handoff *handoff_new(struct supervisor *sv, const char *image_path)
+struct handoff *handoff_new(const struct wrapper_args *args,
+			    const struct wrapper_options *opts,
+			    struct gen_table *gt, struct reloader *rl,
+			    const struct rundir_use *rt,
+			    struct launcher *launcher,
+			    struct replacement *replacement,
+			    const char *image_path,
+			    handoff_report_fn report, gpointer data)
 {
 	struct handoff *h = g_new0(struct handoff, 1);
 
-	*h = (struct handoff){ .sv = sv, .image_path = image_path };
+	*h = (struct handoff){
+		.args = args, .opts = opts, .gt = gt, .rl = rl, .rt = rt,
+		.launcher = launcher, .replacement = replacement,
+		.report = report, .data = data, .image_path = image_path,
+	};
 	return h;
 }
 
@@ -67,7 +84,7 @@ static void handoff_end(struct handoff *h)
 	h->client = NULL;
 	g_clear_pointer(&h->probe, probe_cancel);
 	g_clear_pointer(&h->path, g_free);
-	reloader_post(h->sv->reloader, RE_HANDOFF_OVER, NULL);
+	reloader_post(h->rl, RE_HANDOFF_OVER, NULL);
 }
 
 static void refuse(struct handoff *h, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -87,10 +104,8 @@ static void refuse(struct handoff *h, const char *fmt, ...)
 	handoff_end(h);
 }
 
-void handoff_abandon(struct supervisor *sv)
+void handoff_abandon(struct handoff *h)
 {
-	struct handoff *h = sv->handoff;
-
 	if (!h->active)
 		return;
 	log_notice("hand-off abandoned: stopping");
@@ -107,10 +122,10 @@ static GStrv check_argv(struct handoff *h, const char *path)
 	g_strv_builder_add(b, path);
 	g_strv_builder_add(b, "-c");
 	g_strv_builder_add(b, "-q");
-	g_strv_builder_addv(b, (const char **)h->sv->args->haproxy_args);
-	if (h->sv->args->config_tail) {
+	g_strv_builder_addv(b, (const char **)h->args->haproxy_args);
+	if (h->args->config_tail) {
 		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)h->sv->args->config_tail);
+		g_strv_builder_addv(b, (const char **)h->args->config_tail);
 	}
 	return g_strv_builder_end(b);
 }
@@ -124,7 +139,7 @@ static void tell_waiters(struct handoff *h)
 		"ok pid %d is now haproxy -Ws, started after this request; "
 		"it takes its reloads itself", getpid());
 
-	const GPtrArray *waiters = reloader_waiters(h->sv->reloader);
+	const GPtrArray *waiters = reloader_waiters(h->rl);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -140,7 +155,7 @@ static void tell_waiters(struct handoff *h)
  */
 static void leave_control(struct handoff *h)
 {
-	g_autofree gchar *note = rundir_handoff_note(h->sv->rt.dir);
+	g_autofree gchar *note = rundir_handoff_note(h->rt->dir);
 	g_autofree gchar *text = g_strdup_printf(
 		"the service was handed off to haproxy -Ws: pid %d is its "
 		"master, and takes its reloads itself (systemctl reload, or "
@@ -148,25 +163,25 @@ static void leave_control(struct handoff *h)
 
 	if (!g_file_set_contents(note, text, -1, NULL))
 		errno = 0;
-	if (h->sv->rt.control)
-		control_unlink(h->sv->rt.control);
+	if (h->rt->control)
+		control_unlink(h->rt->control);
 }
 
 /* The exec failed: the wrapper answers again. */
 static void restore_control(struct handoff *h)
 {
-	g_autofree gchar *note = rundir_handoff_note(h->sv->rt.dir);
+	g_autofree gchar *note = rundir_handoff_note(h->rt->dir);
 	g_autoptr(GError) error = NULL;
 
 	unlink(note);
-	if (h->sv->rt.control &&
-	    !control_relisten(h->sv->rt.control, &error))
+	if (h->rt->control &&
+	    !control_relisten(h->rt->control, &error))
 		log_warn("%s: no control socket", error->message);
 }
 
 static void exec_haproxy(struct handoff *h)
 {
-	g_auto(GStrv) argv = launcher_master_argv(h->sv->launcher, h->path);
+	g_auto(GStrv) argv = launcher_master_argv(h->launcher, h->path);
 	g_auto(GStrv) envp = haproxy_environ_for_handoff();
 	g_autofree gchar *answer = g_strdup_printf(
 		"ok pid %d is now haproxy -Ws; it takes its reloads itself",
@@ -189,7 +204,7 @@ static void exec_haproxy(struct handoff *h)
 	/* haproxy -Ws knows nothing of the store: a socket left there after
 	 * its configuration dropped the bind would take connections nobody
 	 * accepts. */
-	fdstore_empty(h->sv->rt.fdstore, "the hand-off to haproxy -Ws");
+	fdstore_empty(h->rt->fdstore, "the hand-off to haproxy -Ws");
 	leave_control(h);
 	/* The control signals stay blocked: haproxy sets its own mask, and
 	 * whatever is pending reaches haproxy's handlers, not a default
@@ -203,13 +218,13 @@ static void exec_haproxy(struct handoff *h)
 		argv[0], g_strerror(saved));
 	restore_control(h);
 	/* Still ours to serve: systemd keeps its sockets again. */
-	if (h->sv->gt.current)
-		fdstore_serving(h->sv->rt.fdstore, h->sv->gt.current);
+	if (h->gt->current)
+		fdstore_serving(h->rt->fdstore, h->gt->current);
 	failed = g_strdup_printf("error: hand-off failed: execve(%s): %s; the "
 				 "wrapper goes on", argv[0], g_strerror(saved));
 	control_reply(h->client, failed);
 	handoff_end(h);
-	status_source_tell(h->sv);
+	h->report(HANDOFF_EXEC_FAILED, h->data);
 }
 
 static void on_checked(const char *output, int wait_status,
@@ -271,17 +286,18 @@ static void handoff_begin(struct handoff *h, struct control_client *client,
 	}
 }
 
-void handoff_request(struct handoff *h, struct control_client *client)
+void handoff_request(struct handoff *h, struct control_client *client,
+		     gboolean running)
 {
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *path = NULL;
 
-	if (h->sv->life.phase != PHASE_RUNNING || reloader_busy(h->sv->reloader)) {
+	if (!running || reloader_busy(h->rl)) {
 		control_reply(client, "error: a start, reload or stop is in "
 				      "progress; hand off once it is over");
 		return;
 	}
-	if (adopt_alive(replacement_adopt(h->sv->replacement))) {
+	if (adopt_alive(replacement_adopt(h->replacement))) {
 		log_notice("hand-off refused: a haproxy adopted after a restart "
 			   "by hand runs; reload first");
 		control_reply(client, "error: a haproxy adopted after a restart "
@@ -289,7 +305,7 @@ void handoff_request(struct handoff *h, struct control_client *client)
 		return;
 	}
 	/* Reloads wait while we check: nothing may change under us. */
-	reloader_post(h->sv->reloader, RE_HANDOFF, NULL);
-	path = haproxy_locate(h->sv->opts->haproxy, h->image_path, &error);
+	reloader_post(h->rl, RE_HANDOFF, NULL);
+	path = haproxy_locate(h->opts->haproxy, h->image_path, &error);
 	handoff_begin(h, client, path, error);
 }

@@ -7,12 +7,17 @@
 #include <sys/wait.h>
 
 #include "base/log.h"
-#include "wrapper/statussource.h"
 #include "wrapper/steering/reuseport.h"
-#include "wrapper/supervisor.h"
 
 struct replacement {
-	struct supervisor *sv;	/* its owner */
+	const struct wrapper_args *args;
+	struct gen_table *gt;
+	struct reloader *rl;
+	const struct rundir_use *rt;
+	struct reuseport *rp;
+	struct metrics *metrics;
+	replacement_report_fn report;
+	gpointer data;
 
 	/* A haproxy that replaced the one serving behind our back (a
 	 * restart by hand), and how ours ended, while we look for it. */
@@ -26,11 +31,19 @@ struct replacement {
 	} replaced;
 };
 
-struct replacement *replacement_new(struct supervisor *sv)
+struct replacement *replacement_new(const struct wrapper_args *args,
+				    struct gen_table *gt, struct reloader *rl,
+				    const struct rundir_use *rt,
+				    struct reuseport *rp, struct metrics *m,
+				    replacement_report_fn report,
+				    gpointer data)
 {
 	struct replacement *r = g_new0(struct replacement, 1);
 
-	r->sv = sv;
+	*r = (struct replacement){
+		.args = args, .gt = gt, .rl = rl, .rt = rt, .rp = rp,
+		.metrics = m, .report = report, .data = data,
+	};
 	return r;
 }
 
@@ -71,17 +84,15 @@ gboolean ended_as_replaced(int status)
 
 static void on_adopt(enum adopt_event event, gpointer data);
 
-void replacement_search(struct supervisor *sv, gboolean quick)
+void replacement_search(struct replacement *r, gboolean quick)
 {
-	struct replacement *r = sv->replacement;
-
 	if (!r->adopt) {
-		g_auto(GStrv) argv = own_haproxy_argv(sv->args);
+		g_auto(GStrv) argv = own_haproxy_argv(r->args);
 		g_autofree gchar *cwd = g_get_current_dir();
 
-		r->adopt = adopt_new(sv->args->pidfile,
+		r->adopt = adopt_new(r->args->pidfile,
 				     (const char *const *)argv, cwd,
-				     sv->rt.expose_cfg, on_adopt, r);
+				     r->rt->expose_cfg, on_adopt, r);
 	}
 	if (quick)
 		adopt_look(r->adopt);
@@ -108,11 +119,11 @@ void replacement_look_for(struct replacement *r, struct generation *g,
 		 "looking for a haproxy that replaced it", g->number, g->pid,
 		 how);
 	replacement_remember(r, g, status);
-	replacement_search(r->sv, FALSE);
+	replacement_search(r, FALSE);
 }
 
 /* Nothing replaced the one serving: the service is down, as before. */
-static void replacement_not_found(struct replacement *r)
+int replacement_not_found(struct replacement *r)
 {
 	int code;
 
@@ -131,7 +142,7 @@ static void replacement_not_found(struct replacement *r)
 		code = 1;
 	}
 	r->replaced.valid = FALSE;
-	supervisor_stop(r->sv, code);
+	return code;
 }
 
 /* The adopted instances ended while they served. */
@@ -140,16 +151,16 @@ static void adopted_lost(struct replacement *r)
 	/* Most likely the soft stop from a successor of ours, seen before
 	 * its witness: the successor decides, as for our own. Their status
 	 * is unknown (not our children), and no success. */
-	if (r->sv->gt.starting) {
+	if (r->gt->starting) {
 		log_info("the adopted haproxy ended while generation %u "
-			 "starts", r->sv->gt.starting->number);
-		reloader_post(r->sv->reloader, RE_SERVING_LOST,
+			 "starts", r->gt->starting->number);
+		reloader_post(r->rl, RE_SERVING_LOST,
 			      &(struct reload_input){
 			.exit_code = lost_exit_code(LAUNCH_DB,
 						    W_EXITCODE(1, 0)) });
 		/* Not told by it: maybe replaced by hand again. */
-		if (!r->sv->gt.starting->sf_adopted)
-			replacement_search(r->sv, FALSE);
+		if (!r->gt->starting->sf_adopted)
+			replacement_search(r, FALSE);
 		return;
 	}
 	log_info("looking for a haproxy that replaced the adopted one");
@@ -164,66 +175,47 @@ static void on_adopt(enum adopt_event event, gpointer data)
 	switch (event) {
 	case ADOPT_FOUND:
 		r->replaced.valid = FALSE;
-		r->sv->metrics.restarts_adopted++;
-		reuseport_attach_foreign(r->sv->reuseport, adopt_instances(r->adopt));
-		if (r->sv->gt.current)
+		r->metrics->restarts_adopted++;
+		reuseport_attach_foreign(r->rp, adopt_instances(r->adopt));
+		if (r->gt->current)
 			/* Found after our reload's generation was ready. */
 			replacement_retire_adopted(r);
-		else if (r->sv->gt.starting)
+		else if (r->gt->starting)
 			log_notice("an adopted haproxy serves; generation %u "
 				   "replaces it once ready",
-				   r->sv->gt.starting->number);
+				   r->gt->starting->number);
 		else
 			log_notice("an adopted haproxy serves; the next reload "
 				   "brings it back under the wrapper");
 		/* It serves now, whatever becomes of a starting one; a
 		 * launch that waited for it goes on. */
-		reloader_post(r->sv->reloader, RE_REPLACED, NULL);
-		status_source_tell(r->sv);
+		reloader_post(r->rl, RE_REPLACED, NULL);
+		r->report(REPLACEMENT_FOUND, r->data);
 		break;
 	case ADOPT_NONE:
-		if (r->sv->life.phase == PHASE_STOPPING)
-			break;
-		/* During a reload its generation decides (current_lost). */
-		if (!r->sv->gt.current && !r->sv->gt.starting)
-			replacement_not_found(r);
-		else
-			reloader_post(r->sv->reloader, RE_SEARCH_OVER, NULL);
+		r->report(REPLACEMENT_NONE, r->data);
 		break;
 	case ADOPT_LOST:
 		adopted_lost(r);
 		break;
 	case ADOPT_GONE:
-		lifecycle_quit_if_done(&r->sv->life);
+		r->report(REPLACEMENT_GONE, r->data);
 		break;
 	}
 }
 
 void replacement_retire_adopted(struct replacement *r)
 {
-	int sig = reloader_hard(r->sv->reloader) ? SIGTERM : SIGUSR1;
+	int sig = reloader_hard(r->rl) ? SIGTERM : SIGUSR1;
 
 	if (!adopt_serving(r->adopt))
 		return;
 	/* Its listeners close on the signal: our generation's get the
 	 * handshakes first. */
 	if (sig == SIGUSR1)
-		reuseport_steer_generation(r->sv->reuseport, r->sv->gt.current);
+		reuseport_steer_generation(r->rp, r->gt->current);
 	log_notice("generation %u serves; the haproxy restarted by hand "
-		   "during its reload leaves (%s)", r->sv->gt.current->number,
+		   "during its reload leaves (%s)", r->gt->current->number,
 		   signal_name(sig));
 	adopt_retire(r->adopt, sig);
-}
-
-GStrv own_haproxy_argv(const struct wrapper_args *args)
-{
-	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
-
-	g_strv_builder_add(b, "haproxy");
-	g_strv_builder_addv(b, (const char **)args->haproxy_args);
-	if (args->config_tail) {
-		g_strv_builder_add(b, "--");
-		g_strv_builder_addv(b, (const char **)args->config_tail);
-	}
-	return g_strv_builder_end(b);
 }

@@ -3,8 +3,9 @@
  * A haproxy started by hand replaced the one serving: what ended (our
  * generation, or the adopted ones), the search for its replacement
  * (migrate/adopt.h) and what its outcome means. It posts the reload
- * machine's events (SERVING_LOST, REPLACED, SEARCH_OVER) itself, and
- * tells the rest of the supervisor (wrapper/supervisor.h) directly.
+ * machine's events (SERVING_LOST, REPLACED) itself; what a search that
+ * found nothing, or instances that are gone, mean is the core's: it is
+ * told through one callback.
  */
 #pragma once
 
@@ -13,12 +14,31 @@
 #include "legacy/args.h"
 #include "migrate/adopt.h"
 #include "wrapper/gentable.h"
+#include "wrapper/metrics.h"
 #include "wrapper/reloader.h"
+#include "wrapper/rundir-use.h"
 
 struct replacement;
-struct supervisor;
+struct reuseport;
 
-struct replacement *replacement_new(struct supervisor *sv);
+enum replacement_report {
+	REPLACEMENT_FOUND,	/* an adopted haproxy serves now */
+	REPLACEMENT_NONE,	/* the search found nothing */
+	REPLACEMENT_GONE,	/* the adopted instances have all ended */
+};
+
+typedef void (*replacement_report_fn)(enum replacement_report what,
+				      gpointer data);
+
+/* args: what to search for; gt, rl: the generations and the machine it
+ * posts to; rt: where -x's fragment is, read at each search; rp: the
+ * SO_REUSEPORT steering; m: the counter of restarts adopted. */
+struct replacement *replacement_new(const struct wrapper_args *args,
+				    struct gen_table *gt, struct reloader *rl,
+				    const struct rundir_use *rt,
+				    struct reuseport *rp, struct metrics *m,
+				    replacement_report_fn report,
+				    gpointer data);
 void replacement_free(struct replacement *r);
 
 /* The adopted instances and the search (NULL before the first search;
@@ -39,12 +59,11 @@ void replacement_remember(struct replacement *r, struct generation *g,
 void replacement_look_for(struct replacement *r, struct generation *g,
 			  int status);
 /* The search (the reload machine's effect); quick: look once now. */
-void replacement_search(struct supervisor *sv, gboolean quick);
+void replacement_search(struct replacement *r, gboolean quick);
+/* Nothing replaced the one serving: said in the log; the exit code the
+ * service stops with. */
+int replacement_not_found(struct replacement *r);
 /* The generation remembered (for the log of a failed reload). */
 guint replacement_number(const struct replacement *r);
 /* Ours serves: an adopted haproxy found during its reload leaves. */
 void replacement_retire_adopted(struct replacement *r);
-
-/* haproxy's own argv, as a running haproxy would show it, to match the
- * configuration files of instances we did not start. */
-GStrv own_haproxy_argv(const struct wrapper_args *args);

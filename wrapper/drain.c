@@ -10,7 +10,6 @@
 #include "base/log.h"
 #include "base/proc.h"
 #include "base/procnet.h"
-#include "wrapper/mworker/link.h"
 #include "wrapper/signals.h"
 
 static gboolean on_drain_deadline(gpointer data)

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/proc.h"
 #include "base/procnet.h"
+#include "legacy/args.h"
 #include "legacy/config.h"
 #include "legacy/launch.h"
 #include "legacy/mworker.h"
@@ -20,14 +21,15 @@
 #include "migrate/firststart.h"
 #include "migrate/replacement.h"
 #include "wrapper/fdstore/fdstore.h"
+#include "wrapper/gentable.h"
 #include "wrapper/hastderr.h"
 #include "wrapper/mworker/link.h"
-#include "wrapper/outcome.h"
+#include "wrapper/options.h"
 #include "wrapper/sdnotify.h"
 #include "wrapper/probe.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/signals.h"
 #include "wrapper/steering/reuseport.h"
-#include "wrapper/supervisor.h"
 #include "wrapper/versioncache/vcache.h"
 
 #define VERSION_PROBE_TIMEOUT_MS 10000
@@ -37,8 +39,10 @@
 #define EXTEND_BY_US (30 * G_USEC_PER_SEC)
 
 struct launcher {
-	struct supervisor *sv;		/* its owner */
+	struct launcher_uses u;		/* its owners' */
 	const char *self_path;
+	launcher_report_fn report;
+	gpointer data;
 
 	struct probe *probe;		/* "haproxy -v" under way */
 	guint extend_timer;
@@ -52,11 +56,13 @@ struct launcher {
 	gboolean told_mode_valid;
 };
 
-struct launcher *launcher_new(struct supervisor *sv, const char *self_path)
+struct launcher *launcher_new(const struct launcher_uses *uses,
+			      launcher_report_fn report, gpointer data)
 {
 	struct launcher *l = g_new0(struct launcher, 1);
 
-	*l = (struct launcher){ .sv = sv, .self_path = self_path };
+	*l = (struct launcher){ .u = *uses, .self_path = uses->self_path,
+				.report = report, .data = data };
 	return l;
 }
 
@@ -76,10 +82,10 @@ static void clear_attempt(struct launcher *l)
 	g_clear_pointer(&l->haproxy_path, g_free);
 }
 
-void launcher_end_attempt(struct supervisor *sv)
+void launcher_end_attempt(struct launcher *l)
 {
-	clear_attempt(sv->launcher);
-	master_link_abandon(sv->master);
+	clear_attempt(l);
+	master_link_abandon(l->u.master);
 }
 
 void launcher_free(struct launcher *l)
@@ -105,7 +111,7 @@ static void launch_failed(struct launcher *l, int exit_code, const char *fmt,
 	va_start(ap, fmt);
 	msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	reloader_post(l->sv->reloader, RE_FAILED, &(struct reload_input){
+	reloader_post(l->u.reloader, RE_FAILED, &(struct reload_input){
 		.exit_code = exit_code, .message = msg });
 }
 
@@ -133,7 +139,7 @@ static gboolean ds_forked(const struct generation *g)
 static gboolean on_ds_fork_check(gpointer data)
 {
 	struct launcher *l = data;
-	struct generation *g = l->sv->gt.starting;
+	struct generation *g = l->u.gt->starting;
 
 	/* Its exit, if it came first, is the verdict. */
 	if (!g || g->exited) {
@@ -143,14 +149,14 @@ static gboolean on_ds_fork_check(gpointer data)
 	if (!ds_forked(g) && g_get_monotonic_time() < l->ds_fork_deadline)
 		return G_SOURCE_CONTINUE;
 	l->ds_fork_timer = 0;
-	outcome_serve(l->sv, g);
+	l->report(LAUNCHER_SERVES, g, l->data);
 	return G_SOURCE_REMOVE;
 }
 
 static void generation_bound(struct launcher *l, struct generation *g)
 {
 	if (g->mode != LAUNCH_DS || ds_forked(g)) {
-		outcome_serve(l->sv, g);
+		l->report(LAUNCHER_SERVES, g, l->data);
 		return;
 	}
 	if (l->ds_fork_timer)
@@ -163,7 +169,7 @@ static void generation_bound(struct launcher *l, struct generation *g)
 static void on_witness(int signo, GPid sender, gpointer data)
 {
 	struct launcher *l = data;
-	struct generation *g = l->sv->gt.starting;
+	struct generation *g = l->u.gt->starting;
 
 	if (!g || sender != g->pid) {
 		log_debug("witness: ignoring %s from pid %d", signal_name(signo),
@@ -189,24 +195,24 @@ static void on_witness(int signo, GPid sender, gpointer data)
 	}
 }
 
-void launcher_kill_loading(struct supervisor *sv)
+void launcher_kill_loading(struct launcher *l)
 {
 	log_err("generation %u (pid %d) not ready after %us; killing it",
-		sv->gt.starting->number, sv->gt.starting->pid,
-		sv->opts->ready_timeout_s);
-	generation_signal(sv->gt.starting, SIGKILL, FALSE);
+		l->u.gt->starting->number, l->u.gt->starting->pid,
+		l->u.opts->ready_timeout_s);
+	generation_signal(l->u.gt->starting, SIGKILL, FALSE);
 }
 
-gchar *launcher_master_timeout_text(struct supervisor *sv, gboolean settling)
+gchar *launcher_master_timeout_text(struct launcher *l, gboolean settling)
 {
 	/* The master may have ended meanwhile (a restart by hand). */
-	GPid pid = sv->gt.current ? sv->gt.current->pid : 0;
+	GPid pid = l->u.gt->current ? l->u.gt->current->pid : 0;
 
 	return g_strdup_printf("the haproxy master (pid %d) %s within %us",
 			       pid,
 			       settling ? "did not handle SIGUSR2"
 					: "gave no verdict",
-			       sv->opts->ready_timeout_s);
+			       l->u.opts->ready_timeout_s);
 }
 
 /* Old pids for -sf: every live generation's, then the user's own -sf/-st
@@ -215,8 +221,8 @@ static GArray *generations_sf_pids(struct launcher *l)
 {
 	GArray *pids = g_array_new(FALSE, FALSE, sizeof(GPid));
 
-	for (guint i = 0; i < l->sv->gt.gens->len; i++)
-		generation_sf_pids(g_ptr_array_index(l->sv->gt.gens, i), pids);
+	for (guint i = 0; i < l->u.gt->gens->len; i++)
+		generation_sf_pids(g_ptr_array_index(l->u.gt->gens, i), pids);
 	return pids;
 }
 
@@ -231,7 +237,7 @@ static gboolean args_disable_reuseport(const struct wrapper_args *a)
 
 static gboolean binds_without_reuseport(struct launcher *l)
 {
-	return l->config_noreuseport || args_disable_reuseport(l->sv->args);
+	return l->config_noreuseport || args_disable_reuseport(l->u.args);
 }
 
 /*
@@ -239,27 +245,25 @@ static gboolean binds_without_reuseport(struct launcher *l)
  * can_hold_back_own). may_hold_back_foreign: the same is possible for the
  * instances taken over, *foreign_held_back says whether it was done.
  */
-static GArray *old_pids(struct launcher *l, gboolean *hard,
+static GArray *old_pids(struct launcher *l, gboolean first, gboolean *hard,
 			gboolean own_held_back, gboolean may_hold_back_foreign,
 			gboolean *foreign_held_back)
 {
 	GArray *pids = own_held_back ? g_array_new(FALSE, FALSE, sizeof(GPid))
 				     : generations_sf_pids(l);
-	/* Nothing served yet: a second try after a takeover's search too. */
-	gboolean first = reloader_first_start(l->sv->reloader);
 
 	*hard = FALSE;
-	if (first && l->sv->args->user_old_pids) {
-		g_array_append_vals(pids, l->sv->args->user_old_pids->data,
-				    l->sv->args->user_old_pids->len);
-		*hard = l->sv->args->user_old_hard;
+	if (first && l->u.args->user_old_pids) {
+		g_array_append_vals(pids, l->u.args->user_old_pids->data,
+				    l->u.args->user_old_pids->len);
+		*hard = l->u.args->user_old_hard;
 	}
 	*foreign_held_back = FALSE;
 	if (first) {
 		/* Taken over at the first start: those whose every group
 		 * steers are soft-stopped by us once it serves. */
 		g_autoptr(GArray) foreign = first_start_sf_pids(
-			l->sv->first, may_hold_back_foreign && !*hard,
+			l->u.first, may_hold_back_foreign && !*hard,
 			foreign_held_back);
 
 		if (*foreign_held_back) {
@@ -274,7 +278,7 @@ static GArray *old_pids(struct launcher *l, gboolean *hard,
 	}
 	{
 		g_autoptr(GArray) adopted = adopt_targets(
-			replacement_adopt(l->sv->replacement));
+			replacement_adopt(l->u.replacement));
 
 		g_array_append_vals(pids, adopted->data, adopted->len);
 	}
@@ -295,7 +299,7 @@ static GArray *old_pids(struct launcher *l, gboolean *hard,
 static gboolean can_hold_back_own(struct launcher *l, enum launch_mode mode,
 				  gboolean hard, gboolean takes_listeners)
 {
-	const struct generation *c = l->sv->gt.current;
+	const struct generation *c = l->u.gt->current;
 
 	return mode != LAUNCH_MW && !hard && !takes_listeners && c &&
 	       c->mode != LAUNCH_MW && !c->exited && c->steerable &&
@@ -306,10 +310,10 @@ static gboolean can_hold_back_own(struct launcher *l, enum launch_mode mode,
  * sockets from there (-x fails hard on a missing socket: check first). */
 static gboolean can_take_listeners(struct launcher *l)
 {
-	const struct generation *c = l->sv->gt.current;
+	const struct generation *c = l->u.gt->current;
 
 	return c && c->exposes && !c->exited &&
-	       g_file_test(l->sv->rt.expose_sock, G_FILE_TEST_EXISTS);
+	       g_file_test(l->u.rt->expose_sock, G_FILE_TEST_EXISTS);
 }
 
 /* Our own additions to haproxy's arguments, for this generation. */
@@ -320,8 +324,8 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 	const char *user_socket = g_getenv("HAPROXY_STATS_SOCKET");
 	/* Nothing serves yet: the sockets systemd kept across a restart,
 	 * if any (decided once; what cannot be used is dropped now). */
-	const char *kept = l->sv->gt.current ? NULL :
-			   fdstore_first_source(l->sv->rt.fdstore, v, mode);
+	const char *kept = l->u.gt->current ? NULL :
+			   fdstore_first_source(l->u.rt->fdstore, v, mode);
 
 	*exposes = FALSE;
 	if (haproxy_version_compare(v, 1, 8, 0) < 0)
@@ -329,7 +333,7 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 	if (user_socket && *user_socket) {
 		/* The 1.x wrapper's never-released -x variable: the user
 		 * vouches that this socket exposes its listeners. */
-		if (l->sv->gt.current &&
+		if (l->u.gt->current &&
 		    g_file_test(user_socket, G_FILE_TEST_EXISTS)) {
 			g_strv_builder_add(b, "-x");
 			g_strv_builder_add(b, user_socket);
@@ -339,14 +343,14 @@ static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
 		}
 		return g_strv_builder_end(b);
 	}
-	if (l->sv->rt.expose_cfg) {
+	if (l->u.rt->expose_cfg) {
 		g_strv_builder_add(b, "-f");
-		g_strv_builder_add(b, l->sv->rt.expose_cfg);
+		g_strv_builder_add(b, l->u.rt->expose_cfg);
 		*exposes = TRUE;
 	}
 	if (*exposes && can_take_listeners(l)) {
 		g_strv_builder_add(b, "-x");
-		g_strv_builder_add(b, l->sv->rt.expose_sock);
+		g_strv_builder_add(b, l->u.rt->expose_sock);
 	} else if (kept) {
 		g_strv_builder_add(b, "-x");
 		g_strv_builder_add(b, kept);
@@ -360,7 +364,7 @@ static void notice_migrate_req(struct launcher *l)
 {
 	g_autofree gchar *value = NULL;
 
-	if (l->told_migrate_req || reuseport_usable(l->sv->reuseport))
+	if (l->told_migrate_req || reuseport_usable(l->u.reuseport))
 		return;
 	l->told_migrate_req = TRUE;
 	if (g_file_get_contents("/proc/sys/net/ipv4/tcp_migrate_req", &value,
@@ -416,7 +420,7 @@ static gboolean prepare_readiness(struct launcher *l, struct generation *g,
 	*notify_socket = NULL;
 	if (g->mode != LAUNCH_MW)
 		return witness_start(&g->witness, on_witness, l, error);
-	*notify_socket = master_link_socket(l->sv->master, error);
+	*notify_socket = master_link_socket(l->u.master, error);
 	if (!*notify_socket)
 		g_prefix_error(error, "master-worker mode: ");
 	return *notify_socket != NULL;
@@ -424,7 +428,8 @@ static gboolean prepare_readiness(struct launcher *l, struct generation *g,
 
 static gboolean spawn_generation(struct launcher *l,
 				 const struct haproxy_version *v,
-				 enum launch_mode mode)
+				 enum launch_mode mode, gboolean first,
+				 gboolean hard_asked)
 {
 	const char *notify_socket;
 	g_autoptr(GError) error = NULL;
@@ -433,11 +438,10 @@ static gboolean spawn_generation(struct launcher *l,
 	g_auto(GStrv) extra = NULL;
 	struct generation *g;
 	gboolean hard, exposes;
-	gboolean hard_asked = reloader_hard(l->sv->reloader);
 
 	if (mode == LAUNCH_DS)
 		notice_migrate_req(l);
-	g = generation_new(l->sv->gt.next_number, mode, v->full);
+	g = generation_new(l->u.gt->next_number, mode, v->full);
 	if (!prepare_readiness(l, g, &notify_socket, &error)) {
 		generation_free(g);
 		launch_failed(l, EXIT_OS_ERROR, "%s", error->message);
@@ -448,19 +452,19 @@ static gboolean spawn_generation(struct launcher *l,
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
 	g->stops_predecessors = can_hold_back_own(l, mode, hard_asked,
 						  g->took_listeners);
-	pids = old_pids(l, &hard, g->stops_predecessors,
+	pids = old_pids(l, first, &hard, g->stops_predecessors,
 			mode != LAUNCH_MW && !hard_asked &&
 			!binds_without_reuseport(l),
 			&g->stops_foreign);
-	g->sf_adopted = adopt_serving(replacement_adopt(l->sv->replacement));
-	hard = hard || reloader_hard(l->sv->reloader);
-	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->sv->args,
+	g->sf_adopted = adopt_serving(replacement_adopt(l->u.replacement));
+	hard = hard || hard_asked;
+	argv = haproxy_argv_build(l->haproxy_path, mode, v, l->u.args,
 				  (const char *const *)extra,
 				  (GPid *)pids->data, pids->len,
 				  g->witness.pid, hard);
-	g->stderr_mark = ha_stderr_mark(l->sv->hastderr);
+	g->stderr_mark = ha_stderr_mark(l->u.hastderr);
 	if (!haproxy_spawn(argv, notify_socket,
-			   ha_stderr_writer(l->sv->hastderr), &g->pid,
+			   ha_stderr_writer(l->u.hastderr), &g->pid,
 			   &error)) {
 		generation_free(g);
 		launch_failed(l, spawn_exit_code(error,
@@ -469,9 +473,9 @@ static gboolean spawn_generation(struct launcher *l,
 				 error->message);
 		return FALSE;
 	}
-	gen_table_add_starting(&l->sv->gt, g);
-	fdstore_launched(l->sv->rt.fdstore, g);
-	outcome_watch(l->sv, g);
+	gen_table_add_starting(l->u.gt, g);
+	fdstore_launched(l->u.rt->fdstore, g);
+	l->report(LAUNCHER_SPAWNED, g, l->data);
 	start_load_timers(l);
 	return TRUE;
 }
@@ -497,61 +501,60 @@ static enum launch_mode choose_mode(struct launcher *l,
 	enum launch_mode mode;
 	const char *why;
 
-	config_hints_read(l->sv->args, cwd, &hints);
+	config_hints_read(l->u.args, cwd, &hints);
 	l->config_noreuseport = hints.noreuseport;
-	mode = mw_choose_mode(v, l->sv->opts->master_worker, &hints, &why);
+	mode = mw_choose_mode(v, l->u.opts->master_worker, &hints, &why);
 	tell_mode(l, mode, why);
 	return mode;
 }
 
 /* The search for a haproxy that replaced the one serving during this
  * reload runs: what it finds goes on the -sf list. */
-gboolean launcher_must_wait(struct supervisor *sv)
+gboolean launcher_must_wait(struct launcher *l)
 {
-	if (!adopt_searching(replacement_adopt(sv->replacement)))
+	if (!adopt_searching(replacement_adopt(l->u.replacement)))
 		return FALSE;
 	log_info("generation %u waits for the search for a haproxy "
-		 "that replaced the one serving", sv->gt.next_number);
+		 "that replaced the one serving", l->u.gt->next_number);
 	return TRUE;
 }
 
 /* A serving master reloads itself; anything else means a new generation. */
-enum launch_kind launcher_launch(struct supervisor *sv,
-				 const struct haproxy_version *v)
+enum launch_kind launcher_launch(struct launcher *l,
+				 const struct haproxy_version *v,
+				 gboolean first_start, gboolean hard)
 {
-	struct launcher *l = sv->launcher;
-	struct generation *c = sv->gt.current;
+	struct generation *c = l->u.gt->current;
 	enum launch_mode mode = choose_mode(l, v);
 
 	if (mode == LAUNCH_MW && c && c->mode == LAUNCH_MW && !c->exited) {
 		start_load_timers(l);
-		master_link_reload(sv->master, c, v->full,
-				   reloader_hard(sv->reloader));
+		master_link_reload(l->u.master, c, v->full, hard);
 		return LAUNCH_MASTER;
 	}
-	return spawn_generation(l, v, mode) ? LAUNCH_GENERATION
-					    : LAUNCH_FAILED;
+	return spawn_generation(l, v, mode, first_start, hard)
+		       ? LAUNCH_GENERATION : LAUNCH_FAILED;
 }
 
 /* The version is known: refused for this command line, or on. */
 static void version_known(struct launcher *l,
 			  const struct haproxy_version *v)
 {
-	const char *refusal = mw_version_refusal(v, l->sv->args);
+	const char *refusal = mw_version_refusal(v, l->u.args);
 
 	if (refusal) {
 		launch_failed(l, EXIT_USAGE, "%s: haproxy %s", refusal,
 				 v->full);
 		return;
 	}
-	reloader_post(l->sv->reloader, RE_PROBED,
+	reloader_post(l->u.reloader, RE_PROBED,
 		      &(struct reload_input){ .version = v });
 }
 
 /* Our runtime directory, if the version cache may live there. */
 static const char *rundir_trusted(struct launcher *l)
 {
-	return l->sv->rt.ours ? l->sv->rt.dir : NULL;
+	return l->u.rt->ours ? l->u.rt->dir : NULL;
 }
 
 static gboolean same_file(const struct stat *a, const struct stat *b)
@@ -614,7 +617,7 @@ static void on_version(const char *output, int wait_status,
 	struct launcher *l = p->l;
 	/* An early probe's outcome waits in the cache for launcher_probe();
 	 * a failure is met again there, and reported. */
-	gboolean wanted = reloader_state(l->sv->reloader) == RS_PROBING;
+	gboolean wanted = reloader_state(l->u.reloader) == RS_PROBING;
 	struct haproxy_version v;
 
 	l->probe = NULL;
@@ -657,7 +660,7 @@ static gboolean locate(struct launcher *l, struct stat *st, gboolean report)
 	int code = 0;
 
 	g_free(l->haproxy_path);
-	l->haproxy_path = haproxy_locate(l->sv->opts->haproxy, l->self_path,
+	l->haproxy_path = haproxy_locate(l->u.opts->haproxy, l->self_path,
 					 &error);
 	if (!l->haproxy_path)
 		code = EXIT_HAPROXY_NOT_FOUND;
@@ -678,13 +681,12 @@ static gboolean locate(struct launcher *l, struct stat *st, gboolean report)
 }
 
 /* The version of haproxy, from the cache or by running haproxy -v. */
-void launcher_probe(struct supervisor *sv)
+void launcher_probe(struct launcher *l, gboolean first_start)
 {
-	struct launcher *l = sv->launcher;
 	struct stat st;
 
 	/* The first start's early one goes on: on_version() sees us wait. */
-	if (l->probe && reloader_first_start(sv->reloader))
+	if (l->probe && first_start)
 		return;
 	if (!locate(l, &st, TRUE))
 		return;
@@ -710,10 +712,10 @@ void launcher_probe_early(struct launcher *l)
 /* -Ws, -x from the serving generation, -sf every live generation. */
 GStrv launcher_master_argv(struct launcher *l, const char *path)
 {
-	const char *const take[] = { "-x", l->sv->rt.expose_sock, NULL };
+	const char *const take[] = { "-x", l->u.rt->expose_sock, NULL };
 	g_autoptr(GArray) pids = generations_sf_pids(l);
 
-	return haproxy_argv_build(path, LAUNCH_MW, NULL, l->sv->args,
+	return haproxy_argv_build(path, LAUNCH_MW, NULL, l->u.args,
 				  can_take_listeners(l) ? take : NULL,
 				  (GPid *)pids->data, pids->len, 0, FALSE);
 }

@@ -8,7 +8,6 @@
 #include "migrate/adopt.h"
 #include "migrate/replacement.h"
 #include "wrapper/sdnotify.h"
-#include "wrapper/statussource.h"
 #include "wrapper/supervisor.h"
 
 void lifecycle_init(struct lifecycle *l, struct supervisor *sv)
@@ -103,7 +102,7 @@ void lifecycle_begin_stop(struct lifecycle *l, int sig)
 		g_autofree gchar *line = NULL;
 
 		l->phase = PHASE_STOPPING;
-		line = status_source_summary(l->sv);
+		line = supervisor_status_summary(l->sv);
 		notify_stopping(line);
 	}
 	/* Waiting clients told, a hand-off abandoned, the attempt under

@@ -5,13 +5,13 @@
 #include <signal.h>
 
 #include "base/log.h"
+#include "base/proc.h"
 #include "migrate/adopt.h"
 #include "migrate/firststart.h"
 #include "migrate/replacement.h"
 #include "wrapper/drain.h"
 #include "wrapper/fdstore/fdstore.h"
 #include "wrapper/hastderr.h"
-#include "wrapper/mworker/link.h"
 #include "wrapper/reloader.h"
 #include "wrapper/steering/reuseport.h"
 #include "wrapper/supervisor.h"
@@ -255,4 +255,28 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 void outcome_master_reloaded(struct supervisor *sv, struct generation *g)
 {
 	fdstore_serving(sv->rt.fdstore, g);
+}
+
+void outcome_replacement(enum replacement_report what, gpointer data)
+{
+	struct supervisor *sv = data;
+
+	switch (what) {
+	case REPLACEMENT_FOUND:
+		supervisor_status_tell(sv);
+		break;
+	case REPLACEMENT_NONE:
+		if (sv->life.phase == PHASE_STOPPING)
+			break;
+		/* During a reload its generation decides (current_lost). */
+		if (!sv->gt.current && !sv->gt.starting)
+			supervisor_stop(sv,
+					replacement_not_found(sv->replacement));
+		else
+			reloader_post(sv->reloader, RE_SEARCH_OVER, NULL);
+		break;
+	case REPLACEMENT_GONE:
+		lifecycle_quit_if_done(&sv->life);
+		break;
+	}
 }

@@ -15,6 +15,7 @@
 
 #include <glib.h>
 
+#include "migrate/replacement.h"
 #include "wrapper/generation.h"
 
 struct supervisor;
@@ -28,6 +29,10 @@ void outcome_master_reloaded(struct supervisor *sv, struct generation *g);
 
 /* g was spawned, or adopted across our exec: its end is watched. */
 void outcome_watch(struct supervisor *sv, struct generation *g);
+
+/* What the search for a haproxy started by hand found, or that the
+ * adopted instances ended (data: the supervisor). */
+void outcome_replacement(enum replacement_report what, gpointer data);
 
 /* The wrapper's exit code for a generation that ended unready (a wait
  * status): never 0. */

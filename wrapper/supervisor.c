@@ -18,6 +18,7 @@
 #include "wrapper/hastderr.h"
 #include "wrapper/launcher.h"
 #include "wrapper/mworker/link.h"
+#include "wrapper/outcome.h"
 #include "wrapper/reloader.h"
 #include "wrapper/sdnotify.h"
 #include "wrapper/selfupgrade/selfupgrade.h"
@@ -41,6 +42,44 @@ void supervisor_stop(struct supervisor *s, int exit_code)
 	lifecycle_begin_stop(&s->life, SIGTERM);
 }
 
+static struct status_owners status_owners(struct supervisor *s)
+{
+	return (struct status_owners){
+		.gt = &s->gt,
+		.phase = phase_name(s->life.phase),
+		.reloader = s->reloader,
+		.metrics = &s->metrics,
+		.takeover = first_start_takeover(s->first),
+		.adopt = replacement_adopt(s->replacement),
+		.reuseport = s->reuseport,
+		.foreign_view = s->foreign_view,
+	};
+}
+
+struct status_view supervisor_status_view(struct supervisor *s)
+{
+	struct status_owners o = status_owners(s);
+
+	return status_source_view(&o);
+}
+
+gchar *supervisor_status_summary(struct supervisor *s)
+{
+	struct status_owners o = status_owners(s);
+
+	return status_source_summary(&o);
+}
+
+void supervisor_status_tell(struct supervisor *s)
+{
+	g_autofree gchar *line = NULL;
+
+	if (reloader_busy(s->reloader) || s->life.phase != PHASE_RUNNING)
+		return;
+	line = supervisor_status_summary(s);
+	notify_status(line);
+}
+
 static void on_control(struct control_client *c,
 		       enum control_command command, gpointer data)
 {
@@ -54,12 +93,13 @@ static void on_control(struct control_client *c,
 		sv_request_reload(s, 0, command == CMD_HARD_RELOAD, c);
 		break;
 	case CMD_HANDOFF:
-		handoff_request(s->handoff, c);
+		handoff_request(s->handoff, c,
+				s->life.phase == PHASE_RUNNING);
 		break;
 	case CMD_STATUS:
 	case CMD_STATUS_JSON:
 	case CMD_STATUS_OPENMETRICS:
-		v = status_source_view(s);
+		v = supervisor_status_view(s);
 		text = command == CMD_STATUS ? status_text(&v) :
 		       command == CMD_STATUS_JSON ? status_json(&v) :
 		       status_openmetrics(&v);
@@ -168,6 +208,66 @@ static void log_failure(struct supervisor *s, enum reload_failure how,
 	}
 }
 
+/* The parts' effects, handed to the part that performs them. */
+static enum upgrade_choice upgrade_wanted(struct supervisor *s)
+{
+	return selfupgrade_wanted(s->up);
+}
+
+static void begin_upgrade(struct supervisor *s)
+{
+	selfupgrade_begin(s->up);
+}
+
+static void probe(struct supervisor *s)
+{
+	launcher_probe(s->launcher, reloader_first_start(s->reloader));
+}
+
+static gboolean launch_must_wait(struct supervisor *s)
+{
+	return launcher_must_wait(s->launcher);
+}
+
+static enum launch_kind launch(struct supervisor *s,
+			       const struct haproxy_version *v)
+{
+	return launcher_launch(s->launcher, v,
+			       reloader_first_start(s->reloader),
+			       reloader_hard(s->reloader));
+}
+
+static void kill_loading(struct supervisor *s)
+{
+	launcher_kill_loading(s->launcher);
+}
+
+static gchar *master_timeout_text(struct supervisor *s, gboolean settling)
+{
+	return launcher_master_timeout_text(s->launcher, settling);
+}
+
+static void end_attempt(struct supervisor *s)
+{
+	launcher_end_attempt(s->launcher);
+}
+
+static void abandon_handoff(struct supervisor *s)
+{
+	handoff_abandon(s->handoff);
+}
+
+static void search(struct supervisor *s, gboolean quick)
+{
+	replacement_search(s->replacement, quick);
+}
+
+static gboolean retry_first(struct supervisor *s, int exit_code,
+			    const char *msg)
+{
+	return first_start_retry(s->first, exit_code, msg);
+}
+
 static gboolean searching(struct supervisor *s)
 {
 	return adopt_searching(replacement_adopt(s->replacement));
@@ -180,14 +280,14 @@ static gboolean adopted_serves(struct supervisor *s)
 
 static void notify_reloading_now(struct supervisor *s)
 {
-	g_autofree gchar *line = status_source_summary(s);
+	g_autofree gchar *line = supervisor_status_summary(s);
 
 	notify_reloading(line);
 }
 
 static void notify_ready_now(struct supervisor *s)
 {
-	g_autofree gchar *line = status_source_summary(s);
+	g_autofree gchar *line = supervisor_status_summary(s);
 
 	notify_ready(line);
 }
@@ -216,25 +316,99 @@ static gboolean life_stopping(struct supervisor *s)
 static const struct reloader_ops sv_reload_ops = {
 	.searching = searching,
 	.adopted_serving = adopted_serves,
-	.upgrade_wanted = selfupgrade_wanted,
+	.upgrade_wanted = upgrade_wanted,
 	.notify_reloading = notify_reloading_now,
-	.begin_upgrade = selfupgrade_begin,
-	.probe = launcher_probe,
-	.launch_must_wait = launcher_must_wait,
-	.launch = launcher_launch,
-	.kill_loading = launcher_kill_loading,
-	.master_timeout_text = launcher_master_timeout_text,
-	.search = replacement_search,
+	.begin_upgrade = begin_upgrade,
+	.probe = probe,
+	.launch_must_wait = launch_must_wait,
+	.launch = launch,
+	.kill_loading = kill_loading,
+	.master_timeout_text = master_timeout_text,
+	.search = search,
 	.log_failure = log_failure,
 	.stop_service = supervisor_stop,
 	.notify_ready = notify_ready_now,
 	.answer = control_reply,
-	.end_attempt = launcher_end_attempt,
+	.end_attempt = end_attempt,
 	.schedule_pending = schedule_pending,
-	.abandon_handoff = handoff_abandon,
+	.abandon_handoff = abandon_handoff,
 	.stopping = life_stopping,
-	.retry_first = first_start_retry,
+	.retry_first = retry_first,
 };
+
+/*
+ * ---- the parts' reports ----
+ *
+ * A part is built with what it uses and never calls back up: what it
+ * reports, the core acts on (wrapper/outcome.h, the life cycle, STATUS=).
+ */
+
+static void on_selfupgrade(enum selfupgrade_report what,
+			   struct generation *g, gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (what) {
+	case SELFUPGRADE_ADOPTED:
+		outcome_watch(s, g);
+		break;
+	case SELFUPGRADE_RESUMED:
+		lifecycle_set_running(&s->life);
+		break;
+	}
+}
+
+static void on_handoff(enum handoff_report what, gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (what) {
+	case HANDOFF_EXEC_FAILED:
+		supervisor_status_tell(s);
+		break;
+	}
+}
+
+static void on_launcher(enum launcher_report what, struct generation *g,
+			gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (what) {
+	case LAUNCHER_SPAWNED:
+		outcome_watch(s, g);
+		break;
+	case LAUNCHER_SERVES:
+		outcome_serve(s, g);
+		break;
+	}
+}
+
+static void on_master(enum master_link_report what, struct generation *g,
+		      gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (what) {
+	case MASTER_SERVES:
+		outcome_serve(s, g);
+		break;
+	case MASTER_RELOADED:
+		outcome_master_reloaded(s, g);
+		break;
+	}
+}
+
+static void on_first_start(enum first_start_report what, gpointer data)
+{
+	struct supervisor *s = data;
+
+	switch (what) {
+	case FIRST_START_SEARCHING:
+		launcher_probe_early(s->launcher);
+		break;
+	}
+}
 
 /* ---- life cycle ---- */
 
@@ -251,17 +425,38 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	s->args = args;
 	s->opts = opts;
 	s->hastderr = ha_stderr_new();
+	s->foreign_view = g_ptr_array_new();
 	gen_table_init(&s->gt);
 	lifecycle_init(&s->life, s);
 	s->reloader = reloader_new(&sv_reload_ops, s);
 	reloader_set_ready_timeout(s->reloader, opts->ready_timeout_s);
-	s->master = master_link_new(s);
+	s->master = master_link_new(&s->gt, s->reloader, &s->rt, s->hastderr,
+				    opts->max_old_workers,
+				    opts->drain_timeout_s, on_master, s);
 	s->reuseport = reuseport_new(opts->reuseport_migration);
-	s->replacement = replacement_new(s);
-	s->up = selfupgrade_new(s, orig_argv);
-	s->launcher = launcher_new(s, selfupgrade_image_path(s->up));
-	s->handoff = handoff_new(s, selfupgrade_image_path(s->up));
-	s->first = first_start_new(s);
+	s->replacement = replacement_new(args, &s->gt, s->reloader, &s->rt,
+					 s->reuseport, &s->metrics,
+					 outcome_replacement, s);
+	s->up = selfupgrade_new(&(struct selfupgrade_uses){
+		.opts = opts, .gt = &s->gt, .reloader = s->reloader,
+		.rt = &s->rt, .master = s->master,
+		.replacement = s->replacement, .hastderr = s->hastderr,
+		.metrics = &s->metrics,
+	}, orig_argv, on_selfupgrade, s);
+	s->first = first_start_new(args, opts->takeover, &s->gt, s->reloader,
+				   &s->rt, s->reuseport, &s->metrics,
+				   on_first_start, s);
+	s->launcher = launcher_new(&(struct launcher_uses){
+		.args = args, .opts = opts, .gt = &s->gt,
+		.reloader = s->reloader, .rt = &s->rt,
+		.reuseport = s->reuseport, .master = s->master,
+		.first = s->first, .replacement = s->replacement,
+		.hastderr = s->hastderr,
+		.self_path = selfupgrade_image_path(s->up),
+	}, on_launcher, s);
+	s->handoff = handoff_new(args, opts, &s->gt, s->reloader, &s->rt,
+				 s->launcher, s->replacement,
+				 selfupgrade_image_path(s->up), on_handoff, s);
 	return s;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The supervisor: the one context of the running wrapper. It owns every
- * part of the state (below), and each part is built with it and reaches
- * the others through it, by plain calls. Only the reload machine
+ * part of the state (below); only the core (supervisor.c, outcome.c,
+ * lifecycle.c) sees it. Each part is built with what it uses and reports
+ * through one callback, which supervisor.c routes. The reload machine
  * (wrapper/reloader.h) stays apart: it decides without processes, and
  * wrapper/supervisor.c performs its effects. supervisor.c is the
  * composition root: the parts' creation order, signals, control
@@ -18,6 +19,7 @@
 #include "wrapper/metrics.h"
 #include "wrapper/options.h"
 #include "wrapper/rundir-use.h"
+#include "wrapper/status.h"
 
 struct supervisor {
 	GMainLoop *loop;
@@ -61,3 +63,11 @@ void supervisor_stop(struct supervisor *s, int exit_code);
 /* A stop was asked for: the reload machine told, what runs for a start
  * or a reload (takeover, probes, self-upgrade) cancelled. */
 void supervisor_stopping(struct supervisor *s);
+
+/* What "status" shows (wrapper/statussource.h), from the owners; valid
+ * until the next call. */
+struct status_view supervisor_status_view(struct supervisor *s);
+/* One line for systemd's STATUS=. */
+gchar *supervisor_status_summary(struct supervisor *s);
+/* STATUS= for systemd, outside a reload or a stop that say it anyway. */
+void supervisor_status_tell(struct supervisor *s);

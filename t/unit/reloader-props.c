@@ -21,7 +21,8 @@
 #include "wrapper/mworker/link.h"
 #include "wrapper/outcome.h"
 #include "wrapper/reloader.h"
-#include "wrapper/supervisor.h"
+#include "wrapper/options.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/selfupgrade/state.h"
 
 #include "t/lib/reloader.h"
@@ -773,6 +774,20 @@ static void test_rules(void)
 
 /* ---- the launcher's load timers ---- */
 
+/* The link never hears from the master here (no such process). */
+static void no_report(enum master_link_report what, struct generation *g,
+		      gpointer data)
+{
+	g_assert_not_reached();
+}
+
+/* No generation is spawned here: a serving master reloads itself. */
+static void no_launch_report(enum launcher_report what, struct generation *g,
+			     gpointer data)
+{
+	g_assert_not_reached();
+}
+
 /* A serving master reloads itself: the ready timeout (and systemd's
  * patience) are armed until the attempt ends, however it ends. */
 static void test_launcher_timers(void)
@@ -784,40 +799,48 @@ static void test_launcher_timers(void)
 		.ready_timeout_s = 30,
 		.master_worker = MW_POLICY_ON,
 	};
-	struct supervisor s = { .args = &args, .opts = &opts };
+	struct gen_table gt;
+	struct rundir_use rt = { 0 };
+	struct reloader *rl;
+	struct master_link *m;
 	struct haproxy_version v = { .major = 2, .minor = 6 };
 	struct launcher *l;
 	struct generation *master;
 
 	g_strlcpy(v.full, "2.6.12", sizeof(v.full));
-	gen_table_init(&s.gt);
-	s.reloader = reloader_new(&no_effects, NULL);
-	s.master = master_link_new(&s);
+	gen_table_init(&gt);
+	rl = reloader_new(&no_effects, NULL);
+	m = master_link_new(&gt, rl, &rt, NULL, opts.max_old_workers,
+			    opts.drain_timeout_s, no_report, NULL);
 	master = generation_new(1, LAUNCH_MW, v.full);
 	/* No such process: never signalled, the link waits for it. */
 	master->pid = G_MAXINT;
-	g_ptr_array_add(s.gt.gens, master);
-	gen_table_set_serving(&s.gt, master);
+	g_ptr_array_add(gt.gens, master);
+	gen_table_set_serving(&gt, master);
 	g_setenv("NOTIFY_SOCKET", "/nonexistent", TRUE);
-	l = launcher_new(&s, "/nonexistent");
-	s.launcher = l;
+	l = launcher_new(&(struct launcher_uses){
+		.args = &args, .opts = &opts, .gt = &gt, .reloader = rl,
+		.rt = &rt, .master = m, .self_path = "/nonexistent",
+	}, no_launch_report, NULL);
 	g_assert_false(t_timer_armed());
 	for (guint i = 0; i < 3; i++) {
-		g_assert_cmpint(launcher_launch(&s, &v), ==, LAUNCH_MASTER);
+		g_assert_cmpint(launcher_launch(l, &v, FALSE, FALSE), ==,
+				LAUNCH_MASTER);
 		g_assert_true(t_timer_armed());
-		launcher_end_attempt(&s);
+		launcher_end_attempt(l);
 		/* None outlives its attempt, to fire into the next one. */
 		g_assert_false(t_timer_armed());
 	}
 	/* At the stop too. */
-	g_assert_cmpint(launcher_launch(&s, &v), ==, LAUNCH_MASTER);
+	g_assert_cmpint(launcher_launch(l, &v, FALSE, FALSE), ==,
+			LAUNCH_MASTER);
 	g_assert_true(t_timer_armed());
 	launcher_free(l);
-	master_link_free(s.master);
+	master_link_free(m);
 	g_assert_false(t_timer_armed());
 	g_unsetenv("NOTIFY_SOCKET");
-	reloader_free(s.reloader);
-	gen_table_clear(&s.gt);
+	reloader_free(rl);
+	gen_table_clear(&gt);
 }
 
 /* ---- a generation that ended unready ---- */

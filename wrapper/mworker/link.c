@@ -16,11 +16,9 @@
 #include "base/log.h"
 #include "wrapper/drain.h"
 #include "wrapper/hastderr.h"
-#include "wrapper/outcome.h"
 #include "wrapper/reloader.h"
 #include "wrapper/mworker/notify.h"
 #include "wrapper/rundir.h"
-#include "wrapper/supervisor.h"
 
 /* What a master of ours is to us, when it speaks. */
 enum master_role {
@@ -31,7 +29,14 @@ enum master_role {
 };
 
 struct master_link {
-	struct supervisor *sv;	/* its owner */
+	struct gen_table *gt;
+	struct reloader *rl;
+	const struct rundir_use *rt;
+	struct ha_stderr *hastderr;
+	gint max_old_workers;
+	guint drain_timeout_s;
+	master_link_report_fn report;
+	gpointer data;
 	struct mw_notify *notify;
 	/* While a reload of the serving master is ours: its children before
 	 * our SIGUSR2, and the wait until it can take the signal. */
@@ -62,16 +67,6 @@ static GArray *pids_minus(const GArray *now, const GArray *before)
 			g_array_append_val(out, pid);
 	}
 	return out;
-}
-
-gchar *pids_text(const GArray *pids)
-{
-	GString *s = g_string_new(NULL);
-
-	for (guint i = 0; i < pids->len; i++)
-		g_string_append_printf(s, "%s%d", i ? " " : "",
-				       g_array_index(pids, GPid, i));
-	return g_string_free(s, FALSE);
 }
 
 static void stop_waiting(struct master_link *m)
@@ -113,9 +108,9 @@ static void retire_workers(struct master_link *m, struct generation *g,
 	if (hard) {
 		cohort_signal(c, SIGTERM);
 		c->terminated = TRUE;
-	} else if (m->sv->opts->drain_timeout_s) {
+	} else if (m->drain_timeout_s) {
 		c->drain_timer = g_timeout_add_seconds(
-			m->sv->opts->drain_timeout_s, on_cohort_deadline, c);
+			m->drain_timeout_s, on_cohort_deadline, c);
 	}
 }
 
@@ -124,24 +119,24 @@ static void retire_workers(struct master_link *m, struct generation *g,
 /* A live master of ours with that pid, or NULL. */
 static struct generation *find_master(struct master_link *m, GPid pid)
 {
-	return pid ? gen_table_find_master(&m->sv->gt, pid) : NULL;
+	return pid ? gen_table_find_master(m->gt, pid) : NULL;
 }
 
 static enum master_role master_role(struct master_link *m,
 				    const struct generation *g)
 {
-	if (g == m->sv->gt.starting)
+	if (g == m->gt->starting)
 		return MASTER_STARTING;
-	if (g != m->sv->gt.current)
+	if (g != m->gt->current)
 		return MASTER_OTHER;
 	/* Our SIGUSR2 was sent: its load is the one a verdict is about. */
-	return reloader_state(m->sv->reloader) == RS_MASTER_VERDICT
+	return reloader_state(m->rl) == RS_MASTER_VERDICT
 	       ? MASTER_RELOADING : MASTER_SERVING;
 }
 
 static void reload_failed(struct master_link *m, const char *msg)
 {
-	reloader_post(m->sv->reloader, RE_FAILED,
+	reloader_post(m->rl, RE_FAILED,
 		      &(struct reload_input){ .exit_code = 1,
 					      .message = msg });
 }
@@ -149,7 +144,7 @@ static void reload_failed(struct master_link *m, const char *msg)
 /* Workers were retired: the bound on draining ones applies. */
 static void workers_retired(struct master_link *m)
 {
-	drain_bound(&m->sv->gt, m->sv->opts->max_old_workers);
+	drain_bound(m->gt, m->max_old_workers);
 }
 
 /* The reload loaded: fresh workers serve, the others retired. */
@@ -160,16 +155,16 @@ static void reload_ok(struct master_link *m, struct generation *g,
 	g_autofree gchar *msg = NULL;
 	struct log_event ev;
 
-	drain_bound(&m->sv->gt, m->sv->opts->max_old_workers);
-	failed_generation_clear(&m->sv->gt.failed);
-	ev = reloader_event(m->sv->reloader, MSGID_RELOAD_OK, g->number, g->pid,
+	drain_bound(m->gt, m->max_old_workers);
+	failed_generation_clear(&m->gt->failed);
+	ev = reloader_event(m->rl, MSGID_RELOAD_OK, g->number, g->pid,
 			    "ok");
 	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "
 		   "workers %s, haproxy %s", g->number, g->pid, pids,
 		   g->version);
 	msg = g_strdup_printf("generation %u (master pid %d) serving with "
 			      "workers %s", g->number, g->pid, pids);
-	reloader_post(m->sv->reloader, RE_READY,
+	reloader_post(m->rl, RE_READY,
 		      &(struct reload_input){ .message = msg });
 }
 
@@ -185,7 +180,7 @@ static void reload_loaded(struct master_link *m, struct generation *g,
 	/* The master re-executes its own binary: the version the wrapper
 	 * found is the one it runs when both are the same file. */
 	g_strlcpy(g->version, m->version, sizeof(g->version));
-	outcome_master_reloaded(m->sv, g);
+	m->report(MASTER_RELOADED, g, m->data);
 	reload_ok(m, g, fresh);
 }
 
@@ -205,7 +200,7 @@ static void reload_verdict(struct master_link *m, struct generation *g,
 	}
 	/* The master said why on its stderr before it told us (or the
 	 * worker it forked to load, 3.1 and later): not an old worker. */
-	alert = ha_stderr_alert_but(m->sv->hastderr, m->before,
+	alert = ha_stderr_alert_but(m->hastderr, m->before,
 				    m->stderr_mark);
 	stop_waiting(m);
 	if (verdict == MW_VERDICT_LOADED)
@@ -250,7 +245,7 @@ static void reloaded_behind_our_back(struct master_link *m,
 	retire_workers(m, g, FALSE);
 	g_array_append_vals(g->workers, fresh->data, fresh->len);
 	workers_retired(m);
-	outcome_master_reloaded(m->sv, g);
+	m->report(MASTER_RELOADED, g, m->data);
 }
 
 static void master_ready(struct master_link *m, struct generation *g,
@@ -266,7 +261,7 @@ static void master_ready(struct master_link *m, struct generation *g,
 	}
 	workers = proc_children(g->pid);
 	g_array_append_vals(g->workers, workers->data, workers->len);
-	outcome_serve(m->sv, g);
+	m->report(MASTER_SERVES, g, m->data);
 }
 
 static void on_master_message(const struct mw_message *msg, GPid sender,
@@ -306,7 +301,7 @@ static void on_master_message(const struct mw_message *msg, GPid sender,
 
 const char *master_link_socket(struct master_link *m, GError **error)
 {
-	const char *rundir = m->sv->rt.ours ? m->sv->rt.dir : NULL;
+	const char *rundir = m->rt->ours ? m->rt->dir : NULL;
 	g_autofree gchar *path = NULL;
 
 	if (m->notify)
@@ -339,11 +334,24 @@ void master_link_reclaim_fd(struct master_link *m)
 		mw_notify_reclaim_fd(m->notify);
 }
 
-struct master_link *master_link_new(struct supervisor *sv)
+struct master_link *master_link_new(struct gen_table *gt, struct reloader *rl,
+				    const struct rundir_use *rt,
+				    struct ha_stderr *hastderr,
+				    gint max_old_workers,
+				    guint drain_timeout_s,
+				    master_link_report_fn report,
+				    gpointer data)
 {
 	struct master_link *m = g_new0(struct master_link, 1);
 
-	m->sv = sv;
+	m->gt = gt;
+	m->rl = rl;
+	m->rt = rt;
+	m->hastderr = hastderr;
+	m->max_old_workers = max_old_workers;
+	m->drain_timeout_s = drain_timeout_s;
+	m->report = report;
+	m->data = data;
 	return m;
 }
 
@@ -368,7 +376,7 @@ static void send_reload(struct master_link *m, struct generation *g)
 	g_clear_pointer(&m->before, g_array_unref);
 	m->before = proc_children(g->pid);
 	m->reloading_seen = FALSE;
-	m->stderr_mark = ha_stderr_mark(m->sv->hastderr);
+	m->stderr_mark = ha_stderr_mark(m->hastderr);
 	log_debug("SIGUSR2 -> %d.", g->pid);
 	sent = generation_signal_child(g->pid, SIGUSR2);
 	saved = errno;
@@ -380,7 +388,7 @@ static void send_reload(struct master_link *m, struct generation *g)
 		reload_failed(m, msg);
 		return;
 	}
-	reloader_post(m->sv->reloader, RE_SIGNALLED, NULL);
+	reloader_post(m->rl, RE_SIGNALLED, NULL);
 }
 
 static gboolean on_settle_poll(gpointer data)

@@ -11,14 +11,32 @@
 
 #include <glib.h>
 
+#include "wrapper/gentable.h"
 #include "wrapper/generation.h"
+#include "wrapper/hastderr.h"
+#include "wrapper/reloader.h"
+#include "wrapper/rundir-use.h"
 
 struct master_link;
-struct supervisor;
 
-/* sv: its owner (the masters, the machine's events, the runtime
- * directory for the socket, the drain's bounds). */
-struct master_link *master_link_new(struct supervisor *sv);
+enum master_link_report {
+	MASTER_SERVES,		/* a master's first load: g serves */
+	MASTER_RELOADED,	/* the serving master g loaded again */
+};
+
+typedef void (*master_link_report_fn)(enum master_link_report what,
+				      struct generation *g, gpointer data);
+
+/* gt, rl: the masters and the machine it posts to; rt: the runtime
+ * directory for the socket; hastderr: haproxy's stderr, for a failed
+ * load's alert; max_old_workers, drain_timeout_s: the drain's bounds. */
+struct master_link *master_link_new(struct gen_table *gt, struct reloader *rl,
+				    const struct rundir_use *rt,
+				    struct ha_stderr *hastderr,
+				    gint max_old_workers,
+				    guint drain_timeout_s,
+				    master_link_report_fn report,
+				    gpointer data);
 void master_link_free(struct master_link *m);
 
 /* The notify socket's path, bound under the runtime directory on first
@@ -37,5 +55,3 @@ void master_link_reload(struct master_link *m, struct generation *g,
 /* The reload ended another way (timeout, stop, the master's exit). */
 void master_link_abandon(struct master_link *m);
 
-/* "1 2 3", for the log. */
-gchar *pids_text(const GArray *pids);

@@ -16,18 +16,22 @@
 #include "migrate/adopt.h"
 #include "migrate/replacement.h"
 #include "wrapper/child.h"
+#include "wrapper/gentable.h"
+#include "wrapper/metrics.h"
 #include "wrapper/mworker/link.h"
 #include "wrapper/mworker/notify.h"
 #include "wrapper/hastderr.h"
-#include "wrapper/outcome.h"
+#include "wrapper/options.h"
 #include "wrapper/rundir.h"
+#include "wrapper/rundir-use.h"
 #include "wrapper/signals.h"
 #include "wrapper/selfupgrade/image.h"
 #include "wrapper/selfupgrade/state.h"
-#include "wrapper/supervisor.h"
 
 struct selfupgrade {
-	struct supervisor *sv;	/* its owner */
+	struct selfupgrade_uses u;	/* its owners' */
+	selfupgrade_report_fn report;
+	gpointer data;
 	char **orig_argv;	/* our command line, for the exec */
 	struct self_image image;
 	gboolean possible;	/* /proc/self/exe could be read */
@@ -39,30 +43,30 @@ struct selfupgrade {
 /* Does a master of ours run (the new image must take masters)? */
 static gboolean masters_running(const struct selfupgrade *u)
 {
-	return gen_table_find_master(&u->sv->gt, 0) != NULL;
+	return gen_table_find_master(u->u.gt, 0) != NULL;
 }
 
 /* A master's notify socket, inheritable for the exec (-1: none). */
 static int notify_fd(struct selfupgrade *u)
 {
-	return masters_running(u) ? master_link_upgrade_fd(u->sv->master) : -1;
+	return masters_running(u) ? master_link_upgrade_fd(u->u.master) : -1;
 }
 
 /* The counters that cross the exec (takeovers, adoptions). */
 static void save_counters(const struct selfupgrade *u,
 			  struct upgrade_state *h)
 {
-	h->takeovers = u->sv->metrics.takeovers;
-	h->restarts_adopted = u->sv->metrics.restarts_adopted;
-	h->adoptions = u->sv->metrics.adoptions;
+	h->takeovers = u->u.metrics->takeovers;
+	h->restarts_adopted = u->u.metrics->restarts_adopted;
+	h->adoptions = u->u.metrics->adoptions;
 }
 
 static void restore_counters(struct selfupgrade *u,
 			     const struct upgrade_state *h)
 {
-	u->sv->metrics.takeovers = h->takeovers;
-	u->sv->metrics.restarts_adopted = h->restarts_adopted;
-	u->sv->metrics.adoptions = h->adoptions;
+	u->u.metrics->takeovers = h->takeovers;
+	u->u.metrics->restarts_adopted = h->restarts_adopted;
+	u->u.metrics->adoptions = h->adoptions;
 }
 
 /* The new image: the old one's notify socket (-1: none, or not ours),
@@ -75,31 +79,36 @@ static void adopt_notify(struct selfupgrade *u, int fd)
 	gboolean masters = masters_running(u);
 
 	if (fd >= 0) {
-		path = rundir_notify_socket(u->sv->rt.dir);
-		if (!masters || !master_link_adopt(u->sv->master, fd, path))
+		path = rundir_notify_socket(u->u.rt->dir);
+		if (!masters || !master_link_adopt(u->u.master, fd, path))
 			close(fd);
 	}
-	if (masters && !master_link_socket(u->sv->master, &error))
+	if (masters && !master_link_socket(u->u.master, &error))
 		log_warn("%s", error->message);
 }
 
 /* The new image serves with what it adopted. */
 static void resumed(struct selfupgrade *u)
 {
-	lifecycle_set_running(&u->sv->life);
-	u->sv->metrics.adoptions += u->sv->gt.gens->len;
+	u->report(SELFUPGRADE_RESUMED, NULL, u->data);
+	u->u.metrics->adoptions += u->u.gt->gens->len;
 }
 
 /* ---- our own image ---- */
 
-struct selfupgrade *selfupgrade_new(struct supervisor *sv, char **orig_argv)
+struct selfupgrade *selfupgrade_new(const struct selfupgrade_uses *uses,
+				    char **orig_argv,
+				    selfupgrade_report_fn report,
+				    gpointer data)
 {
 	struct selfupgrade *u = g_new0(struct selfupgrade, 1);
 
-	u->sv = sv;
+	u->u = *uses;
+	u->report = report;
+	u->data = data;
 	u->orig_argv = orig_argv;
 	u->possible = self_image_init(&u->image);
-	if (!u->possible && sv->opts->self_upgrade != SELF_UPGRADE_NEVER)
+	if (!u->possible && uses->opts->self_upgrade != SELF_UPGRADE_NEVER)
 		log_warn("cannot read /proc/self/exe: self-upgrade disabled");
 	return u;
 }
@@ -134,7 +143,7 @@ static void upgrade_refuse(struct selfupgrade *u, const char *why)
 
 	log_err("not upgrading: %s --upgrade-dry-run %s; reloading with the "
 		"running wrapper", u->image.path, why);
-	reloader_post(u->sv->reloader, RE_UPGRADE_REFUSED, &(struct reload_input){
+	reloader_post(u->u.reloader, RE_UPGRADE_REFUSED, &(struct reload_input){
 		.message = told });
 }
 
@@ -144,7 +153,7 @@ static void upgrade_refuse(struct selfupgrade *u, const char *why)
 static GArray *upgrade_waiters(struct selfupgrade *u)
 {
 	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct upgrade_waiter));
-	const GPtrArray *waiters = reloader_waiters(u->sv->reloader);
+	const GPtrArray *waiters = reloader_waiters(u->u.reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -162,7 +171,7 @@ static GArray *upgrade_waiters(struct selfupgrade *u)
  * a later exec (the hand-off) would carry them. */
 static void fds_inheritable(struct selfupgrade *u, gboolean yes)
 {
-	const GPtrArray *waiters = reloader_waiters(u->sv->reloader);
+	const GPtrArray *waiters = reloader_waiters(u->u.reloader);
 
 	for (guint i = 0; i < waiters->len; i++) {
 		struct waiter *w = g_ptr_array_index((GPtrArray *)waiters, i);
@@ -172,20 +181,20 @@ static void fds_inheritable(struct selfupgrade *u, gboolean yes)
 	if (yes)
 		notify_fd(u);
 	else
-		master_link_reclaim_fd(u->sv->master);
+		master_link_reclaim_fd(u->u.master);
 	/* haproxy's stderr: what it writes meanwhile waits in the pipe. */
-	ha_stderr_inheritable(u->sv->hastderr, yes);
+	ha_stderr_inheritable(u->u.hastderr, yes);
 }
 
 /* The upgrade state as it is now, serialized. */
 static gchar *state_now(struct selfupgrade *u)
 {
-	struct reloader *r = u->sv->reloader;
+	struct reloader *r = u->u.reloader;
 	int pending_signal;
 	gboolean pending_hard;
 	gboolean pending = reloader_pending(r, &pending_signal, &pending_hard);
 	struct upgrade_state h = {
-		.next_number = u->sv->gt.next_number,
+		.next_number = u->u.gt->next_number,
 		.reloads = reloader_reloads(r),
 		.reloads_failed = reloader_reloads_failed(r),
 		.reload_signal = reloader_signal(r),
@@ -193,15 +202,15 @@ static gchar *state_now(struct selfupgrade *u)
 		.attempt = reloader_attempt(r),
 		.hard = reloader_hard(r),
 		.pending_hard = pending_hard,
-		.gens = u->sv->gt.gens,
+		.gens = u->u.gt->gens,
 		.waiters = upgrade_waiters(u),
 		.notify_fd = notify_fd(u),
-		.pidfile_pid = u->sv->gt.pidfile_pid,
+		.pidfile_pid = u->u.gt->pidfile_pid,
 	};
 	gchar *state;
 	int rfd, wfd;
 
-	ha_stderr_fds(u->sv->hastderr, &rfd, &wfd);
+	ha_stderr_fds(u->u.hastderr, &rfd, &wfd);
 	h.stderr_rfd = rfd;
 	h.stderr_wfd = wfd;
 	save_counters(u, &h);
@@ -239,7 +248,7 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 	}
 	/* Waiters may have come meanwhile: the state is taken anew. */
 	state = state_now(u);
-	sig = reloader_signal(u->sv->reloader);
+	sig = reloader_signal(u->u.reloader);
 	log_notice("re-executing on %s.", sig ? signal_name(sig) : "request");
 	fds_inheritable(u, TRUE);
 	upgrade_exec(&u->image, u->orig_argv, state);
@@ -249,9 +258,8 @@ static void on_upgrade_dry_run(const char *output, int wait_status,
 
 /* The new image parses this very command line and state, as the exec
  * would, and exits without acting: only then is it executed. */
-void selfupgrade_begin(struct supervisor *sv)
+void selfupgrade_begin(struct selfupgrade *u)
 {
-	struct selfupgrade *u = sv->up;
 	g_autofree gchar *state = state_now(u);
 
 	fds_inheritable(u, FALSE);
@@ -259,14 +267,13 @@ void selfupgrade_begin(struct supervisor *sv)
 					   on_upgrade_dry_run, u);
 }
 
-enum upgrade_choice selfupgrade_wanted(struct supervisor *sv)
+enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
 {
-	struct selfupgrade *u = sv->up;
 	gboolean wanted;
 
 	if (!u->possible)
 		return UPGRADE_NO;
-	switch (sv->opts->self_upgrade) {
+	switch (u->u.opts->self_upgrade) {
 	case SELF_UPGRADE_ALWAYS:
 		wanted = TRUE;
 		break;
@@ -280,7 +287,7 @@ enum upgrade_choice selfupgrade_wanted(struct supervisor *sv)
 	}
 	/* The handed-over state has no room for adopted instances: this
 	 * reload brings them under us first, the next one upgrades. */
-	if (wanted && adopt_alive(replacement_adopt(sv->replacement))) {
+	if (wanted && adopt_alive(replacement_adopt(u->u.replacement))) {
 		log_notice("not upgrading the wrapper on this reload: a haproxy "
 			   "adopted after a restart by hand runs; this reload "
 			   "takes it over, the next one upgrades");
@@ -404,21 +411,21 @@ static void refuse_waiter(int fd)
 static gboolean adopt_generations(struct selfupgrade *u,
 				  struct upgrade_state *h)
 {
-	struct gen_table *gt = &u->sv->gt;
+	struct gen_table *gt = u->u.gt;
 
 	while (h->gens->len) {
 		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
 
 		gen_table_add_adopted(gt, g);
 		/* Same instance, same runtime directory, same fragment. */
-		g->exposes = u->sv->rt.expose_cfg && g->mode != LAUNCH_DS;
+		g->exposes = u->u.rt->expose_cfg && g->mode != LAUNCH_DS;
 		if (g->mode == LAUNCH_MW) {
 			g_autoptr(GArray) w = proc_children(g->pid);
 
 			g_array_append_vals(g->workers, w->data, w->len);
 		}
 		/* Ours again: its end is watched. */
-		outcome_watch(u->sv, g);
+		u->report(SELFUPGRADE_ADOPTED, g, u->data);
 	}
 	/* A leaked variable must not even renumber a fresh start. */
 	if (gt->gens->len) {
@@ -426,7 +433,7 @@ static gboolean adopt_generations(struct selfupgrade *u,
 		/* Or the pidfile it wrote is left behind at our exit. */
 		gen_table_restore_pidfile(gt, h->pidfile_pid);
 		/* Counters, not reset by a package upgrade. */
-		reloader_set_counters(u->sv->reloader, h->reloads,
+		reloader_set_counters(u->u.reloader, h->reloads,
 				      h->reloads_failed);
 		restore_counters(u, h);
 	}
@@ -449,11 +456,11 @@ static void adopt_waiters(struct selfupgrade *u, struct upgrade_state *h,
 			&g_array_index(h->waiters, struct upgrade_waiter, i);
 		struct control_client *c;
 
-		if (!u->sv->rt.control) {
+		if (!u->u.rt->control) {
 			refuse_waiter(hw->fd);
 			continue;
 		}
-		c = control_adopt(u->sv->rt.control, hw->fd);
+		c = control_adopt(u->u.rt->control, hw->fd);
 		if (!c)
 			continue;
 		if (!adopted) {
@@ -461,14 +468,14 @@ static void adopt_waiters(struct selfupgrade *u, struct upgrade_state *h,
 					 "not take over; starting anew");
 			continue;
 		}
-		reloader_add_waiter(u->sv->reloader, c, hw->target);
+		reloader_add_waiter(u->u.reloader, c, hw->target);
 	}
 }
 
 gboolean selfupgrade_restore(struct selfupgrade *u)
 {
 	g_autofree gchar *notify_path =
-		u->sv->rt.dir ? rundir_notify_socket(u->sv->rt.dir) : NULL;
+		u->u.rt->dir ? rundir_notify_socket(u->u.rt->dir) : NULL;
 	struct upgrade_state h;
 	gboolean adopted;
 
@@ -478,10 +485,10 @@ gboolean selfupgrade_restore(struct selfupgrade *u)
 	adopt_notify(u, h.notify_fd);
 	/* Only the two ends of one pipe; anything else is left alone. */
 	if (h.stderr_rfd)
-		ha_stderr_adopt(u->sv->hastderr, h.stderr_rfd, h.stderr_wfd);
+		ha_stderr_adopt(u->u.hastderr, h.stderr_rfd, h.stderr_wfd);
 	adopt_waiters(u, &h, adopted);
 	if (adopted) {
-		reloader_post(u->sv->reloader, RE_RESUME, &(struct reload_input){
+		reloader_post(u->u.reloader, RE_RESUME, &(struct reload_input){
 			.signal = h.reload_signal,
 			.hard = h.hard,
 			.attempt = h.attempt,
