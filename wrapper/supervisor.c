@@ -463,6 +463,8 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 static void teardown_runtime(struct supervisor *s)
 {
 	reloader_answer_all(s->reloader, "error: the wrapper exited");
+	/* The launcher and the self-upgrade keep a copy of this pointer:
+	 * both are cancelled already, and freeing them does not use it. */
 	g_clear_pointer(&s->master, master_link_free);
 	fdstore_leave(s->rt.fdstore);
 	rundir_use_teardown(&s->rt);
