@@ -315,7 +315,8 @@ static GPid fake_launcher_by_hand(struct t_site *s, gchar **log, ...)
 	}
 	va_end(ap);
 	g_ptr_array_add(env, NULL);
-	return t_foreign_start(s, args, (const char *const *)env->pdata, log);
+	return T_FOREIGN(s->dir, .args = args,
+			 .env = (const char *const *)env->pdata, .log = log);
 }
 
 /*

@@ -26,15 +26,10 @@
 static GPid daemon_with_pidfile(struct t_site *s, const char *pidfile,
 				const char *extra)
 {
-	const char *argv[] = { HAPROXY, "-D", "-p", pidfile, "-f", s->cfg,
-			       extra ? "-f" : NULL, extra, NULL };
-	GPid pid;
-
-	t_launch_daemon(s->dir, argv);
-	pid = t_wait_pidfile(pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, HAPROXY);
-	return pid;
+	return T_FOREIGN(s->dir, .program = HAPROXY, .daemon = TRUE,
+			 .pidfile = pidfile,
+			 .args = (const char *const[]){ "-D", "-p", pidfile,
+				"-f", s->cfg, extra ? "-f" : NULL, extra, NULL });
 }
 
 /* The line saying the search that waited is over, with n found. */
@@ -188,7 +183,7 @@ static void test_stop_during_late_search(void)
 	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 8000\n"));
 	args[2] = s.pidfile;
 	args[4] = s.cfg;
-	master = t_foreign_start(&s, args, NULL, &log);
+	master = T_FOREIGN(s.dir, .args = args, .log = &log);
 	p = t_remember(master, "/haproxy");
 	worker = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);

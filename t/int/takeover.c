@@ -159,7 +159,7 @@ static void test_takeover_master_mid_reload(void)
 	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 2000\n"));
 	args[2] = s.pidfile;
 	args[4] = s.cfg;
-	master = t_foreign_start(&s, args, NULL, &log);
+	master = T_FOREIGN(s.dir, .args = args, .log = &log);
 	p = t_remember(master, "/haproxy");
 	worker = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);
@@ -304,19 +304,6 @@ static void test_no_foreign(void)
 
 /* A daemon taken over that is gone before our generation is ready (its
  * -sf, or anything else, ended it first) still counts as taken over. */
-/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
-static GPid start_daemon_on(struct t_site *s, const char *cfg)
-{
-	const char *argv[] = { HAPROXY, "-D", "-p", s->pidfile, "-f", cfg,
-			       NULL };
-	GPid pid;
-
-	t_launch_daemon(s->dir, argv);
-	pid = t_wait_pidfile(s->pidfile);
-	g_assert_cmpint(pid, >, 0);
-	return pid;
-}
-
 static void test_takeover_counted_when_gone_before_ready(void)
 {
 	struct t_site s = { 0 };
@@ -338,8 +325,10 @@ static void test_takeover_counted_when_gone_before_ready(void)
 	held = g_build_filename(s.dir, "gen1.held", NULL);
 	gate = g_build_filename(s.dir, "gen1.gate", NULL);
 	g_free(t_write_file(s.dir, "gen1.gate", ""));
-	daemon = start_daemon_on(&s, cfg);
-	d = t_remember(daemon, HAPROXY);
+	daemon = T_FOREIGN(s.dir, .program = HAPROXY, .daemon = TRUE,
+			   .pidfile = s.pidfile, .started = &d,
+			   .args = (const char *const[]){ "-D", "-p", s.pidfile,
+							  "-f", cfg, NULL });
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	g_assert_cmpint(g_unlink(gate), ==, 0);
 	g_assert_cmpint(g_unlink(held), ==, 0);

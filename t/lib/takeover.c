@@ -29,20 +29,16 @@ void daemon_site_clear(struct t_site *s)
 	t_site_clear(s);
 }
 
-/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
+/* "haproxy [-W] -D -p pidfile -f cfg" in the site's directory: the
+ * daemon (the master-worker's master). */
 GPid start_daemon(struct t_site *s, gboolean master_worker)
 {
-	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
-				 s->cfg, NULL };
-	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
-				  "-f", s->cfg, NULL };
-	GPid pid;
-
-	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
-	pid = t_wait_pidfile(s->pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, HAPROXY);
-	return pid;
+	if (!master_worker)
+		return t_foreign_daemon(s->dir, HAPROXY, s->pidfile, s->cfg);
+	return T_FOREIGN(s->dir, .program = HAPROXY, .daemon = TRUE,
+			 .pidfile = s->pidfile,
+			 .args = (const char *const[]){ "-W", "-D", "-p",
+				s->pidfile, "-f", s->cfg, NULL });
 }
 
 /* Poll (bounded) until port answers with pid; the last pid that answered. */
@@ -366,40 +362,23 @@ int hold_request(guint16 port, GPid daemon)
 }
 
 /* The first pid in pidfile once it is not old (bounded); 0 if never. */
-GPid wait_pidfile_other(const char *pidfile, GPid old)
-{
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	do {
-		g_autoptr(GArray) pids = NULL;
-
-		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len &&
-		    g_array_index(pids, GPid, 0) != old)
-			return g_array_index(pids, GPid, 0);
-		g_usleep(5 * 1000);
-	} while (g_get_monotonic_time() < end);
-	return 0;
-}
-
 /* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
  * $(cat PIDFILE)" (or -st), with cfg; the pid the new instance writes. */
 GPid restart_by_hand_with(struct t_site *s, const char *cfg,
 				 const char *how, gboolean master_worker)
 {
-	GPid old = t_wait_pidfile(s->pidfile), pid;
+	GPid old = t_wait_pidfile(s->pidfile);
 	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
-	/* The haproxy under test: the wrapper runs the same. */
-	const char *daemon[] = { t_haproxy_path(), "-D", "-p", s->pidfile,
-				 "-f", cfg, how, oldarg, NULL };
-	const char *mworker[] = { t_haproxy_path(), "-W", "-D", "-p",
-				  s->pidfile, "-f", cfg, how, oldarg, NULL };
+	const char *daemon[] = { "-D", "-p", s->pidfile, "-f", cfg, how,
+				 oldarg, NULL };
+	const char *mworker[] = { "-W", "-D", "-p", s->pidfile, "-f", cfg,
+				  how, oldarg, NULL };
 
 	g_assert_cmpint(old, >, 0);
-	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
-	pid = wait_pidfile_other(s->pidfile, old);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, t_haproxy_path());
-	return pid;
+	/* The haproxy under test: the wrapper runs the same. */
+	return T_FOREIGN(s->dir, .program = t_haproxy_path(), .daemon = TRUE,
+			 .pidfile = s->pidfile, .old = old,
+			 .args = master_worker ? mworker : daemon);
 }
 
 GPid restart_by_hand(struct t_site *s, const char *how,
@@ -457,49 +436,6 @@ GPid answering_other_than(guint16 port, GPid old)
 	g_assert_not_reached();
 }
 
-/* A copy of program as sub/name (sub created): its path. */
-gchar *copy_program(const char *sub, const char *program,
-			   const char *name)
-{
-	gchar *path = g_build_filename(sub, name, NULL);
-	g_autofree gchar *data = NULL;
-	gsize len;
-
-	g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
-	g_assert_true(g_file_get_contents(program, &data, &len, NULL));
-	g_assert_true(g_file_set_contents(path, data, len, NULL));
-	g_assert_cmpint(chmod(path, 0755), ==, 0);
-	return path;
-}
-
-GPid t_foreign_start(struct t_site *s, const char *const *args,
-		     const char *const *env, gchar **log)
-{
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
-						  NULL);
-	g_autofree gchar *bin = g_build_filename(s->dir, "bin", NULL);
-	g_autofree gchar *haproxy = copy_program(bin, fake, "haproxy");
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_auto(GStrv) environ = NULL;
-	g_autoptr(GError) error = NULL;
-	GPid pid;
-
-	*log = g_build_filename(s->dir, "fake.log", NULL);
-	environ = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", *log,
-				   TRUE);
-	for (; env && env[0] && env[1]; env += 2)
-		environ = g_environ_setenv(environ, env[0], env[1], TRUE);
-	g_ptr_array_add(argv, haproxy);
-	for (; *args; args++)
-		g_ptr_array_add(argv, (gpointer)*args);
-	g_ptr_array_add(argv, NULL);
-	g_assert_true(g_spawn_async(s->dir, (char **)argv->pdata, environ,
-				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				    &pid, &error));
-	g_assert_no_error(error);
-	return pid;
-}
-
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)
 {
 	struct t_load l;
@@ -525,19 +461,10 @@ GPid restart_adopted(struct t_site *s, Wrapper *w)
 
 GPid start_daemon_by_hand(struct t_site *s, const char *hold_var)
 {
-	const char *argv[] = { HAPROXY, "-D", "-p", s->pidfile, "-f", s->cfg,
-			       NULL };
-	g_autoptr(GError) error = NULL;
-	g_auto(GStrv) env = g_environ_setenv(g_get_environ(), hold_var, "1",
-					     TRUE);
-	GPid launcher = 0;
-
-	g_spawn_async(s->dir, (char **)argv, env,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
-		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &launcher,
-		      &error);
-	g_assert_no_error(error);
-	return launcher;
+	return T_FOREIGN(s->dir, .program = HAPROXY,
+			 .args = (const char *const[]){ "-D", "-p", s->pidfile,
+							"-f", s->cfg, NULL },
+			 .env = (const char *const[]){ hold_var, "1", NULL });
 }
 
 gchar *held_config_text_if(const char *dir, const char *name,

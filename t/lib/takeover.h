@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "t/lib/foreign.h"
 #include "t/lib/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
@@ -54,7 +55,6 @@ void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
 				  const char *counter);
 gboolean have_haproxy(void);
 int hold_request(guint16 port, GPid daemon);
-GPid wait_pidfile_other(const char *pidfile, GPid old);
 GPid restart_by_hand_with(struct t_site *s, const char *cfg,
 				 const char *how, gboolean master_worker);
 GPid restart_by_hand(struct t_site *s, const char *how,
@@ -64,18 +64,6 @@ GPid start_serving(struct t_site *s, const char *option,
 			  struct wrapper **w);
 void reload_by_client(struct t_site *s);
 GPid answering_other_than(guint16 port, GPid old);
-gchar *copy_program(const char *sub, const char *program,
-			   const char *name);
-/*
- * A foreign haproxy set up by hand: t/fake/fake-haproxy copied as
- * s->dir/bin/haproxy (a file of its own, named haproxy as the wrapper's
- * identity rules want), run in s->dir with args (argv[0] excluded,
- * NULL-terminated), its event log in *log (s->dir/fake.log) and the
- * pairs NAME, VALUE of env (NULL-terminated; may be NULL) added to its
- * environment. Our child; its pid. Registering it is the caller's.
- */
-GPid t_foreign_start(struct t_site *s, const char *const *args,
-		     const char *const *env, gchar **log);
 /* The wrapper's reloads lose nothing: under a fresh load answered by
  * serving, a --reload, and the next generation answering; that one. */
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);
