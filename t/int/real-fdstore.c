@@ -209,14 +209,6 @@ static void pid1_until_stored(struct pid1 *p, guint n)
 	g_assert_cmpuint(g_hash_table_size(p->store), ==, n);
 }
 
-static guint64 inode_of(int fd)
-{
-	struct stat st;
-
-	g_assert_no_errno(fstat(fd, &st));
-	return st.st_ino;
-}
-
 /* The kept socket listening on port, or -1. */
 static int kept_for(struct pid1 *p, guint16 port)
 {
@@ -449,7 +441,7 @@ static void test_restart_refuses_nothing(gconstpointer data)
 		return;
 	real_start(&s, NULL, opts);
 	pid1_until_stored(&p, 1);
-	inode = inode_of(kept_for(&p, s.port));
+	inode = fd_inode(kept_for(&p, s.port));
 	{
 		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
 						    sizeof(guint64));
@@ -489,7 +481,7 @@ static void test_restart_refuses_nothing(gconstpointer data)
 		pid1_drain(&p);
 	}
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
-	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	g_assert_cmpuint(fd_inode(kept_for(&p, s.port)), ==, inode);
 	t_site_stop(&s);
 	pid1_close(&p);
 }
@@ -553,13 +545,13 @@ static void test_bind_added_across_restart(void)
 		return;
 	real_start(&s, NULL, opts);
 	pid1_until_stored(&p, 1);
-	inode = inode_of(kept_for(&p, s.port));
+	inode = fd_inode(kept_for(&p, s.port));
 	stop_first(&s);
 	t_site_config(&s, bind);
 	start_with_kept(&s, &p, opts);
 	real_serve(&s);
 	pid1_until_stored(&p, 2);
-	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	g_assert_cmpuint(fd_inode(kept_for(&p, s.port)), ==, inode);
 	g_assert_cmpint(kept_for(&p, extra), >=, 0);
 	g_assert_cmpint(t_wait_serving(extra, T_WAIT), ==, s.pid);
 	t_site_stop(&s);
@@ -581,7 +573,7 @@ static void test_unusable_dropped(void)
 		return;
 	real_start(&s, NULL, on);
 	pid1_until_stored(&p, 1);
-	inode = inode_of(kept_for(&p, s.port));
+	inode = fd_inode(kept_for(&p, s.port));
 	stop_first(&s);
 	start_with_kept(&s, &p, off);
 	t_site_wait_log(&s, "listening sockets kept by systemd across the "
@@ -658,7 +650,7 @@ static GArray *kept_inodes(struct pid1 *p)
 
 	g_hash_table_iter_init(&it, p->store);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		guint64 inode = inode_of(GPOINTER_TO_INT(v) - 1);
+		guint64 inode = fd_inode(GPOINTER_TO_INT(v) - 1);
 
 		g_array_append_val(inodes, inode);
 	}
@@ -728,7 +720,7 @@ static void pid1_rename_old(struct pid1 *p)
 	while (g_hash_table_iter_next(&it, NULL, &v))
 		g_hash_table_insert(old, g_strdup_printf(
 				    "listener-%" G_GUINT64_FORMAT,
-				    inode_of(GPOINTER_TO_INT(v) - 1)), v);
+				    fd_inode(GPOINTER_TO_INT(v) - 1)), v);
 	g_hash_table_steal_all(p->store);
 	g_hash_table_destroy(p->store);
 	p->store = old;
@@ -840,19 +832,6 @@ static void test_stop_keeps_own(gconstpointer data)
 	pid1_close(&p);
 }
 
-/* The inodes of n descriptors. */
-static GArray *inodes_of(const int *fds, guint n)
-{
-	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
-
-	for (guint i = 0; i < n; i++) {
-		guint64 inode = inode_of(fds[i]);
-
-		g_array_append_val(inodes, inode);
-	}
-	return inodes;
-}
-
 /*
  * Sockets handed under names not ours (a .socket unit with ReusePort=yes
  * beside the wrapper, an unnamed one) are closed at once, with one
@@ -872,7 +851,7 @@ static void test_others_closed(void)
 		return;
 	o.fds[0] = sibling_listener(s.port);
 	o.fds[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	theirs = inodes_of(o.fds, o.n);
+	theirs = fd_inodes(o.fds, o.n);
 	start_handed(&s, &p, opts, 0, &o);
 	/* Handed: the wrapper's only. */
 	close(o.fds[0]);
@@ -1088,14 +1067,6 @@ static GPid serving_worker(struct t_site *s, GPid master)
 	return worker;
 }
 
-static void assert_holds(GPid pid, guint64 inode)
-{
-	g_autoptr(GArray) one = g_array_new(FALSE, FALSE, sizeof(guint64));
-
-	g_array_append_val(one, inode);
-	g_assert_true(holds_socket(pid, one));
-}
-
 /* The master CLI at path answers "show proc" as master pid (from 1.9).
  * From 2.5 to 3.0 the master re-executes itself after each load, and its
  * socket refuses until the new image binds it again (haproxy's own
@@ -1168,8 +1139,8 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 	g_assert_nonnull(wrapper_find_log(s.w, " -Ws"));
 	worker = serving_worker(&s, master);
 	pid1_until_stored(&p, 1);
-	inode = inode_of(kept_for(&p, s.port));
-	assert_holds(worker, inode);
+	inode = fd_inode(kept_for(&p, s.port));
+	g_assert_true(holds_inode(worker, inode));
 
 	/* A reload: the master passes the socket on to its new worker
 	 * when a stats socket exposes it (our fragment) or, from 2.6,
@@ -1184,12 +1155,12 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
 	if (!data || t_haproxy_at_least(2, 6)) {
 		g_assert_cmpuint(p.removed, ==, 0);
-		g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+		g_assert_cmpuint(fd_inode(kept_for(&p, s.port)), ==, inode);
 	} else {
 		g_assert_cmpuint(p.removed, ==, 1);
-		inode = inode_of(kept_for(&p, s.port));
+		inode = fd_inode(kept_for(&p, s.port));
 	}
-	assert_holds(worker, inode);
+	g_assert_true(holds_inode(worker, inode));
 	assert_master_cli(cli, master);
 
 	t_load_start(&load, s.port);
@@ -1210,7 +1181,7 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 	worker = answered_by(waiting);
 	g_assert_cmpint(worker, >, 0);
 	g_assert_cmpint(proc_parent(worker), ==, master);
-	assert_holds(worker, inode);
+	g_assert_true(holds_inode(worker, inode));
 	g_assert_true(t_load_wait_answers(&load, worker, 10));
 	t_load_finish(&load);
 	/* A request the killed worker had taken is reset with it; none is
@@ -1223,7 +1194,7 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 			==, 0);
 	pid1_drain(&p);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
-	g_assert_cmpuint(inode_of(kept_for(&p, s.port)), ==, inode);
+	g_assert_cmpuint(fd_inode(kept_for(&p, s.port)), ==, inode);
 	t_site_stop(&s);
 	pid1_close(&p);
 }
@@ -1560,47 +1531,6 @@ static void assert_stores(struct pid1 *p, struct t_site *s, GArray *ports,
 	g_assert_cmpuint(g_hash_table_size(kept), ==, n);
 }
 
-/* The inodes of what the store keeps. */
-static GArray *stored_inodes(struct pid1 *p)
-{
-	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
-	GHashTableIter it;
-	gpointer v;
-
-	g_hash_table_iter_init(&it, p->store);
-	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		guint64 inode = inode_of(GPOINTER_TO_INT(v) - 1);
-
-		g_array_append_val(inodes, inode);
-	}
-	return inodes;
-}
-
-/* pid holds a descriptor of every one of these sockets. */
-static void assert_holds_all(GPid pid, GArray *inodes)
-{
-	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	g_autoptr(GHashTable) held = g_hash_table_new_full(
-		g_int64_hash, g_int64_equal, g_free, NULL);
-	const char *name;
-
-	g_assert_nonnull(d);
-	while ((name = g_dir_read_name(d))) {
-		g_autofree gchar *path = g_build_filename(dir, name, NULL);
-		g_autofree gchar *link = g_file_read_link(path, NULL);
-		guint64 inode;
-
-		if (link && sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
-				   &inode) == 1)
-			g_hash_table_add(held, g_memdup2(&inode,
-							 sizeof(inode)));
-	}
-	for (guint i = 0; i < inodes->len; i++)
-		g_assert_true(g_hash_table_contains(
-			held, &g_array_index(inodes, guint64, i)));
-}
-
 /* Clients that connect while no haproxy runs, on four ports the store
  * keeps (spread over them): each has sent its request. Where the store
  * keeps only some, a port it does not keep refuses. */
@@ -1797,7 +1727,7 @@ static void test_many_binds(gconstpointer data)
 		       m->binds, kept,
 		       (g_get_monotonic_time() - began) / 1000,
 		       t_count_fds(s.w->pid));
-	inodes = stored_inodes(&p);
+	inodes = kept_inodes(&p);
 	assert_fds_sufficed(&s, tight);
 
 	/* systemctl restart. */

@@ -78,11 +78,32 @@ GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st)
 	return out;
 }
 
-/* Does pid hold one of these socket inodes? */
-gboolean holds_socket(GPid pid, GArray *inodes)
+guint64 fd_inode(int fd)
+{
+	struct stat st;
+
+	g_assert_no_errno(fstat(fd, &st));
+	return st.st_ino;
+}
+
+GArray *fd_inodes(const int *fds, guint n)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	for (guint i = 0; i < n; i++) {
+		guint64 inode = fd_inode(fds[i]);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+GHashTable *held_sockets(GPid pid)
 {
 	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	GHashTable *held = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+						 g_free, NULL);
 	const char *name;
 
 	while (d && (name = g_dir_read_name(d))) {
@@ -90,14 +111,43 @@ gboolean holds_socket(GPid pid, GArray *inodes)
 		g_autofree gchar *link = g_file_read_link(path, NULL);
 		guint64 inode;
 
-		if (!link || sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
-				    &inode) != 1)
-			continue;
-		for (guint i = 0; i < inodes->len; i++)
-			if (g_array_index(inodes, guint64, i) == inode)
-				return TRUE;
+		if (link && sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
+				   &inode) == 1)
+			g_hash_table_add(held, g_memdup2(&inode, sizeof(inode)));
 	}
+	return held;
+}
+
+gboolean holds_socket(GPid pid, GArray *inodes)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	for (guint i = 0; i < inodes->len; i++)
+		if (g_hash_table_contains(held,
+					  &g_array_index(inodes, guint64, i)))
+			return TRUE;
 	return FALSE;
+}
+
+gboolean holds_inode(GPid pid, guint64 inode)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	return g_hash_table_contains(held, &inode);
+}
+
+void assert_holds_all(GPid pid, GArray *inodes)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	for (guint i = 0; i < inodes->len; i++) {
+		guint64 inode = g_array_index(inodes, guint64, i);
+
+		if (!g_hash_table_contains(held, &inode))
+			g_error("pid %d does not hold socket %u of %u (inode %"
+				G_GUINT64_FORMAT ")", pid, i + 1, inodes->len,
+				inode);
+	}
 }
 
 /* A haproxy that soft-stops closes its listeners first thing. */

@@ -29,7 +29,16 @@ void daemon_site_clear(struct t_site *s);
 GPid start_daemon(struct t_site *s, gboolean master_worker);
 GPid wait_answered_by(guint16 port, GPid pid);
 GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st);
+/* The inode of socket fd, of each of n (an array of guint64). */
+guint64 fd_inode(int fd);
+GArray *fd_inodes(const int *fds, guint n);
+/* The inodes of the sockets pid holds, as a set of guint64. */
+GHashTable *held_sockets(GPid pid);
+/* Does pid hold one of these socket inodes? This one? */
 gboolean holds_socket(GPid pid, GArray *inodes);
+gboolean holds_inode(GPid pid, guint64 inode);
+/* pid holds every one of them; the first it lacks is named. */
+void assert_holds_all(GPid pid, GArray *inodes);
 gboolean listens_on(GPid pid, guint16 port);
 gboolean accepted_by(GPid pid, int conn, guint16 port);
 int connect_port(guint16 port);
