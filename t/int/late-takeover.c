@@ -172,7 +172,6 @@ static void test_stop_during_late_search(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL;
 	g_autofree gchar *soft = NULL, *events = NULL, *stopped = NULL;
-	const char *args[] = { "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
 	GPid master, worker;
 
@@ -180,15 +179,10 @@ static void test_stop_during_late_search(void)
 		return;
 	daemon_site_init(&s);
 	/* One file for the fake master and our haproxy: the same service. */
-	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 8000\n"));
-	args[2] = s.pidfile;
-	args[4] = s.cfg;
-	master = T_FOREIGN(s.dir, .args = args, .log = &log);
-	p = t_remember(master, "/haproxy");
-	worker = t_wait_serving(s.port, T_WAIT);
-	g_assert_cmpint(worker, >, 0);
-	g_assert_cmpint(worker, !=, master);
-	t_remember(worker, "/haproxy");
+	p = fake_master_by_hand(&s,
+				FAKE_ONLY("fake-master-late-usr1-ms 8000\n"),
+				&log, &worker);
+	master = p->pid;
 	g_free(t_wait_file_line(log, "master: SIGUSR1 not handled", NULL, 1,
 				T_WAIT));
 	/* The pidfile gone: the search waits until generation 1 serves. */

@@ -427,6 +427,21 @@ static GPid answered_by(int fd)
 
 static const char request[] = "GET / HTTP/1.0\r\n\r\n";
 
+/* A client of port that has sent its request: it waits in a kept socket's
+ * backlog while no haproxy runs. Its answer is awaited T_WAIT at most. */
+static int request_waiting(guint16 port)
+{
+	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
+	int fd = connect_port(port);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_no_errno(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				     sizeof(tv)));
+	g_assert_cmpint(write(fd, request, strlen(request)), ==,
+			strlen(request));
+	return fd;
+}
+
 /* data: the wrapper's options. With -x (the default) the sockets are
  * asked of the exposed stats socket; without, taken with pidfd_getfd(). */
 static void test_restart_refuses_nothing(gconstpointer data)
@@ -442,21 +457,12 @@ static void test_restart_refuses_nothing(gconstpointer data)
 	real_start(&s, NULL, opts);
 	pid1_until_stored(&p, 1);
 	inode = fd_inode(kept_for(&p, s.port));
-	{
-		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
-						    sizeof(guint64));
-
-		g_array_append_val(one, inode);
-		g_assert_true(holds_socket(s.pid, one));
-	}
+	g_assert_true(holds_inode(s.pid, inode));
 	stop_first(&s);
 
 	/* No haproxy runs: the kernel completes the handshake into the
 	 * kept socket's backlog instead of refusing it. */
-	waiting = connect_port(s.port);
-	g_assert_cmpint(waiting, >=, 0);
-	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
-			strlen(request));
+	waiting = request_waiting(s.port);
 
 	start_with_kept(&s, &p, opts);
 	real_serve(&s);
@@ -464,13 +470,7 @@ static void test_restart_refuses_nothing(gconstpointer data)
 	/* systemd's variables were the wrapper's, not haproxy's. */
 	g_assert_false(t_environ_has(s.pid, "LISTEN_FDS"));
 	g_assert_false(t_environ_has(s.pid, "LISTEN_PID"));
-	{
-		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
-						    sizeof(guint64));
-
-		g_array_append_val(one, inode);
-		g_assert_true(holds_socket(s.pid, one));
-	}
+	g_assert_true(holds_inode(s.pid, inode));
 	/* The same socket still kept, under the same name: nothing added
 	 * (what the first READY sent came before this answer). */
 	{
@@ -691,11 +691,7 @@ static void test_handed_then_removed(void)
 					 NULL), ==, 0);
 	}
 	for (guint i = 0; i < inodes->len; i++) {
-		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
-						    sizeof(guint64));
-
-		g_array_append_val(one, g_array_index(inodes, guint64, i));
-		if (holds_socket(s.w->pid, one))
+		if (holds_inode(s.w->pid, g_array_index(inodes, guint64, i)))
 			g_error("the wrapper still holds kept socket %"
 				G_GUINT64_FORMAT, g_array_index(inodes,
 								guint64, i));
@@ -808,21 +804,12 @@ static void test_stop_keeps_own(gconstpointer data)
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 3);
 
 	/* Whichever kept socket the kernel picks, it is taken over. */
-	waiting = connect_port(shared);
-	g_assert_cmpint(waiting, >=, 0);
-	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
-			strlen(request));
+	waiting = request_waiting(shared);
 	start_with_kept(&s, &p, o->opts);
 	real_serve(&s);
 	g_assert_cmpint(answered_by(waiting), ==, s.pid);
 	/* Each of them, the very socket kept. */
-	for (guint i = 0; i < before->len; i++) {
-		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
-						    sizeof(guint64));
-
-		g_array_append_val(one, g_array_index(before, guint64, i));
-		g_assert_true(holds_socket(s.pid, one));
-	}
+	assert_holds_all(s.pid, before);
 	{
 		g_autoptr(GArray) after = tcp_inodes(shared, 0, 0x0A);
 
@@ -886,7 +873,6 @@ static void test_many_handed(void)
 	struct pid1 p = { 0 };
 	const char *const opts[] = { "--fd-store=on", NULL };
 	struct others o = { .filler_n = 4100 };
-	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
 	int waiting;
 
 	if (!site_init(&s, &p, NULL))
@@ -894,12 +880,7 @@ static void test_many_handed(void)
 	real_start(&s, NULL, opts);
 	pid1_until_stored(&p, 1);
 	stop_first(&s);
-	waiting = connect_port(s.port);
-	g_assert_cmpint(waiting, >=, 0);
-	g_assert_no_errno(setsockopt(waiting, SOL_SOCKET, SO_RCVTIMEO, &tv,
-				     sizeof(tv)));
-	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
-			strlen(request));
+	waiting = request_waiting(s.port);
 	o.filler = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	start_handed(&s, &p, opts, 0, &o);
 	close(o.filler);
@@ -1008,7 +989,6 @@ static void test_x_only_launched(void)
 	const char *const opts[] = { "--fd-store=on", NULL };
 	g_autofree gchar *gate = NULL;
 	g_autofree gchar *server = NULL;
-	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
 	int waiting;
 
 	if (!site_init(&s, &p, NULL))
@@ -1016,12 +996,7 @@ static void test_x_only_launched(void)
 	real_start(&s, NULL, opts);
 	pid1_until_stored(&p, 1);
 	stop_first(&s);
-	waiting = connect_port(s.port);
-	g_assert_cmpint(waiting, >=, 0);
-	g_assert_no_errno(setsockopt(waiting, SOL_SOCKET, SO_RCVTIMEO, &tv,
-				     sizeof(tv)));
-	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
-			strlen(request));
+	waiting = request_waiting(s.port);
 	g_free(s.haproxy);
 	s.haproxy = gated_haproxy(&s, &gate);
 	start_with_kept(&s, &p, opts);
@@ -1169,10 +1144,7 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 	g_clear_pointer(&s.w, wrapper_free);
 	g_assert_true(t_wait_gone(master, T_WAIT));
 	g_assert_true(t_wait_gone(worker, T_WAIT));
-	waiting = connect_port(s.port);
-	g_assert_cmpint(waiting, >=, 0);
-	g_assert_cmpint(write(waiting, request, strlen(request)), ==,
-			strlen(request));
+	waiting = request_waiting(s.port);
 
 	start_with_kept(&s, &p, opts);
 	master = wrapper_wait_ready(s.w, 1, T_WAIT);
@@ -1567,12 +1539,9 @@ static GArray *clients_while_down(struct t_site *s, struct pid1 *p,
 			break;
 		}
 	for (guint i = 0; i < n; i++) {
-		int fd = connect_port(on[i]);
-
 		/* Refused: nothing kept this port's socket. */
-		g_assert_cmpint(fd, >=, 0);
-		g_assert_cmpint(write(fd, request, strlen(request)), ==,
-				strlen(request));
+		int fd = request_waiting(on[i]);
+
 		g_array_append_val(fds, fd);
 	}
 	return fds;

@@ -147,24 +147,18 @@ static void test_takeover_master_mid_reload(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL, *exited = NULL;
 	g_autofree gchar *stopped = NULL, *events = NULL;
-	const char *args[] = { "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
-	GPid master, worker, gen1;
+	GPid master, gen1;
 	int status;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
 	/* One file for the fake master and our haproxy: the same service. */
-	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 2000\n"));
-	args[2] = s.pidfile;
-	args[4] = s.cfg;
-	master = T_FOREIGN(s.dir, .args = args, .log = &log);
-	p = t_remember(master, "/haproxy");
-	worker = t_wait_serving(s.port, T_WAIT);
-	g_assert_cmpint(worker, >, 0);
-	g_assert_cmpint(worker, !=, master);
-	t_remember(worker, "/haproxy");
+	p = fake_master_by_hand(&s,
+				FAKE_ONLY("fake-master-late-usr1-ms 2000\n"),
+				&log, NULL);
+	master = p->pid;
 	wait_event(log, "master handles SIGUSR1", 1);
 
 	/* A reload by hand, and the wrapper started in the middle of it. */

@@ -411,7 +411,6 @@ int hold_request(guint16 port, GPid daemon)
 	return fd;
 }
 
-/* The first pid in pidfile once it is not old (bounded); 0 if never. */
 /* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
  * $(cat PIDFILE)" (or -st), with cfg; the pid the new instance writes. */
 GPid restart_by_hand_with(struct t_site *s, const char *cfg,
@@ -484,6 +483,25 @@ GPid answering_other_than(guint16 port, GPid old)
 		g_usleep(10 * 1000);
 	} while (g_get_monotonic_time() < deadline);
 	g_assert_not_reached();
+}
+
+struct t_started *fake_master_by_hand(struct t_site *s, const char *extra,
+				      gchar **log, GPid *worker_out)
+{
+	const char *args[] = { "-W", "-p", s->pidfile, "-f", s->cfg, NULL };
+	struct t_started *master;
+	GPid worker;
+
+	t_site_config(s, extra);
+	master = t_remember(T_FOREIGN(s->dir, .args = args, .log = log),
+			    "/haproxy");
+	worker = t_wait_serving(s->port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, master->pid);
+	t_remember(worker, "/haproxy");
+	if (worker_out)
+		*worker_out = worker;
+	return master;
 }
 
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)

@@ -73,6 +73,13 @@ GPid start_serving(struct t_site *s, const char *option,
 			  struct wrapper **w);
 void reload_by_client(struct t_site *s);
 GPid answering_other_than(guint16 port, GPid old);
+/* The fake master-worker master "-W -p PIDFILE -f CFG", set up by hand
+ * with extra (FAKE_ONLY(...)) in the site's one file, which the wrapper's
+ * haproxy loads too (the same service), and its worker serving, both
+ * registered: the master's registration, its event log in *log, the
+ * worker's pid in *worker (if not NULL). */
+struct t_started *fake_master_by_hand(struct t_site *s, const char *extra,
+				      gchar **log, GPid *worker);
 /* The wrapper's reloads lose nothing: under a fresh load answered by
  * serving, a --reload, and the next generation answering; that one. */
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);
