@@ -552,7 +552,7 @@ static void test_orphan_of_killed_wrapper(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) first = NULL, second = NULL;
-	g_autofree gchar *fragment = NULL, *taking = NULL, *exited = NULL;
+	g_autofree gchar *fragment = NULL, *exited = NULL;
 	struct t_load l;
 	GPid orphan, gen1;
 	int status;
@@ -580,12 +580,7 @@ static void test_orphan_of_killed_wrapper(void)
 	g_assert_true(t_load_wait_answers(&l, orphan, 20));
 
 	second = start_site_wrapper(&s);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, orphan);
-	g_assert_nonnull(wrapper_wait_log(second, taking, T_WAIT));
-	assert_first_sf(second, &orphan, 1);
-	gen1 = wrapper_wait_ready(second, 1, T_WAIT);
-	g_assert_cmpint(gen1, >, 0);
-	g_assert_cmpint(gen1, !=, orphan);
+	gen1 = wait_taken_over(second, orphan);
 	g_assert_true(t_wait_gone(orphan, T_WAIT));
 	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, orphan, "standalone");
 	g_assert_nonnull(wait_log_anywhere(second, exited));

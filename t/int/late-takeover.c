@@ -137,7 +137,6 @@ static void test_pidfile_haproxy_first(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL;
 	GPid daemon, gen1;
 
 	if (!have_haproxy())
@@ -147,12 +146,7 @@ static void test_pidfile_haproxy_first(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
-	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
-	/* After the notice: the first "executing" line, daemon on -sf. */
-	assert_first_sf(w, &daemon, 1);
-	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
-	g_assert_cmpint(gen1, >, 0);
+	gen1 = wait_taken_over(w, daemon);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
 	g_assert_null(wrapper_find_log(w, LOG_SEARCH_DEFERRED));

@@ -34,7 +34,7 @@ static void test_takeover_daemon_under_load(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL, *exited = NULL, *err = NULL;
+	g_autofree gchar *exited = NULL, *err = NULL;
 	struct t_load l;
 	GPid daemon, gen1, answered;
 	int held;
@@ -49,12 +49,7 @@ static void test_takeover_daemon_under_load(void)
 	g_assert_true(t_load_wait_answers(&l, daemon, 20));
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
-	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
-	assert_first_sf(w, &daemon, 1);
-	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
-	g_assert_cmpint(gen1, >, 0);
-	g_assert_cmpint(gen1, !=, daemon);
+	gen1 = wait_taken_over(w, daemon);
 	assert_status_foreign(&s, daemon, "standalone",
 			      "\nhaproxy_wrapper_takeovers_total 1\n");
 
@@ -192,7 +187,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL, *bind_q = NULL;
+	g_autofree gchar *bind_q = NULL;
 	g_autofree gchar *ready1 = NULL;
 	const char *env[] = { "HSW_TEST_BIND_Q=1", NULL };
 	guint16 q = t_free_port();
@@ -211,9 +206,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	holder = t_plain_listener(q);
 	w = start_wrapper_env(&s, NULL, NULL, env);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
-	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
-	assert_first_sf(w, &daemon, 1);
+	wait_taking_over(w, daemon);
 	/* haproxy retries for about 2 s, pausing the daemon meanwhile. */
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
 	/* The witness, listed after the daemon, got SIGTTOU: so did the

@@ -485,6 +485,27 @@ GPid answering_other_than(guint16 port, GPid old)
 	g_assert_not_reached();
 }
 
+void wait_taking_over(Wrapper *w, GPid daemon)
+{
+	g_autofree gchar *taking = g_strdup_printf(
+		LOG_TAKING_OVER_STANDALONE_FMT, daemon);
+
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	/* After the notice: the first "executing" line, daemon on -sf. */
+	assert_first_sf(w, &daemon, 1);
+}
+
+GPid wait_taken_over(Wrapper *w, GPid daemon)
+{
+	GPid gen1;
+
+	wait_taking_over(w, daemon);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(gen1, !=, daemon);
+	return gen1;
+}
+
 struct t_started *fake_master_by_hand(struct t_site *s, const char *extra,
 				      gchar **log, GPid *worker_out)
 {

@@ -73,6 +73,10 @@ GPid start_serving(struct t_site *s, const char *option,
 			  struct wrapper **w);
 void reload_by_client(struct t_site *s);
 GPid answering_other_than(guint16 port, GPid old);
+/* w says it takes standalone daemon over, with daemon alone on its first
+ * -sf; then its generation 1 (not daemon) ready: that one's pid. */
+void wait_taking_over(Wrapper *w, GPid daemon);
+GPid wait_taken_over(Wrapper *w, GPid daemon);
 /* The fake master-worker master "-W -p PIDFILE -f CFG", set up by hand
  * with extra (FAKE_ONLY(...)) in the site's one file, which the wrapper's
  * haproxy loads too (the same service), and its worker serving, both
