@@ -63,11 +63,11 @@ static char **foreign_argv(const char *dir, const struct t_foreign *f,
 	return (char **)g_ptr_array_free(argv, FALSE);
 }
 
-/* A daemon's pid, once in its pidfile, registered. */
+/* A daemon's pid, once in its pidfile, registered: by the file it runs
+ * (device and inode), as exe or its program say. */
 static GPid foreign_daemon_pid(char **argv, const struct t_foreign *f)
 {
-	g_autofree gchar *base = g_path_get_basename(argv[0]);
-	g_autofree gchar *suffix = g_strconcat("/", base, NULL);
+	const char *exe = f->exe ? f->exe : argv[0];
 	struct t_started *p;
 	GPid pid;
 
@@ -76,8 +76,9 @@ static GPid foreign_daemon_pid(char **argv, const struct t_foreign *f)
 	pid = f->old ? wait_pidfile_other(f->pidfile, f->old)
 		     : t_wait_pidfile(f->pidfile);
 	g_assert_cmpint(pid, >, 0);
+	g_assert_true(g_path_is_absolute(exe));
 	/* Interned: the registration outlives argv. */
-	p = t_remember(pid, f->exe ? f->exe : g_intern_string(suffix));
+	p = t_remember(pid, g_intern_string(exe));
 	if (f->started)
 		*f->started = p;
 	return pid;

@@ -19,14 +19,14 @@ struct t_foreign {
 	gchar **log;
 	/* It daemonises: its launcher's exit waited for (output in
 	 * dir/launch.log); with pidfile, the pid written there (other than
-	 * old), registered (t_remember) as exe, or by its program's base
-	 * name; else 0.
+	 * old), registered (t_remember) by the file it runs: exe, else the
+	 * program (absolute paths); else 0.
 	 * Unset: our child, stdout to /dev/null, registering it the
 	 * caller's. */
 	gboolean daemon;
 	const char *pidfile;
 	GPid old;
-	const char *exe;		/* what it execs in the end */
+	const char *exe;		/* the file it execs in the end */
 	struct t_started **started;	/* set: the daemon's registration */
 	GSpawnChildSetupFunc child_setup;	/* our child's, before exec */
 };

@@ -510,16 +510,19 @@ struct t_started *fake_master_by_hand(struct t_site *s, const char *extra,
 				      gchar **log, GPid *worker_out)
 {
 	const char *args[] = { "-W", "-p", s->pidfile, "-f", s->cfg, NULL };
+	g_autofree gchar *fake = g_build_filename(s->dir, "bin", "haproxy",
+						  NULL);
 	struct t_started *master;
-	GPid worker;
+	GPid pid, worker;
 
 	t_site_config(s, extra);
-	master = t_remember(T_FOREIGN(s->dir, .args = args, .log = log),
-			    "/haproxy");
+	pid = T_FOREIGN(s->dir, .args = args, .log = log);
+	/* Known by the copy it runs; interned, as registrations outlive us. */
+	master = t_remember(pid, g_intern_string(fake));
 	worker = t_wait_serving(s->port, T_WAIT);
 	g_assert_cmpint(worker, >, 0);
-	g_assert_cmpint(worker, !=, master->pid);
-	t_remember(worker, "/haproxy");
+	g_assert_cmpint(worker, !=, pid);
+	t_remember(worker, g_intern_string(fake));
 	if (worker_out)
 		*worker_out = worker;
 	return master;
