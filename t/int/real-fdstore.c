@@ -376,6 +376,16 @@ static void assert_refused(guint16 port)
 	g_assert_cmpint(errno, ==, ECONNREFUSED);
 }
 
+/* A reload dropped the bind on port extra: the store keeps port's socket
+ * alone, and nobody listens on extra any more, the store included. */
+static void assert_bind_dropped(struct pid1 *p, guint16 port, guint16 extra)
+{
+	pid1_until_stored(p, 1);
+	g_assert_cmpint(kept_for(p, extra), ==, -1);
+	g_assert_cmpint(kept_for(p, port), >=, 0);
+	assert_refused(extra);
+}
+
 static gboolean site_init_any(struct t_site *s, struct pid1 *p,
 			      const char *extra)
 {
@@ -520,11 +530,7 @@ static void test_bind_removed(void)
 	g_assert_cmpint(kept_for(&p, extra), >=, 0);
 	t_site_config(&s, NULL);
 	real_reload(&s, SIGUSR2, TRUE);
-	pid1_until_stored(&p, 1);
-	g_assert_cmpint(kept_for(&p, extra), ==, -1);
-	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
-	/* Nobody listens there any more, the store included. */
-	assert_refused(extra);
+	assert_bind_dropped(&p, s.port, extra);
 	t_site_stop(&s);
 	pid1_close(&p);
 }
@@ -752,10 +758,7 @@ static void test_old_names_kept(void)
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 2);
 	t_site_config(&s, NULL);
 	real_reload(&s, SIGUSR2, TRUE);
-	pid1_until_stored(&p, 1);
-	g_assert_cmpint(kept_for(&p, extra), ==, -1);
-	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
-	assert_refused(extra);
+	assert_bind_dropped(&p, s.port, extra);
 	t_site_stop(&s);
 	pid1_close(&p);
 }
@@ -1198,10 +1201,7 @@ static void test_mworker_bind_removed(void)
 	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
 			==, 0);
 	g_assert_true(t_wait_gone(worker, T_WAIT));
-	pid1_until_stored(&p, 1);
-	g_assert_cmpint(kept_for(&p, extra), ==, -1);
-	g_assert_cmpint(kept_for(&p, s.port), >=, 0);
-	assert_refused(extra);
+	assert_bind_dropped(&p, s.port, extra);
 	t_site_stop(&s);
 	pid1_close(&p);
 }
