@@ -137,15 +137,10 @@ static void serve_until(struct getsocks_server *s, guint ended, GPid pid)
 /* haproxy in the foreground, taking its listeners from path. */
 static GPid start_haproxy(const char *dir, const char *cfg, const char *path)
 {
-	const char *argv[] = { t_haproxy_path(), "-db", "-f", cfg, "-x", path,
-			       NULL };
-	g_autoptr(GError) error = NULL;
-	GPid pid = 0;
+	GPid pid = T_FOREIGN(dir, .program = t_haproxy_path(),
+			     .args = (const char *const[]){ "-db", "-f", cfg,
+							    "-x", path, NULL });
 
-	g_spawn_async(dir, (char **)argv, NULL,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-		      NULL, NULL, &pid, &error);
-	g_assert_no_error(error);
 	t_remember(pid, t_haproxy_path());
 	return pid;
 }
@@ -211,17 +206,12 @@ static void run_clear(struct run *r)
 static GPid start_haproxy_forked(const char *dir, const char *cfg,
 				 const char *path, GPid *haproxy)
 {
-	const char *argv[] = { "/bin/sh", "-c", "\"$0\" \"$@\"; exit $?",
+	const char *args[] = { "-c", "\"$0\" \"$@\"; exit $?",
 			       t_haproxy_path(), "-db", "-f", cfg, "-x", path,
 			       NULL };
-	g_autoptr(GError) error = NULL;
 	gint64 end = t_deadline(T_WAIT);
-	GPid pid = 0;
+	GPid pid = T_FOREIGN(dir, .program = "/bin/sh", .args = args);
 
-	g_spawn_async(dir, (char **)argv, NULL,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-		      NULL, NULL, &pid, &error);
-	g_assert_no_error(error);
 	*haproxy = 0;
 	while (!*haproxy && t_ms_left(end) > 0) {
 		g_autoptr(GArray) children = proc_children(pid);
