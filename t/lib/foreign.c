@@ -22,8 +22,7 @@ GPid wait_pidfile_other(const char *pidfile, GPid old)
 }
 
 /* A copy of program as sub/name (sub created): its path. */
-gchar *copy_program(const char *sub, const char *program,
-			   const char *name)
+gchar *copy_program(const char *sub, const char *program, const char *name)
 {
 	gchar *path = g_build_filename(sub, name, NULL);
 	g_autofree gchar *data = NULL;
@@ -38,11 +37,11 @@ gchar *copy_program(const char *sub, const char *program,
 
 /* Its argv and environment, the fake copied into dir where wanted. */
 static char **foreign_argv(const char *dir, const struct t_foreign *f,
-			   gchar ***environ)
+			   gchar ***envp)
 {
 	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 
-	*environ = g_get_environ();
+	*envp = g_get_environ();
 	if (f->program) {
 		g_ptr_array_add(argv, g_strdup(f->program));
 	} else {
@@ -52,11 +51,11 @@ static char **foreign_argv(const char *dir, const struct t_foreign *f,
 
 		g_ptr_array_add(argv, copy_program(bin, fake, "haproxy"));
 		*f->log = g_build_filename(dir, "fake.log", NULL);
-		*environ = g_environ_setenv(*environ, "FAKE_HAPROXY_LOG",
+		*envp = g_environ_setenv(*envp, "FAKE_HAPROXY_LOG",
 					    *f->log, TRUE);
 	}
 	for (const char *const *e = f->env; e && e[0] && e[1]; e += 2)
-		*environ = g_environ_setenv(*environ, e[0], e[1], TRUE);
+		*envp = g_environ_setenv(*envp, e[0], e[1], TRUE);
 	for (const char *const *a = f->args; a && *a; a++)
 		g_ptr_array_add(argv, g_strdup(*a));
 	g_ptr_array_add(argv, NULL);
@@ -86,8 +85,8 @@ static GPid foreign_daemon_pid(char **argv, const struct t_foreign *f)
 
 GPid t_foreign_start(const char *dir, const struct t_foreign *f)
 {
-	g_auto(GStrv) environ = NULL;
-	g_auto(GStrv) argv = foreign_argv(dir, f, &environ);
+	g_auto(GStrv) envp = NULL;
+	g_auto(GStrv) argv = foreign_argv(dir, f, &envp);
 	g_autoptr(GError) error = NULL;
 	GPid pid;
 
@@ -97,7 +96,7 @@ GPid t_foreign_start(const char *dir, const struct t_foreign *f)
 		t_launch_daemon(dir, (const char *const *)argv);
 		return foreign_daemon_pid(argv, f);
 	}
-	g_assert_true(g_spawn_async(dir, argv, environ,
+	g_assert_true(g_spawn_async(dir, argv, envp,
 				    G_SPAWN_DO_NOT_REAP_CHILD |
 				    G_SPAWN_STDOUT_TO_DEV_NULL, f->child_setup,
 				    NULL, &pid, &error));
