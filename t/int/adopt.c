@@ -211,6 +211,40 @@ static void test_adopt_takeover_off(void)
 	daemon_site_clear(&s);
 }
 
+/* A "haproxy -D" of the site's configuration and pidfile started by
+ * hand, held loading (its Lua, for it alone) until dir/launch.gate
+ * exists: its pid; the gate in *gate. */
+static GPid held_launcher(struct t_site *s, gchar **gate)
+{
+	g_autofree gchar *held = g_build_filename(s->dir, "launch.held", NULL);
+	g_autofree gchar *text = held_config_text_if(s->dir, "launch",
+						     HOLD_VAR);
+	g_autofree gchar *line = NULL;
+	GPid launcher;
+
+	*gate = g_build_filename(s->dir, "launch.gate", NULL);
+	t_site_config(s, text);
+	launcher = start_daemon_by_hand(s, HOLD_VAR);
+	line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
+	g_assert_nonnull(line);
+	return launcher;
+}
+
+/* The gate of a held launcher opened: it exits 0 and its daemon writes
+ * the pidfile (over old's pid). That daemon's pid, registered. */
+static GPid release_launcher(struct t_site *s, GPid launcher,
+			     const char *gate, GPid old)
+{
+	GPid daemon;
+
+	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
+	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
+	daemon = wait_pidfile_other(s->pidfile, old);
+	g_assert_cmpint(daemon, >, 0);
+	t_remember(daemon, HAPROXY);
+	return daemon;
+}
+
 /*
  * A second "haproxy -D" for the same configuration still loads (held by
  * a Lua file until the test opens a gate) when a restart by hand replaces
@@ -223,10 +257,9 @@ static void test_adopt_launcher_loading(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *gate = NULL, *held = NULL;
-	g_autofree gchar *hold_text = NULL, *exec2 = NULL;
+	g_autofree gchar *gate = NULL, *exec2 = NULL;
 	g_autofree gchar *adopting = NULL, *adopting_launcher = NULL;
-	g_autofree gchar *adopting_second = NULL, *held_line = NULL;
+	g_autofree gchar *adopting_second = NULL;
 	g_autofree gchar *launcher_end = NULL;
 	g_autoptr(GArray) sf = NULL;
 	g_autoptr(GError) error = NULL;
@@ -236,14 +269,8 @@ static void test_adopt_launcher_loading(void)
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
-	gate = g_build_filename(s.dir, "launch.gate", NULL);
-	held = g_build_filename(s.dir, "launch.held", NULL);
 	/* The service's file and pidfile: held for the launcher alone. */
-	hold_text = held_config_text_if(s.dir, "launch", HOLD_VAR);
-	t_site_config(&s, hold_text);
-	launcher = start_daemon_by_hand(&s, HOLD_VAR);
-	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
-	g_assert_nonnull(held_line);
+	launcher = held_launcher(&s, &gate);
 
 	pid = restart_by_hand(&s, "-sf", FALSE);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
@@ -253,11 +280,7 @@ static void test_adopt_launcher_loading(void)
 	g_assert_null(wrapper_find_log(w, adopting_launcher));
 	g_assert_nonnull(wrapper_find_log(w, LOG_LAUNCHER_AWAITED));
 
-	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
-	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	second = wait_pidfile_other(s.pidfile, pid);
-	g_assert_cmpint(second, >, 0);
-	t_remember(second, HAPROXY);
+	second = release_launcher(&s, launcher, gate, pid);
 	adopting_second = g_strdup_printf(LOG_ADOPTING "%d", second);
 	g_assert_nonnull(wrapper_wait_log(w, adopting_second, T_WAIT));
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
@@ -315,7 +338,8 @@ static GPid fake_launcher_by_hand(struct t_site *s, gchar **log, ...)
 	}
 	va_end(ap);
 	g_ptr_array_add(env, NULL);
-	return t_foreign_start(s, args, (const char *const *)env->pdata, log);
+	return T_FOREIGN(s->dir, .args = args,
+			 .env = (const char *const *)env->pdata, .log = log);
 }
 
 /*
@@ -377,25 +401,6 @@ static void test_adopt_daemon_before_setsid(void)
 	g_assert_cmpint(answering_for(s.port, gen2), ==, gen2);
 	stop_wrapper_ok(w);
 	daemon_site_clear(&s);
-}
-
-/* A "haproxy -D" of the site's configuration and pidfile started by
- * hand, held loading (its Lua, for it alone) until dir/launch.gate
- * exists: its pid; the gate in *gate. */
-static GPid held_launcher(struct t_site *s, gchar **gate)
-{
-	g_autofree gchar *held = g_build_filename(s->dir, "launch.held", NULL);
-	g_autofree gchar *text = held_config_text_if(s->dir, "launch",
-						     HOLD_VAR);
-	g_autofree gchar *line = NULL;
-	GPid launcher;
-
-	*gate = g_build_filename(s->dir, "launch.gate", NULL);
-	t_site_config(s, text);
-	launcher = start_daemon_by_hand(s, HOLD_VAR);
-	line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
-	g_assert_nonnull(line);
-	return launcher;
 }
 
 /* Ours serving, a launcher held loading by hand, then a restart by hand
@@ -495,11 +500,7 @@ static void test_adopt_graceful_stop_launcher(void)
 	/* It waits for what the launcher starts. */
 	g_assert_cmpint(wrapper_wait_exit(w, 0), ==, -1);
 
-	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
-	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	second = wait_pidfile_other(s.pidfile, pid);
-	g_assert_cmpint(second, >, 0);
-	t_remember(second, HAPROXY);
+	second = release_launcher(&s, launcher, gate, pid);
 	stops2 = g_strdup_printf(LOG_STOPS_TOO_FMT, second);
 	line = wait_log_anywhere(w, stops2);
 	g_assert_nonnull(line);
@@ -593,8 +594,7 @@ static void test_adopt_second_restart_stop_then_start(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *gate = NULL, *held = NULL, *hold_text = NULL;
-	g_autofree gchar *held_line = NULL, *adopting_second = NULL;
+	g_autofree gchar *gate = NULL, *adopting_second = NULL;
 	GPid gen1, pid, launcher, second;
 
 	if (!have_haproxy())
@@ -604,23 +604,13 @@ static void test_adopt_second_restart_stop_then_start(void)
 	pid = restart_adopted(&s, w);
 	g_assert_true(t_wait_gone(gen1, T_WAIT));
 
-	gate = g_build_filename(s.dir, "launch.gate", NULL);
-	held = g_build_filename(s.dir, "launch.held", NULL);
-	hold_text = held_config_text_if(s.dir, "launch", HOLD_VAR);
-	t_site_config(&s, hold_text);
-	launcher = start_daemon_by_hand(&s, HOLD_VAR);
-	held_line = t_wait_file_line(held, "held", NULL, 1, T_WAIT);
-	g_assert_nonnull(held_line);
+	launcher = held_launcher(&s, &gate);
 
 	/* Stopped by hand: nothing serves until the launcher's daemon. */
 	g_assert_cmpint(kill(pid, SIGUSR1), ==, 0);
 	g_assert_true(t_wait_gone(pid, T_WAIT));
 	g_assert_nonnull(wrapper_wait_log(w, LOG_REPLACED_ADOPTED, T_WAIT));
-	g_assert_true(g_file_set_contents(gate, "", 0, NULL));
-	g_assert_cmpint(t_wait_child(launcher, T_WAIT), ==, 0);
-	second = wait_pidfile_other(s.pidfile, pid);
-	g_assert_cmpint(second, >, 0);
-	t_remember(second, HAPROXY);
+	second = release_launcher(&s, launcher, gate, pid);
 	adopting_second = g_strdup_printf(LOG_ADOPTING "%d", second);
 	g_assert_nonnull(wrapper_wait_log(w, adopting_second, T_WAIT));
 	g_assert_null(wrapper_find_log(w, LOG_LOST_STOPPING));

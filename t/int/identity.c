@@ -190,19 +190,6 @@ static void test_shared_file_b_first(void)
 
 /* ---- pidfiles that name another's haproxy ---- */
 
-/* "haproxy -D -p pidfile -f cfg" in dir: the daemon, registered. */
-static GPid daemon_on(const char *dir, const char *pidfile, const char *cfg)
-{
-	const char *argv[] = { HAPROXY, "-D", "-p", pidfile, "-f", cfg, NULL };
-	GPid pid;
-
-	t_launch_daemon(dir, argv);
-	pid = t_wait_pidfile(pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, HAPROXY);
-	return pid;
-}
-
 /*
  * The wrapper starts beside victim (which holds port too, SO_REUSEPORT)
  * and leaves it alone, with refused in a notice; victim serves on.
@@ -259,7 +246,7 @@ static void test_planted_pidfile(void)
 	g_assert_cmpint(g_mkdir(sticky, 0700), ==, 0);
 	g_assert_cmpint(chmod(sticky, 01777), ==, 0);
 	pidfile = g_build_filename(sticky, "haproxy.pid", NULL);
-	victim = daemon_on(s.dir, pidfile, s.cfg);
+	victim = t_foreign_daemon(s.dir, HAPROXY, pidfile, s.cfg);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, victim);
 
 	/* Replaced by nobody, naming the same pid. */
@@ -290,7 +277,7 @@ static void test_reused_pid(void)
 		return;
 	daemon_site_init(&s);
 	other = g_build_filename(s.dir, "other.pid", NULL);
-	victim = daemon_on(s.dir, other, s.cfg);
+	victim = t_foreign_daemon(s.dir, HAPROXY, other, s.cfg);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, victim);
 	pid_text = g_strdup_printf("%d\n", victim);
 	g_assert_true(g_file_set_contents(s.pidfile, pid_text, -1, NULL));
@@ -311,7 +298,7 @@ static void test_container_same_path(void)
 {
 	struct t_site s = { 0 };
 	const char *probe[] = { UNSHARE, "-m", "/bin/true", NULL };
-	const char *argv[] = { UNSHARE, "-m", "--propagation", "private",
+	const char *argv[] = { "-m", "--propagation", "private",
 			       "/bin/sh", "-c",
 			       "/bin/mount --bind \"$0\" \"$1\" && "
 			       "exec " HAPROXY " -D -p \"$2\" -f \"$1\"",
@@ -334,13 +321,12 @@ static void test_container_same_path(void)
 	daemon_site_init(&s);
 	theirs = t_free_port();
 	theirs_cfg = t_write_config(s.dir, "container.cfg", theirs, NULL);
-	argv[7] = theirs_cfg;
-	argv[8] = s.cfg;
-	argv[9] = s.pidfile;
-	t_launch_daemon(s.dir, argv);
-	victim = t_wait_pidfile(s.pidfile);
-	g_assert_cmpint(victim, >, 0);
-	t_remember(victim, HAPROXY);
+	argv[6] = theirs_cfg;
+	argv[7] = s.cfg;
+	argv[8] = s.pidfile;
+	victim = T_FOREIGN(s.dir, .program = UNSHARE, .args = argv,
+			   .daemon = TRUE, .pidfile = s.pidfile,
+			   .exe = HAPROXY);
 	g_assert_cmpint(t_wait_serving(theirs, T_WAIT), ==, victim);
 
 	refused = g_strdup_printf(LOG_NOT_TAKING_OVER_FMT "it runs in another "
@@ -526,13 +512,7 @@ static void assert_only_listener(guint16 port, GPid pid)
 	g_autoptr(GArray) inodes = tcp_inodes(port, 0, 0x0A);
 
 	g_assert_cmpuint(inodes->len, >, 0);
-	for (guint i = 0; i < inodes->len; i++) {
-		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
-						    sizeof(guint64));
-
-		g_array_append_val(one, g_array_index(inodes, guint64, i));
-		g_assert_true(holds_socket(pid, one));
-	}
+	assert_holds_all(pid, inodes);
 }
 
 /* Nothing listens on port any more. */
@@ -572,7 +552,7 @@ static void test_orphan_of_killed_wrapper(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) first = NULL, second = NULL;
-	g_autofree gchar *fragment = NULL, *taking = NULL, *exited = NULL;
+	g_autofree gchar *fragment = NULL, *exited = NULL;
 	struct t_load l;
 	GPid orphan, gen1;
 	int status;
@@ -600,12 +580,7 @@ static void test_orphan_of_killed_wrapper(void)
 	g_assert_true(t_load_wait_answers(&l, orphan, 20));
 
 	second = start_site_wrapper(&s);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, orphan);
-	g_assert_nonnull(wrapper_wait_log(second, taking, T_WAIT));
-	assert_first_sf(second, &orphan, 1);
-	gen1 = wrapper_wait_ready(second, 1, T_WAIT);
-	g_assert_cmpint(gen1, >, 0);
-	g_assert_cmpint(gen1, !=, orphan);
+	gen1 = wait_taken_over(second, orphan);
 	g_assert_true(t_wait_gone(orphan, T_WAIT));
 	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, orphan, "standalone");
 	g_assert_nonnull(wait_log_anywhere(second, exited));

@@ -26,15 +26,10 @@
 static GPid daemon_with_pidfile(struct t_site *s, const char *pidfile,
 				const char *extra)
 {
-	const char *argv[] = { HAPROXY, "-D", "-p", pidfile, "-f", s->cfg,
-			       extra ? "-f" : NULL, extra, NULL };
-	GPid pid;
-
-	t_launch_daemon(s->dir, argv);
-	pid = t_wait_pidfile(pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, HAPROXY);
-	return pid;
+	return T_FOREIGN(s->dir, .program = HAPROXY, .daemon = TRUE,
+			 .pidfile = pidfile,
+			 .args = (const char *const[]){ "-D", "-p", pidfile,
+				"-f", s->cfg, extra ? "-f" : NULL, extra, NULL });
 }
 
 /* The line saying the search that waited is over, with n found. */
@@ -142,7 +137,6 @@ static void test_pidfile_haproxy_first(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL;
 	GPid daemon, gen1;
 
 	if (!have_haproxy())
@@ -152,12 +146,7 @@ static void test_pidfile_haproxy_first(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
-	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
-	/* After the notice: the first "executing" line, daemon on -sf. */
-	assert_first_sf(w, &daemon, 1);
-	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
-	g_assert_cmpint(gen1, >, 0);
+	gen1 = wait_taken_over(w, daemon);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	g_assert_cmpint(wait_answered_by(s.port, gen1), ==, gen1);
 	g_assert_null(wrapper_find_log(w, LOG_SEARCH_DEFERRED));
@@ -177,7 +166,6 @@ static void test_stop_during_late_search(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL;
 	g_autofree gchar *soft = NULL, *events = NULL, *stopped = NULL;
-	const char *args[] = { "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
 	GPid master, worker;
 
@@ -185,15 +173,10 @@ static void test_stop_during_late_search(void)
 		return;
 	daemon_site_init(&s);
 	/* One file for the fake master and our haproxy: the same service. */
-	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 8000\n"));
-	args[2] = s.pidfile;
-	args[4] = s.cfg;
-	master = t_foreign_start(&s, args, NULL, &log);
-	p = t_remember(master, "/haproxy");
-	worker = t_wait_serving(s.port, T_WAIT);
-	g_assert_cmpint(worker, >, 0);
-	g_assert_cmpint(worker, !=, master);
-	t_remember(worker, "/haproxy");
+	p = fake_master_by_hand(&s,
+				FAKE_ONLY("fake-master-late-usr1-ms 8000\n"),
+				&log, &worker);
+	master = p->pid;
 	g_free(t_wait_file_line(log, "master: SIGUSR1 not handled", NULL, 1,
 				T_WAIT));
 	/* The pidfile gone: the search waits until generation 1 serves. */

@@ -154,11 +154,7 @@ static void test_daemon(void)
 		return;
 	daemon_site_init(&s);
 	moved = g_strconcat(s.pidfile, ".old", NULL);
-	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", s.pidfile,
-					     "-f", s.cfg, NULL });
-	pid = t_wait_pidfile(s.pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, "/haproxy");
+	pid = start_daemon(&s, FALSE);
 	serving = t_wait_serving(s.port, T_WAIT);
 	show_shape(pid);
 
@@ -204,11 +200,10 @@ static void test_daemon_relative(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-D", "-p", "haproxy.pid",
-					     "-f", "haproxy.cfg", NULL });
-	pid = t_wait_pidfile(s.pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, "/haproxy");
+	pid = T_FOREIGN(s.dir, .program = HAPROXY, .daemon = TRUE,
+			.pidfile = s.pidfile,
+			.args = (const char *const[]){ "-D", "-p", "haproxy.pid",
+						       "-f", "haproxy.cfg", NULL });
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, pid);
 
 	g_assert_cmpuint(find(s.pidfile, s.cfg), ==, 1);
@@ -227,12 +222,11 @@ static void test_master_worker_daemon(void)
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
-	t_launch_daemon(s.dir, (const char *const[]){ HAPROXY, "-W", "-D", "-p",
-					     s.pidfile, "-f", s.cfg, NULL });
 	/* The master's pid; the worker is the one that answers. */
-	pid = t_wait_pidfile(s.pidfile);
-	g_assert_cmpint(pid, >, 0);
-	master = t_remember(pid, "/haproxy");
+	pid = T_FOREIGN(s.dir, .program = HAPROXY, .daemon = TRUE,
+			.pidfile = s.pidfile, .started = &master,
+			.args = (const char *const[]){ "-W", "-D", "-p",
+				s.pidfile, "-f", s.cfg, NULL });
 	serving = t_wait_serving(s.port, T_WAIT);
 	g_assert_cmpint(serving, >, 0);
 	g_assert_cmpint(serving, !=, pid);

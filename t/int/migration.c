@@ -9,7 +9,7 @@
  * adds gets migration too, and a listener without SO_REUSEPORT is told
  * about. net.ipv4.tcp_migrate_req is read, never written.
  */
-#include "t/lib/harness.h"
+#include "t/lib/foreign.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include "base/proc.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
+
 /* Clients, each a new connection a request: enough to keep the accept
  * queues non-empty whenever the old haproxy closes its listeners. A
  * handshake whose last ACK the kernel handles at the very microsecond
@@ -296,17 +297,10 @@ static void test_takeover_zero_loss(void)
 		struct site s = { 0 };
 		g_autoptr(Wrapper) w = NULL;
 		struct t_load l[LOADERS];
-		const char *argv[] = { HAPROXY, "-D", "-p", NULL, "-f", NULL,
-				       NULL };
 		GPid daemon, gen1;
 
 		site_init(&s);
-		argv[3] = s.pidfile;
-		argv[5] = s.cfg;
-		t_launch_daemon(s.dir, argv);
-		daemon = t_wait_pidfile(s.pidfile);
-		g_assert_cmpint(daemon, >, 0);
-		t_remember(daemon, HAPROXY);
+		daemon = t_foreign_daemon(s.dir, HAPROXY, s.pidfile, s.cfg);
 		g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 		loads_start(l, LOADERS, s.port);
 		g_assert_true(t_load_wait_answers(&l[0], daemon, 10));
@@ -340,8 +334,6 @@ static void test_adopted_zero_loss(void)
 	g_autoptr(Wrapper) w = NULL;
 	struct t_load l[LOADERS], l2[LOADERS / 2];
 	g_autofree gchar *extra = NULL, *oldarg = NULL, *on2 = NULL;
-	const char *argv[] = { HAPROXY, "-D", "-p", NULL, "-f", NULL, "-sf",
-			       NULL, NULL };
 	const char *line;
 	guint requests = 0, failed;
 	GPid gen1, adopted, gen2;
@@ -358,10 +350,9 @@ static void test_adopted_zero_loss(void)
 	extra = g_strdup_printf("    bind 127.0.0.1:%u\n", s.port2);
 	site_config(&s, extra);
 	oldarg = g_strdup_printf("%d", gen1);
-	argv[3] = s.pidfile;
-	argv[5] = s.cfg;
-	argv[7] = oldarg;
-	t_launch_daemon(s.dir, argv);
+	T_FOREIGN(s.dir, .program = HAPROXY, .daemon = TRUE,
+		  .args = (const char *const[]){ "-D", "-p", s.pidfile, "-f",
+						 s.cfg, "-sf", oldarg, NULL });
 	line = wrapper_wait_log(w, LOG_ADOPTING, LOADED_WAIT);
 	g_assert_nonnull(line);
 	adopted = t_pid_in(line, LOG_PID_KEY);

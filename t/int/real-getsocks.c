@@ -94,30 +94,6 @@ static int unix_listener(const char *path)
 	return fd;
 }
 
-static guint64 inode_of(int fd)
-{
-	struct stat st;
-
-	g_assert_no_errno(fstat(fd, &st));
-	return st.st_ino;
-}
-
-/* Every one of fds is among pid's descriptors. */
-static void assert_holds_all(GPid pid, const int *fds, guint n)
-{
-	for (guint i = 0; i < n; i++) {
-		g_autoptr(GArray) one = g_array_new(FALSE, FALSE,
-						    sizeof(guint64));
-		guint64 ino = inode_of(fds[i]);
-
-		g_array_append_val(one, ino);
-		if (!holds_socket(pid, one))
-			g_error("haproxy pid %d did not take socket %u of %u "
-				"(inode %" G_GUINT64_FORMAT ")", pid, i + 1, n,
-				ino);
-	}
-}
-
 /* The listening sockets on port in /proc/net/tcp6. */
 static guint tcp6_listeners(guint16 port)
 {
@@ -161,15 +137,10 @@ static void serve_until(struct getsocks_server *s, guint ended, GPid pid)
 /* haproxy in the foreground, taking its listeners from path. */
 static GPid start_haproxy(const char *dir, const char *cfg, const char *path)
 {
-	const char *argv[] = { t_haproxy_path(), "-db", "-f", cfg, "-x", path,
-			       NULL };
-	g_autoptr(GError) error = NULL;
-	GPid pid = 0;
+	GPid pid = T_FOREIGN(dir, .program = t_haproxy_path(),
+			     .args = (const char *const[]){ "-db", "-f", cfg,
+							    "-x", path, NULL });
 
-	g_spawn_async(dir, (char **)argv, NULL,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-		      NULL, NULL, &pid, &error);
-	g_assert_no_error(error);
 	t_remember(pid, t_haproxy_path());
 	return pid;
 }
@@ -181,6 +152,15 @@ struct run {
 	GArray *fds;		/* int, the listeners bound here */
 	guint16 port;		/* the first IPv4 one: answers HTTP */
 };
+
+/* pid holds every listener bound here. */
+static void assert_holds_handed(GPid pid, const struct run *r)
+{
+	g_autoptr(GArray) handed = fd_inodes(&g_array_index(r->fds, int, 0),
+					     r->fds->len);
+
+	assert_holds_all(pid, handed);
+}
 
 static void run_init(struct run *r)
 {
@@ -226,17 +206,12 @@ static void run_clear(struct run *r)
 static GPid start_haproxy_forked(const char *dir, const char *cfg,
 				 const char *path, GPid *haproxy)
 {
-	const char *argv[] = { "/bin/sh", "-c", "\"$0\" \"$@\"; exit $?",
+	const char *args[] = { "-c", "\"$0\" \"$@\"; exit $?",
 			       t_haproxy_path(), "-db", "-f", cfg, "-x", path,
 			       NULL };
-	g_autoptr(GError) error = NULL;
 	gint64 end = t_deadline(T_WAIT);
-	GPid pid = 0;
+	GPid pid = T_FOREIGN(dir, .program = "/bin/sh", .args = args);
 
-	g_spawn_async(dir, (char **)argv, NULL,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-		      NULL, NULL, &pid, &error);
-	g_assert_no_error(error);
 	*haproxy = 0;
 	while (!*haproxy && t_ms_left(end) > 0) {
 		g_autoptr(GArray) children = proc_children(pid);
@@ -273,7 +248,7 @@ static void run_haproxy_as(struct run *r, struct getsocks_server *s,
 		    shell ? shell : pid);
 	g_assert_cmpuint(getsocks_server_handed(s), ==, before + 1);
 	g_assert_cmpint(t_wait_answered_by(r->port, pid), ==, pid);
-	assert_holds_all(pid, &g_array_index(r->fds, int, 0), r->fds->len);
+	assert_holds_handed(pid, r);
 	/* Nothing bound beside ours: one listener on the port. */
 	{
 		g_autoptr(GArray) on_port = tcp_inodes(r->port, 0, 0x0A);
@@ -864,7 +839,7 @@ static void test_master_worker_keyword(void)
 	t_remember(worker, t_haproxy_path());
 	g_assert_cmpint(worker, !=, master);
 	g_assert_cmpint(proc_parent(worker), ==, master);
-	assert_holds_all(worker, &g_array_index(r.fds, int, 0), r.fds->len);
+	assert_holds_handed(worker, &r);
 	run_clear(&r);
 }
 

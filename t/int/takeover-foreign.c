@@ -84,9 +84,7 @@ static void test_other_users_instance_left_alone(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autoptr(GError) error = NULL;
 	g_autofree gchar *skip = NULL, *cfg = NULL, *done = NULL;
-	char *argv[] = { (char *)HAPROXY, (char *)"-db", NULL, NULL, NULL };
 	guint16 theirs;
 	struct t_started *other;
 	GPid pid, gen1, gen2;
@@ -97,13 +95,8 @@ static void test_other_users_instance_left_alone(void)
 	theirs = s.port;
 	g_assert_cmpint(chmod(s.dir, 0755), ==, 0);
 	g_assert_cmpint(chmod(s.cfg, 0644), ==, 0);
-	argv[2] = (char *)"-f";
-	argv[3] = s.cfg;
-	g_assert_true(g_spawn_async(s.dir, argv, NULL,
-				    G_SPAWN_DO_NOT_REAP_CHILD |
-				    G_SPAWN_STDOUT_TO_DEV_NULL,
-				    become_nobody, NULL, &pid, &error));
-	g_assert_no_error(error);
+	pid = T_FOREIGN(s.dir, .program = HAPROXY, .child_setup = become_nobody,
+			.args = (const char *const[]){ "-db", "-f", s.cfg, NULL });
 	other = t_remember(pid, HAPROXY);
 	g_assert_cmpint(t_wait_serving(theirs, T_WAIT), ==, pid);
 
@@ -213,7 +206,6 @@ static void test_hostile_name_taken_over(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *haproxy = NULL, *taking = NULL, *text = NULL;
 	g_autofree gchar *json = NULL, *err = NULL;
-	const char *argv[] = { NULL, "-D", "-p", NULL, "-f", NULL, NULL };
 	const char *line;
 	GPid daemon, answered;
 	int held;
@@ -222,13 +214,7 @@ static void test_hostile_name_taken_over(void)
 		return;
 	daemon_site_init(&s);
 	haproxy = copy_as_forged(s.dir, HAPROXY, "haproxy");
-	argv[0] = haproxy;
-	argv[3] = s.pidfile;
-	argv[5] = s.cfg;
-	t_launch_daemon(s.dir, argv);
-	daemon = t_wait_pidfile(s.pidfile);
-	g_assert_cmpint(daemon, >, 0);
-	t_remember(daemon, "/haproxy");
+	daemon = t_foreign_daemon(s.dir, haproxy, s.pidfile, s.cfg);
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	held = hold_request(s.port, daemon);
 

@@ -34,7 +34,7 @@ static void test_takeover_daemon_under_load(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL, *exited = NULL, *err = NULL;
+	g_autofree gchar *exited = NULL, *err = NULL;
 	struct t_load l;
 	GPid daemon, gen1, answered;
 	int held;
@@ -49,12 +49,7 @@ static void test_takeover_daemon_under_load(void)
 	g_assert_true(t_load_wait_answers(&l, daemon, 20));
 
 	w = start_wrapper(&s, NULL, NULL);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
-	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
-	assert_first_sf(w, &daemon, 1);
-	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
-	g_assert_cmpint(gen1, >, 0);
-	g_assert_cmpint(gen1, !=, daemon);
+	gen1 = wait_taken_over(w, daemon);
 	assert_status_foreign(&s, daemon, "standalone",
 			      "\nhaproxy_wrapper_takeovers_total 1\n");
 
@@ -147,24 +142,18 @@ static void test_takeover_master_mid_reload(void)
 	g_autoptr(Wrapper) w = NULL;
 	g_autofree gchar *log = NULL, *taking = NULL, *exited = NULL;
 	g_autofree gchar *stopped = NULL, *events = NULL;
-	const char *args[] = { "-W", "-p", NULL, "-f", NULL, NULL };
 	struct t_started *p;
-	GPid master, worker, gen1;
+	GPid master, gen1;
 	int status;
 
 	if (!have_haproxy())
 		return;
 	daemon_site_init(&s);
 	/* One file for the fake master and our haproxy: the same service. */
-	t_site_config(&s, FAKE_ONLY("fake-master-late-usr1-ms 2000\n"));
-	args[2] = s.pidfile;
-	args[4] = s.cfg;
-	master = t_foreign_start(&s, args, NULL, &log);
-	p = t_remember(master, "/haproxy");
-	worker = t_wait_serving(s.port, T_WAIT);
-	g_assert_cmpint(worker, >, 0);
-	g_assert_cmpint(worker, !=, master);
-	t_remember(worker, "/haproxy");
+	p = fake_master_by_hand(&s,
+				FAKE_ONLY("fake-master-late-usr1-ms 2000\n"),
+				&log, NULL);
+	master = p->pid;
 	wait_event(log, "master handles SIGUSR1", 1);
 
 	/* A reload by hand, and the wrapper started in the middle of it. */
@@ -198,7 +187,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 {
 	struct t_site s = { 0 };
 	g_autoptr(Wrapper) w = NULL;
-	g_autofree gchar *taking = NULL, *bind_q = NULL;
+	g_autofree gchar *bind_q = NULL;
 	g_autofree gchar *ready1 = NULL;
 	const char *env[] = { "HSW_TEST_BIND_Q=1", NULL };
 	guint16 q = t_free_port();
@@ -217,9 +206,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	holder = t_plain_listener(q);
 	w = start_wrapper_env(&s, NULL, NULL, env);
-	taking = g_strdup_printf(LOG_TAKING_OVER_STANDALONE_FMT, daemon);
-	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
-	assert_first_sf(w, &daemon, 1);
+	wait_taking_over(w, daemon);
 	/* haproxy retries for about 2 s, pausing the daemon meanwhile. */
 	t_assert_exit_code(wrapper_wait_exit(w, T_WAIT), 1);
 	/* The witness, listed after the daemon, got SIGTTOU: so did the
@@ -304,19 +291,6 @@ static void test_no_foreign(void)
 
 /* A daemon taken over that is gone before our generation is ready (its
  * -sf, or anything else, ended it first) still counts as taken over. */
-/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
-static GPid start_daemon_on(struct t_site *s, const char *cfg)
-{
-	const char *argv[] = { HAPROXY, "-D", "-p", s->pidfile, "-f", cfg,
-			       NULL };
-	GPid pid;
-
-	t_launch_daemon(s->dir, argv);
-	pid = t_wait_pidfile(s->pidfile);
-	g_assert_cmpint(pid, >, 0);
-	return pid;
-}
-
 static void test_takeover_counted_when_gone_before_ready(void)
 {
 	struct t_site s = { 0 };
@@ -338,8 +312,10 @@ static void test_takeover_counted_when_gone_before_ready(void)
 	held = g_build_filename(s.dir, "gen1.held", NULL);
 	gate = g_build_filename(s.dir, "gen1.gate", NULL);
 	g_free(t_write_file(s.dir, "gen1.gate", ""));
-	daemon = start_daemon_on(&s, cfg);
-	d = t_remember(daemon, HAPROXY);
+	daemon = T_FOREIGN(s.dir, .program = HAPROXY, .daemon = TRUE,
+			   .pidfile = s.pidfile, .started = &d,
+			   .args = (const char *const[]){ "-D", "-p", s.pidfile,
+							  "-f", cfg, NULL });
 	g_assert_cmpint(t_wait_serving(s.port, T_WAIT), ==, daemon);
 	g_assert_cmpint(g_unlink(gate), ==, 0);
 	g_assert_cmpint(g_unlink(held), ==, 0);

@@ -20,6 +20,7 @@
 
 #include "base/proc.h"
 #include "t/lib/harness.h"
+#include "t/lib/foreign.h"
 
 #define NEXT_VERSION "0.1.0+next"
 
@@ -91,15 +92,9 @@ static gboolean up_start(struct up *u, const char *opt)
 	t_site_config(&u->site, NULL);
 
 	if (u->foreign) {
-		const char *daemon[] = { "/usr/sbin/haproxy", "-D", "-p", NULL,
-					 "-f", u->site.cfg, NULL };
-
 		u->pidfile = g_build_filename(u->site.dir, "h.pid", NULL);
-		daemon[3] = u->pidfile;
-		t_launch_daemon(u->site.dir, daemon);
-		u->daemon = t_wait_pidfile(u->pidfile);
-		g_assert_cmpint(u->daemon, >, 0);
-		t_remember(u->daemon, "/usr/sbin/haproxy");
+		u->daemon = t_foreign_daemon(u->site.dir, "/usr/sbin/haproxy",
+					     u->pidfile, u->site.cfg);
 		g_assert_cmpint(t_wait_serving(u->site.port, T_WAIT), ==, u->daemon);
 		args[n++] = "-p";
 		args[n++] = u->pidfile;

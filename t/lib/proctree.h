@@ -41,6 +41,11 @@ struct fake {
 
 /* FAKE(t, .pid = 1, .exe = ...) */
 #define FAKE(t, ...) fake(t, &(struct fake){ __VA_ARGS__ })
+/* A haproxy run as HAPROXY from "/": HAP(t, pid, ppid, sid, argv), then
+ * any other field of struct fake (.start = 5, ...). */
+#define HAP(t, pid_, ppid_, sid_, argv_, ...) \
+	FAKE(t, .pid = (pid_), .ppid = (ppid_), .sid = (sid_), \
+	     .exe = HAPROXY, .cwd = "/", .argv = (argv_), ##__VA_ARGS__)
 
 void tree_setup(struct tree *t, gconstpointer data);
 void remove_tree(const char *path);

@@ -70,37 +70,16 @@ GPid restart_by_hand_adopted(struct t_site *s)
 
 /* ---- held-open connections ---- */
 
-/* The sockets pid holds ("socket:[inode]"), as a set. */
-static GHashTable *sockets_of(GPid pid)
-{
-	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	GHashTable *set = g_hash_table_new_full(g_str_hash, g_str_equal,
-						g_free, NULL);
-	const char *name;
-
-	while (d && (name = g_dir_read_name(d))) {
-		g_autofree gchar *path = g_build_filename(dir, name, NULL);
-		gchar *link = g_file_read_link(path, NULL);
-
-		if (link && g_str_has_prefix(link, "socket:"))
-			g_hash_table_add(set, link);
-		else
-			g_free(link);
-	}
-	return set;
-}
-
 /* Does pid hold a socket that is not in before? */
 static gboolean has_new_socket(GPid pid, GHashTable *before)
 {
-	g_autoptr(GHashTable) now = sockets_of(pid);
+	g_autoptr(GHashTable) now = held_sockets(pid);
 	GHashTableIter iter;
-	gpointer link;
+	gpointer inode;
 
 	g_hash_table_iter_init(&iter, now);
-	while (g_hash_table_iter_next(&iter, &link, NULL))
-		if (!g_hash_table_contains(before, link))
+	while (g_hash_table_iter_next(&iter, &inode, NULL))
+		if (!g_hash_table_contains(before, inode))
 			return TRUE;
 	return FALSE;
 }
@@ -114,7 +93,7 @@ static gboolean has_new_socket(GPid pid, GHashTable *before)
  */
 int hold_on(guint16 port, GPid pid)
 {
-	g_autoptr(GHashTable) before = sockets_of(pid);
+	g_autoptr(GHashTable) before = held_sockets(pid);
 	gint64 deadline = t_deadline(T_WAIT);
 	int fd = t_hold_connection(port);
 

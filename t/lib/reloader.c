@@ -6,15 +6,56 @@
 
 struct fake F;
 
-static void effect(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-
-static void effect(const char *fmt, ...)
+/* The effect's line, as expect() compares them. */
+static gchar *effect_text(const struct fake_call *c)
 {
-	va_list ap;
+	static const char *const simple[] = {
+		[FO_NOTIFY_RELOADING] = "RELOADING=1",
+		[FO_BEGIN_UPGRADE] = "dry run",
+		[FO_PROBE] = "probe",
+		[FO_KILL_LOADING] = "kill loading",
+		[FO_NOTIFY_READY] = "READY=1",
+		[FO_END_ATTEMPT] = "end attempt",
+		[FO_SCHEDULE_PENDING] = "schedule pending",
+		[FO_ABANDON_HANDOFF] = "abandon hand-off",
+	};
+	static const char *const failures[] = {
+		[FAILURE_FIRST_START] = "first start",
+		[FAILURE_KEPT] = "kept",
+		[FAILURE_REPLACED] = "replaced",
+		[FAILURE_NONE_SERVING] = "none serving",
+	};
 
-	va_start(ap, fmt);
-	g_ptr_array_add(F.effects, g_strdup_vprintf(fmt, ap));
-	va_end(ap);
+	switch (c->op) {
+	case FO_LAUNCH:
+		return g_strdup_printf("launch %s", c->v->full);
+	case FO_SEARCH:
+		return g_strdup_printf("search %s",
+				       c->quick ? "quick" : "slow");
+	case FO_LOG_FAILURE:
+		return g_strdup_printf("failed (%s): %s", failures[c->how],
+				       c->text);
+	case FO_STOP_SERVICE:
+		return g_strdup_printf("stop service %d", c->code);
+	case FO_ANSWER:
+		return g_strdup_printf("answer %u: %s", c->client, c->text);
+	case FO_RETRY_FIRST:
+		return g_strdup_printf("retry first %d: %s", c->code,
+				       c->text);
+	default:
+		return g_strdup(simple[c->op]);
+	}
+}
+
+/* FX(FO_PROBE) or FX(FO_ANSWER, .client = 1, .text = ...) */
+#define FX(o, ...) effect(&(struct fake_call){ .op = (o), __VA_ARGS__ })
+
+static void effect(const struct fake_call *c)
+{
+	if (F.observe)
+		F.observe(c);
+	else
+		g_ptr_array_add(F.effects, effect_text(c));
 }
 
 static gboolean op_searching(struct supervisor *sv)
@@ -34,17 +75,17 @@ static enum upgrade_choice op_upgrade_wanted(struct supervisor *sv)
 
 static void op_notify_reloading(struct supervisor *sv)
 {
-	effect("RELOADING=1");
+	FX(FO_NOTIFY_RELOADING);
 }
 
 static void op_begin_upgrade(struct supervisor *sv)
 {
-	effect("dry run");
+	FX(FO_BEGIN_UPGRADE);
 }
 
 static void op_probe(struct supervisor *sv)
 {
-	effect("probe");
+	FX(FO_PROBE);
 }
 
 static gboolean op_launch_must_wait(struct supervisor *sv)
@@ -55,13 +96,13 @@ static gboolean op_launch_must_wait(struct supervisor *sv)
 static enum launch_kind op_launch(struct supervisor *sv,
 				  const struct haproxy_version *v)
 {
-	effect("launch %s", v->full);
+	FX(FO_LAUNCH, .v = v);
 	return F.launch;
 }
 
 static void op_kill_loading(struct supervisor *sv)
 {
-	effect("kill loading");
+	FX(FO_KILL_LOADING);
 }
 
 static gchar *op_master_timeout_text(struct supervisor *sv,
@@ -72,25 +113,18 @@ static gchar *op_master_timeout_text(struct supervisor *sv,
 
 static void op_search(struct supervisor *sv, gboolean quick)
 {
-	effect("search %s", quick ? "quick" : "slow");
+	FX(FO_SEARCH, .quick = quick);
 }
 
 static void op_log_failure(struct supervisor *sv, enum reload_failure how,
 			   const char *msg)
 {
-	static const char *const names[] = {
-		[FAILURE_FIRST_START] = "first start",
-		[FAILURE_KEPT] = "kept",
-		[FAILURE_REPLACED] = "replaced",
-		[FAILURE_NONE_SERVING] = "none serving",
-	};
-
-	effect("failed (%s): %s", names[how], msg);
+	FX(FO_LOG_FAILURE, .how = how, .text = msg);
 }
 
 static void op_stop_service(struct supervisor *sv, int exit_code)
 {
-	effect("stop service %d", exit_code);
+	FX(FO_STOP_SERVICE, .code = exit_code);
 	F.stopping = TRUE;
 	/* As the supervisor does: its stop is an event too. */
 	reloader_post(F.r, RE_STOP, NULL);
@@ -98,27 +132,27 @@ static void op_stop_service(struct supervisor *sv, int exit_code)
 
 static void op_notify_ready(struct supervisor *sv)
 {
-	effect("READY=1");
+	FX(FO_NOTIFY_READY);
 }
 
 static void op_answer(struct control_client *c, const char *text)
 {
-	effect("answer %d: %s", GPOINTER_TO_INT(c), text);
+	FX(FO_ANSWER, .client = GPOINTER_TO_UINT(c), .text = text);
 }
 
 static void op_end_attempt(struct supervisor *sv)
 {
-	effect("end attempt");
+	FX(FO_END_ATTEMPT);
 }
 
 static void op_schedule_pending(struct supervisor *sv)
 {
-	effect("schedule pending");
+	FX(FO_SCHEDULE_PENDING);
 }
 
 static void op_abandon_handoff(struct supervisor *sv)
 {
-	effect("abandon hand-off");
+	FX(FO_ABANDON_HANDOFF);
 }
 
 static gboolean op_stopping(struct supervisor *sv)
@@ -129,7 +163,7 @@ static gboolean op_stopping(struct supervisor *sv)
 static gboolean op_retry_first(struct supervisor *sv, int exit_code,
 			       const char *msg)
 {
-	effect("retry first %d: %s", exit_code, msg);
+	FX(FO_RETRY_FIRST, .code = exit_code, .text = msg);
 	return F.retry_first;
 }
 

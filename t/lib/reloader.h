@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The reload state machine without processes, for t/unit/reloader*.c:
- * fake effects that record what the machine did ("probe", "answer 1: ok
- * ..."), the answers of its queries set in F, events posted by name, and
- * the first start and a reload taken to their usual states.
+ * the one fake of its effects, which records what the machine did
+ * ("probe", "answer 1: ok ...") or tells it to an observer (the rules of
+ * t/unit/reloader-props.c), the answers of its queries set in F, events
+ * posted by name, and the first start and a reload taken to their usual
+ * states.
  */
 #pragma once
 
@@ -14,8 +16,38 @@
 /* Clients are opaque to the machine: small numbers stand for them. */
 #define CLIENT(n) ((struct control_client *)GINT_TO_POINTER(n))
 
+/* An effect of the machine, as the fake tells an observer. */
+enum fake_op {
+	FO_NOTIFY_RELOADING,
+	FO_BEGIN_UPGRADE,
+	FO_PROBE,
+	FO_LAUNCH,		/* v; before it answers F.launch */
+	FO_KILL_LOADING,
+	FO_SEARCH,		/* quick */
+	FO_LOG_FAILURE,		/* how, text */
+	FO_STOP_SERVICE,	/* code; before F.stopping and RE_STOP */
+	FO_NOTIFY_READY,
+	FO_ANSWER,		/* client, text */
+	FO_END_ATTEMPT,
+	FO_SCHEDULE_PENDING,
+	FO_ABANDON_HANDOFF,
+	FO_RETRY_FIRST,		/* code, text */
+};
+
+struct fake_call {
+	enum fake_op op;
+	const struct haproxy_version *v;
+	gboolean quick;
+	enum reload_failure how;
+	int code;
+	guint client;
+	const char *text;
+};
+
 struct fake {
 	struct reloader *r;
+	/* Set: told each effect, which is not recorded in effects. */
+	void (*observe)(const struct fake_call *call);
 	GPtrArray *effects;	/* "probe", "answer 1: ok ...", ... */
 	gboolean searching;
 	gboolean adopted_serving;

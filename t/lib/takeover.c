@@ -29,20 +29,16 @@ void daemon_site_clear(struct t_site *s)
 	t_site_clear(s);
 }
 
-/* "haproxy -D -p pidfile -f cfg" in the site's directory: the daemon. */
+/* "haproxy [-W] -D -p pidfile -f cfg" in the site's directory: the
+ * daemon (the master-worker's master). */
 GPid start_daemon(struct t_site *s, gboolean master_worker)
 {
-	const char *daemon[] = { HAPROXY, "-D", "-p", s->pidfile, "-f",
-				 s->cfg, NULL };
-	const char *mworker[] = { HAPROXY, "-W", "-D", "-p", s->pidfile,
-				  "-f", s->cfg, NULL };
-	GPid pid;
-
-	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
-	pid = t_wait_pidfile(s->pidfile);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, HAPROXY);
-	return pid;
+	if (!master_worker)
+		return t_foreign_daemon(s->dir, HAPROXY, s->pidfile, s->cfg);
+	return T_FOREIGN(s->dir, .program = HAPROXY, .daemon = TRUE,
+			 .pidfile = s->pidfile,
+			 .args = (const char *const[]){ "-W", "-D", "-p",
+				s->pidfile, "-f", s->cfg, NULL });
 }
 
 /* Poll (bounded) until port answers with pid; the last pid that answered. */
@@ -82,11 +78,32 @@ GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st)
 	return out;
 }
 
-/* Does pid hold one of these socket inodes? */
-gboolean holds_socket(GPid pid, GArray *inodes)
+guint64 fd_inode(int fd)
+{
+	struct stat st;
+
+	g_assert_no_errno(fstat(fd, &st));
+	return st.st_ino;
+}
+
+GArray *fd_inodes(const int *fds, guint n)
+{
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	for (guint i = 0; i < n; i++) {
+		guint64 inode = fd_inode(fds[i]);
+
+		g_array_append_val(inodes, inode);
+	}
+	return inodes;
+}
+
+GHashTable *held_sockets(GPid pid)
 {
 	g_autofree gchar *dir = g_strdup_printf("/proc/%d/fd", pid);
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	GHashTable *held = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+						 g_free, NULL);
 	const char *name;
 
 	while (d && (name = g_dir_read_name(d))) {
@@ -94,14 +111,43 @@ gboolean holds_socket(GPid pid, GArray *inodes)
 		g_autofree gchar *link = g_file_read_link(path, NULL);
 		guint64 inode;
 
-		if (!link || sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
-				    &inode) != 1)
-			continue;
-		for (guint i = 0; i < inodes->len; i++)
-			if (g_array_index(inodes, guint64, i) == inode)
-				return TRUE;
+		if (link && sscanf(link, "socket:[%" G_GUINT64_FORMAT "]",
+				   &inode) == 1)
+			g_hash_table_add(held, g_memdup2(&inode, sizeof(inode)));
 	}
+	return held;
+}
+
+gboolean holds_socket(GPid pid, GArray *inodes)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	for (guint i = 0; i < inodes->len; i++)
+		if (g_hash_table_contains(held,
+					  &g_array_index(inodes, guint64, i)))
+			return TRUE;
 	return FALSE;
+}
+
+gboolean holds_inode(GPid pid, guint64 inode)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	return g_hash_table_contains(held, &inode);
+}
+
+void assert_holds_all(GPid pid, GArray *inodes)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	for (guint i = 0; i < inodes->len; i++) {
+		guint64 inode = g_array_index(inodes, guint64, i);
+
+		if (!g_hash_table_contains(held, &inode))
+			g_error("pid %d does not hold socket %u of %u (inode %"
+				G_GUINT64_FORMAT ")", pid, i + 1, inodes->len,
+				inode);
+	}
 }
 
 /* A haproxy that soft-stops closes its listeners first thing. */
@@ -365,41 +411,23 @@ int hold_request(guint16 port, GPid daemon)
 	return fd;
 }
 
-/* The first pid in pidfile once it is not old (bounded); 0 if never. */
-GPid wait_pidfile_other(const char *pidfile, GPid old)
-{
-	gint64 end = g_get_monotonic_time() + T_WAIT * 1000LL;
-
-	do {
-		g_autoptr(GArray) pids = NULL;
-
-		if (pidfile_read(pidfile, &pids, NULL, NULL) && pids->len &&
-		    g_array_index(pids, GPid, 0) != old)
-			return g_array_index(pids, GPid, 0);
-		g_usleep(5 * 1000);
-	} while (g_get_monotonic_time() < end);
-	return 0;
-}
-
 /* What a deploy script does: "haproxy [-W] -D -p PIDFILE -f CFG -sf
  * $(cat PIDFILE)" (or -st), with cfg; the pid the new instance writes. */
 GPid restart_by_hand_with(struct t_site *s, const char *cfg,
 				 const char *how, gboolean master_worker)
 {
-	GPid old = t_wait_pidfile(s->pidfile), pid;
+	GPid old = t_wait_pidfile(s->pidfile);
 	g_autofree gchar *oldarg = g_strdup_printf("%d", old);
-	/* The haproxy under test: the wrapper runs the same. */
-	const char *daemon[] = { t_haproxy_path(), "-D", "-p", s->pidfile,
-				 "-f", cfg, how, oldarg, NULL };
-	const char *mworker[] = { t_haproxy_path(), "-W", "-D", "-p",
-				  s->pidfile, "-f", cfg, how, oldarg, NULL };
+	const char *daemon[] = { "-D", "-p", s->pidfile, "-f", cfg, how,
+				 oldarg, NULL };
+	const char *mworker[] = { "-W", "-D", "-p", s->pidfile, "-f", cfg,
+				  how, oldarg, NULL };
 
 	g_assert_cmpint(old, >, 0);
-	t_launch_daemon(s->dir, master_worker ? mworker : daemon);
-	pid = wait_pidfile_other(s->pidfile, old);
-	g_assert_cmpint(pid, >, 0);
-	t_remember(pid, t_haproxy_path());
-	return pid;
+	/* The haproxy under test: the wrapper runs the same. */
+	return T_FOREIGN(s->dir, .program = t_haproxy_path(), .daemon = TRUE,
+			 .pidfile = s->pidfile, .old = old,
+			 .args = master_worker ? mworker : daemon);
 }
 
 GPid restart_by_hand(struct t_site *s, const char *how,
@@ -457,47 +485,47 @@ GPid answering_other_than(guint16 port, GPid old)
 	g_assert_not_reached();
 }
 
-/* A copy of program as sub/name (sub created): its path. */
-gchar *copy_program(const char *sub, const char *program,
-			   const char *name)
+void wait_taking_over(Wrapper *w, GPid daemon)
 {
-	gchar *path = g_build_filename(sub, name, NULL);
-	g_autofree gchar *data = NULL;
-	gsize len;
+	g_autofree gchar *taking = g_strdup_printf(
+		LOG_TAKING_OVER_STANDALONE_FMT, daemon);
 
-	g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
-	g_assert_true(g_file_get_contents(program, &data, &len, NULL));
-	g_assert_true(g_file_set_contents(path, data, len, NULL));
-	g_assert_cmpint(chmod(path, 0755), ==, 0);
-	return path;
+	g_assert_nonnull(wrapper_wait_log(w, taking, T_WAIT));
+	/* After the notice: the first "executing" line, daemon on -sf. */
+	assert_first_sf(w, &daemon, 1);
 }
 
-GPid t_foreign_start(struct t_site *s, const char *const *args,
-		     const char *const *env, gchar **log)
+GPid wait_taken_over(Wrapper *w, GPid daemon)
 {
-	g_autofree gchar *fake = g_build_filename(t_dir(), "fake/fake-haproxy",
-						  NULL);
-	g_autofree gchar *bin = g_build_filename(s->dir, "bin", NULL);
-	g_autofree gchar *haproxy = copy_program(bin, fake, "haproxy");
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_auto(GStrv) environ = NULL;
-	g_autoptr(GError) error = NULL;
-	GPid pid;
+	GPid gen1;
 
-	*log = g_build_filename(s->dir, "fake.log", NULL);
-	environ = g_environ_setenv(g_get_environ(), "FAKE_HAPROXY_LOG", *log,
-				   TRUE);
-	for (; env && env[0] && env[1]; env += 2)
-		environ = g_environ_setenv(environ, env[0], env[1], TRUE);
-	g_ptr_array_add(argv, haproxy);
-	for (; *args; args++)
-		g_ptr_array_add(argv, (gpointer)*args);
-	g_ptr_array_add(argv, NULL);
-	g_assert_true(g_spawn_async(s->dir, (char **)argv->pdata, environ,
-				    G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				    &pid, &error));
-	g_assert_no_error(error);
-	return pid;
+	wait_taking_over(w, daemon);
+	gen1 = wrapper_wait_ready(w, 1, T_WAIT);
+	g_assert_cmpint(gen1, >, 0);
+	g_assert_cmpint(gen1, !=, daemon);
+	return gen1;
+}
+
+struct t_started *fake_master_by_hand(struct t_site *s, const char *extra,
+				      gchar **log, GPid *worker_out)
+{
+	const char *args[] = { "-W", "-p", s->pidfile, "-f", s->cfg, NULL };
+	g_autofree gchar *fake = g_build_filename(s->dir, "bin", "haproxy",
+						  NULL);
+	struct t_started *master;
+	GPid pid, worker;
+
+	t_site_config(s, extra);
+	pid = T_FOREIGN(s->dir, .args = args, .log = log);
+	/* Known by the copy it runs; interned, as registrations outlive us. */
+	master = t_remember(pid, g_intern_string(fake));
+	worker = t_wait_serving(s->port, T_WAIT);
+	g_assert_cmpint(worker, >, 0);
+	g_assert_cmpint(worker, !=, pid);
+	t_remember(worker, g_intern_string(fake));
+	if (worker_out)
+		*worker_out = worker;
+	return master;
 }
 
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving)
@@ -525,19 +553,10 @@ GPid restart_adopted(struct t_site *s, Wrapper *w)
 
 GPid start_daemon_by_hand(struct t_site *s, const char *hold_var)
 {
-	const char *argv[] = { HAPROXY, "-D", "-p", s->pidfile, "-f", s->cfg,
-			       NULL };
-	g_autoptr(GError) error = NULL;
-	g_auto(GStrv) env = g_environ_setenv(g_get_environ(), hold_var, "1",
-					     TRUE);
-	GPid launcher = 0;
-
-	g_spawn_async(s->dir, (char **)argv, env,
-		      G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
-		      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &launcher,
-		      &error);
-	g_assert_no_error(error);
-	return launcher;
+	return T_FOREIGN(s->dir, .program = HAPROXY,
+			 .args = (const char *const[]){ "-D", "-p", s->pidfile,
+							"-f", s->cfg, NULL },
+			 .env = (const char *const[]){ hold_var, "1", NULL });
 }
 
 gchar *held_config_text_if(const char *dir, const char *name,

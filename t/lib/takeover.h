@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "t/lib/foreign.h"
 #include "t/lib/harness.h"
 
 #define HAPROXY "/usr/sbin/haproxy"
@@ -28,7 +29,16 @@ void daemon_site_clear(struct t_site *s);
 GPid start_daemon(struct t_site *s, gboolean master_worker);
 GPid wait_answered_by(guint16 port, GPid pid);
 GArray *tcp_inodes(guint16 lport, guint16 rport, unsigned int st);
+/* The inode of socket fd, of each of n (an array of guint64). */
+guint64 fd_inode(int fd);
+GArray *fd_inodes(const int *fds, guint n);
+/* The inodes of the sockets pid holds, as a set of guint64. */
+GHashTable *held_sockets(GPid pid);
+/* Does pid hold one of these socket inodes? This one? */
 gboolean holds_socket(GPid pid, GArray *inodes);
+gboolean holds_inode(GPid pid, guint64 inode);
+/* pid holds every one of them; the first it lacks is named. */
+void assert_holds_all(GPid pid, GArray *inodes);
 gboolean listens_on(GPid pid, guint16 port);
 gboolean accepted_by(GPid pid, int conn, guint16 port);
 int connect_port(guint16 port);
@@ -54,7 +64,6 @@ void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
 				  const char *counter);
 gboolean have_haproxy(void);
 int hold_request(guint16 port, GPid daemon);
-GPid wait_pidfile_other(const char *pidfile, GPid old);
 GPid restart_by_hand_with(struct t_site *s, const char *cfg,
 				 const char *how, gboolean master_worker);
 GPid restart_by_hand(struct t_site *s, const char *how,
@@ -64,18 +73,17 @@ GPid start_serving(struct t_site *s, const char *option,
 			  struct wrapper **w);
 void reload_by_client(struct t_site *s);
 GPid answering_other_than(guint16 port, GPid old);
-gchar *copy_program(const char *sub, const char *program,
-			   const char *name);
-/*
- * A foreign haproxy set up by hand: t/fake/fake-haproxy copied as
- * s->dir/bin/haproxy (a file of its own, named haproxy as the wrapper's
- * identity rules want), run in s->dir with args (argv[0] excluded,
- * NULL-terminated), its event log in *log (s->dir/fake.log) and the
- * pairs NAME, VALUE of env (NULL-terminated; may be NULL) added to its
- * environment. Our child; its pid. Registering it is the caller's.
- */
-GPid t_foreign_start(struct t_site *s, const char *const *args,
-		     const char *const *env, gchar **log);
+/* w says it takes standalone daemon over, with daemon alone on its first
+ * -sf; then its generation 1 (not daemon) ready: that one's pid. */
+void wait_taking_over(Wrapper *w, GPid daemon);
+GPid wait_taken_over(Wrapper *w, GPid daemon);
+/* The fake master-worker master "-W -p PIDFILE -f CFG", set up by hand
+ * with extra (FAKE_ONLY(...)) in the site's one file, which the wrapper's
+ * haproxy loads too (the same service), and its worker serving, both
+ * registered: the master's registration, its event log in *log, the
+ * worker's pid in *worker (if not NULL). */
+struct t_started *fake_master_by_hand(struct t_site *s, const char *extra,
+				      gchar **log, GPid *worker);
 /* The wrapper's reloads lose nothing: under a fresh load answered by
  * serving, a --reload, and the next generation answering; that one. */
 GPid assert_reload_loses_nothing(struct t_site *s, GPid serving);

@@ -129,10 +129,8 @@ static void test_promote_same_process(struct tree *t, gconstpointer data)
 	guint timer;
 
 	fake_system(t);
-	FAKE(t, .pid = same, .ppid = 40, .sid = 40, .start = 500,
-	     .exe = HAPROXY, .cwd = "/", .argv = bars);
-	FAKE(t, .pid = reused, .ppid = 40, .sid = 40, .start = 600,
-	     .exe = HAPROXY, .cwd = "/", .argv = bars);
+	HAP(t, same, 40, 40, bars, .start = 500);
+	HAP(t, reused, 40, 40, bars, .start = 600);
 	a = adopt_new_at(t->proc, pidfile, argv, "/", NULL, on_event, &o);
 	adopt_look(a);
 	timer = g_timeout_add(WAIT_MS, on_timeout, o.loop);

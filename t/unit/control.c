@@ -62,6 +62,38 @@ static gchar *read_to_eof(int fd)
 	g_assert_not_reached();
 }
 
+/* A control socket in a directory of its own (its idle deadline data ms,
+ * 0: the default) and a client connected to it. */
+struct fixture {
+	gchar *dir;
+	struct control *ctl;	/* NULL: freed by the test */
+	struct seen seen;
+	int fd;
+};
+
+static void fixture_setup(struct fixture *f, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *path = NULL;
+
+	f->dir = t_tmpdir();
+	path = g_build_filename(t_short_dir(f->dir), "control.sock", NULL);
+	f->ctl = control_listen(path, on_command, &f->seen, &error);
+	g_assert_no_error(error);
+	if (data)
+		control_set_idle_ms(f->ctl, GPOINTER_TO_UINT(data));
+	f->fd = connect_to(path);
+}
+
+static void fixture_teardown(struct fixture *f, gconstpointer data)
+{
+	close(f->fd);
+	if (f->ctl)
+		control_free(f->ctl);
+	t_rmtree(f->dir);
+	g_free(f->dir);
+}
+
 /*
  * The loop's poll, watched: the first time the wrapper asks to write to a
  * client (its answer is queued), the late command is sent, so that it is
@@ -88,105 +120,71 @@ static gint poll_sending_late(GPollFD *fds, guint n, gint timeout)
  * command must not be taken. Taken, its client would be freed by the
  * answer's end while the supervisor still holds it (a reload's waiter).
  */
-static void test_command_after_deadline(void)
+static void test_command_after_deadline(struct fixture *f,
+					gconstpointer data)
 {
-	g_autofree gchar *dir = t_tmpdir();
-	g_autofree gchar *path = g_build_filename(t_short_dir(dir),
-						  "control.sock", NULL);
-	g_autoptr(GError) error = NULL;
 	g_autofree gchar *answer = NULL;
-	struct seen seen = { 0 };
-	struct control *ctl;
-	int fd;
 
-	ctl = control_listen(path, on_command, &seen, &error);
-	g_assert_no_error(error);
-	control_set_idle_ms(ctl, 20);
-	fd = connect_to(path);
 	real_poll = g_main_context_get_poll_func(NULL);
 	g_main_context_set_poll_func(NULL, poll_sending_late);
-	late_fd = fd;
-	answer = read_to_eof(fd);
+	late_fd = f->fd;
+	answer = read_to_eof(f->fd);
 	g_main_context_set_poll_func(NULL, real_poll);
 	g_assert_cmpint(late_fd, ==, -1);
 	g_assert_cmpstr(answer, ==, "error: no command received in time\n");
-	g_assert_cmpuint(seen.commands, ==, 0);
+	g_assert_cmpuint(f->seen.commands, ==, 0);
 	/* What the supervisor does with a waiter it was given: under ASan a
 	 * use after free if the client was taken, then freed. */
-	if (seen.last)
-		control_reply(seen.last, "ok reloaded");
-	close(fd);
-	control_free(ctl);
-	t_rmtree(dir);
+	if (f->seen.last)
+		control_reply(f->seen.last, "ok reloaded");
 }
 
 /* A command in time is taken once; the client lives until answered. */
-static void test_command_in_time(void)
+static void test_command_in_time(struct fixture *f, gconstpointer data)
 {
-	g_autofree gchar *dir = t_tmpdir();
-	g_autofree gchar *path = g_build_filename(t_short_dir(dir),
-						  "control.sock", NULL);
-	g_autoptr(GError) error = NULL;
 	g_autofree gchar *answer = NULL;
-	struct seen seen = { 0 };
-	struct control *ctl;
-	int fd;
 
-	ctl = control_listen(path, on_command, &seen, &error);
-	g_assert_no_error(error);
-	control_set_idle_ms(ctl, 20);
-	fd = connect_to(path);
-	g_assert_cmpint(send(fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
-	while (!seen.commands)
+	g_assert_cmpint(send(f->fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	while (!f->seen.commands)
 		g_main_context_iteration(NULL, TRUE);
 	/* Long past the idle deadline: a waiting client is not dropped. */
 	g_usleep(50 * 1000);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	control_reply(seen.last, "ok reloaded");
-	answer = read_to_eof(fd);
+	control_reply(f->seen.last, "ok reloaded");
+	answer = read_to_eof(f->fd);
 	g_assert_cmpstr(answer, ==, "ok reloaded\n");
-	g_assert_cmpuint(seen.commands, ==, 1);
-	close(fd);
-	control_free(ctl);
-	t_rmtree(dir);
+	g_assert_cmpuint(f->seen.commands, ==, 1);
 }
 
 /* The wrapper exits with answers queued ("error: the wrapper exited" to
  * every waiter, then control_free() at once): they are sent, not lost to
  * an end of file without a verdict. */
-static void test_answer_queued_at_free(void)
+static void test_answer_queued_at_free(struct fixture *f,
+				       gconstpointer data)
 {
-	g_autofree gchar *dir = t_tmpdir();
-	g_autofree gchar *path = g_build_filename(t_short_dir(dir),
-						  "control.sock", NULL);
-	g_autoptr(GError) error = NULL;
 	g_autofree gchar *answer = NULL;
-	struct seen seen = { 0 };
-	struct control *ctl;
-	int fd;
 
-	ctl = control_listen(path, on_command, &seen, &error);
-	g_assert_no_error(error);
-	fd = connect_to(path);
-	g_assert_cmpint(send(fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
-	while (!seen.commands)
+	g_assert_cmpint(send(f->fd, "reload\n", 7, MSG_NOSIGNAL), ==, 7);
+	while (!f->seen.commands)
 		g_main_context_iteration(NULL, TRUE);
-	control_reply(seen.last, "error: the wrapper exited");
-	control_free(ctl);
-	answer = read_to_eof(fd);
+	control_reply(f->seen.last, "error: the wrapper exited");
+	g_clear_pointer(&f->ctl, control_free);
+	answer = read_to_eof(f->fd);
 	g_assert_cmpstr(answer, ==, "error: the wrapper exited\n");
-	close(fd);
-	t_rmtree(dir);
 }
+
+/* TEST(path, idle deadline in ms or 0, function) */
+#define TEST(path, idle_ms, fn) \
+	g_test_add(path, struct fixture, GUINT_TO_POINTER(idle_ms), \
+		   fixture_setup, fn, fixture_teardown)
 
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/control/command-after-deadline",
-			test_command_after_deadline);
-	g_test_add_func("/control/command-in-time", test_command_in_time);
-	g_test_add_func("/control/answer-queued-at-free",
-			test_answer_queued_at_free);
+	TEST("/control/command-after-deadline", 20,
+	     test_command_after_deadline);
+	TEST("/control/command-in-time", 20, test_command_in_time);
+	TEST("/control/answer-queued-at-free", 0, test_answer_queued_at_free);
 	return g_test_run();
 }

@@ -67,8 +67,7 @@ static void test_namespaces(struct tree *t, gconstpointer data)
 	g_autofree gchar *other_pid = other_root(t, "opid", FALSE, TRUE);
 
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
-	     .cwd = "/", .argv = argv);
+	HAP(t, 500, 1, 500, argv);
 	/* Its root unreadable: nothing can be proved. */
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
 	     .cwd = "/", .argv = argv, .mntns = "mnt:[1]");
@@ -118,19 +117,16 @@ static void test_own_pidfile(struct tree *t, gconstpointer data)
 
 	g_assert_cmpint(symlink(pidfile, link), ==, 0);
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
-	     .cwd = "/", .argv = none);
+	HAP(t, 500, 1, 500, none);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
 	assert_refused(t, 500, "names no pidfile");
 	/* The wrapper has none: nothing can be its own. */
 	g_assert_cmpuint(find(t, "", cfg, 9999), ==, 0);
 
-	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
-	     .cwd = "/", .argv = other);
+	HAP(t, 510, 1, 510, other);
 	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
 	     .cwd = t->dir, .argv = relative);
-	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
-	     .cwd = "/", .argv = linked);
+	HAP(t, 530, 1, 530, linked);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 520);
 	g_assert_cmpint(instance(t, 1)->pid, ==, 530);
@@ -160,15 +156,11 @@ static void test_whole_config_set(struct tree *t, gconstpointer data)
 	g_autoptr(GError) error = NULL;
 
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
-	     .cwd = "/", .argv = cb);
-	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
-	     .cwd = "/", .argv = c);
-	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
-	     .cwd = "/", .argv = ab);
+	HAP(t, 500, 1, 500, cb);
+	HAP(t, 510, 1, 510, c);
+	HAP(t, 520, 1, 520, ab);
 	/* The same set in another order, one named twice. */
-	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
-	     .cwd = "/", .argv = ba);
+	HAP(t, 530, 1, 530, ba);
 
 	g_clear_pointer(&t->found, g_ptr_array_unref);
 	g_clear_pointer(&t->skipped, g_ptr_array_unref);
@@ -213,12 +205,9 @@ static void test_own_fragment(struct tree *t, gconstpointer data)
 	g_assert_cmpint(g_mkdir_with_parents(run_there, 0755), ==, 0);
 	g_assert_true(g_file_set_contents(frag_there, "global\n", -1, NULL));
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
-	     .cwd = "/", .argv = with);
-	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
-	     .cwd = "/", .argv = with_other);
-	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
-	     .cwd = "/", .argv = alone);
+	HAP(t, 500, 1, 500, with);
+	HAP(t, 510, 1, 510, with_other);
+	HAP(t, 520, 1, 520, alone);
 	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
 	     .cwd = "/", .argv = with, .mntns = "mnt:[5]");
 	link_to(t, 530, "root", root);
@@ -263,8 +252,7 @@ static void test_under_other_wrapper(struct tree *t, gconstpointer data)
 	     .argv = wrapper);
 	FAKE(t, .pid = 595, .ppid = 590, .sid = 590, .exe = "/bin/sh",
 	     .cwd = "/", .argv = "sh|-c|exec haproxy");
-	FAKE(t, .pid = 600, .ppid = 595, .sid = 590, .exe = HAPROXY,
-	     .cwd = "/", .argv = argv);
+	HAP(t, 600, 595, 590, argv);
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
 	g_assert_cmpuint(t->skipped->len, ==, 2);
@@ -333,8 +321,7 @@ static void test_pidfile_trust(struct tree *t, gconstpointer data)
 	}
 	g_assert_cmpint(chmod(pidfile, 0644), ==, 0);
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
-	     .cwd = "/", .argv = argv);
+	HAP(t, 500, 1, 500, argv);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
 	g_assert_true(foreign_pidfile_check(t->proc, pidfile, configs, NULL, 9999,
 					    &skipped));

@@ -72,16 +72,12 @@ static void test_ours_excluded(struct tree *t, gconstpointer data)
 	FAKE(t, .pid = 950, .ppid = 1, .sid = 950,
 				.exe = "/usr/sbin/haproxy-systemd-wrapper",
 				.cwd = "/", .argv = wrapper);
-	FAKE(t, .pid = 951, .ppid = 950, .sid = 950,
-				.exe = HAPROXY, .cwd = "/", .argv = ours);
+	HAP(t, 951, 950, 950, ours);
 	/* A 1.x generation: -Ds parent and its worker. */
-	FAKE(t, .pid = 955, .ppid = 950, .sid = 950,
-				.exe = HAPROXY, .cwd = "/", .argv = ds);
-	FAKE(t, .pid = 952, .ppid = 955, .sid = 952,
-				.exe = HAPROXY, .cwd = "/", .argv = ds);
+	HAP(t, 955, 950, 950, ds);
+	HAP(t, 952, 955, 952, ds);
 	/* A daemon someone else started is foreign. */
-	FAKE(t, .pid = 960, .ppid = 1, .sid = 960,
-				.exe = HAPROXY, .cwd = "/", .argv = ours);
+	HAP(t, 960, 1, 960, ours);
 
 	g_assert_cmpuint(find(t, pidfile, cfg, 950), ==, 1);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 960);
@@ -117,12 +113,9 @@ static void test_describe(struct tree *t, gconstpointer data)
 	g_autofree gchar *line = NULL;
 
 	fake_system(t);
-	FAKE(t, .pid = 980, .ppid = 1, .sid = 980, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 981, .ppid = 980, .sid = 980, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 982, .ppid = 980, .sid = 980, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 980, 1, 980, argv);
+	HAP(t, 981, 980, 980, argv);
+	HAP(t, 982, 980, 980, argv);
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
 	line = foreign_describe(instance(t, 0));
@@ -186,16 +179,11 @@ static void test_settled(struct tree *t, gconstpointer data)
 	const struct foreign *f;
 
 	fake_system(t);
-	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 1,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
-	FAKE(t, .pid = 701, .ppid = 700, .sid = 700, .start = 2,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
-	FAKE(t, .pid = 710, .ppid = 40, .sid = 40, .start = 3,
-				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
-	FAKE(t, .pid = 711, .ppid = 710, .sid = 711, .start = 4,
-				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
-	FAKE(t, .pid = 712, .ppid = 710, .sid = 712, .start = 5,
-				.exe = HAPROXY, .cwd = "/", .argv = dsargv);
+	HAP(t, 700, 1, 700, argv, .start = 1);
+	HAP(t, 701, 700, 700, argv, .start = 2);
+	HAP(t, 710, 40, 40, dsargv, .start = 3);
+	HAP(t, 711, 710, 711, dsargv, .start = 4);
+	HAP(t, 712, 710, 712, dsargv, .start = 5);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 
 	/* No SIGUSR1 handler in its status: not settled. */
@@ -246,14 +234,10 @@ static void test_sf_pid_reused(struct tree *t, gconstpointer data)
 	g_autoptr(GArray) after = NULL;
 
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 77,
-				.exe = HAPROXY, .cwd = "/", .argv = daemon);
-	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 50,
-				.exe = HAPROXY, .cwd = "/", .argv = mw);
-	FAKE(t, .pid = 701, .ppid = 700, .sid = 700, .start = 60,
-				.exe = HAPROXY, .cwd = "/", .argv = mw);
-	FAKE(t, .pid = 702, .ppid = 700, .sid = 700, .start = 61,
-				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	HAP(t, 500, 1, 500, daemon, .start = 77);
+	HAP(t, 700, 1, 700, mw, .start = 50);
+	HAP(t, 701, 700, 700, mw, .start = 60);
+	HAP(t, 702, 700, 700, mw, .start = 61);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 	before = foreign_sf_targets_at(t->proc, t->found);
 	g_assert_cmpuint(before->len, ==, 4);
@@ -318,13 +302,11 @@ static void test_credentials(struct tree *t, gconstpointer data)
 	const struct foreign *f;
 
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 1,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	HAP(t, 500, 1, 500, argv, .start = 1);
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 2,
 				.exe = HAPROXY, .cwd = "/", .argv = argv,
 				.uid = 65534, .gid = 65534);
-	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .start = 3,
-				.exe = HAPROXY, .cwd = "/", .argv = mw);
+	HAP(t, 520, 1, 520, mw, .start = 3);
 	FAKE(t, .pid = 521, .ppid = 520, .sid = 520, .start = 4,
 				.exe = HAPROXY, .cwd = "/", .argv = mw,
 				.uid = 65534, .gid = 65534);
@@ -407,16 +389,14 @@ static void test_foreign_cmdline_unread(struct tree *t, gconstpointer data)
 	while (longer->len <= SCAN_CMDLINE_MAX)
 		g_string_append(longer, "|-sf|123456");
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 500, 1, 500, argv);
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .exe = HAPROXY,
 				.cwd = "/", .argv = argv, .uid = 65534,
 				.gid = 65534);
 	FAKE(t, .pid = 511, .ppid = 1, .sid = 511, .exe = HAPROXY,
 				.cwd = "/", .argv = argv, .uid = 65534,
 				.gid = 65534);
-	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
-				.cwd = "/", .argv = longer->str);
+	HAP(t, 520, 1, 520, longer->str);
 	/* As the kernel shows a dumpable process of that user. */
 	their_dir = g_build_filename(t->proc, "510", NULL);
 	if (geteuid() == 0)
@@ -460,8 +440,7 @@ static void test_credentials_unreadable(struct tree *t, gconstpointer data)
 	g_autofree gchar *argv = g_strdup_printf(HAPROXY "|-p|@P|-f|%s", cfg);
 
 	fake_system(t);
-	FAKE(t, .pid = 540, .ppid = 1, .sid = 540, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 540, 1, 540, argv);
 	put(t, 540, "status", "Name:\thaproxy\n", -1);
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 0);
 	g_assert_cmpuint(t->skipped->len, ==, 0);

@@ -56,8 +56,7 @@ static void test_daemon_by_config_relative(struct tree *t, gconstpointer data)
 	FAKE(t, .pid = 520, .ppid = 1, .sid = 520, .exe = HAPROXY,
 				.cwd = etc, .argv = "haproxy|-D|-p|@P|-f|other.cfg");
 	/* The same name from elsewhere is another file. */
-	FAKE(t, .pid = 530, .ppid = 1, .sid = 530, .exe = HAPROXY,
-				.cwd = "/", .argv = "haproxy|-D|-p|@P|-f|h.cfg");
+	HAP(t, 530, 1, 530, "haproxy|-D|-p|@P|-f|h.cfg");
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 1);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 510);
@@ -108,10 +107,8 @@ static void test_symlinked_config(struct tree *t, gconstpointer data)
 	g_assert_cmpint(symlink(cfg, link), ==, 0);
 	g_assert_cmpint(symlink(real, dirlink), ==, 0);
 	fake_system(t);
-	FAKE(t, .pid = 560, .ppid = 1, .sid = 560, .exe = HAPROXY,
-				.cwd = "/", .argv = argv1);
-	FAKE(t, .pid = 570, .ppid = 1, .sid = 570, .exe = HAPROXY,
-				.cwd = "/", .argv = argv2);
+	HAP(t, 560, 1, 560, argv1);
+	HAP(t, 570, 1, 570, argv2);
 
 	/* The paths differ; device and inode are the same. */
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
@@ -140,8 +137,7 @@ static void test_config_needs_comm(struct tree *t, gconstpointer data)
 	fake_system(t);
 	FAKE(t, .pid = 580, .ppid = 1, .sid = 580, .exe = HAPROXY,
 				.comm = "lb", .cwd = "/", .argv = argv);
-	FAKE(t, .pid = 590, .ppid = 1, .sid = 590, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 590, 1, 590, argv);
 	FAKE(t, .pid = 600, .ppid = 1, .sid = 600,
 				.exe = "/usr/sbin/haproxy-systemd-wrapper",
 				.cwd = "/", .argv = wrapper);
@@ -194,12 +190,8 @@ static void test_ds_parent_renamed(struct tree *t, gconstpointer data)
 				.exe = HAPROXY, .cwd = "/");
 	put(t, 600, "cmdline", renamed, sizeof(renamed));
 	/* The workers called setsid(). */
-	FAKE(t, .pid = 601, .ppid = 600, .sid = 601,
-				.exe = HAPROXY, .cwd = "/",
-				.argv = worker_argv);
-	FAKE(t, .pid = 602, .ppid = 600, .sid = 602,
-				.exe = HAPROXY, .cwd = "/",
-				.argv = worker_argv);
+	HAP(t, 601, 600, 601, worker_argv);
+	HAP(t, 602, 600, 602, worker_argv);
 
 	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
 	f = instance(t, 0);
@@ -228,16 +220,12 @@ static void test_ds_parent_15(struct tree *t, gconstpointer data)
 	static const GPid mw_workers[] = { 621 };
 
 	fake_system(t);
-	FAKE(t, .pid = 610, .ppid = 40, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 611, .ppid = 610, .sid = 611, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 610, 40, 40, argv);
+	HAP(t, 611, 610, 611, argv);
 	/* -Ds = -D on 2.x with "master-worker" in the configuration: the
 	 * master daemonised, its worker stayed in its session. */
-	FAKE(t, .pid = 620, .ppid = 1, .sid = 620, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 621, .ppid = 620, .sid = 620, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 620, 1, 620, argv);
+	HAP(t, 621, 620, 620, argv);
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 610);
@@ -261,15 +249,11 @@ static void test_mw_master(struct tree *t, gconstpointer data)
 	const struct foreign *f;
 
 	fake_system(t);
-	FAKE(t, .pid = 700, .ppid = 1, .sid = 700, .start = 50,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	HAP(t, 700, 1, 700, argv, .start = 50);
 	/* The old worker, still draining, started first. */
-	FAKE(t, .pid = 710, .ppid = 700, .sid = 700, .start = 60,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
-	FAKE(t, .pid = 701, .ppid = 700, .sid = 700, .start = 90,
-				.exe = HAPROXY, .cwd = "/", .argv = reloaded);
-	FAKE(t, .pid = 702, .ppid = 700, .sid = 700, .start = 91,
-				.exe = HAPROXY, .cwd = "/", .argv = reloaded);
+	HAP(t, 710, 700, 700, argv, .start = 60);
+	HAP(t, 701, 700, 700, reloaded, .start = 90);
+	HAP(t, 702, 700, 700, reloaded, .start = 91);
 	/* A worker that exited and is not reaped yet is none. */
 	FAKE(t, .pid = 703, .ppid = 700, .sid = 700, .start = 55,
 				.state = 'Z');
@@ -300,13 +284,10 @@ static void test_mw_by_config_keyword(struct tree *t, gconstpointer data)
 	static const GPid workers[] = { 801 };
 
 	fake_system(t);
-	FAKE(t, .pid = 800, .ppid = 40, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 801, .ppid = 800, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 800, 40, 40, argv);
+	HAP(t, 801, 800, 40, argv);
 	/* A standalone haproxy running an external check is no master. */
-	FAKE(t, .pid = 810, .ppid = 40, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 810, 40, 40, argv);
 	FAKE(t, .pid = 811, .ppid = 810, .sid = 40,
 				.exe = "/usr/bin/true", .cwd = "/",
 				.argv = "/usr/bin/true");
@@ -328,17 +309,12 @@ static void test_launcher(struct tree *t, gconstpointer data)
 	static const GPid workers[] = { 852 };
 
 	fake_system(t);
-	FAKE(t, .pid = 850, .ppid = 40, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 851, .ppid = 850, .sid = 851, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
-	FAKE(t, .pid = 852, .ppid = 851, .sid = 851, .exe = HAPROXY,
-				.cwd = "/", .argv = argv);
+	HAP(t, 850, 40, 40, argv);
+	HAP(t, 851, 850, 851, argv);
+	HAP(t, 852, 851, 851, argv);
 	/* And a plain -D one (3.1+ launchers wait for their daemon). */
-	FAKE(t, .pid = 860, .ppid = 40, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = dargv);
-	FAKE(t, .pid = 861, .ppid = 860, .sid = 861, .exe = HAPROXY,
-				.cwd = "/", .argv = dargv);
+	HAP(t, 860, 40, 40, dargv);
+	HAP(t, 861, 860, 861, dargv);
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 	g_assert_cmpint(instance(t, 0)->pid, ==, 851);
@@ -361,10 +337,8 @@ static void test_sf_restart(struct tree *t, gconstpointer data)
 						cfg);
 
 	fake_system(t);
-	FAKE(t, .pid = 880, .ppid = 1, .sid = 880, .start = 20,
-				.exe = HAPROXY, .cwd = "/", .argv = new);
-	FAKE(t, .pid = 870, .ppid = 1, .sid = 870, .start = 10,
-				.exe = HAPROXY, .cwd = "/", .argv = old);
+	HAP(t, 880, 1, 880, new, .start = 20);
+	HAP(t, 870, 1, 870, old, .start = 10);
 
 	g_assert_cmpuint(find(t, NULL, cfg, 9999), ==, 2);
 	/* Oldest first. */
@@ -389,8 +363,7 @@ static void test_stale_pidfile(struct tree *t, gconstpointer data)
 				.exe = "/usr/bin/python3", .comm = "haproxy",
 				.cwd = "/", .argv = named);
 	/* Runs haproxy, calls itself something else. */
-	FAKE(t, .pid = 902, .ppid = 40, .sid = 40, .exe = HAPROXY,
-				.cwd = "/", .argv = "nginx|-g|daemon off;");
+	HAP(t, 902, 40, 40, "nginx|-g|daemon off;");
 
 	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 0);
 	/* The bad token first, then by pid. */
@@ -453,8 +426,7 @@ static void test_pidfile_check(struct tree *t, gconstpointer data)
 	const struct foreign_skip *k;
 
 	fake_system(t);
-	FAKE(t, .pid = 500, .ppid = 1, .sid = 500, .start = 77,
-				.exe = HAPROXY, .cwd = "/", .argv = argv);
+	HAP(t, 500, 1, 500, argv, .start = 77);
 	FAKE(t, .pid = 510, .ppid = 1, .sid = 510, .start = 78,
 				.exe = "/usr/bin/sleep", .argv = "sleep|60");
 	g_assert_true(foreign_pidfile_check(t->proc, with, configs, NULL, 9999,

@@ -55,9 +55,7 @@ struct step {
 /* The environment, the model of what was asked, and the first rule
  * broken. */
 struct model {
-	struct reloader *r;
 	const struct step *now;		/* the step being posted */
-	gboolean searching;
 	gboolean timer;			/* the load timers, armed */
 	gboolean scheduled;		/* RUN_PENDING asked for */
 
@@ -67,7 +65,6 @@ struct model {
 	gboolean accepted[MAX_CLIENTS + 1];
 
 	gboolean lost_zero;		/* the serving one exited 0 */
-	gboolean stopping;
 	gboolean want_hard;		/* a hard request since the last begin */
 	gboolean pending;		/* a request waits for the next attempt */
 	gboolean begin_allowed;		/* the event posted may begin one */
@@ -101,7 +98,7 @@ static void broken(const char *fmt, ...)
 
 static enum reload_state state(void)
 {
-	return reloader_state(M.r);
+	return reloader_state(F.r);
 }
 
 static gboolean attempt_state(enum reload_state s)
@@ -119,7 +116,7 @@ static gboolean loads(enum reload_state s)
  * with the probe): the rules on hard and pending. */
 static void observe_begin(void)
 {
-	guint a = reloader_attempt(M.r);
+	guint a = reloader_attempt(F.r);
 
 	if (a == M.last_attempt)
 		return;
@@ -129,110 +126,30 @@ static void observe_begin(void)
 		broken("attempt %u began on %s, with nothing asked", a,
 		       reload_event_name(M.now->ev));
 	M.begin_allowed = FALSE;
-	if (reloader_hard(M.r) != M.want_hard)
+	if (reloader_hard(F.r) != M.want_hard)
 		broken("attempt %u runs %s, asked %s", a,
-		       reloader_hard(M.r) ? "hard" : "soft",
+		       reloader_hard(F.r) ? "hard" : "soft",
 		       M.want_hard ? "hard" : "soft");
 	M.want_hard = FALSE;
 	M.pending = FALSE;
 }
 
-/* ---- the fake effects ---- */
+/* ---- what the machine does, told by the fake (t/lib/reloader.c) ---- */
 
-static gboolean op_searching(struct supervisor *sv)
-{
-	return M.searching;
-}
-
-static gboolean op_adopted_serving(struct supervisor *sv)
-{
-	return M.now->adopted_serving;
-}
-
-static enum upgrade_choice op_upgrade_wanted(struct supervisor *sv)
-{
-	return M.now->upgrade;
-}
-
-static void op_notify_reloading(struct supervisor *sv)
-{
-	observe_begin();
-}
-
-static void op_begin_upgrade(struct supervisor *sv)
-{
-	if (state() != RS_CHECKING_UPGRADE)
-		broken("dry run in %s", reload_state_name(state()));
-}
-
-static void op_probe(struct supervisor *sv)
-{
-	observe_begin();
-	if (state() != RS_PROBING)
-		broken("probe in %s", reload_state_name(state()));
-}
-
-static gboolean op_launch_must_wait(struct supervisor *sv)
-{
-	return M.now->must_wait;
-}
-
-static enum launch_kind op_launch(struct supervisor *sv,
-				  const struct haproxy_version *v)
+static void observe_launch(void)
 {
 	if (state() != RS_PROBING && state() != RS_AWAITING_SEARCH)
 		broken("launch in %s", reload_state_name(state()));
 	if (M.timer)
 		broken("launch with the last load's timers armed");
-	M.timer = M.now->launch != LAUNCH_FAILED;
-	if (M.now->launch == LAUNCH_FAILED)
-		reloader_post(M.r, RE_FAILED, &(struct reload_input){
+	M.timer = F.launch != LAUNCH_FAILED;
+	if (F.launch == LAUNCH_FAILED)
+		reloader_post(F.r, RE_FAILED, &(struct reload_input){
 			.exit_code = 70, .message = "cannot run" });
-	return M.now->launch;
 }
 
-static void op_kill_loading(struct supervisor *sv)
+static void observe_answer(guint n, const char *text)
 {
-	if (state() != RS_LOADING)
-		broken("kill of the loading one in %s",
-		       reload_state_name(state()));
-}
-
-static gchar *op_master_timeout_text(struct supervisor *sv,
-				     gboolean settling)
-{
-	return g_strdup("no verdict");
-}
-
-static void op_search(struct supervisor *sv, gboolean quick)
-{
-	M.searching = TRUE;
-}
-
-static void op_log_failure(struct supervisor *sv, enum reload_failure how,
-			   const char *msg)
-{
-	if (how == FAILURE_KEPT || how == FAILURE_REPLACED)
-		M.failures_counted++;
-}
-
-static void op_stop_service(struct supervisor *sv, int exit_code)
-{
-	if (exit_code == 0 && !M.lost_zero)
-		broken("the service stops with 0 after a failure");
-	M.stopping = TRUE;
-	reloader_post(M.r, RE_STOP, NULL);
-}
-
-static void op_notify_ready(struct supervisor *sv)
-{
-	M.notified_ready++;
-}
-
-static void op_answer(struct control_client *c, const char *text)
-{
-	guint n = GPOINTER_TO_UINT(c);
-
 	if (n == 0 || n > M.clients) {
 		broken("answer to unknown client %u", n);
 		return;
@@ -241,58 +158,68 @@ static void op_answer(struct control_client *c, const char *text)
 		broken("client %u answered twice: %s", n, text);
 	/* An ok from an attempt begun before the request would lie. */
 	if (g_str_has_prefix(text, "ok ") &&
-	    reloader_attempt(M.r) < M.target[n])
+	    reloader_attempt(F.r) < M.target[n])
 		broken("client %u (for attempt %u) told ok by attempt %u", n,
-		       M.target[n], reloader_attempt(M.r));
+		       M.target[n], reloader_attempt(F.r));
 }
 
-static void op_end_attempt(struct supervisor *sv)
+static void observe(const struct fake_call *c)
 {
-	M.timer = FALSE;
+	switch (c->op) {
+	case FO_NOTIFY_RELOADING:
+		observe_begin();
+		break;
+	case FO_BEGIN_UPGRADE:
+		if (state() != RS_CHECKING_UPGRADE)
+			broken("dry run in %s", reload_state_name(state()));
+		break;
+	case FO_PROBE:
+		observe_begin();
+		if (state() != RS_PROBING)
+			broken("probe in %s", reload_state_name(state()));
+		break;
+	case FO_LAUNCH:
+		observe_launch();
+		break;
+	case FO_KILL_LOADING:
+		if (state() != RS_LOADING)
+			broken("kill of the loading one in %s",
+			       reload_state_name(state()));
+		break;
+	case FO_SEARCH:
+		F.searching = TRUE;
+		break;
+	case FO_LOG_FAILURE:
+		if (c->how == FAILURE_KEPT || c->how == FAILURE_REPLACED)
+			M.failures_counted++;
+		break;
+	case FO_STOP_SERVICE:
+		if (c->code == 0 && !M.lost_zero)
+			broken("the service stops with 0 after a failure");
+		break;
+	case FO_NOTIFY_READY:
+		M.notified_ready++;
+		break;
+	case FO_ANSWER:
+		observe_answer(c->client, c->text);
+		break;
+	case FO_END_ATTEMPT:
+		M.timer = FALSE;
+		break;
+	case FO_SCHEDULE_PENDING:
+		M.scheduled = TRUE;
+		break;
+	default:
+		break;
+	}
 }
 
-static void op_schedule_pending(struct supervisor *sv)
+/* The machine of a sequence, its effects told to observe(). */
+static void machine_new(void)
 {
-	M.scheduled = TRUE;
+	setup();
+	F.observe = observe;
 }
-
-static void op_abandon_handoff(struct supervisor *sv)
-{
-}
-
-static gboolean op_stopping(struct supervisor *sv)
-{
-	return M.stopping;
-}
-
-static gboolean op_retry_first(struct supervisor *sv, int exit_code,
-			       const char *msg)
-{
-	return M.now->retry_first;
-}
-
-static const struct reloader_ops props_ops = {
-	.searching = op_searching,
-	.adopted_serving = op_adopted_serving,
-	.upgrade_wanted = op_upgrade_wanted,
-	.notify_reloading = op_notify_reloading,
-	.begin_upgrade = op_begin_upgrade,
-	.probe = op_probe,
-	.launch_must_wait = op_launch_must_wait,
-	.launch = op_launch,
-	.kill_loading = op_kill_loading,
-	.master_timeout_text = op_master_timeout_text,
-	.search = op_search,
-	.log_failure = op_log_failure,
-	.stop_service = op_stop_service,
-	.notify_ready = op_notify_ready,
-	.answer = op_answer,
-	.end_attempt = op_end_attempt,
-	.schedule_pending = op_schedule_pending,
-	.abandon_handoff = op_abandon_handoff,
-	.stopping = op_stopping,
-	.retry_first = op_retry_first,
-};
 
 /* ---- one step, and the rules after it ---- */
 
@@ -305,13 +232,13 @@ static struct reload_input request_input(const struct step *st)
 		guint n = ++M.clients;
 
 		in.client = (struct control_client *)GUINT_TO_POINTER(n);
-		M.accepted[n] = !M.stopping;
-		M.target[n] = reloader_attempt(M.r) + 1;
+		M.accepted[n] = !F.stopping;
+		M.target[n] = reloader_attempt(F.r) + 1;
 	}
-	if (M.stopping)
+	if (F.stopping)
 		return in;
 	M.want_hard = M.want_hard || st->hard;
-	if (state() == RS_IDLE && !M.searching)
+	if (state() == RS_IDLE && !F.searching)
 		M.begin_allowed = TRUE;
 	else
 		M.pending = TRUE;
@@ -328,14 +255,19 @@ static void post_step(const struct step *st)
 	};
 	enum reload_state before = state();
 	guint ready_before = M.notified_ready;
-	guint oks_before = reloader_reloads(M.r);
-	gboolean stopping_before = M.stopping;
+	guint oks_before = reloader_reloads(F.r);
+	gboolean stopping_before = F.stopping;
 
 	M.now = st;
+	F.adopted_serving = st->adopted_serving;
+	F.upgrade = st->upgrade;
+	F.must_wait = st->must_wait;
+	F.launch = st->launch;
+	F.retry_first = st->retry_first;
 	g_strlcpy(v.full, "2.6.12", sizeof(v.full));
 	switch ((int)st->ev) {
 	case STEP_SEARCH:
-		M.searching = TRUE;
+		F.searching = TRUE;
 		return;
 	case RE_REQUEST:
 		in = request_input(st);
@@ -346,8 +278,8 @@ static void post_step(const struct step *st)
 		break;
 	case RE_RESUME:
 		/* Only a new image posts it, as its first event. */
-		if (before != RS_IDLE || reloader_attempt(M.r) != 0 ||
-		    M.stopping || st->attempt == 0)
+		if (before != RS_IDLE || reloader_attempt(F.r) != 0 ||
+		    F.stopping || st->attempt == 0)
 			return;
 		in = (struct reload_input){
 			.signal = SIGUSR2, .hard = st->hard,
@@ -368,7 +300,7 @@ static void post_step(const struct step *st)
 		break;
 	case RE_REPLACED:
 	case RE_SEARCH_OVER:
-		M.searching = FALSE;
+		F.searching = FALSE;
 		break;
 	case RE_TIMEOUT:
 		/* Only an armed timer fires, once. */
@@ -377,54 +309,54 @@ static void post_step(const struct step *st)
 		M.timer = FALSE;
 		break;
 	case RE_STOP:
-		M.stopping = TRUE;
+		F.stopping = TRUE;
 		break;
 	default:
 		break;
 	}
-	reloader_post(M.r, st->ev, &in);
+	reloader_post(F.r, st->ev, &in);
 	posted[before][st->ev]++;
 	if (st->ev == RE_RESUME) {
 		M.pending = st->pending;
 		M.want_hard = st->pending && st->pending_hard;
 	}
 	M.begin_allowed = FALSE;
-	if (M.stopping) {
+	if (F.stopping) {
 		M.pending = FALSE;
 		M.want_hard = FALSE;
 	}
 
 	/* An attempt's end: one READY=1 unless stopping, its timers gone. */
-	if (attempt_state(before) && state() == RS_IDLE && !M.stopping &&
+	if (attempt_state(before) && state() == RS_IDLE && !F.stopping &&
 	    M.notified_ready != ready_before + 1)
 		broken("attempt %u ended with %u READY=1",
-		       reloader_attempt(M.r), M.notified_ready - ready_before);
+		       reloader_attempt(F.r), M.notified_ready - ready_before);
 	if (!(attempt_state(before) && state() == RS_IDLE) &&
 	    M.notified_ready != ready_before)
 		broken("READY=1 on %s in %s", reload_state_name(before),
 		       reload_event_name(st->ev));
 	if (M.timer && !loads(state()))
 		broken("load timers armed in %s", reload_state_name(state()));
-	if (reloader_reloads(M.r) > oks_before &&
-	    (before == RS_IDLE || reloader_attempt(M.r) == 0))
+	if (reloader_reloads(F.r) > oks_before &&
+	    (before == RS_IDLE || reloader_attempt(F.r) == 0))
 		broken("a reload counted on %s in %s (attempt %u)",
 		       reload_event_name(st->ev), reload_state_name(before),
-		       reloader_attempt(M.r));
-	if (reloader_reloads(M.r) > oks_before)
+		       reloader_attempt(F.r));
+	if (reloader_reloads(F.r) > oks_before)
 		M.oks++;
-	if (reloader_reloads_failed(M.r) != M.failures_counted)
+	if (reloader_reloads_failed(F.r) != M.failures_counted)
 		broken("%u failed reloads counted, %u told",
-		       reloader_reloads_failed(M.r), M.failures_counted);
-	if (M.stopping && !stopping_before) {
+		       reloader_reloads_failed(F.r), M.failures_counted);
+	if (F.stopping && !stopping_before) {
 		/* The stop's rule: every waiter told; IDLE, or LOADING
 		 * until its generation ends. */
-		if (reloader_waiters(M.r)->len)
+		if (reloader_waiters(F.r)->len)
 			broken("%u waiters left at the stop",
-			       reloader_waiters(M.r)->len);
+			       reloader_waiters(F.r)->len);
 		if (state() != RS_IDLE && state() != RS_LOADING)
 			broken("stopped in %s", reload_state_name(state()));
 	}
-	if (M.stopping && reloader_pending(M.r, NULL, NULL))
+	if (F.stopping && reloader_pending(F.r, NULL, NULL))
 		broken("a reload pending while stopping");
 }
 
@@ -448,7 +380,7 @@ static void settle(void)
 	for (guint i = 0; i < 64 && !M.broken; i++) {
 		struct step st = plain;
 
-		if (M.searching) {
+		if (F.searching) {
 			st.ev = RE_SEARCH_OVER;
 		} else {
 			st.ev = to_end[state()];
@@ -468,22 +400,22 @@ static void run_sequence(const struct step *steps, guint n)
 
 	g_free(M.broken);
 	M = (struct model){ 0 };
-	M.r = reloader_new(&props_ops, NULL);
+	machine_new();
 	for (guint i = 0; i < n && !M.broken; i++)
 		post_step(&steps[i]);
 	if (!M.broken)
 		settle();
-	if (!M.broken && !M.stopping) {
+	if (!M.broken && !F.stopping) {
 		/* Nothing left to run: every request was answered. */
-		if (reloader_pending(M.r, NULL, NULL) || M.pending)
+		if (reloader_pending(F.r, NULL, NULL) || M.pending)
 			broken("a reload pending, never run");
 		for (guint c = 1; c <= M.clients; c++)
 			if (M.accepted[c] && M.answers[c] != 1)
 				broken("client %u answered %u times once "
 				       "all ended", c, M.answers[c]);
-		if (reloader_reloads(M.r) != M.oks)
+		if (reloader_reloads(F.r) != M.oks)
 			broken("%u reloads counted, %u ended ok",
-			       reloader_reloads(M.r), M.oks);
+			       reloader_reloads(F.r), M.oks);
 	}
 	if (!M.broken)
 		post_step(&stop);
@@ -496,8 +428,7 @@ static void run_sequence(const struct step *steps, guint n)
 		if (M.answers[c] != 1)
 			broken("client %u answered %u times at the stop", c,
 			       M.answers[c]);
-	reloader_free(M.r);
-	M.r = NULL;
+	teardown();
 }
 
 /* ---- generating, shrinking, printing ---- */
@@ -956,8 +887,8 @@ static void assert_restored(const struct upgrade_state *h)
 	g_free(M.broken);
 	M = (struct model){ .now = &st, .begin_allowed = TRUE,
 			    .want_hard = h->hard };
-	M.r = reloader_new(&props_ops, NULL);
-	reloader_post(M.r, RE_RESUME, &(struct reload_input){
+	machine_new();
+	reloader_post(F.r, RE_RESUME, &(struct reload_input){
 		.signal = h->reload_signal,
 		.hard = h->hard,
 		.attempt = h->attempt,
@@ -966,14 +897,13 @@ static void assert_restored(const struct upgrade_state *h)
 		.pending_hard = h->pending_hard,
 	});
 	g_assert_null(M.broken);
-	g_assert_cmpuint(reloader_attempt(M.r), ==, h->attempt);
-	g_assert_cmpint(reloader_hard(M.r), ==, h->hard);
-	g_assert_cmpint(reloader_pending(M.r, &sig, &hard), ==,
+	g_assert_cmpuint(reloader_attempt(F.r), ==, h->attempt);
+	g_assert_cmpint(reloader_hard(F.r), ==, h->hard);
+	g_assert_cmpint(reloader_pending(F.r, &sig, &hard), ==,
 			h->reload_pending);
 	if (h->reload_pending)
 		g_assert_cmpint(hard, ==, h->pending_hard);
-	reloader_free(M.r);
-	M.r = NULL;
+	teardown();
 }
 
 static void test_state_round_trip(void)
