@@ -49,8 +49,8 @@ struct adopt {
 	GPtrArray *adopted;	/* struct adopted *, alive */
 	GPtrArray *instances;	/* their struct foreign *, for status */
 	gboolean serving;	/* the adopted ones are the service */
-	gboolean stopping;
-	int stop_sig;		/* the stop's signal, while stopping */
+	int stop_sig;		/* the stop's signal, as adopt_stop() was
+				 * told it; 0 while the wrapper runs */
 	gboolean quick;		/* this search ends when nothing is there */
 	guint found;		/* adopted by this search */
 
@@ -124,7 +124,7 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	struct adopt *a = d->a;
 
 	d->source = 0;
-	if (d->launcher && !a->stopping) {
+	if (d->launcher && !a->stop_sig) {
 		launcher_exited(a, d);
 		return G_SOURCE_REMOVE;
 	}
@@ -140,13 +140,13 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 	}
 	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
 		   foreign_kind_name(d->f->kind),
-		   a->serving && a->adopted->len == 1 && !a->stopping ?
+		   a->serving && a->adopted->len == 1 && !a->stop_sig ?
 		   ", and it was serving" :
 		   "");
 	forget(a, d);
 	if (a->adopted->len)
 		return G_SOURCE_REMOVE;
-	if (a->serving && !a->stopping) {
+	if (a->serving && !a->stop_sig) {
 		a->serving = FALSE;
 		a->fn(ADOPT_LOST, a->data);
 	} else {
@@ -388,7 +388,7 @@ static void watch_pidfile(struct adopt *a)
 
 static void search_start(struct adopt *a, gboolean quick)
 {
-	if (a->timer || a->stopping)
+	if (a->timer || a->stop_sig)
 		return;
 	a->quick = quick;
 	a->found = 0;
@@ -667,7 +667,6 @@ void adopt_stop(struct adopt *a, int sig)
 	if (!a)
 		return;
 	searching = a->timer != 0;
-	a->stopping = TRUE;
 	a->stop_sig = sig;
 	search_end(a);
 	signal_adopted(a, sig, FALSE);

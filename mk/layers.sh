@@ -37,10 +37,10 @@ cd "$dir" || exit 2
 
 # feature: the files outside it that may include its headers.
 features='
-selfupgrade	wrapper/supervisor.c wrapper/rundir-use.c wrapper/main.c
+selfupgrade	wrapper/supervisor.c wrapper/lifecycle.c wrapper/rundir-use.c wrapper/main.c
 mworker		wrapper/supervisor.c wrapper/launcher.c wrapper/selfupgrade/selfupgrade.c
 steering	wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c wrapper/statussource.c migrate/firststart.c migrate/replacement.c
-fdstore		wrapper/options.h wrapper/supervisor.c wrapper/launcher.c wrapper/outcome.c migrate/handoff.c
+fdstore		wrapper/options.h wrapper/supervisor.c wrapper/lifecycle.c wrapper/launcher.c wrapper/outcome.c migrate/handoff.c
 versioncache	wrapper/launcher.c wrapper/rundir-use.c
 '
 proof='identity trust scan find foreign cmdline'

@@ -6,8 +6,13 @@
 
 #include "base/log.h"
 #include "migrate/adopt.h"
+#include "migrate/firststart.h"
 #include "migrate/replacement.h"
+#include "wrapper/fdstore/fdstore.h"
+#include "wrapper/launcher.h"
+#include "wrapper/reloader.h"
 #include "wrapper/sdnotify.h"
+#include "wrapper/selfupgrade/selfupgrade.h"
 #include "wrapper/supervisor.h"
 
 void lifecycle_init(struct lifecycle *l, struct supervisor *sv)
@@ -35,7 +40,7 @@ void lifecycle_set_running(struct lifecycle *l)
 
 void lifecycle_quit_if_done(struct lifecycle *l)
 {
-	if (l->phase == PHASE_STOPPING && l->sv->gt.gens->len == 0 &&
+	if (lifecycle_stopping(l) && l->sv->gt.gens->len == 0 &&
 	    !adopt_alive(replacement_adopt(l->sv->replacement))) {
 		/* May happen before the loop runs: "done" covers that. */
 		l->done = TRUE;
@@ -43,17 +48,11 @@ void lifecycle_quit_if_done(struct lifecycle *l)
 	}
 }
 
-const char *phase_name(enum phase phase)
+const char *lifecycle_state_name(const struct lifecycle *l)
 {
-	switch (phase) {
-	case PHASE_STARTING:
-		return "starting";
-	case PHASE_RUNNING:
-		return "running";
-	case PHASE_STOPPING:
+	if (lifecycle_stopping(l))
 		return "stopping";
-	}
-	return "unknown";
+	return l->phase == PHASE_STARTING ? "starting" : "running";
 }
 
 static gboolean on_stop_timeout(gpointer data)
@@ -88,31 +87,44 @@ static void signal_all(struct lifecycle *l, int sig)
 	}
 }
 
-void lifecycle_begin_stop(struct lifecycle *l, int sig)
+/* Waiting clients told, a hand-off abandoned, the attempt under way
+ * ended unless a generation loads (its end ends it); the searches, the
+ * launcher's timers and the self-upgrade's helper end. */
+static void tell_parts(struct supervisor *sv)
 {
-	gboolean hard = sig != SIGUSR1;
+	reloader_post(sv->reloader, RE_STOP, NULL);
+	first_start_cancel(sv->first);
+	launcher_cancel(sv->launcher);
+	selfupgrade_cancel(sv->up);
+}
 
-	if (l->phase == PHASE_STOPPING) {
-		if (!hard || l->stop_hard)
-			return;
+void lifecycle_stop(struct lifecycle *l, int sig, int exit_code)
+{
+	enum want was = l->want;
+	enum want want = sig == SIGUSR1 ? WANT_STOP_GRACEFUL : WANT_STOP_NOW;
+	gboolean now = want == WANT_STOP_NOW;
+
+	if (exit_code >= 0)
+		lifecycle_set_exit_code(l, exit_code);
+	/* The serving generation's sockets stay stored for a restart;
+	 * those another process listens beside go before haproxy lets go. */
+	fdstore_stopping(l->sv->rt.fdstore);
+	if (was == WANT_STOP_NOW || was == want)
+		return;
+	l->want = want;
+	if (was == WANT_STOP_GRACEFUL) {
 		log_notice("%s while stopping gracefully: stopping now",
 			   signal_name(sig));
-	}
-	if (l->phase != PHASE_STOPPING) {
-		g_autofree gchar *line = NULL;
+	} else {
+		g_autofree gchar *line = supervisor_status_summary(l->sv);
 
-		l->phase = PHASE_STOPPING;
-		line = supervisor_status_summary(l->sv);
 		notify_stopping(line);
 	}
-	/* Waiting clients told, a hand-off abandoned, the attempt under
-	 * way ended unless a generation loads (its end ends it). */
-	supervisor_stopping(l->sv);
+	tell_parts(l->sv);
 	signal_all(l, sig);
 	adopt_stop(replacement_adopt(l->sv->replacement), sig);
-	if (hard && !l->stop_hard && l->sv->opts->stop_timeout_s)
+	if (now && l->sv->opts->stop_timeout_s)
 		l->stop_timer = g_timeout_add_seconds(l->sv->opts->stop_timeout_s,
 						      on_stop_timeout, l);
-	l->stop_hard = hard;
 	lifecycle_quit_if_done(l);
 }

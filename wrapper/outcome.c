@@ -88,7 +88,8 @@ static void starting_generation_exited(struct supervisor *sv,
 
 	/* It was to take its listeners (-x) from the one serving, which
 	 * ended meanwhile (a restart by hand): again, without -x. */
-	if (g->took_listeners && !sv->gt.current && sv->life.phase == PHASE_RUNNING) {
+	if (g->took_listeners && !sv->gt.current &&
+	    lifecycle_running(&sv->life)) {
 		log_notice("generation %u (pid %d) %s: the one serving, whose "
 			   "listeners it was to take, ended while it loaded; "
 			   "starting it again", number, pid, how);
@@ -107,7 +108,7 @@ static void starting_generation_exited(struct supervisor *sv,
 	};
 	g_strlcpy(sv->gt.failed.version, g->version, sizeof(sv->gt.failed.version));
 	forget_generation(sv, g);
-	if (sv->life.phase == PHASE_STOPPING)
+	if (lifecycle_stopping(&sv->life))
 		log_info("generation %u (pid %d) %s while starting", number,
 			 pid, how);
 	/* Ending before it was ready is a failure, whatever the status;
@@ -157,9 +158,8 @@ static void current_generation_exited(struct supervisor *sv,
 			    g->pid, NULL);
 	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
 		   "on its own; stopping", g->number, g->pid, how);
-	lifecycle_set_exit_code(&sv->life, lost_exit_code(g->mode, status));
 	forget_generation(sv, g);
-	lifecycle_begin_stop(&sv->life, SIGTERM);
+	lifecycle_stop(&sv->life, SIGTERM, lost_exit_code(g->mode, status));
 }
 
 static void on_generation_exit(GPid pid, int status, gpointer data)
@@ -179,7 +179,7 @@ static void on_generation_exit(GPid pid, int status, gpointer data)
 		witness_flush(&g->witness);
 	if (g == sv->gt.starting) {
 		starting_generation_exited(sv, g, status);
-	} else if (g == sv->gt.current && sv->life.phase != PHASE_STOPPING) {
+	} else if (g == sv->gt.current && !lifecycle_stopping(&sv->life)) {
 		current_generation_exited(sv, g, status);
 	} else {
 		log_info("generation %u (pid %d) finished: %s", g->number,
@@ -195,6 +195,7 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 	struct generation *old = sv->gt.current;
 	struct takeover *takeover;
 	struct log_event ev;
+	gboolean first;
 
 	witness_stop(&g->witness);
 	g->state = GEN_CURRENT;
@@ -232,9 +233,11 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
 	takeover = first_start_takeover(sv->first);
-	if (sv->life.phase == PHASE_STARTING && takeover)
+	first = sv->life.phase == PHASE_STARTING &&
+		!lifecycle_stopping(&sv->life);
+	if (first && takeover)
 		sv->metrics.takeovers = takeover_taken(takeover);
-	if (sv->life.phase == PHASE_STARTING) {
+	if (first) {
 		lifecycle_set_running(&sv->life);
 		first_start_serving(sv->first);
 	}
@@ -266,12 +269,12 @@ void outcome_replacement(enum replacement_report what, gpointer data)
 		supervisor_status_tell(sv);
 		break;
 	case REPLACEMENT_NONE:
-		if (sv->life.phase == PHASE_STOPPING)
+		if (lifecycle_stopping(&sv->life))
 			break;
 		/* During a reload its generation decides (current_lost). */
 		if (!sv->gt.current && !sv->gt.starting)
-			supervisor_stop(sv,
-					replacement_not_found(sv->replacement));
+			lifecycle_stop(&sv->life, SIGTERM,
+				       replacement_not_found(sv->replacement));
 		else
 			reloader_post(sv->reloader, RE_SEARCH_OVER, NULL);
 		break;

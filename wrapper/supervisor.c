@@ -36,17 +36,11 @@ static void sv_request_reload(struct supervisor *s, int sig, gboolean hard,
 		.signal = sig, .hard = hard, .client = client });
 }
 
-void supervisor_stop(struct supervisor *s, int exit_code)
-{
-	lifecycle_set_exit_code(&s->life, exit_code);
-	lifecycle_begin_stop(&s->life, SIGTERM);
-}
-
 static struct status_owners status_owners(struct supervisor *s)
 {
 	return (struct status_owners){
 		.gt = &s->gt,
-		.phase = phase_name(s->life.phase),
+		.phase = lifecycle_state_name(&s->life),
 		.reloader = s->reloader,
 		.metrics = &s->metrics,
 		.takeover = first_start_takeover(s->first),
@@ -74,7 +68,7 @@ void supervisor_status_tell(struct supervisor *s)
 {
 	g_autofree gchar *line = NULL;
 
-	if (reloader_busy(s->reloader) || s->life.phase != PHASE_RUNNING)
+	if (reloader_busy(s->reloader) || !lifecycle_running(&s->life))
 		return;
 	line = supervisor_status_summary(s);
 	notify_status(line);
@@ -93,8 +87,7 @@ static void on_control(struct control_client *c,
 		sv_request_reload(s, 0, command == CMD_HARD_RELOAD, c);
 		break;
 	case CMD_HANDOFF:
-		handoff_request(s->handoff, c,
-				s->life.phase == PHASE_RUNNING);
+		handoff_request(s->handoff, c, lifecycle_running(&s->life));
 		break;
 	case CMD_STATUS:
 	case CMD_STATUS_JSON:
@@ -109,14 +102,6 @@ static void on_control(struct control_client *c,
 	case CMD_INVALID:
 		g_assert_not_reached();
 	}
-}
-
-void supervisor_stopping(struct supervisor *s)
-{
-	reloader_post(s->reloader, RE_STOP, NULL);
-	first_start_cancel(s->first);
-	launcher_cancel(s->launcher);
-	selfupgrade_cancel(s->up);
 }
 
 static void on_signal(const struct signalfd_siginfo *si, gpointer data)
@@ -134,8 +119,7 @@ static void on_signal(const struct signalfd_siginfo *si, gpointer data)
 	case SIGUSR1:
 		log_notice("%s from pid %u: %s", signal_name(sig), si->ssi_pid,
 			   sig == SIGUSR1 ? "stopping gracefully" : "stopping");
-		fdstore_stopping(s->rt.fdstore);
-		lifecycle_begin_stop(&s->life, sig);
+		lifecycle_stop(&s->life, sig, -1);
 		break;
 	default:
 		log_info("ignoring %s from pid %u", signal_name(sig), si->ssi_pid);
@@ -310,7 +294,13 @@ static void schedule_pending(struct supervisor *s)
 /* The life cycle owns "stopping": the machine asks it. */
 static gboolean life_stopping(struct supervisor *s)
 {
-	return s->life.phase == PHASE_STOPPING;
+	return lifecycle_stopping(&s->life);
+}
+
+/* A first start that failed, or a failure with nothing serving. */
+static void stop_service(struct supervisor *s, int exit_code)
+{
+	lifecycle_stop(&s->life, SIGTERM, exit_code);
 }
 
 static const struct reloader_ops sv_reload_ops = {
@@ -326,7 +316,7 @@ static const struct reloader_ops sv_reload_ops = {
 	.master_timeout_text = master_timeout_text,
 	.search = search,
 	.log_failure = log_failure,
-	.stop_service = supervisor_stop,
+	.stop_service = stop_service,
 	.notify_ready = notify_ready_now,
 	.answer = control_reply,
 	.end_attempt = end_attempt,

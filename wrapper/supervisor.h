@@ -58,11 +58,6 @@ int supervisor_run(struct supervisor *s);
 
 void supervisor_free(struct supervisor *s);
 
-/* The service cannot go on (nothing serves): it stops with exit_code. */
-void supervisor_stop(struct supervisor *s, int exit_code);
-/* A stop was asked for: the reload machine told, what runs for a start
- * or a reload (takeover, probes, self-upgrade) cancelled. */
-void supervisor_stopping(struct supervisor *s);
 
 /* What "status" shows (wrapper/statussource.h), from the owners; valid
  * until the next call. */

@@ -647,6 +647,37 @@ static void test_stop_beside_another_listener(void)
 	pid1_close(&p);
 }
 
+/*
+ * Every stop leaves the store as a graceful one does, whichever door it
+ * came through: the serving haproxy crashed (data: SIGKILL), or it ended
+ * as a replaced one does and the search found nothing (SIGTERM). A kept
+ * socket beside another listener would take a share of the connections
+ * the next start, or nobody, accepts.
+ */
+static void test_end_beside_another_listener(gconstpointer data)
+{
+	int sig = GPOINTER_TO_INT(data);
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", "--master-worker=off",
+				     NULL };
+	int sibling;
+
+	if (!site_init(&s, &p, NULL))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 1);
+	sibling = sibling_listener(s.port);
+	g_assert_cmpint(sibling, >=, 0);
+	g_assert_no_errno(kill(s.pid, sig));
+	t_assert_exit_code(wrapper_wait_exit(s.w, T_WAIT), 128 + sig);
+	pid1_drain(&p);
+	g_assert_cmpuint(p.removed, ==, 1);
+	g_assert_cmpuint(g_hash_table_size(p.store), ==, 0);
+	close(sibling);
+	pid1_close(&p);
+}
+
 /* The inodes of every socket the store keeps. */
 static GArray *kept_inodes(struct pid1 *p)
 {
@@ -1801,6 +1832,12 @@ int main(int argc, char **argv)
 			test_handed_then_removed);
 	g_test_add_func("/fdstore/stop-beside-another-listener",
 			test_stop_beside_another_listener);
+	g_test_add_data_func("/fdstore/crash-beside-another-listener",
+			     GINT_TO_POINTER(SIGKILL),
+			     test_end_beside_another_listener);
+	g_test_add_data_func("/fdstore/replaced-by-none-beside-another-listener",
+			     GINT_TO_POINTER(SIGTERM),
+			     test_end_beside_another_listener);
 	static const char *const mw_off[] = { "--fd-store=on",
 					      "--master-worker=off", NULL };
 	static const struct own_binds shards = {

@@ -118,6 +118,39 @@ static void test_external_kill(gconstpointer data)
 	g_assert_false(t_pid_alive(s.pid));
 }
 
+/*
+ * The serving haproxy killed while the one before drains: the stop that
+ * follows is a stop now, as SIGTERM's, so the draining one gets SIGTERM
+ * and nothing is left beside the exit for Restart=.
+ */
+static void test_killed_while_draining(void)
+{
+	const char *opts[] = { "--stop-timeout=120", NULL };
+	g_auto(TSite) s = { 0 };
+	GPid old;
+	int conn;
+
+	if (!t_site_init_real(&s, LONG_DRAIN))
+		return;
+	real_start(&s, NULL, opts);
+	old = real_worker(&s);
+	conn = t_hold_connection(s.port);
+	g_assert_cmpint(conn, >=, 0);
+	for (gint64 end = t_deadline(T_WAIT);
+	     !accepted_by(old, conn, s.port) && g_get_monotonic_time() < end;)
+		g_usleep(10 * 1000);
+	g_assert_true(accepted_by(old, conn, s.port));
+	real_reload(&s, SIGUSR2, FALSE);
+	g_assert_true(t_pid_alive(old));
+
+	real_signal_serving(&s, SIGKILL);
+	t_assert_exit_code(wrapper_wait_exit(s.w, T_WAIT), 128 + SIGKILL);
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_ON_ITS_OWN));
+	g_assert_true(t_wait_gone(old, T_WAIT));
+	assert_relayed(&s, "SIGTERM", old);
+	close(conn);
+}
+
 static void test_stray_signals(void)
 {
 	static const int strays[] = { SIGQUIT, SIGTTOU, SIGTTIN, SIGWINCH };
@@ -166,6 +199,8 @@ int main(int argc, char **argv)
 			     test_external_kill);
 	g_test_add_data_func("/real/terminated-haproxy",
 			     GINT_TO_POINTER(SIGTERM), test_external_kill);
+	g_test_add_func("/real/killed-while-draining",
+			test_killed_while_draining);
 	g_test_add_func("/real/stray-signals", test_stray_signals);
 	return g_test_run();
 }
