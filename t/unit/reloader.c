@@ -131,6 +131,70 @@ static void test_first_start_failed(void)
 	teardown();
 }
 
+/* The machine is the one home of "first start": it holds from START
+ * until the first generation serves (READY), through a request that
+ * waits for it, and no longer for the reload that runs after it. */
+static void test_first_start_owner(void)
+{
+	setup();
+	post(RE_START, NULL);
+	g_assert_true(reloader_first_start(F.r));
+	post(RE_SETTLED, NULL);
+	request(1, SIGUSR2, FALSE);
+	probed("2.6.12");
+	assert_state(RS_LOADING);
+	g_assert_true(reloader_first_start(F.r));
+	post(RE_SERVING, NULL);
+	g_assert_true(reloader_first_start(F.r));
+	ready("generation 1 serving");
+	g_assert_false(reloader_first_start(F.r));
+	expect("probe", "launch 2.6.12", "READY=1", "end attempt",
+	       "schedule pending", NULL);
+	post(RE_RUN_PENDING, NULL);
+	assert_state(RS_PROBING);
+	g_assert_false(reloader_first_start(F.r));
+	probed("2.6.12");
+	ready("generation 2 serving");
+	expect("RELOADING=1", "probe", "launch 2.6.12", "READY=1",
+	       "answer 1: ok generation 2 serving", "end attempt", NULL);
+	g_assert_cmpuint(reloader_reloads(F.r), ==, 1);
+	teardown();
+}
+
+/* A first start that failed stays one (the wrapper stops with its exit
+ * code); one stopped while it loads ends when it serves, no reload. */
+static void test_first_start_owner_ends(void)
+{
+	setup();
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	failed(127, "haproxy not found");
+	expect("probe", "failed (first start): haproxy not found",
+	       "stop service 127", "end attempt", NULL);
+	g_assert_true(reloader_first_start(F.r));
+	teardown();
+
+	setup();
+	post(RE_START, NULL);
+	post(RE_SETTLED, NULL);
+	probed("2.6.12");
+	post(RE_STOP, NULL);
+	g_assert_true(reloader_first_start(F.r));
+	ready("generation 1 serving");
+	g_assert_false(reloader_first_start(F.r));
+	g_assert_cmpuint(reloader_reloads(F.r), ==, 0);
+	teardown();
+}
+
+/* A new image resumes what the old one ran: no first start. */
+static void test_first_start_not_after_resume(void)
+{
+	setup();
+	post(RE_RESUME, &(struct reload_input){ .attempt = 3 });
+	g_assert_false(reloader_first_start(F.r));
+	teardown();
+}
+
 /* ---- a master's verdict and timeouts ---- */
 
 /* Effects that post events synchronously are handled after the event
@@ -493,6 +557,12 @@ int main(int argc, char **argv)
 	g_test_add_func("/reloader/timeouts", test_timeouts);
 	g_test_add_func("/reloader/reload/first-start-retried",
 			test_first_start_retried);
+	g_test_add_func("/reloader/first-start/owner",
+			test_first_start_owner);
+	g_test_add_func("/reloader/first-start/owner-ends",
+			test_first_start_owner_ends);
+	g_test_add_func("/reloader/first-start/not-after-resume",
+			test_first_start_not_after_resume);
 	g_test_add_func("/reloader/reload/upgrade-refused",
 			test_upgrade_refused);
 	g_test_add_func("/reloader/reload/resume", test_resume);
