@@ -33,9 +33,9 @@ void lifecycle_set_exit_code(struct lifecycle *l, int code)
 	}
 }
 
-void lifecycle_set_running(struct lifecycle *l)
+gboolean lifecycle_running(const struct lifecycle *l)
 {
-	l->phase = PHASE_RUNNING;
+	return l->want == WANT_RUN && !reloader_first_start(l->sv->reloader);
 }
 
 void lifecycle_quit_if_done(struct lifecycle *l)
@@ -52,7 +52,7 @@ const char *lifecycle_state_name(const struct lifecycle *l)
 {
 	if (lifecycle_stopping(l))
 		return "stopping";
-	return l->phase == PHASE_STARTING ? "starting" : "running";
+	return reloader_first_start(l->sv->reloader) ? "starting" : "running";
 }
 
 static gboolean on_stop_timeout(gpointer data)

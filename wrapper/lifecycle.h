@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The life cycle: starting, running, what the wrapper wants (to run, or
- * to stop), and how it exits. want is the one home of "stopping", and
+ * The life cycle: what the wrapper wants (to run, or to stop), and how it
+ * exits; whether it still starts is the reload machine's
+ * (reloader_first_start()). want is the one home of "stopping", and
  * lifecycle_stop() the one door every stop goes through: it tells the fd
  * store, systemd (STOPPING=1), the reload machine, the searches, the
  * launcher and the self-upgrade, signals every generation and adopted
  * instance, bounds a stop by --stop-timeout, and ends the main loop once
- * nothing is left. The core reads phase, want, done and exit_code; it
+ * nothing is left. The core reads want, done and exit_code; it
  * writes them through the functions below.
  */
 #pragma once
@@ -16,11 +17,6 @@
 struct supervisor;
 
 
-enum phase {
-	PHASE_STARTING,	/* the first generation is not ready yet */
-	PHASE_RUNNING,
-};
-
 /* What the wrapper wants, as runit's want beside its state. */
 enum want {
 	WANT_RUN,
@@ -28,9 +24,8 @@ enum want {
 	WANT_STOP_NOW,		/* SIGTERM, bounded by --stop-timeout */
 };
 
-/* The life cycle: starting, running, stopping, and how we exit. */
+/* The life cycle: stopping or not, and how we exit. */
 struct lifecycle {
-	enum phase phase;
 	enum want want;
 	guint stop_timer;	/* --stop-timeout, then a hard stop */
 	gboolean done;		/* stopping, nothing left to wait for */
@@ -49,16 +44,12 @@ static inline gboolean lifecycle_stopping(const struct lifecycle *l)
 }
 
 /* Running once the first generation served, and not stopping. */
-static inline gboolean lifecycle_running(const struct lifecycle *l)
-{
-	return l->phase == PHASE_RUNNING && l->want == WANT_RUN;
-}
+gboolean lifecycle_running(const struct lifecycle *l);
 
 /* What status shows: starting, running or stopping. */
 const char *lifecycle_state_name(const struct lifecycle *l);
 /* The first exit code set wins. */
 void lifecycle_set_exit_code(struct lifecycle *l, int code);
-void lifecycle_set_running(struct lifecycle *l);
 /* Stopping and nothing left to wait for: the main loop ends. */
 void lifecycle_quit_if_done(struct lifecycle *l);
 /* The one door of every stop: a stop signal, or the wrapper's own

@@ -233,14 +233,13 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 			   "haproxy %s", g->number, g->pid, g->version);
 	}
 	takeover = first_start_takeover(sv->first);
-	first = sv->life.phase == PHASE_STARTING &&
+	/* Still the first start until READY below, which ends it. */
+	first = reloader_first_start(sv->reloader) &&
 		!lifecycle_stopping(&sv->life);
 	if (first && takeover)
 		sv->metrics.takeovers = takeover_taken(takeover);
-	if (first) {
-		lifecycle_set_running(&sv->life);
+	if (first)
 		first_start_serving(sv->first);
-	}
 	{
 		g_autofree gchar *msg = g_strdup_printf(
 			"generation %u (pid %d) serving%s", g->number, g->pid,

@@ -323,7 +323,6 @@ static enum reload_state begin(struct reloader *r, int sig, gboolean hard)
 static enum reload_state start(struct reloader *r,
 			       const struct reload_input *in)
 {
-	r->first = TRUE;
 	r->started_us = g_get_monotonic_time();
 	return RS_STARTING;
 }
@@ -331,6 +330,7 @@ static enum reload_state start(struct reloader *r,
 static enum reload_state resume(struct reloader *r,
 				const struct reload_input *in)
 {
+	r->first = FALSE;
 	r->skip_upgrade = TRUE;
 	r->pending.on = in->pending;
 	r->pending.signal = in->pending_signal;
@@ -672,6 +672,9 @@ struct reloader *reloader_new(const struct reloader_ops *ops,
 
 	r->ops = ops;
 	r->ctx = sv;
+	/* Nothing served yet: START begins the first start, RESUME ends
+	 * it (the old image's generations serve). */
+	r->first = TRUE;
 	r->waiters = g_ptr_array_new_with_free_func(g_free);
 	g_queue_init(&r->queue);
 	return r;

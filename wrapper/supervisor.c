@@ -342,9 +342,6 @@ static void on_selfupgrade(enum selfupgrade_report what,
 	case SELFUPGRADE_ADOPTED:
 		outcome_watch(s, g);
 		break;
-	case SELFUPGRADE_RESUMED:
-		lifecycle_set_running(&s->life);
-		break;
 	}
 }
 

@@ -137,6 +137,8 @@ static void test_first_start_failed(void)
 static void test_first_start_owner(void)
 {
 	setup();
+	/* Before START too: status says "starting". */
+	g_assert_true(reloader_first_start(F.r));
 	post(RE_START, NULL);
 	g_assert_true(reloader_first_start(F.r));
 	post(RE_SETTLED, NULL);

@@ -87,10 +87,10 @@ static void adopt_notify(struct selfupgrade *u, int fd)
 		log_warn("%s", error->message);
 }
 
-/* The new image serves with what it adopted. */
+/* The new image serves with what it adopted; the machine's RESUME
+ * tells it no first start runs. */
 static void resumed(struct selfupgrade *u)
 {
-	u->report(SELFUPGRADE_RESUMED, NULL, u->data);
 	u->u.metrics->adoptions += u->u.gt->gens->len;
 }
 

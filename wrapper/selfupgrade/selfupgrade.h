@@ -24,7 +24,6 @@ struct wrapper_options;
 
 enum selfupgrade_report {
 	SELFUPGRADE_ADOPTED,	/* g, handed over: its end to be watched */
-	SELFUPGRADE_RESUMED,	/* the new image serves with what it took */
 };
 
 typedef void (*selfupgrade_report_fn)(enum selfupgrade_report what,
