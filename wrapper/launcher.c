@@ -318,14 +318,15 @@ static gboolean can_take_listeners(struct launcher *l)
 
 /* Our own additions to haproxy's arguments, for this generation. */
 static GStrv extra_args(struct launcher *l, const struct haproxy_version *v,
-			enum launch_mode mode, gboolean *exposes)
+			enum launch_mode mode, gboolean first,
+			gboolean *exposes)
 {
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	const char *user_socket = g_getenv("HAPROXY_STATS_SOCKET");
-	/* Nothing serves yet: the sockets systemd kept across a restart,
-	 * if any (decided once; what cannot be used is dropped now). */
-	const char *kept = l->u.gt->current ? NULL :
-			   fdstore_first_source(l->u.rt->fdstore, v, mode);
+	/* The first start: the sockets systemd kept across a restart, if
+	 * any (decided once; what cannot be used is dropped now). */
+	const char *kept = first ? fdstore_first_source(l->u.rt->fdstore, v,
+							mode) : NULL;
 
 	*exposes = FALSE;
 	if (haproxy_version_compare(v, 1, 8, 0) < 0)
@@ -447,7 +448,7 @@ static gboolean spawn_generation(struct launcher *l,
 		launch_failed(l, EXIT_OS_ERROR, "%s", error->message);
 		return FALSE;
 	}
-	extra = extra_args(l, v, mode, &exposes);
+	extra = extra_args(l, v, mode, first, &exposes);
 	g->exposes = exposes;
 	g->took_listeners = g_strv_contains((const char *const *)extra, "-x");
 	g->stops_predecessors = can_hold_back_own(l, mode, hard_asked,
