@@ -129,6 +129,7 @@ static void current_generation_exited(struct supervisor *sv,
 {
 	g_autofree gchar *how = describe_wait_status(status);
 	struct log_event ev;
+	int exit_code;
 
 	if (sv->gt.starting) {
 		log_info("generation %u (pid %d) %s while generation %u "
@@ -158,8 +159,10 @@ static void current_generation_exited(struct supervisor *sv,
 			    g->pid, NULL);
 	wlog_event(&ev, LOG_ERR, "generation %u (pid %d), the one serving, %s "
 		   "on its own; stopping", g->number, g->pid, how);
+	/* Read before g is freed. */
+	exit_code = lost_exit_code(g->mode, status);
 	forget_generation(sv, g);
-	lifecycle_stop(&sv->life, SIGTERM, lost_exit_code(g->mode, status));
+	lifecycle_stop(&sv->life, SIGTERM, exit_code);
 }
 
 static void on_generation_exit(GPid pid, int status, gpointer data)
