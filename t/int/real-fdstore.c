@@ -795,6 +795,38 @@ static void test_old_names_kept(void)
 }
 
 /*
+ * The same, then a reload that re-executes the wrapper (a package upgrade
+ * with --self-upgrade): the new image gets no LISTEN_FDS, and still takes
+ * a dropped bind's socket out under the old name systemd keeps it under.
+ */
+static void test_old_names_across_self_upgrade(void)
+{
+	g_auto(TSite) s = { 0 };
+	struct pid1 p = { 0 };
+	const char *const opts[] = { "--fd-store=on", "--self-upgrade=always",
+				     NULL };
+	guint16 extra = t_free_port();
+	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
+						 extra);
+
+	if (!site_init(&s, &p, bind))
+		return;
+	real_start(&s, NULL, opts);
+	pid1_until_stored(&p, 2);
+	stop_first(&s);
+	pid1_drain(&p);
+	pid1_rename_old(&p);
+	start_with_kept(&s, &p, opts);
+	real_serve(&s);
+	t_site_config(&s, NULL);
+	real_reload(&s, SIGUSR2, TRUE);
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING "SIGUSR2."));
+	assert_bind_dropped(&p, s.port, extra);
+	t_site_stop(&s);
+	pid1_close(&p);
+}
+
+/*
  * Several sockets of the serving generation on one address (haproxy 2.8's
  * shards, two bind lines, a bind per process under nbproc) are all ours:
  * a stop keeps every one of them for the restart, which takes them over,
@@ -1825,6 +1857,8 @@ int main(int argc, char **argv)
 			test_restart_without_store_refuses);
 	g_test_add_func("/fdstore/bind-removed", test_bind_removed);
 	g_test_add_func("/fdstore/old-names-kept", test_old_names_kept);
+	g_test_add_func("/fdstore/old-names-across-self-upgrade",
+			test_old_names_across_self_upgrade);
 	g_test_add_func("/fdstore/bind-added-across-restart",
 			test_bind_added_across_restart);
 	g_test_add_func("/fdstore/unusable-dropped", test_unusable_dropped);

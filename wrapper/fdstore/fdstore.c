@@ -263,6 +263,10 @@ void fdstore_set_rundir(struct fdstore *st, const char *rundir,
 	st->expose_sock = g_strdup(expose_sock);
 	if (!st->systemd_handed)
 		read_names(st);
+	else if (g_hash_table_size(st->stored))
+		/* The names systemd keeps them under, for an image of ours
+		 * after a self-upgrade, which gets no LISTEN_FDS. */
+		write_names(st);
 }
 
 /* systemd 254 and later tell the unit's FileDescriptorStoreMax= in
