@@ -512,6 +512,22 @@ static void test_restart_without_store_refuses(void)
 	pid1_close(&p);
 }
 
+/* The wrapper started with one more bind, on *extra, and both its
+ * sockets stored; FALSE: the test does not apply (skipped). */
+static gboolean start_with_extra_bind(struct t_site *s, struct pid1 *p,
+				      const char *const *opts, guint16 *extra)
+{
+	g_autofree gchar *bind = NULL;
+
+	*extra = t_free_port();
+	bind = g_strdup_printf("    bind 127.0.0.1:%u\n", *extra);
+	if (!site_init(s, p, bind))
+		return FALSE;
+	real_start(s, NULL, opts);
+	pid1_until_stored(p, 2);
+	return TRUE;
+}
+
 /* A bind the configuration drops is taken out of the store at the
  * reload that drops it: kept, it would take connections nobody accepts. */
 static void test_bind_removed(void)
@@ -519,14 +535,10 @@ static void test_bind_removed(void)
 	g_auto(TSite) s = { 0 };
 	struct pid1 p = { 0 };
 	const char *const opts[] = { "--fd-store=on", NULL };
-	guint16 extra = t_free_port();
-	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
-						 extra);
+	guint16 extra;
 
-	if (!site_init(&s, &p, bind))
+	if (!start_with_extra_bind(&s, &p, opts, &extra))
 		return;
-	real_start(&s, NULL, opts);
-	pid1_until_stored(&p, 2);
 	g_assert_cmpint(kept_for(&p, extra), >=, 0);
 	t_site_config(&s, NULL);
 	real_reload(&s, SIGUSR2, TRUE);
@@ -705,15 +717,11 @@ static void test_handed_then_removed(void)
 	g_auto(TSite) s = { 0 };
 	struct pid1 p = { 0 };
 	const char *const opts[] = { "--fd-store=on", NULL };
-	guint16 extra = t_free_port();
-	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
-						 extra);
+	guint16 extra;
 	g_autoptr(GArray) inodes = NULL;
 
-	if (!site_init(&s, &p, bind))
+	if (!start_with_extra_bind(&s, &p, opts, &extra))
 		return;
-	real_start(&s, NULL, opts);
-	pid1_until_stored(&p, 2);
 	inodes = kept_inodes(&p);
 	stop_first(&s);
 	/* The one to be dropped is the first offered. */
@@ -759,6 +767,17 @@ static void pid1_rename_old(struct pid1 *p)
 	p->store = old;
 }
 
+/* A restart whose store release 0.1 had kept: generation 1 serves. */
+static void restart_with_old_names(struct t_site *s, struct pid1 *p,
+				   const char *const *opts)
+{
+	stop_first(s);
+	pid1_drain(p);
+	pid1_rename_old(p);
+	start_with_kept(s, p, opts);
+	real_serve(s);
+}
+
 /*
  * A package upgrade from 0.1, whose store names its sockets otherwise:
  * they are taken over under their names, not stored twice, and one whose
@@ -769,21 +788,13 @@ static void test_old_names_kept(void)
 	g_auto(TSite) s = { 0 };
 	struct pid1 p = { 0 };
 	const char *const opts[] = { "--fd-store=on", NULL };
-	guint16 extra = t_free_port();
-	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
-						 extra);
+	guint16 extra;
 	g_autoptr(GArray) inodes = NULL;
 
-	if (!site_init(&s, &p, bind))
+	if (!start_with_extra_bind(&s, &p, opts, &extra))
 		return;
-	real_start(&s, NULL, opts);
-	pid1_until_stored(&p, 2);
-	stop_first(&s);
-	pid1_drain(&p);
-	pid1_rename_old(&p);
+	restart_with_old_names(&s, &p, opts);
 	inodes = kept_inodes(&p);
-	start_with_kept(&s, &p, opts);
-	real_serve(&s);
 	g_assert_true(holds_socket(s.pid, inodes));
 	pid1_drain(&p);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 2);
@@ -805,19 +816,11 @@ static void test_old_names_across_self_upgrade(void)
 	struct pid1 p = { 0 };
 	const char *const opts[] = { "--fd-store=on", "--self-upgrade=always",
 				     NULL };
-	guint16 extra = t_free_port();
-	g_autofree gchar *bind = g_strdup_printf("    bind 127.0.0.1:%u\n",
-						 extra);
+	guint16 extra;
 
-	if (!site_init(&s, &p, bind))
+	if (!start_with_extra_bind(&s, &p, opts, &extra))
 		return;
-	real_start(&s, NULL, opts);
-	pid1_until_stored(&p, 2);
-	stop_first(&s);
-	pid1_drain(&p);
-	pid1_rename_old(&p);
-	start_with_kept(&s, &p, opts);
-	real_serve(&s);
+	restart_with_old_names(&s, &p, opts);
 	t_site_config(&s, NULL);
 	real_reload(&s, SIGUSR2, TRUE);
 	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING "SIGUSR2."));

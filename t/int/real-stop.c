@@ -28,6 +28,27 @@ static void assert_relayed(struct t_site *s, const char *sig, GPid pid)
 	g_assert_nonnull(wrapper_find_log(s->w, relay));
 }
 
+/* Generation 1 started, holding the idle connection *conn it accepted,
+ * then reloaded: its pid, draining. */
+static GPid start_then_drain(struct t_site *s, const char *const *opts,
+			     int *conn)
+{
+	GPid old;
+
+	real_start(s, NULL, opts);
+	old = real_worker(s);
+	*conn = t_hold_connection(s->port);
+	g_assert_cmpint(*conn, >=, 0);
+	for (gint64 end = t_deadline(T_WAIT);
+	     !accepted_by(old, *conn, s->port) &&
+	     g_get_monotonic_time() < end;)
+		g_usleep(10 * 1000);
+	g_assert_true(accepted_by(old, *conn, s->port));
+	real_reload(s, SIGUSR2, FALSE);
+	g_assert_true(t_pid_alive(old));
+	return old;
+}
+
 static void test_sigterm_leaves_nothing(void)
 {
 	const char *opts[] = { "--stop-timeout=120", NULL };
@@ -40,20 +61,8 @@ static void test_sigterm_leaves_nothing(void)
 		return;
 	/* No SIGKILL within T_WAIT: only the relayed SIGTERM can end the
 	 * draining generation in time. */
-	real_start(&s, NULL, opts);
-	old = real_worker(&s);
-
-	/* Make sure generation 1 accepted the idle connection. */
-	conn = t_hold_connection(s.port);
-	g_assert_cmpint(conn, >=, 0);
-	for (gint64 end = t_deadline(T_WAIT);
-	     !accepted_by(old, conn, s.port) && g_get_monotonic_time() < end;)
-		g_usleep(10 * 1000);
-	g_assert_true(accepted_by(old, conn, s.port));
-
-	real_reload(&s, SIGUSR2, FALSE);
+	old = start_then_drain(&s, opts, &conn);
 	/* Still draining its idle connection when the stop comes. */
-	g_assert_true(t_pid_alive(old));
 	old_line = g_strdup_printf(LOG_PID_FMT, old);
 	g_assert_null(wrapper_find_log(s.w, old_line));
 
@@ -132,16 +141,7 @@ static void test_killed_while_draining(void)
 
 	if (!t_site_init_real(&s, LONG_DRAIN))
 		return;
-	real_start(&s, NULL, opts);
-	old = real_worker(&s);
-	conn = t_hold_connection(s.port);
-	g_assert_cmpint(conn, >=, 0);
-	for (gint64 end = t_deadline(T_WAIT);
-	     !accepted_by(old, conn, s.port) && g_get_monotonic_time() < end;)
-		g_usleep(10 * 1000);
-	g_assert_true(accepted_by(old, conn, s.port));
-	real_reload(&s, SIGUSR2, FALSE);
-	g_assert_true(t_pid_alive(old));
+	old = start_then_drain(&s, opts, &conn);
 
 	real_signal_serving(&s, SIGKILL);
 	t_assert_exit_code(wrapper_wait_exit(s.w, T_WAIT), 128 + SIGKILL);
