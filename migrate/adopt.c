@@ -435,6 +435,70 @@ const GPtrArray *adopt_instances(const struct adopt *a)
 	return a->instances;
 }
 
+GArray *adopt_rows(const struct adopt *a)
+{
+	GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct adopt_row));
+
+	for (guint i = 0; a && i < a->adopted->len; i++) {
+		const struct adopted *d = g_ptr_array_index(a->adopted, i);
+		struct adopt_row row = { .pid = d->f->pid,
+			.start_time = d->f->start_time, .leaving = d->leaving };
+
+		if (!d->launcher)
+			g_array_append_val(rows, row);
+	}
+	return rows;
+}
+
+static const struct adopt_row *row_of(const GArray *rows,
+				      const struct foreign *f)
+{
+	for (guint i = 0; i < rows->len; i++) {
+		const struct adopt_row *row =
+			&g_array_index(rows, struct adopt_row, i);
+
+		if (row->pid == f->pid && row->start_time == f->start_time)
+			return row;
+	}
+	return NULL;
+}
+
+guint adopt_restore(struct adopt *a, const GArray *rows)
+{
+	g_autoptr(GPtrArray) found = NULL;
+	guint kept = 0;
+	gboolean none;
+
+	if (!rows->len)
+		return 0;
+	/* A late look: the instances as they are, settled or not. */
+	found = look(a, TRUE, &none);
+	for (guint i = 0; found && i < found->len;) {
+		struct foreign *f = g_ptr_array_index(found, i);
+		const struct adopt_row *row = row_of(rows, f);
+		g_autofree gchar *what = NULL;
+		struct adopted *d;
+
+		if (!row || already_adopted(a, f)) {
+			i++;
+			continue;
+		}
+		what = foreign_describe(f);
+		d = watch_one(a, g_ptr_array_steal_index(found, i));
+		if (!d)
+			continue;
+		d->leaving = row->leaving;
+		log_notice("still adopted after the upgrade: %s", what);
+		kept++;
+	}
+	if (kept < rows->len)
+		log_warn("%u adopted haproxy instance(s) named by the handover "
+			 "are gone, or no longer this service's: left alone",
+			 rows->len - kept);
+	a->serving = any_staying(a);
+	return kept;
+}
+
 /*
  * An awaited launcher that now leads its own session was a daemon caught
  * between its fork and its setsid() when the search gave up: an instance.

@@ -52,6 +52,21 @@ gboolean adopt_serving(const struct adopt *a);
 /* Is an adopted instance still running, serving or not? */
 gboolean adopt_alive(const struct adopt *a);
 
+/* One adopted instance as it crosses our own exec (the upgrade state):
+ * proven again by identity in the new image, never by pid alone. */
+struct adopt_row {
+	GPid pid;
+	guint64 start_time;	/* of pid, from its stat */
+	gboolean leaving;	/* superseded or retired: no longer serving */
+};
+
+/* The adopted instances (a launcher still loading is none yet), rows. */
+GArray *adopt_rows(const struct adopt *a);
+/* The new image after our own exec: the rows the old one adopted, each
+ * kept only if the search's identity rule (find.h) still finds it, with
+ * its start time; watched again. How many were kept. */
+guint adopt_restore(struct adopt *a, const GArray *rows);
+
 /* The adopted instances alive (struct foreign *), for status. */
 const GPtrArray *adopt_instances(const struct adopt *a);
 

@@ -84,7 +84,7 @@ gboolean ended_as_replaced(int status)
 
 static void on_adopt(enum adopt_event event, gpointer data);
 
-void replacement_search(struct replacement *r, gboolean quick)
+static struct adopt *adopt_of(struct replacement *r)
 {
 	if (!r->adopt) {
 		g_auto(GStrv) argv = own_haproxy_argv(r->args);
@@ -94,6 +94,18 @@ void replacement_search(struct replacement *r, gboolean quick)
 				     (const char *const *)argv, cwd,
 				     r->rt->expose_cfg, on_adopt, r);
 	}
+	return r->adopt;
+}
+
+void replacement_restore(struct replacement *r, const GArray *rows)
+{
+	if (rows->len)
+		adopt_restore(adopt_of(r), rows);
+}
+
+void replacement_search(struct replacement *r, gboolean quick)
+{
+	adopt_of(r);
 	if (quick)
 		adopt_look(r->adopt);
 	else

@@ -65,5 +65,8 @@ void replacement_search(struct replacement *r, gboolean quick);
 int replacement_not_found(struct replacement *r);
 /* The generation remembered (for the log of a failed reload). */
 guint replacement_number(const struct replacement *r);
+/* The new image after our own exec: the adopted instances the old one
+ * handed over (struct adopt_row), proven again and watched. */
+void replacement_restore(struct replacement *r, const GArray *rows);
 /* Ours serves: an adopted haproxy found during its reload leaves. */
 void replacement_retire_adopted(struct replacement *r);

@@ -245,10 +245,7 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 		first_start_serving(sv->first);
 	{
 		g_autofree gchar *msg = g_strdup_printf(
-			"generation %u (pid %d) serving%s", g->number, g->pid,
-			reloader_upgrade_postponed(sv->reloader) ?
-			"; wrapper upgrade postponed (an adopted haproxy ran): "
-			"reload again" : "");
+			"generation %u (pid %d) serving", g->number, g->pid);
 
 		reloader_post(sv->reloader, RE_READY,
 			      &(struct reload_input){ .message = msg });

@@ -32,7 +32,6 @@ struct reloader {
 	gint64 started_us;		/* monotonic */
 	gboolean skip_upgrade;		/* it follows our own exec */
 	gchar *upgrade_refused;		/* why not, told to the waiters */
-	gboolean upgrade_postponed;	/* told in its answer */
 	GPtrArray *waiters;		/* struct waiter * */
 
 	/* Any number of requests during an attempt make one more. */
@@ -187,7 +186,6 @@ static void set_state(struct reloader *r, enum reload_state next)
 	switch (next) {
 	case RS_IDLE:
 		r->skip_upgrade = FALSE;
-		r->upgrade_postponed = FALSE;
 		g_clear_pointer(&r->upgrade_refused, g_free);
 		schedule_pending(r);
 		break;
@@ -308,15 +306,8 @@ static enum reload_state begin(struct reloader *r, int sig, gboolean hard)
 	log_notice("%sreloading on %s.", hard ? "hard-" : "",
 		   sig ? signal_name(sig) : "request");
 	r->ops->notify_reloading(r->ctx);
-	switch (r->ops->upgrade_wanted(r->ctx)) {
-	case UPGRADE_YES:
+	if (r->ops->upgrade_wanted(r->ctx) == UPGRADE_YES)
 		return RS_CHECKING_UPGRADE;
-	case UPGRADE_POSTPONED:
-		r->upgrade_postponed = TRUE;
-		break;
-	case UPGRADE_NO:
-		break;
-	}
 	return RS_PROBING;
 }
 
@@ -753,11 +744,6 @@ gboolean reloader_pending(const struct reloader *r, int *sig,
 	if (hard)
 		*hard = r->pending.hard;
 	return r->pending.on;
-}
-
-gboolean reloader_upgrade_postponed(const struct reloader *r)
-{
-	return r->upgrade_postponed;
 }
 
 const GPtrArray *reloader_waiters(const struct reloader *r)

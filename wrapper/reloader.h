@@ -82,7 +82,6 @@ struct reload_input {
 enum upgrade_choice {
 	UPGRADE_NO,
 	UPGRADE_YES,
-	UPGRADE_POSTPONED,	/* wanted, but an adopted haproxy runs */
 };
 
 enum launch_kind {
@@ -203,7 +202,6 @@ struct log_event reloader_event(const struct reloader *r,
 /* The reload asked for meanwhile, if any. */
 gboolean reloader_pending(const struct reloader *r, int *sig,
 			  gboolean *hard);
-gboolean reloader_upgrade_postponed(const struct reloader *r);
 
 /* The clients waiting (struct waiter *), and one taken over. */
 const GPtrArray *reloader_waiters(const struct reloader *r);

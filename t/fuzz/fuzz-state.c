@@ -43,6 +43,16 @@ static void check_same(const struct upgrade_state *a, const struct upgrade_state
 	for (guint i = 0; i < a->gens->len; i++)
 		check_same_gen(g_ptr_array_index(a->gens, i),
 			       g_ptr_array_index(b->gens, i));
+	FUZZ_CHECK(a->adopted->len == b->adopted->len);
+	for (guint i = 0; i < a->adopted->len; i++) {
+		const struct adopt_row *x =
+			&g_array_index(a->adopted, struct adopt_row, i);
+		const struct adopt_row *y =
+			&g_array_index(b->adopted, struct adopt_row, i);
+
+		FUZZ_CHECK(x->pid == y->pid && x->leaving == y->leaving &&
+			   x->start_time == y->start_time);
+	}
 	FUZZ_CHECK(fuzz_arrays_equal(a->waiters, b->waiters,
 				     sizeof(struct upgrade_waiter)));
 	FUZZ_CHECK(a->notify_fd == b->notify_fd);
@@ -63,6 +73,9 @@ static void check_sane(const struct upgrade_state *h)
 		FUZZ_CHECK(strnlen(g->version, sizeof(g->version)) <
 			   sizeof(g->version));
 	}
+	for (guint i = 0; i < h->adopted->len; i++)
+		FUZZ_CHECK(g_array_index(h->adopted, struct adopt_row,
+					 i).pid > 0);
 	/* Inherited across exec, never stdio: a master's notify socket, */
 	FUZZ_CHECK(h->notify_fd == -1 || h->notify_fd >= 3);
 	/* and a waiter's fd. */
@@ -95,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		/* "h is then left empty" */
 		FUZZ_CHECK(h.gens != NULL && h.gens->len == 0);
+		FUZZ_CHECK(h.adopted != NULL && h.adopted->len == 0);
 		FUZZ_CHECK(h.waiters != NULL && h.waiters->len == 0);
 		/* Into the same struct, as the new image reads a state. */
 		FUZZ_CHECK(state_salvage(text, &h) > 0);

@@ -2,57 +2,119 @@
 /*
  * Reloads around the wrapper's own re-exec (--self-upgrade): a client
  * waiting for its reload is answered across it, and systemd hears one
- * RELOADING=1 then READY=1; while a haproxy adopted after a restart by
- * hand runs, the hand-off is refused and the upgrade postponed to the
- * next reload. The real haproxy (Debian's 2.6), 127.0.0.1 only.
+ * RELOADING=1 then READY=1; a haproxy adopted after a restart by hand
+ * crosses it as our own (the hand-off is refused while it runs). The
+ * real haproxy (Debian's 2.6), 127.0.0.1 only.
  */
 #include "t/lib/reload.h"
 
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
+/* GET / on a connection held open since before: the body, or NULL. */
+static gchar *ask_on(int fd)
+{
+	static const char req[] = "GET / HTTP/1.0\r\n\r\n";
+	g_autoptr(GString) got = g_string_new(NULL);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	gint64 deadline = t_deadline(T_WAIT);
+	char buf[4096];
+	ssize_t n;
+
+	if (write(fd, req, sizeof(req) - 1) != sizeof(req) - 1)
+		return NULL;
+	while (t_ms_left(deadline) && poll(&p, 1, t_ms_left(deadline)) > 0) {
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		g_string_append_len(got, buf, n);
+	}
+	return got->len ? g_string_free(g_steal_pointer(&got), FALSE) : NULL;
+}
+
 /*
- * An adopted haproxy (a restart by hand) runs: the hand-off is refused
- * and the self-upgrade postponed, both said in the log and to the
- * client; the reload that takes it over answers ok, and the next one
- * upgrades.
+ * An adopted haproxy (a restart by hand) runs: the reload upgrades the
+ * wrapper all the same, and the new image keeps it as its own. It is on
+ * the -sf list of the generation the new image starts, in --status while
+ * it drains, and the stop ends it, its end awaited; the connection it
+ * holds is answered after the upgrade.
  */
-static void test_upgrade_postponed_adopted(void)
+static void test_upgrade_with_adopted(void)
 {
 	g_auto(TSite) s = { 0 };
-	g_autofree gchar *out = NULL, *err = NULL;
-	g_autofree gchar *out2 = NULL;
-	const char *line;
+	g_autofree gchar *out = NULL, *status = NULL, *answer = NULL;
+	g_autofree gchar *sf = NULL, *shown = NULL, *exited = NULL;
+	g_autofree gchar *body = NULL;
+	const char *exec;
 	GPid pid, gen2;
+	int held, keep;
+
+	if (!reload_site_init(&s, LONG_DRAIN))
+		return;
+	t_site_start_serving(&s, OPTS("--self-upgrade=always"));
+	pid = restart_by_hand_adopted(&s);
+	held = hold_on(s.port, pid);
+	keep = hold_on(s.port, pid);
+
+	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, &out,
+				 NULL), ==, 0);
+	g_assert_null(strstr(out, "postponed"));
+	gen2 = serving_pid_in(out, 2);
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING));
+	/* The new image's generation took the adopted one over with -sf. */
+	exec = wrapper_executing_line(s.w, 2);
+	g_assert_nonnull(exec);
+	sf = g_strdup_printf(" %d ", pid);
+	if (!strstr(exec, " -sf ") || !strstr(strstr(exec, " -sf "), sf))
+		g_test_fail_printf("the adopted pid %d is not on the -sf list "
+				   "after the upgrade: %s", pid, exec);
+	g_assert_cmpint(t_wait_answered_by(s.port, gen2), ==, gen2);
+
+	/* It drains the connection it holds, which is answered. */
+	g_assert_true(t_pid_alive(pid));
+	answer = ask_on(held);
+	body = g_strdup_printf("pid=%d", pid);
+	g_assert_nonnull(answer);
+	g_assert_nonnull(strstr(answer, body));
+	status = client_status(&s, NULL);
+	shown = g_strdup_printf("%d", pid);
+	if (!strstr(status, shown))
+		g_test_fail_printf("--status after the upgrade does not show "
+				   "the adopted pid %d: %s", pid, status);
+
+	/* Still draining the other one: the stop ends it too, and waits
+	 * for its end. */
+	g_assert_true(t_pid_alive(pid));
+	t_site_stop(&s);
+	exited = g_strdup_printf(LOG_ADOPTED_EXITED_FMT, pid);
+	g_assert_nonnull(wrapper_find_log(s.w, exited));
+	g_assert_true(t_wait_gone(pid, T_WAIT));
+	close(held);
+	close(keep);
+	t_end_all_started();
+}
+
+/*
+ * An adopted haproxy (a restart by hand) runs: the hand-off is refused,
+ * said in the log and to the client.
+ */
+static void test_handoff_refused_adopted(void)
+{
+	g_auto(TSite) s = { 0 };
+	g_autofree gchar *err = NULL;
+	const char *line;
 
 	if (!reload_site_init(&s, NULL))
 		return;
 	t_site_start_serving(&s, OPTS("--self-upgrade=always"));
-	pid = restart_by_hand_adopted(&s);
-
+	restart_by_hand_adopted(&s);
 	g_assert_cmpint(t_client("--handoff", s.rundir_opt, NULL, NULL,
 				 &err), !=, 0);
 	g_assert_nonnull(strstr(err, "adopted after a restart by hand"));
 	line = wrapper_find_log(s.w, LOG_HANDOFF_REFUSED_ADOPTED);
 	g_assert_nonnull(line);
 	g_assert_true(g_str_has_prefix(line, LOG_PRIO_NOTICE));
-
-	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, &out,
-				 NULL), ==, 0);
-	gen2 = serving_pid_in(out, 2);
-	g_assert_nonnull(strstr(out, "wrapper upgrade postponed"));
-	line = wrapper_find_log(s.w, LOG_UPGRADE_POSTPONED_ADOPTED);
-	g_assert_nonnull(line);
-	g_assert_true(g_str_has_prefix(line, LOG_PRIO_NOTICE));
-	g_assert_null(wrapper_find_log(s.w, LOG_REEXECUTING));
-	g_assert_true(t_wait_gone(pid, T_WAIT));
-	g_assert_cmpint(t_wait_answered_by(s.port, gen2), ==, gen2);
-
-	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, &out2,
-				 NULL), ==, 0);
-	serving_pid_in(out2, 3);
-	g_assert_null(strstr(out2, "postponed"));
-	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING));
 	t_site_stop(&s);
 	t_end_all_started();
 }
@@ -218,8 +280,10 @@ static void test_pidfile_no_upgrade(void)
 int main(int argc, char **argv)
 {
 	reload_tests_init(&argc, &argv);
-	g_test_add_func("/reload/upgrade-postponed-adopted",
-			test_upgrade_postponed_adopted);
+	g_test_add_func("/reload/upgrade-with-adopted",
+			test_upgrade_with_adopted);
+	g_test_add_func("/reload/handoff-refused-adopted",
+			test_handoff_refused_adopted);
 	g_test_add_func("/reload/waiter-across-upgrade",
 			test_waiter_across_upgrade);
 	g_test_add_func("/reload/hard-across-upgrade",

@@ -56,10 +56,8 @@
 				"after its deadline"
 /* The old generation still holds the listeners it shares (-x). */
 #define LOG_HOLDS_LISTENERS	"still holds its listeners"
-/* The hand-off, the self-upgrade refused while an adopted haproxy runs. */
+/* The hand-off refused while an adopted haproxy runs. */
 #define LOG_HANDOFF_REFUSED_ADOPTED	"hand-off refused: a haproxy adopted"
-#define LOG_UPGRADE_POSTPONED_ADOPTED	"not upgrading the wrapper on this " \
-					"reload: a haproxy adopted"
 /* "re-executing on request." / "re-executing on SIGUSR2." */
 #define LOG_REEXECUTING		"re-executing on "
 #define LOG_REEXECUTING_ON_REQUEST	"re-executing on request."

@@ -462,8 +462,7 @@ static void generate_step(GRand *g, struct step *st)
 		.code = codes[g_rand_int_range(g, 0, G_N_ELEMENTS(codes))],
 		.lost_code = g_rand_int_range(g, 0, 2),
 		.replaced = one_in(g, 3),
-		.upgrade = one_in(g, 4) ? g_rand_int_range(g, 1, 3)
-					: UPGRADE_NO,
+		.upgrade = one_in(g, 4) ? UPGRADE_YES : UPGRADE_NO,
 		.launch = one_in(g, 4) ? g_rand_int_range(g, 0, 3)
 				       : LAUNCH_GENERATION,
 		.must_wait = one_in(g, 6),
@@ -586,10 +585,8 @@ static gchar *describe(const struct step *st)
 		break;
 	}
 	/* The environment's answers meanwhile, where not the usual. */
-	if (st->upgrade != UPGRADE_NO)
-		g_string_append_printf(s, " [upgrade=%s]",
-				       st->upgrade == UPGRADE_YES ? "yes"
-								  : "postponed");
+	if (st->upgrade == UPGRADE_YES)
+		g_string_append(s, " [upgrade=yes]");
 	if (st->launch != LAUNCH_GENERATION)
 		g_string_append_printf(s, " [launch=%s]",
 				       st->launch == LAUNCH_MASTER ? "master"

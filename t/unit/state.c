@@ -255,6 +255,78 @@ static void test_salvage_after_refused_parse(void)
 /* A descriptor or a pid named twice would be adopted twice: one client
  * closing a descriptor the other still writes to (or a new one by then),
  * two watches on one child. Refused; the salvage keeps the first. */
+/* The adopted haproxy crosses the exec as its rows: pid, start time,
+ * whether it still serves. */
+static void test_adopted_round_trip(void)
+{
+	struct upgrade_state h = sample(), back;
+	struct adopt_row rows[] = {
+		{ .pid = 4321, .start_time = 987654, .leaving = FALSE },
+		{ .pid = 4400, .start_time = 18446744073709551615ULL,
+		  .leaving = TRUE },
+	};
+	g_autofree gchar *text = NULL;
+	const struct adopt_row *r;
+
+	h.adopted = g_array_new(FALSE, FALSE, sizeof(struct adopt_row));
+	g_array_append_vals(h.adopted, rows, G_N_ELEMENTS(rows));
+	text = state_serialize(&h);
+	g_assert_nonnull(strstr(text, " a4321:987654:0 "));
+	g_assert_true(state_parse(text, &back));
+	g_assert_cmpuint(back.gens->len, ==, 2);
+	g_assert_cmpuint(back.adopted->len, ==, 2);
+	r = &g_array_index(back.adopted, struct adopt_row, 1);
+	g_assert_cmpint(r->pid, ==, 4400);
+	g_assert_cmpuint(r->start_time, ==, 18446744073709551615ULL);
+	g_assert_true(r->leaving);
+	g_assert_false(g_array_index(back.adopted, struct adopt_row, 0)
+			       .leaving);
+	upgrade_state_clear(&h);
+	upgrade_state_clear(&back);
+
+	/* A pid named twice (as a generation too), a pid 0, a start time
+	 * or flag that is no number: refused. */
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 2:11:1:1:0:v a11:5:0",
+				   &h));
+	upgrade_state_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 a12:5:0 a12:6:1", &h));
+	upgrade_state_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 a0:5:0", &h));
+	upgrade_state_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 a12:x:0", &h));
+	upgrade_state_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 a12:5:2", &h));
+	upgrade_state_clear(&h);
+	g_assert_false(state_parse("1 3 2 12 1 4 0 0 a12:5", &h));
+	upgrade_state_clear(&h);
+}
+
+/* What the previous release writes (no adopted rows; a package upgrade
+ * self-upgrades from it into this image): read in full, as before. */
+static void test_previous_format(void)
+{
+	static const char previous[] =
+		"1 7 5 12 1 9 1 0 5:1234:0:2:1700000000000000:1.7.0 "
+		"6:5678:1:1:1795953740530494:2.6.12-1%2Bdeb12u4%20x%3Ay%25z "
+		"w7:9 reloads_failed=3 takeovers=1 adoptions=4 "
+		"restarts_adopted=2 pidfile_pid=5678 stderr_rfd=4 stderr_wfd=5";
+	struct upgrade_state h;
+	struct generation *g;
+
+	g_assert_true(state_parse(previous, &h));
+	g_assert_cmpuint(h.next_number, ==, 7);
+	g_assert_cmpuint(h.gens->len, ==, 2);
+	g = g_ptr_array_index(h.gens, 1);
+	g_assert_cmpint(g->pid, ==, 5678);
+	g_assert_cmpstr(g->version, ==, "2.6.12-1+deb12u4 x:y%z");
+	g_assert_cmpuint(h.adopted->len, ==, 0);
+	g_assert_cmpuint(h.waiters->len, ==, 1);
+	g_assert_cmpuint(h.restarts_adopted, ==, 2);
+	g_assert_cmpuint(h.pidfile_pid, ==, 5678);
+	g_assert_cmpuint(h.stderr_wfd, ==, 5);
+	upgrade_state_clear(&h);
+}
+
 static void test_named_twice(void)
 {
 	struct upgrade_state h;
@@ -350,6 +422,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/state/salvage-after-refused-parse",
 			test_salvage_after_refused_parse);
 	g_test_add_func("/state/named-twice", test_named_twice);
+	g_test_add_func("/state/adopted-round-trip", test_adopted_round_trip);
+	g_test_add_func("/state/previous-format", test_previous_format);
 	g_test_add_func("/state/pidfile-pid", test_pidfile_pid);
 	return g_test_run();
 }

@@ -203,6 +203,7 @@ static gchar *state_now(struct selfupgrade *u)
 		.hard = reloader_hard(r),
 		.pending_hard = pending_hard,
 		.gens = u->u.gt->gens,
+		.adopted = adopt_rows(replacement_adopt(u->u.replacement)),
 		.waiters = upgrade_waiters(u),
 		.notify_fd = notify_fd(u),
 		.pidfile_pid = u->u.gt->pidfile_pid,
@@ -215,6 +216,7 @@ static gchar *state_now(struct selfupgrade *u)
 	h.stderr_wfd = wfd;
 	save_counters(u, &h);
 	state = state_serialize(&h);
+	g_array_unref(h.adopted);
 	g_array_unref(h.waiters);
 	return state;
 }
@@ -284,14 +286,6 @@ enum upgrade_choice selfupgrade_wanted(struct selfupgrade *u)
 	default:
 		wanted = self_image_replaced(&u->image);
 		break;
-	}
-	/* The handed-over state has no room for adopted instances: this
-	 * reload brings them under us first, the next one upgrades. */
-	if (wanted && adopt_alive(replacement_adopt(u->u.replacement))) {
-		log_notice("not upgrading the wrapper on this reload: a haproxy "
-			   "adopted after a restart by hand runs; this reload "
-			   "takes it over, the next one upgrades");
-		return UPGRADE_POSTPONED;
 	}
 	return wanted ? UPGRADE_YES : UPGRADE_NO;
 }
@@ -412,7 +406,11 @@ static gboolean adopt_generations(struct selfupgrade *u,
 				  struct upgrade_state *h)
 {
 	struct gen_table *gt = u->u.gt;
+	struct adopt *adopted;
 
+	/* Not our children: each proven again, or left alone. */
+	replacement_restore(u->u.replacement, h->adopted);
+	adopted = replacement_adopt(u->u.replacement);
 	while (h->gens->len) {
 		struct generation *g = g_ptr_array_steal_index(h->gens, 0);
 
@@ -428,7 +426,7 @@ static gboolean adopt_generations(struct selfupgrade *u,
 		u->report(SELFUPGRADE_ADOPTED, g, u->data);
 	}
 	/* A leaked variable must not even renumber a fresh start. */
-	if (gt->gens->len) {
+	if (gt->gens->len || adopt_alive(adopted)) {
 		gt->next_number = h->next_number;
 		/* Or the pidfile it wrote is left behind at our exit. */
 		gen_table_restore_pidfile(gt, h->pidfile_pid);
@@ -437,7 +435,7 @@ static gboolean adopt_generations(struct selfupgrade *u,
 				      h->reloads_failed);
 		restore_counters(u, h);
 	}
-	if (!gt->current) {
+	if (!gt->current && !adopt_serving(adopted)) {
 		log_warn("handover has no serving generation; starting anew");
 		return FALSE;
 	}

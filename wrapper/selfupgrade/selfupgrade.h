@@ -32,7 +32,7 @@ typedef void (*selfupgrade_report_fn)(enum selfupgrade_report what,
 /* What crosses the exec and is taken back, its owners': the table, the
  * waiting clients (the machine), a master's notify socket, haproxy's
  * stderr, the counters, the runtime directory; --self-upgrade (opts);
- * an adopted haproxy postpones it (replacement). */
+ * the haproxy adopted after a restart by hand (replacement). */
 struct selfupgrade_uses {
 	const struct wrapper_options *opts;
 	struct gen_table *gt;

@@ -10,7 +10,9 @@
  * "<format> <next> <reloads> <signal> <pending> <attempt> <hard>
  * <pending_hard>" then tokens: generations
  * "<number>:<pid>:<mode>:<state>:<started_us>:<version>", the version
- * URI-escaped so that it holds no separator, waiting control clients
+ * URI-escaped so that it holds no separator, adopted instances
+ * "a<pid>:<start_time>:<leaving>" (an older image has none, and its dry
+ * run refuses a state that names one), waiting control clients
  * "w<fd>:<attempt>", a master-worker haproxy's notify socket "n<fd>", and
  * counters "<name>=<value>" (the pidfile's pid among them, "pidfile_pid=",
  * and the two ends of haproxy's stderr pipe, "stderr_rfd=", "stderr_wfd="). A counter this image does not know (a newer
@@ -34,6 +36,13 @@ gchar *state_serialize(const struct upgrade_state *h)
 		g_string_append_printf(s, " %u:%d:%d:%d:%" G_GINT64_FORMAT ":%s",
 				       g->number, g->pid, g->mode, g->state,
 				       g->started_us, version);
+	}
+	for (guint i = 0; h->adopted && i < h->adopted->len; i++) {
+		const struct adopt_row *a =
+			&g_array_index(h->adopted, struct adopt_row, i);
+
+		g_string_append_printf(s, " a%d:%" G_GUINT64_FORMAT ":%d",
+				       a->pid, a->start_time, a->leaving ? 1 : 0);
 	}
 	for (guint i = 0; h->waiters && i < h->waiters->len; i++) {
 		const struct upgrade_waiter *w =
@@ -100,6 +109,21 @@ static gboolean parse_waiter(const char *token, struct upgrade_waiter *w)
 	    !parse_uint(f[1], G_MAXUINT, &target))
 		return FALSE;
 	*w = (struct upgrade_waiter){ .fd = fd, .target = target };
+	return TRUE;
+}
+
+static gboolean parse_adopted(const char *token, struct adopt_row *a)
+{
+	g_auto(GStrv) f = g_strsplit(token + 1, ":", 4);
+	guint64 start, leaving;
+	GPid pid;
+
+	if (g_strv_length(f) != 3 || !proc_parse_pid(f[0], &pid) ||
+	    !parse_uint(f[1], G_MAXUINT64, &start) ||
+	    !parse_uint(f[2], 1, &leaving))
+		return FALSE;
+	*a = (struct adopt_row){ .pid = pid, .start_time = start,
+		.leaving = leaving };
 	return TRUE;
 }
 
@@ -175,6 +199,9 @@ static gboolean pid_named(const struct upgrade_state *h, GPid pid)
 		if (g->pid == pid)
 			return TRUE;
 	}
+	for (guint i = 0; i < h->adopted->len; i++)
+		if (g_array_index(h->adopted, struct adopt_row, i).pid == pid)
+			return TRUE;
 	return FALSE;
 }
 
@@ -182,6 +209,7 @@ static gboolean parse_token(const char *token, struct upgrade_state *h,
 			    guint *seen)
 {
 	struct upgrade_waiter w;
+	struct adopt_row a;
 	struct generation *g;
 
 	if (strchr(token, '='))
@@ -194,6 +222,12 @@ static gboolean parse_token(const char *token, struct upgrade_state *h,
 		    fd_named(h, fd))
 			return FALSE;
 		h->notify_fd = fd;
+		return TRUE;
+	}
+	if (token[0] == 'a') {
+		if (!parse_adopted(token, &a) || pid_named(h, a.pid))
+			return FALSE;
+		g_array_append_val(h->adopted, a);
 		return TRUE;
 	}
 	if (token[0] == 'w') {
@@ -225,6 +259,7 @@ gboolean state_parse(const char *text, struct upgrade_state *h)
 	*h = (struct upgrade_state){
 		.gens = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)generation_free),
+		.adopted = g_array_new(FALSE, FALSE, sizeof(struct adopt_row)),
 		.waiters = g_array_new(FALSE, FALSE,
 				       sizeof(struct upgrade_waiter)),
 		.notify_fd = -1,
@@ -249,6 +284,7 @@ gboolean state_parse(const char *text, struct upgrade_state *h)
 	return TRUE;
 bad:
 	g_ptr_array_set_size(h->gens, 0);
+	g_array_set_size(h->adopted, 0);
 	g_array_set_size(h->waiters, 0);
 	h->notify_fd = -1;
 	return FALSE;
@@ -291,6 +327,7 @@ guint state_salvage(const char *text, struct upgrade_state *h)
 void upgrade_state_clear(struct upgrade_state *h)
 {
 	g_clear_pointer(&h->gens, g_ptr_array_unref);
+	g_clear_pointer(&h->adopted, g_array_unref);
 	g_clear_pointer(&h->waiters, g_array_unref);
 	*h = (struct upgrade_state){ 0 };
 }

@@ -2,14 +2,16 @@
 /*
  * The upgrade state: what a wrapper hands to its own new image when it
  * upgrades itself in place (not the hand-off into -Ws, migrate/handoff.c):
- * its haproxy generations (still its children after the exec) and
- * the reload it was asked for. Carried in one environment variable; read
+ * its haproxy generations (still its children after the exec), the
+ * haproxy it adopted after a restart by hand (not its children: proven
+ * again after the exec) and the reload it was asked for. Carried in one environment variable; read
  * back with suspicion, since a leaked variable may name anyone's pids.
  */
 #pragma once
 
 #include <glib.h>
 
+#include "migrate/adopt.h"
 #include "wrapper/generation.h"
 
 #define STATE_ENV "HAPROXY_WRAPPER_STATE"
@@ -34,6 +36,7 @@ struct upgrade_state {
 	gboolean hard;		/* it uses -st */
 	gboolean pending_hard;
 	GPtrArray *gens;	/* struct generation *, pids not yet verified */
+	GArray *adopted;	/* struct adopt_row, not yet verified */
 	GArray *waiters;	/* struct upgrade_waiter */
 	int notify_fd;		/* a master's notify socket; -1: none */
 	/* The pid the old image wrote in the pidfile (gentable.h), a
