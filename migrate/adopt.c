@@ -444,8 +444,7 @@ GArray *adopt_rows(const struct adopt *a)
 		struct adopt_row row = { .pid = d->f->pid,
 			.start_time = d->f->start_time, .leaving = d->leaving };
 
-		if (!d->launcher)
-			g_array_append_val(rows, row);
+		g_array_append_val(rows, row);
 	}
 	return rows;
 }
@@ -463,14 +462,12 @@ static const struct adopt_row *row_of(const GArray *rows,
 	return NULL;
 }
 
-guint adopt_restore(struct adopt *a, const GArray *rows)
+void adopt_restore(struct adopt *a, const GArray *rows)
 {
 	g_autoptr(GPtrArray) found = NULL;
 	guint kept = 0;
 	gboolean none;
 
-	if (!rows->len)
-		return 0;
 	/* A late look: the instances as they are, settled or not. */
 	found = look(a, TRUE, &none);
 	for (guint i = 0; found && i < found->len;) {
@@ -496,7 +493,6 @@ guint adopt_restore(struct adopt *a, const GArray *rows)
 			 "are gone, or no longer this service's: left alone",
 			 rows->len - kept);
 	a->serving = any_staying(a);
-	return kept;
 }
 
 /*

@@ -60,12 +60,12 @@ struct adopt_row {
 	gboolean leaving;	/* superseded or retired: no longer serving */
 };
 
-/* The adopted instances (a launcher still loading is none yet), rows. */
+/* The adopted, a launcher still loading included, as rows. */
 GArray *adopt_rows(const struct adopt *a);
 /* The new image after our own exec: the rows the old one adopted, each
  * kept only if the search's identity rule (find.h) still finds it, with
- * its start time; watched again. How many were kept. */
-guint adopt_restore(struct adopt *a, const GArray *rows);
+ * its start time; watched again. */
+void adopt_restore(struct adopt *a, const GArray *rows);
 
 /* The adopted instances alive (struct foreign *), for status. */
 const GPtrArray *adopt_instances(const struct adopt *a);
