@@ -224,6 +224,54 @@ static void test_daemon_forked_during_look(struct tree *t,
 	g_main_loop_unref(o.loop);
 }
 
+/*
+ * After our own exec, the rows the old image handed over are taken back
+ * only as the search finds them, with the same start time: a pid that
+ * another process took since is left alone. A row that no longer served
+ * (its -sf sent) stays off the next -sf list.
+ */
+static void test_restore_by_identity(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s",
+						 cfg);
+	g_autofree gchar *pidfile = tpath(t, "h.pid");
+	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
+	GPid serving = sleeper(), reused = sleeper(), leaving = sleeper();
+	const struct adopt_row handed[] = {
+		{ .pid = serving, .start_time = 500 },
+		{ .pid = reused, .start_time = 599 },
+		{ .pid = leaving, .start_time = 700, .leaving = TRUE },
+	};
+	g_autoptr(GArray) rows = g_array_new(FALSE, FALSE,
+					     sizeof(struct adopt_row));
+	g_autoptr(GArray) targets = NULL, again = NULL;
+	struct adopt *a;
+
+	fake_system(t);
+	HAP(t, serving, 1, serving, bars, .start = 500);
+	HAP(t, reused, 1, reused, bars, .start = 600);
+	HAP(t, leaving, 1, leaving, bars, .start = 700);
+	g_array_append_vals(rows, handed, G_N_ELEMENTS(handed));
+	a = adopt_new_at(t->proc, pidfile, argv, "/", NULL, on_event, NULL);
+	adopt_restore(a, rows);
+	g_assert_cmpuint(adopt_instances(a)->len, ==, 2);
+	g_assert_true(adopt_serving(a));
+	again = adopt_rows(a);
+	g_assert_cmpuint(again->len, ==, 2);
+	for (guint i = 0; i < again->len; i++)
+		g_assert_cmpint(g_array_index(again, struct adopt_row, i).pid,
+				!=, reused);
+	targets = adopt_targets(a);
+	g_assert_cmpuint(targets->len, ==, 1);
+	g_assert_cmpint(g_array_index(targets, GPid, 0), ==, serving);
+
+	adopt_free(a);
+	end_sleeper(serving);
+	end_sleeper(reused);
+	end_sleeper(leaving);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -231,5 +279,6 @@ int main(int argc, char **argv)
 		      test_promote_same_process);
 	add_tree_test("/adopt/daemon-forked-during-look",
 		      test_daemon_forked_during_look);
+	add_tree_test("/adopt/restore-by-identity", test_restore_by_identity);
 	return g_test_run();
 }
