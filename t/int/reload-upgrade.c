@@ -45,7 +45,7 @@ static void test_upgrade_with_adopted(void)
 	g_auto(TSite) s = { 0 };
 	g_autofree gchar *out = NULL, *status = NULL, *answer = NULL;
 	g_autofree gchar *sf = NULL, *shown = NULL, *exited = NULL;
-	g_autofree gchar *body = NULL;
+	g_autofree gchar *body = NULL, *kept = NULL;
 	const char *exec;
 	GPid pid, gen2;
 	int held, keep;
@@ -62,6 +62,9 @@ static void test_upgrade_with_adopted(void)
 	g_assert_null(strstr(out, "postponed"));
 	gen2 = serving_pid_in(out, 2);
 	g_assert_nonnull(wrapper_find_log(s.w, LOG_REEXECUTING));
+	/* Taken back as the old image handed it over, not found anew. */
+	kept = g_strdup_printf(LOG_STILL_ADOPTED_FMT, pid);
+	g_assert_nonnull(wrapper_find_log(s.w, kept));
 	/* The new image's generation took the adopted one over with -sf. */
 	exec = wrapper_executing_line(s.w, 2);
 	g_assert_nonnull(exec);

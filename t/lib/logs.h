@@ -56,6 +56,9 @@
 				"after its deadline"
 /* The old generation still holds the listeners it shares (-x). */
 #define LOG_HOLDS_LISTENERS	"still holds its listeners"
+/* "still adopted after the upgrade: standalone pid P, ..." (printf: P). */
+#define LOG_STILL_ADOPTED_FMT	"still adopted after the upgrade: " \
+				"standalone pid %d,"
 /* The hand-off refused while an adopted haproxy runs. */
 #define LOG_HANDOFF_REFUSED_ADOPTED	"hand-off refused: a haproxy adopted"
 /* "re-executing on request." / "re-executing on SIGUSR2." */
