@@ -76,6 +76,16 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-d
 # DEB_PACKAGES, TEST_PROGS, CLEAN_FILES and CHECK_EXTRA (more targets that
 # `make check` runs after the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
+# The build and the test runs use every core. Most tests wait on haproxy
+# and systemd more than they compute, so prove runs one more than the
+# cores: the suite takes the time of its slowest programs, not their sum.
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS    ?= $(shell echo $$(( $(JOBS) + 1 )))
+# The longest programs start first, so that the short ones fill the
+# other slots beside them instead of waiting at the end.
+SLOW_TESTS   := t/container/systemd t/container/package t/container/distro \
+                t/int/real-fdstore t/container/unitmove t/container/life
+slow_first    = $(filter $(1),$(SLOW_TESTS)) $(filter-out $(SLOW_TESTS),$(1))
 CLEAN_FILES  =
 CHECK_EXTRA  = layers-check diagram-check
 include $(wildcard mk/*.mk)
@@ -178,7 +188,7 @@ tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) \
 # Runs in a fresh make so that pkg-config sees what deps just installed.
 # The extra checks first, so that prove's summary is what CI reads last.
 check: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory -j$(JOBS) tests
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
 
 # The tree's map (mk/layers.sh): base/ <- legacy/ <- migrate's proof <-
@@ -197,7 +207,7 @@ diagram-check: t/unit/reloader
 # Under an 80+ character temp root, then the skipped cases and why
 # (t/run-suite), prove's summary last.
 test-run:
-	@t/run-suite $(TEST_PROGS)
+	@t/run-suite -j$(TEST_JOBS) $(call slow_first,$(TEST_PROGS))
 
 # A longer generated life under systemd than make check's 10 events
 # (t/container/life): HSW_LIFE_EVENTS (60 here) events drawn from

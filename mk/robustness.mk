@@ -90,29 +90,30 @@ fuzz-build: $(FUZZ_BINS)
 # New inputs go to build/fuzz/corpus/<target>; the seeds in t/fuzz/corpus
 # are only read (crash inputs added there are replayed on every run).
 # A crash, a leak, a timeout or a failed invariant fails the target.
-fuzz: fuzz-build
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/artifacts; \
-		dict=; [ -f t/fuzz/$$t.dict ] && dict=-dict=t/fuzz/$$t.dict; \
-		log=$(FUZZ_DIR)/fuzz-$$t.log; \
-		if ! $(FUZZ_NICE) $(FUZZ_DIR)/fuzz-$$t -runs=$(FUZZ_RUNS) \
-			-max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 \
-			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$dict \
-			$(FUZZ_DIR)/corpus/$$t t/fuzz/corpus/$$t >$$log 2>&1; then \
-			tail -n 60 $$log; \
-			echo "fuzz-$$t: FAILED (log: $$log, input: $(FUZZ_DIR)/artifacts/)"; \
-			exit 1; \
-		fi; \
-		runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
-		rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$log); \
-		secs=$$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $$log); \
-		cov=$$(grep -E '^#[0-9]+' $$log | tail -n 1 | \
-			sed -n 's/.*\(cov: [0-9]* ft: [0-9]* corp: [^ ]*\).*/\1/p'); \
-		echo "fuzz-$$t: ok, $$runs runs in $${secs:-$(FUZZ_SECONDS)} s, $$rate exec/s, $$cov"; \
-	done
+fuzz: $(FUZZ_TARGETS:%=fuzz-run-%)
 
+fuzz-run-%: $(FUZZ_DIR)/fuzz-%
+	@t=$*; mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/artifacts; \
+	dict=; [ -f t/fuzz/$$t.dict ] && dict=-dict=t/fuzz/$$t.dict; \
+	log=$(FUZZ_DIR)/fuzz-$$t.log; \
+	if ! $(FUZZ_NICE) $(FUZZ_DIR)/fuzz-$$t -runs=$(FUZZ_RUNS) \
+		-max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$dict \
+		$(FUZZ_DIR)/corpus/$$t t/fuzz/corpus/$$t >$$log 2>&1; then \
+		tail -n 60 $$log; \
+		echo "fuzz-$$t: FAILED (log: $$log, input: $(FUZZ_DIR)/artifacts/)"; \
+		exit 1; \
+	fi; \
+	runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+	rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$log); \
+	secs=$$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $$log); \
+	cov=$$(grep -E '^#[0-9]+' $$log | tail -n 1 | \
+		sed -n 's/.*\(cov: [0-9]* ft: [0-9]* corp: [^ ]*\).*/\1/p'); \
+	echo "fuzz-$$t: ok, $$runs runs in $${secs:-$(FUZZ_SECONDS)} s, $$rate exec/s, $$cov"
+
+# Every target for FUZZ_SECONDS, one a core.
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5 FUZZ_NICE=
+	@$(MAKE) --no-print-directory -j$(JOBS) fuzz FUZZ_SECONDS=5 FUZZ_NICE=
 
 # ---- AddressSanitizer + UndefinedBehaviorSanitizer, the whole suite ----
 
@@ -146,7 +147,7 @@ asan-build:
 	@tar -cf - --exclude=./.git --exclude=./build --exclude='*.o' \
 		--exclude='*.a' . | tar -xf - -C $(ASAN_DIR)
 	@$(MAKE) --no-print-directory -s -C $(ASAN_DIR) clean >/dev/null
-	@$(MAKE) --no-print-directory -C $(ASAN_DIR) CC=$(ASAN_CC) \
+	@$(MAKE) --no-print-directory -j$(JOBS) -C $(ASAN_DIR) CC=$(ASAN_CC) \
 		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		$(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(ASAN_PROGS)
 
@@ -155,7 +156,8 @@ asan-build:
 asan-check: asan-build
 	@rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
 	@status=0; cd $(ASAN_DIR) && $(ASAN_ENV) \
-		prove --exec '' --timer $(ASAN_PROGS) || status=$$?; \
+		prove -j$(TEST_JOBS) --exec '' --timer \
+		$(call slow_first,$(ASAN_PROGS)) || status=$$?; \
 	if [ -n "$$(ls -A $(ASAN_REPORTS))" ]; then \
 		cat $(ASAN_REPORTS)/*; \
 		echo "asan-check: sanitizer reports in $(ASAN_REPORTS)"; \

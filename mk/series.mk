@@ -37,7 +37,8 @@ define run_series
 			echo "series: no $$dir/haproxy-$$v: skipped"; continue; \
 		fi; \
 		echo "series: haproxy $$v"; \
-		HSW_TEST_HAPROXY=$$dir/haproxy-$$v prove --exec '' $(SERIES_TESTS) \
+		HSW_TEST_HAPROXY=$$dir/haproxy-$$v prove -j$(TEST_JOBS) --exec '' \
+			$(call slow_first,$(SERIES_TESTS)) \
 			|| status=1; \
 	done; \
 	exit $$status
