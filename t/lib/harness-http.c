@@ -56,6 +56,18 @@ static GPid redirect_to_pid(const char *resp)
 	return atoi(at + strlen(location));
 }
 
+GPid t_http_answer_pid(const char *resp)
+{
+	const char *body;
+
+	if (redirect_to_pid(resp))
+		return redirect_to_pid(resp);
+	if (!g_str_has_prefix(resp, "HTTP/1.") || !strstr(resp, " 200 "))
+		return 0;
+	body = strstr(resp, "\r\n\r\n");
+	return body ? t_pid_in(body, "pid=") : 0;
+}
+
 gchar *t_http_get(guint16 port, guint timeout_ms)
 {
 	static const char req[] = "GET / HTTP/1.0\r\nHost: t\r\n\r\n";
