@@ -44,7 +44,7 @@ static void test_adopted_gone_before_ready(void)
 	g_autoptr(GArray) sf = NULL;
 	GPid pid, witness, gen2;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(FALSE, TRUE))
 		return;
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
