@@ -117,6 +117,10 @@ gboolean wait_props(struct container *c, const char *unit,
 /* The unit's journal at priority prio or more urgent contains needle. */
 gboolean journal_has(struct container *c, const char *unit, const char *prio,
 		     const char *needle);
+/* Once the unit has stopped: needle is not in its journal (the last lines
+ * its wrapper wrote are waited for first, not a time). */
+gboolean journal_lacks(struct container *c, const char *unit,
+		       const char *prio, const char *needle);
 
 /* ---- the checks every unit passes ---- */
 

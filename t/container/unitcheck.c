@@ -198,6 +198,23 @@ gboolean journal_has(struct container *c, const char *unit,
 	}
 }
 
+/* The journal of unit, whose wrapper has exited, lacks needle at prio or
+ * more urgent. First its last lines are waited for: the native message
+ * it sends as it exits (datagrams are read in the order they were sent)
+ * and the line of its stream that says it stops (a stream is read in
+ * order), so that nothing it wrote before them is still on its way. */
+gboolean journal_lacks(struct container *c, const char *unit,
+		       const char *prio, const char *needle)
+{
+	g_autofree gchar *out = NULL;
+
+	g_assert_true(journal_has(c, unit, "notice", "exit, haproxy RC="));
+	g_assert_true(journal_has(c, unit, "notice", ": stopping"));
+	g_assert_cmpint(cexec(c, &out, "journalctl", "--no-pager", "-o",
+			      "cat", "-u", unit, "-p", prio, NULL), ==, 0);
+	return !strstr(out, needle);
+}
+
 /* ---- the checks every unit passes ---- */
 
 

@@ -44,7 +44,7 @@ static void test_adopted_gone_before_ready(void)
 	g_autoptr(GArray) sf = NULL;
 	GPid pid, witness, gen2;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(FALSE, TRUE))
 		return;
 	daemon_site_init(&s);
 	start_serving(&s, NULL, &w);
@@ -124,7 +124,7 @@ static void check_during_reload_start(const char *option)
 	struct t_load l;
 	GPid gen1, pid, gen2, serving;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving_holdable(&s, option, &w);
@@ -197,7 +197,7 @@ static void test_adopt_failed_reload(void)
 	g_autofree gchar *adopting = NULL;
 	GPid gen1, pid, gen3;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving_holdable(&s, "--seamless-reload=off", &w);
@@ -235,7 +235,7 @@ static gchar *gated_haproxy(const char *dir, const char *variant)
 		"  echo probing >> %s/probe.log\n  i=0\n"
 		"  while [ ! -e %s/gate ] && [ $i -lt 1000 ]; do\n"
 		"    sleep 0.01; i=$((i + 1))\n  done\nfi\n"
-		"exec " HAPROXY " \"$@\"\n", variant, dir, dir);
+		"exec %s \"$@\"\n", variant, dir, dir, HAPROXY);
 	gchar *path = g_build_filename(bin, "haproxy", NULL);
 
 	g_assert_cmpint(g_mkdir_with_parents(bin, 0755), ==, 0);
@@ -264,7 +264,7 @@ static void test_adopt_during_probe(void)
 	g_autoptr(GError) error = NULL;
 	GPid gen1, pid, launcher, second, gen2;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gate = g_build_filename(s.dir, "gate", NULL);
@@ -335,7 +335,7 @@ static void test_stop_after_serving_died_during_load(void)
 	g_autofree gchar *held = NULL, *held_line = NULL, *died = NULL;
 	GPid gen1;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving_holdable(&s, NULL, &w);

@@ -265,7 +265,7 @@ static void test_adopt_launcher_loading(void)
 	g_autoptr(GError) error = NULL;
 	GPid gen1, pid, launcher, second, gen2;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
@@ -359,7 +359,7 @@ static void test_adopt_daemon_before_setsid(void)
 	struct proc_stat st;
 	GPid gen1, launcher, daemon, pid, gen2;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);
@@ -439,7 +439,7 @@ static void test_adopt_stop_during_search(void)
 	GPid pid, launcher;
 	int status;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	pid = replaced_while_launcher_held(&s, &w, &gate, &launcher);
@@ -484,7 +484,7 @@ static void test_adopt_graceful_stop_launcher(void)
 	const char *line;
 	GPid pid, launcher, second;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	pid = replaced_while_launcher_held(&s, &w, &gate, &launcher);
@@ -597,7 +597,7 @@ static void test_adopt_second_restart_stop_then_start(void)
 	g_autofree gchar *gate = NULL, *adopting_second = NULL;
 	GPid gen1, pid, launcher, second;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	gen1 = start_serving(&s, NULL, &w);

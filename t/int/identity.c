@@ -300,9 +300,10 @@ static void test_container_same_path(void)
 	const char *probe[] = { UNSHARE, "-m", "/bin/true", NULL };
 	const char *argv[] = { "-m", "--propagation", "private",
 			       "/bin/sh", "-c",
-			       "/bin/mount --bind \"$0\" \"$1\" && "
-			       "exec " HAPROXY " -D -p \"$2\" -f \"$1\"",
-			       NULL, NULL, NULL, NULL };
+			       NULL, NULL, NULL, NULL, NULL };
+	g_autofree gchar *script = g_strdup_printf(
+		"/bin/mount --bind \"$0\" \"$1\" && "
+		"exec %s -D -p \"$2\" -f \"$1\"", HAPROXY);
 	g_autofree gchar *theirs_cfg = NULL, *refused = NULL;
 	g_autofree gchar *err = NULL;
 	guint16 theirs;
@@ -321,6 +322,7 @@ static void test_container_same_path(void)
 	daemon_site_init(&s);
 	theirs = t_free_port();
 	theirs_cfg = t_write_config(s.dir, "container.cfg", theirs, NULL);
+	argv[5] = script;
 	argv[6] = theirs_cfg;
 	argv[7] = s.cfg;
 	argv[8] = s.pidfile;

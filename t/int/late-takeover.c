@@ -231,7 +231,7 @@ static void test_early_probe_awaited(void)
 			       "    sleep 0.01; i=$((i + 1))\n"
 			       "  done\n"
 			       "fi\n"
-			       "exec " HAPROXY " \"$@\"\n", probes, gate);
+			       "exec %s \"$@\"\n", probes, gate, HAPROXY);
 	script = t_write_file(s.dir, "haproxy-gated", text);
 	g_assert_cmpint(chmod(script, 0755), ==, 0);
 	opt = g_strdup_printf("--haproxy=%s", script);

@@ -1194,8 +1194,11 @@ static void test_mworker_kill_refuses_nothing(gconstpointer data)
 	g_assert_cmpint(t_client("--reload", s.rundir_opt, NULL, NULL, NULL),
 			==, 0);
 	g_assert_true(t_wait_gone(worker, T_WAIT));
-	worker = serving_worker(&s, master);
+	/* As systemd does at once: a socket taken out is closed before the
+	 * port is asked. Held here, it would stay in the port's SO_REUSEPORT
+	 * group with nobody accepting, and take its share of connections. */
 	pid1_drain(&p);
+	worker = serving_worker(&s, master);
 	g_assert_cmpuint(g_hash_table_size(p.store), ==, 1);
 	if (!data || t_haproxy_at_least(2, 6)) {
 		g_assert_cmpuint(p.removed, ==, 0);

@@ -144,7 +144,7 @@ static void test_bare_name_in_path(void)
 	g_assert_nonnull(argv);
 	g_assert_cmpstr(argv[0], ==, "haproxy-systemd-wrapper");
 	/* Nothing named haproxy beside the real binary: the fallback. */
-	g_assert_nonnull(wrapper_find_log(s.w, LOG_EXECUTING HAPROXY " "));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_EXECUTING "/usr/sbin/haproxy "));
 
 	real_reload(&s, SIGUSR2, TRUE);
 	real_reload(&s, SIGUSR2, TRUE);
@@ -162,7 +162,7 @@ static void test_haproxy_option_bare_name(void)
 	s.haproxy = g_strdup("haproxy");
 	t_site_setenv(&s, "PATH", "/nonexistent:/usr/sbin:/usr/bin:/bin");
 	real_start(&s, NULL, NULL);
-	g_assert_nonnull(wrapper_find_log(s.w, LOG_EXECUTING HAPROXY " "));
+	g_assert_nonnull(wrapper_find_log(s.w, LOG_EXECUTING "/usr/sbin/haproxy "));
 	real_reload(&s, SIGUSR2, TRUE);
 	t_assert_exit_code(real_stop(&s, SIGTERM), 0);
 }

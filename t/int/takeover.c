@@ -56,7 +56,7 @@ static void test_takeover_daemon_under_load(void)
 	/* The request it had accepted is answered, then it goes. */
 	err = finish_request(held, "Host: t\r\n\r\n", &answered);
 	close(held);
-	g_assert_null(err);
+	g_assert_cmpstr(err, ==, NULL);
 	g_assert_cmpint(answered, ==, daemon);
 	g_assert_true(t_wait_gone(daemon, T_WAIT));
 	exited = g_strdup_printf(LOG_FOREIGN_EXITED_FMT, daemon, "standalone");
@@ -194,7 +194,7 @@ static void test_cannot_bind_leaves_foreign_serving(void)
 	GPid daemon;
 	int holder;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, FALSE))
 		return;
 	daemon_site_init(&s);
 	/* The same file and pidfile, so the daemon is ours; only our
@@ -301,7 +301,7 @@ static void test_takeover_counted_when_gone_before_ready(void)
 	struct t_started *d;
 	GPid daemon;
 
-	if (!have_haproxy())
+	if (!have_haproxy_for(TRUE, TRUE))
 		return;
 	daemon_site_init(&s);
 	/* The daemon and our generation 1 load the same file; the gate is

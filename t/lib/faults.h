@@ -13,7 +13,8 @@
 
 #include "t/lib/harness.h"
 
-#define HAPROXY "/usr/sbin/haproxy"
+/* The haproxy the harness runs (t_haproxy_path()). */
+#define HAPROXY t_haproxy_path()
 
 /* ---- processes ---- */
 int lowest_free_fd(GPid pid);

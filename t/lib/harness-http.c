@@ -11,10 +11,42 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-guint16 t_free_port(void)
+/*
+ * Test programs run side by side (prove -j, other developers' suites): a
+ * port one of them was given must not be given to another before its
+ * haproxy binds it, or both haproxys (SO_REUSEPORT, same user) would
+ * share it silently. A port is claimed by a lock on a file named after
+ * it in a directory every run shares, held until this process exits (the
+ * kernel drops it then, even after a crash).
+ */
+#define PORT_CLAIMS "/tmp/hsw-test-ports"
+
+static gboolean claim_port(guint16 port)
+{
+	g_autofree gchar *path = g_strdup_printf(PORT_CLAIMS "/%u", port);
+	int fd;
+
+	if (g_mkdir(PORT_CLAIMS, 01777) < 0 && errno != EEXIST)
+		return TRUE;	/* Nowhere to claim: as before, unclaimed. */
+	chmod(PORT_CLAIMS, 01777);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return TRUE;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return FALSE;
+	}
+	return TRUE;	/* fd kept open: the claim lasts as long as we do. */
+}
+
+static guint16 bound_port(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t len = sizeof(a);
@@ -27,6 +59,25 @@ guint16 t_free_port(void)
 	port = ntohs(a.sin_port);
 	close(fd);
 	return port;
+}
+
+guint16 t_free_port(void)
+{
+	static GHashTable *given;
+	guint16 port;
+
+	if (!given)
+		given = g_hash_table_new(NULL, NULL);
+	/* Bounded: the kernel's range holds thousands of ports. */
+	for (guint i = 0; i < 1000; i++) {
+		port = bound_port();
+		if (g_hash_table_contains(given, GUINT_TO_POINTER(port)) ||
+		    !claim_port(port))
+			continue;
+		g_hash_table_add(given, GUINT_TO_POINTER(port));
+		return port;
+	}
+	g_error("no free port that no other test program has claimed");
 }
 
 static int connect_to(guint16 port)
@@ -54,6 +105,18 @@ static GPid redirect_to_pid(const char *resp)
 	if (!g_str_has_prefix(resp, "HTTP/1.1 302 ") || !at)
 		return 0;
 	return atoi(at + strlen(location));
+}
+
+GPid t_http_answer_pid(const char *resp)
+{
+	const char *body;
+
+	if (redirect_to_pid(resp))
+		return redirect_to_pid(resp);
+	if (!g_str_has_prefix(resp, "HTTP/1.") || !strstr(resp, " 200 "))
+		return 0;
+	body = strstr(resp, "\r\n\r\n");
+	return body ? t_pid_in(body, "pid=") : 0;
 }
 
 gchar *t_http_get(guint16 port, guint timeout_ms)

@@ -102,6 +102,9 @@ guint16 t_free_port(void);
 gchar *t_http_get(guint16 port, guint timeout_ms);
 /* "pid=N" body -> N, or 0. */
 GPid t_http_pid(guint16 port);
+/* The pid a whole answer names (a 200 with "pid=N", or before 2.2 the
+ * redirect to "/pid=N"), or 0. */
+GPid t_http_answer_pid(const char *resp);
 /* Poll until port answers (bounded); the answering pid or 0. */
 GPid t_wait_serving(guint16 port, guint timeout_ms);
 /* Poll (bounded) until port answers with pid; the last pid that answered

@@ -9,7 +9,6 @@
 
 #include "t/lib/harness.h"
 
-#define HAPROXY "/usr/sbin/haproxy"
 
 /* Exit codes of the client commands. */
 #define CLIENT_OK		0

@@ -20,6 +20,9 @@
 void daemon_site_init(struct t_site *s)
 {
 	t_site_init(s);
+	/* The wrapper runs the haproxy its foreign instances run. */
+	if (t_haproxy_switched())
+		s->haproxy = g_strdup(t_haproxy_path());
 	t_site_config(s, NULL);
 }
 
@@ -198,7 +201,6 @@ int connect_port(guint16 port)
 gchar *finish_request(int fd, const char *rest, GPid *pid)
 {
 	g_autoptr(GString) resp = g_string_new(NULL);
-	const char *body;
 	char buf[512];
 	ssize_t n;
 
@@ -210,12 +212,8 @@ gchar *finish_request(int fd, const char *rest, GPid *pid)
 	if (n < 0)
 		return g_strdup_printf("read: %s (after %zu bytes)",
 				       g_strerror(errno), resp->len);
-	if (!g_str_has_prefix(resp->str, "HTTP/1.") ||
-	    !strstr(resp->str, " 200 "))
-		return g_strdup_printf("answer \"%.40s\"", resp->str);
-	body = strstr(resp->str, "\r\n\r\n");
-	*pid = body ? t_pid_in(body, "pid=") : 0;
-	return *pid ? NULL : g_strdup("no pid in the answer");
+	*pid = t_http_answer_pid(resp->str);
+	return *pid ? NULL : g_strdup_printf("answer \"%.40s\"", resp->str);
 }
 
 /* The wrapper on the site's pidfile and cfg (NULL: the site's), with
@@ -229,15 +227,19 @@ struct wrapper *start_wrapper(struct t_site *s, const char *option,
 struct wrapper *start_wrapper_env(struct t_site *s, const char *option,
 				  const char *cfg, const char *const *env)
 {
-	g_autoptr(GPtrArray) args = g_ptr_array_new();
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
 
-	g_ptr_array_add(args, s->rundir_opt);
+	g_ptr_array_add(args, g_strdup(s->rundir_opt));
+	/* The site's haproxy, unless the test names another. */
+	if (s->haproxy && !(option && g_str_has_prefix(option, "--haproxy=")))
+		g_ptr_array_add(args, g_strconcat("--haproxy=", s->haproxy,
+						  NULL));
 	if (option)
-		g_ptr_array_add(args, (gpointer)option);
-	g_ptr_array_add(args, "-f");
-	g_ptr_array_add(args, (gpointer)(cfg ? cfg : s->cfg));
-	g_ptr_array_add(args, "-p");
-	g_ptr_array_add(args, s->pidfile);
+		g_ptr_array_add(args, g_strdup(option));
+	g_ptr_array_add(args, g_strdup("-f"));
+	g_ptr_array_add(args, g_strdup(cfg ? cfg : s->cfg));
+	g_ptr_array_add(args, g_strdup("-p"));
+	g_ptr_array_add(args, g_strdup(s->pidfile));
 	g_ptr_array_add(args, NULL);
 	return wrapper_start((const char *const *)args->pdata, env);
 }
@@ -366,11 +368,11 @@ void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
 	g_autofree gchar *text = run_status(s, NULL);
 	g_autofree gchar *json = run_status(s, "--json");
 	g_autofree gchar *om = run_status(s, "--format=openmetrics");
-	g_autofree gchar *line = g_strdup_printf("foreign pid %d " HAPROXY
-						 " %s started ", pid, kind);
+	g_autofree gchar *line = g_strdup_printf("foreign pid %d %s %s started ",
+						 pid, HAPROXY, kind);
 	g_autofree gchar *obj = g_strdup_printf(
 		"{\"number\":null,\"pid\":%d,\"haproxy\":null,"
-		"\"executable\":\"" HAPROXY "\",", pid);
+		"\"executable\":\"%s\",", pid, HAPROXY);
 	const char *at = strstr(json, obj);
 	g_autofree gchar *entry = at ? g_strndup(at, strcspn(at, "}")) : NULL;
 
@@ -389,9 +391,41 @@ void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
 
 gboolean have_haproxy(void)
 {
+	g_autofree gchar *why = g_strconcat("no ", HAPROXY, NULL);
+
 	if (t_have_haproxy())
 		return TRUE;
-	g_test_skip("no " HAPROXY);
+	g_test_skip(why);
+	return FALSE;
+}
+
+/* Built with Lua: "haproxy -vv" says so (asked once). */
+static gboolean haproxy_has_lua(void)
+{
+	static int has = -1;
+	const char *argv[] = { HAPROXY, "-vv", NULL };
+	g_autofree gchar *out = NULL;
+
+	if (has < 0)
+		has = t_run_command(argv, T_WAIT, &out, NULL) == 0 &&
+		      strstr(out, "Built with Lua");
+	return has;
+}
+
+gboolean have_haproxy_for(gboolean conditional, gboolean lua)
+{
+	g_autofree gchar *why = NULL;
+
+	if (!have_haproxy())
+		return FALSE;
+	if (conditional &&
+	    !t_haproxy_needs(2, 4, "a configuration with .if blocks"))
+		return FALSE;
+	if (!lua || haproxy_has_lua())
+		return TRUE;
+	why = g_strdup_printf("haproxy %s is built without Lua, which holds "
+			      "its load here (lua-load)", t_haproxy_version());
+	g_test_skip(why);
 	return FALSE;
 }
 

@@ -10,7 +10,10 @@
 #include "t/lib/foreign.h"
 #include "t/lib/harness.h"
 
-#define HAPROXY "/usr/sbin/haproxy"
+/* The haproxy the harness runs (Debian's, or $HSW_TEST_HAPROXY's build):
+ * foreign instances are started from it too, so that a series runs one
+ * binary throughout. */
+#define HAPROXY t_haproxy_path()
 
 /*
  * A haproxy that closes its listeners without handing them over (-x: a
@@ -63,6 +66,9 @@ void finish_across_reset_window(struct t_load *l);
 void assert_status_foreign(struct t_site *s, GPid pid, const char *kind,
 				  const char *counter);
 gboolean have_haproxy(void);
+/* have_haproxy(), and what the test's configuration needs of it: .if
+ * blocks (2.4), lua-load (a build with Lua); else skipped, saying why. */
+gboolean have_haproxy_for(gboolean conditional, gboolean lua);
 int hold_request(guint16 port, GPid daemon);
 GPid restart_by_hand_with(struct t_site *s, const char *cfg,
 				 const char *how, gboolean master_worker);
