@@ -442,17 +442,12 @@ int proc_open_if_same_at(const char *root, GPid pid, guint64 start_time)
 	return fd;
 }
 
-gboolean proc_sigmasks_at(const char *root, GPid pid,
-			  struct proc_sigmasks *out, GError **error)
-{
-	return parse_pid_file(root, pid, PID_SIGMASKS, out, error);
-}
-
 gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
 {
 	struct proc_sigmasks m;
 
-	if (sig < 1 || sig > 64 || !proc_sigmasks_at(root, pid, &m, NULL))
+	if (sig < 1 || sig > 64 ||
+	    !parse_pid_file(root, pid, PID_SIGMASKS, &m, NULL))
 		return FALSE;
 	return (m.caught & PROC_SIGBIT(sig)) && !(m.blocked & PROC_SIGBIT(sig));
 }

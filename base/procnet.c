@@ -281,19 +281,6 @@ static void collect(int fd, gpointer data)
 	g_array_append_val((GArray *)data, fd);
 }
 
-GArray *proc_listening_fds(GPid pid)
-{
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
-
-	if (!proc_listening_each(pid, collect, fds)) {
-		for (guint i = 0; i < fds->len; i++)
-			close(g_array_index(fds, int, i));
-		g_array_free(fds, TRUE);
-		return NULL;
-	}
-	return fds;
-}
-
 GArray *proc_children_listening_fds(GPid parent, const GArray *children)
 {
 	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));

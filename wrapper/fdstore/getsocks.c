@@ -601,20 +601,6 @@ gboolean getsocks_fetch_each(const char *path, getsocks_fd_fn fn,
 	return got == (guint)count;
 }
 
-static void collect(int fd, gpointer data)
-{
-	g_array_append_val((GArray *)data, fd);
-}
-
-GArray *getsocks_fetch(const char *path, GError **error)
-{
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
-
-	if (!getsocks_fetch_each(path, collect, fds, error))
-		close_all(fds);
-	return fds;
-}
-
 /* ---- the server ---- */
 
 static void close_offered(GArray *offers)

@@ -57,8 +57,10 @@ static gssize read_trusted(int dirfd, char *buf, gsize size)
 	return (gssize)total;
 }
 
-gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
-		     struct haproxy_version *out)
+/* The version stored for path, if the file in the directory dirfd holds
+ * one for exactly this identity (st: stat() of path). */
+static gboolean vcache_read(int dirfd, const char *path,
+			    const struct stat *st, struct haproxy_version *out)
 {
 	g_autofree gchar *key = key_text(path, st);
 	g_autofree gchar *line = NULL;
@@ -79,8 +81,10 @@ gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
 	return haproxy_version_parse(line, out);
 }
 
-gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
-		      const struct haproxy_version *v)
+/* Stores it (atomically, mode 0600). */
+static gboolean vcache_write(int dirfd, const char *path,
+			     const struct stat *st,
+			     const struct haproxy_version *v)
 {
 	g_autofree gchar *key = key_text(path, st);
 	g_autofree gchar *text = NULL;
