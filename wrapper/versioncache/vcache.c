@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/log.h"
 #include "wrapper/rundir.h"
 
@@ -31,7 +32,7 @@ static gchar *key_text(const char *path, const struct stat *st)
 static gssize read_trusted(int dirfd, char *buf, gsize size)
 {
 	struct stat st;
-	gsize total = 0;
+	gssize total;
 	int fd = openat(dirfd, VCACHE_FILE,
 			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
@@ -43,18 +44,11 @@ static gssize read_trusted(int dirfd, char *buf, gsize size)
 		close(fd);
 		return -1;
 	}
-	while (total < size - 1) {
-		ssize_t r = read(fd, buf + total, size - 1 - total);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		total += (gsize)r;
-	}
+	total = fd_read_upto(fd, buf, size - 1);
 	close(fd);
-	buf[total] = '\0';
-	return (gssize)total;
+	if (total >= 0)
+		buf[total] = '\0';
+	return total;
 }
 
 /* The version stored for path, if the file in the directory dirfd holds
