@@ -22,3 +22,22 @@ gboolean fd_write_all(int fd, const void *buf, gsize len)
 	}
 	return TRUE;
 }
+
+gssize fd_read_upto(int fd, void *buf, gsize size)
+{
+	char *p = buf;
+	gsize total = 0;
+
+	while (total < size) {
+		ssize_t n = read(fd, p + total, size - total);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		total += (gsize)n;
+	}
+	return (gssize)total;
+}

@@ -9,6 +9,8 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
+
 #define DELETED_SUFFIX " (deleted)"
 
 /* Field 4 of /proc/pid/stat; the command name before it may hold any
@@ -258,44 +260,36 @@ static gchar *read_at_most(const char *path, gsize max, gsize *len,
 	g_autofree gchar *buf = NULL;
 	gsize total = 0, size = MIN(4096, max);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int errsv;
 
-	if (fd < 0) {
-		int errsv = errno;
-
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errsv),
-			    "%s: %s", path, g_strerror(errsv));
-		return NULL;
-	}
+	if (fd < 0)
+		goto fail;
 	buf = g_malloc(size + 1);
 	for (;;) {
-		ssize_t r;
+		gssize r = fd_read_upto(fd, buf + total, size - total);
 
-		if (total == size && size < max) {
-			size = MIN(size * 2, max);
-			buf = g_realloc(buf, size + 1);
-		}
-		if (total == size)
-			break;
-		r = read(fd, buf + total, size - total);
-		if (r < 0 && errno == EINTR)
-			continue;
 		if (r < 0) {
-			int errsv = errno;
-
-			g_set_error(error, G_FILE_ERROR,
-				    g_file_error_from_errno(errsv), "%s: %s",
-				    path, g_strerror(errsv));
+			errsv = errno;
 			close(fd);
-			return NULL;
+			errno = errsv;
+			goto fail;
 		}
-		if (r == 0)
-			break;
 		total += (gsize)r;
+		/* The end, or the bound. */
+		if (total < size || size == max)
+			break;
+		size = MIN(size * 2, max);
+		buf = g_realloc(buf, size + 1);
 	}
 	close(fd);
 	buf[total] = '\0';
 	*len = total;
 	return g_steal_pointer(&buf);
+fail:
+	errsv = errno;
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errsv),
+		    "%s: %s", path, g_strerror(errsv));
+	return NULL;
 }
 
 /* A stat line is a few hundred bytes; a name cannot make it reach this. */
@@ -303,33 +297,21 @@ gssize proc_read_head_at(int dirfd, GPid pid, const char *name, char *buf,
 			 gsize size)
 {
 	char path[64];
-	gsize total = 0;
-	int fd;
+	gssize total;
+	int fd, errsv;
 
 	g_return_val_if_fail(size > 1, -1);
 	g_snprintf(path, sizeof(path), "%d/%s", pid, name);
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	while (total < size - 1) {
-		ssize_t r = read(fd, buf + total, size - 1 - total);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int errsv = errno;
-
-			close(fd);
-			errno = errsv;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		total += (gsize)r;
-	}
+	total = fd_read_upto(fd, buf, size - 1);
+	errsv = errno;
 	close(fd);
-	buf[total] = '\0';
-	return (gssize)total;
+	errno = errsv;
+	if (total >= 0)
+		buf[total] = '\0';
+	return total;
 }
 
 #define STAT_MAX 4096
@@ -442,17 +424,12 @@ int proc_open_if_same_at(const char *root, GPid pid, guint64 start_time)
 	return fd;
 }
 
-gboolean proc_sigmasks_at(const char *root, GPid pid,
-			  struct proc_sigmasks *out, GError **error)
-{
-	return parse_pid_file(root, pid, PID_SIGMASKS, out, error);
-}
-
 gboolean proc_catches_signal_at(const char *root, GPid pid, int sig)
 {
 	struct proc_sigmasks m;
 
-	if (sig < 1 || sig > 64 || !proc_sigmasks_at(root, pid, &m, NULL))
+	if (sig < 1 || sig > 64 ||
+	    !parse_pid_file(root, pid, PID_SIGMASKS, &m, NULL))
 		return FALSE;
 	return (m.caught & PROC_SIGBIT(sig)) && !(m.blocked & PROC_SIGBIT(sig));
 }

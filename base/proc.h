@@ -130,8 +130,6 @@ struct proc_sigmasks {
 /* Parse status content; FALSE unless all three masks are there. */
 gboolean proc_parse_sigmasks(const char *text, gsize len,
 			     struct proc_sigmasks *out);
-gboolean proc_sigmasks_at(const char *root, GPid pid,
-			  struct proc_sigmasks *out, GError **error);
 
 /*
  * Does pid handle sig now: a handler installed and sig not blocked? A

@@ -52,34 +52,16 @@ static GHashTable *inode_set_new(void)
 	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 }
 
-/* The LISTEN (0A) entries of a tcp or tcp6 table: the kernel lists the
- * listening sockets first, so the read stops at the first other one. */
-static void add_tcp_listeners(GHashTable *inodes, const char *path)
+/*
+ * The LISTEN (0A) entries of net_dir's tcp or tcp6 table: the kernel
+ * lists the listening sockets first, so the read stops at the first other
+ * one. With addresses, each inode maps to "TABLE:LOCAL"; else the inodes
+ * make a set.
+ */
+static void add_tcp_listeners(GHashTable *out, const char *net_dir,
+			      const char *table, gboolean addresses)
 {
-	FILE *f = fopen(path, "re");
-	g_autofree char *line = NULL;
-	size_t size = 0;
-	char st[3];
-	guint64 ino;
-
-	if (!f)
-		return;
-	/* After the header: sl local rem st queues tr retrnsmt uid timeout
-	 * inode ... */
-	if (getline(&line, &size, f) > 0)
-		while (getline(&line, &size, f) > 0 &&
-		       sscanf(line, "%*s %*s %*s %2s %*s %*s %*s %*s %*s %"
-			      G_GUINT64_FORMAT, st, &ino) == 2 &&
-		       strcmp(st, "0A") == 0)
-			if (ino)
-				g_hash_table_add(inodes,
-						 g_memdup2(&ino, sizeof(ino)));
-	fclose(f);
-}
-
-static void add_listener_addresses(GHashTable *out, const char *table)
-{
-	g_autofree gchar *path = g_strdup_printf("/proc/net/%s", table);
+	g_autofree gchar *path = g_build_filename(net_dir, table, NULL);
 	FILE *f = fopen(path, "re");
 	g_autofree char *line = NULL;
 	size_t size = 0;
@@ -88,15 +70,25 @@ static void add_listener_addresses(GHashTable *out, const char *table)
 
 	if (!f)
 		return;
+	/* After the header: sl local rem st queues tr retrnsmt uid timeout
+	 * inode ... */
 	if (getline(&line, &size, f) > 0)
 		while (getline(&line, &size, f) > 0 &&
 		       sscanf(line, "%*s %63s %*s %2s %*s %*s %*s %*s %*s %"
 			      G_GUINT64_FORMAT, local, st, &ino) == 3 &&
-		       strcmp(st, "0A") == 0)
-			if (ino)
-				g_hash_table_insert(
-					out, g_memdup2(&ino, sizeof(ino)),
-					g_strdup_printf("%s:%s", table, local));
+		       strcmp(st, "0A") == 0) {
+			if (!ino)
+				continue;
+			if (addresses)
+				g_hash_table_insert(out,
+						    g_memdup2(&ino, sizeof(ino)),
+						    g_strdup_printf("%s:%s",
+								    table,
+								    local));
+			else
+				g_hash_table_add(out,
+						 g_memdup2(&ino, sizeof(ino)));
+		}
 	fclose(f);
 }
 
@@ -105,19 +97,17 @@ GHashTable *proc_net_listener_addresses(void)
 	GHashTable *out = g_hash_table_new_full(g_int64_hash, g_int64_equal,
 						g_free, g_free);
 
-	add_listener_addresses(out, "tcp");
-	add_listener_addresses(out, "tcp6");
+	add_tcp_listeners(out, "/proc/net", "tcp", TRUE);
+	add_tcp_listeners(out, "/proc/net", "tcp6", TRUE);
 	return out;
 }
 
 GHashTable *proc_net_tcp_listeners(const char *net_dir)
 {
 	GHashTable *inodes = inode_set_new();
-	g_autofree gchar *tcp = g_build_filename(net_dir, "tcp", NULL);
-	g_autofree gchar *tcp6 = g_build_filename(net_dir, "tcp6", NULL);
 
-	add_tcp_listeners(inodes, tcp);
-	add_tcp_listeners(inodes, tcp6);
+	add_tcp_listeners(inodes, net_dir, "tcp", FALSE);
+	add_tcp_listeners(inodes, net_dir, "tcp6", FALSE);
 	return inodes;
 }
 
@@ -279,19 +269,6 @@ gboolean proc_children_listening_each(GPid parent, const GArray *children,
 static void collect(int fd, gpointer data)
 {
 	g_array_append_val((GArray *)data, fd);
-}
-
-GArray *proc_listening_fds(GPid pid)
-{
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
-
-	if (!proc_listening_each(pid, collect, fds)) {
-		for (guint i = 0; i < fds->len; i++)
-			close(g_array_index(fds, int, i));
-		g_array_free(fds, TRUE);
-		return NULL;
-	}
-	return fds;
 }
 
 GArray *proc_children_listening_fds(GPid parent, const GArray *children)

@@ -48,14 +48,11 @@ guint64 proc_socket_inode(GPid pid, const char *fd_name);
  * whichever process holds a copy of it. */
 guint64 fd_socket_inode(int fd);
 
-/* Our own copies (pidfd_getfd, close-on-exec) of the listening stream
- * sockets pid holds, one per socket; NULL when they cannot all be taken
- * (another user's process without ptrace rights, a seccomp filter, no
- * descriptor left). */
-GArray *proc_listening_fds(GPid pid);
-/* The same, one at a time: fn gets each copy (its own to close) as it is
- * taken, so that no more than one is held here. FALSE when they could not
- * all be taken (those that were, were given). */
+/* Gives fn our own copy (pidfd_getfd, close-on-exec) of each listening
+ * stream socket pid holds, one per socket, as it is taken, so that no
+ * more than one is held here (fn's own to close). FALSE when they could
+ * not all be taken (another user's process without ptrace rights, a
+ * seccomp filter, no descriptor left); those that were, were given. */
 typedef void (*proc_fd_fn)(int fd, gpointer data);
 gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data);
 /*

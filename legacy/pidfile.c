@@ -106,7 +106,7 @@ static gboolean read_bounded(int fd, const char *path, gchar **content,
 {
 	g_autofree gchar *buf = NULL;
 	struct stat st;
-	gsize total = 0;
+	gssize total;
 
 	if (fstat(fd, &st) < 0) {
 		set_errno_error(error, errno, "cannot stat pidfile", path);
@@ -122,19 +122,10 @@ static gboolean read_bounded(int fd, const char *path, gchar **content,
 		return FALSE;
 	}
 	buf = g_malloc(PIDFILE_MAX_BYTES + 1);
-	while (total <= PIDFILE_MAX_BYTES) {
-		ssize_t r = read(fd, buf + total, PIDFILE_MAX_BYTES + 1 - total);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			set_errno_error(error, errno, "cannot read pidfile",
-					path);
-			return FALSE;
-		}
-		if (r == 0)
-			break;
-		total += (gsize)r;
+	total = fd_read_upto(fd, buf, PIDFILE_MAX_BYTES + 1);
+	if (total < 0) {
+		set_errno_error(error, errno, "cannot read pidfile", path);
+		return FALSE;
 	}
 	if (total > PIDFILE_MAX_BYTES) {
 		set_size_error(error, path);

@@ -184,11 +184,8 @@ int control_client_fd(struct control_client *c)
 
 void control_client_inheritable(struct control_client *c, gboolean yes)
 {
-	int flags = fcntl(c->fd, F_GETFD);
-
-	if (flags >= 0)
-		fcntl(c->fd, F_SETFD, yes ? flags & ~FD_CLOEXEC
-					  : flags | FD_CLOEXEC);
+	/* FD_CLOEXEC is the one descriptor flag. */
+	fcntl(c->fd, F_SETFD, yes ? 0 : FD_CLOEXEC);
 }
 
 static struct control_client *client_new(struct control *ctl, int fd)

@@ -195,13 +195,6 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 
 /* ---- the pipe ---- */
 
-static gboolean set_nonblocking(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
-}
-
 static void watch(struct ha_stderr *h)
 {
 	h->source = g_unix_fd_add(h->rfd, G_IO_IN, on_readable, h);
@@ -219,23 +212,16 @@ static void close_pipe(struct ha_stderr *h)
 
 int ha_stderr_writer(struct ha_stderr *h)
 {
-	int fds[2] = { -1, -1 };
+	int fds[2];
 
 	if (h->wfd >= 0)
 		return h->wfd;
 	/* Both ends close-on-exec: haproxy gets the write end as its
 	 * stderr (dup2), the hand-off's exec takes neither along. */
-	if (pipe2(fds, O_CLOEXEC) < 0 || !set_nonblocking(fds[0]) ||
-	    !set_nonblocking(fds[1])) {
-		int saved = errno;
-
-		if (fds[0] >= 0) {
-			close(fds[0]);
-			close(fds[1]);
-		}
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
 		if (!h->told_no_pipe)
 			log_warn("no pipe for haproxy's stderr (%s): it shares "
-				 "the wrapper's", g_strerror(saved));
+				 "the wrapper's", g_strerror(errno));
 		h->told_no_pipe = TRUE;
 		return -1;
 	}
@@ -307,20 +293,13 @@ void ha_stderr_fds(struct ha_stderr *h, int *rfd, int *wfd)
 	*wfd = h->wfd >= 0 ? h->wfd : 0;
 }
 
-static void set_cloexec(int fd, gboolean on)
-{
-	int fl = fcntl(fd, F_GETFD);
-
-	if (fl >= 0)
-		fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC);
-}
-
 void ha_stderr_inheritable(struct ha_stderr *h, gboolean yes)
 {
 	if (h->rfd < 0)
 		return;
-	set_cloexec(h->rfd, !yes);
-	set_cloexec(h->wfd, !yes);
+	/* FD_CLOEXEC is the one descriptor flag. */
+	fcntl(h->rfd, F_SETFD, yes ? 0 : FD_CLOEXEC);
+	fcntl(h->wfd, F_SETFD, yes ? 0 : FD_CLOEXEC);
 }
 
 static gboolean pipe_end(int fd, int mode, struct stat *st)
@@ -342,10 +321,10 @@ gboolean ha_stderr_adopt(struct ha_stderr *h, int rfd, int wfd)
 	close_pipe(h);
 	h->rfd = rfd;
 	h->wfd = wfd;
-	set_cloexec(rfd, TRUE);
-	set_cloexec(wfd, TRUE);
-	set_nonblocking(rfd);
-	set_nonblocking(wfd);
+	fcntl(rfd, F_SETFD, FD_CLOEXEC);
+	fcntl(wfd, F_SETFD, FD_CLOEXEC);
+	g_unix_set_fd_nonblocking(rfd, TRUE, NULL);
+	g_unix_set_fd_nonblocking(wfd, TRUE, NULL);
 	watch(h);
 	return TRUE;
 }

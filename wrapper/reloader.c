@@ -718,11 +718,6 @@ int reloader_signal(const struct reloader *r)
 	return r->signal;
 }
 
-gint64 reloader_started_us(const struct reloader *r)
-{
-	return r->started_us;
-}
-
 struct log_event reloader_event(const struct reloader *r,
 				const char *message_id, guint number, GPid pid,
 				const char *result)

@@ -194,7 +194,6 @@ const char *reload_event_name(enum reload_event ev);
 guint reloader_attempt(const struct reloader *r);
 gboolean reloader_hard(const struct reloader *r);
 int reloader_signal(const struct reloader *r);
-gint64 reloader_started_us(const struct reloader *r);
 /* A log event timed from the start of the attempt. */
 struct log_event reloader_event(const struct reloader *r,
 				const char *message_id, guint number, GPid pid,

@@ -57,7 +57,6 @@ const char *fdstore_first_source(struct fdstore *st,
  * runs, it answers g alone (and what g forks), not any other process of
  * root or our user. */
 void fdstore_launched(struct fdstore *st, const struct generation *g);
-/* g serves: its listening sockets are stored, the others taken out. */
 /* g serves (a generation ready, or a master that loaded again): its
  * listening sockets are stored, the others taken out. Where the unit has
  * a store that g cannot use (haproxy < 1.8), one notice says so. */

@@ -601,20 +601,6 @@ gboolean getsocks_fetch_each(const char *path, getsocks_fd_fn fn,
 	return got == (guint)count;
 }
 
-static void collect(int fd, gpointer data)
-{
-	g_array_append_val((GArray *)data, fd);
-}
-
-GArray *getsocks_fetch(const char *path, GError **error)
-{
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
-
-	if (!getsocks_fetch_each(path, collect, fds, error))
-		close_all(fds);
-	return fds;
-}
-
 /* ---- the server ---- */
 
 static void close_offered(GArray *offers)
@@ -627,35 +613,6 @@ static void close_offered(GArray *offers)
 		    fd != g_array_index(offers, struct getsocks_offer, i - 1).fd)
 			close(fd);
 	}
-}
-
-/* The offers hold dups of the caller's descriptors, one a socket (its
- * copies are next to each other), closed at the end. */
-static gboolean own_offers(GArray *offers, GError **error)
-{
-	int from = -1, dup = -1;
-
-	for (guint i = 0; i < offers->len; i++) {
-		struct getsocks_offer *o =
-			&g_array_index(offers, struct getsocks_offer, i);
-
-		if (o->fd != from) {
-			from = o->fd;
-			dup = fcntl(from, F_DUPFD_CLOEXEC, 3);
-		}
-		if (dup < 0) {
-			int saved = errno;
-
-			g_array_set_size(offers, i);
-			close_offered(offers);
-			g_set_error(error, G_FILE_ERROR,
-				    g_file_error_from_errno(saved),
-				    "-x server: %s", g_strerror(saved));
-			return FALSE;
-		}
-		o->fd = dup;
-	}
-	return TRUE;
 }
 
 static gboolean offers_none(const GArray *offers, GError **error)
@@ -691,22 +648,6 @@ static struct getsocks_server *server_listen(const char *path,
 	return s;
 }
 
-struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
-					    guint n_fds,
-					    gboolean option_copies,
-					    GError **error)
-{
-	g_autoptr(GArray) offers = getsocks_offers(fds, n_fds, option_copies);
-	struct getsocks_server *s;
-
-	if (offers_none(offers, error) || !own_offers(offers, error))
-		return NULL;
-	s = server_listen(path, &offers, error);
-	if (!s)
-		close_offered(offers);
-	return s;
-}
-
 /* The caller's descriptors that are not offered: closed. */
 static void close_not_offered(const int *fds, guint n_fds,
 			      const GArray *offers)
@@ -734,6 +675,35 @@ struct getsocks_server *getsocks_server_take(const char *path, const int *fds,
 	s = server_listen(path, &offers, error);
 	if (s)
 		close_not_offered(fds, n_fds, s->offers);
+	return s;
+}
+
+struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
+					    guint n_fds,
+					    gboolean option_copies,
+					    GError **error)
+{
+	g_autoptr(GArray) dups = g_array_new(FALSE, FALSE, sizeof(int));
+	struct getsocks_server *s;
+
+	for (guint i = 0; i < n_fds; i++) {
+		int dup = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+
+		if (dup < 0) {
+			int saved = errno;
+
+			close_all(dups);
+			g_set_error(error, G_FILE_ERROR,
+				    g_file_error_from_errno(saved),
+				    "-x server: %s", g_strerror(saved));
+			return NULL;
+		}
+		g_array_append_val(dups, dup);
+	}
+	s = getsocks_server_take(path, (const int *)dups->data, dups->len,
+				 option_copies, error);
+	if (!s)
+		close_all(dups);
 	return s;
 }
 

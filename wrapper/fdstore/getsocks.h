@@ -53,12 +53,11 @@ GByteArray *getsocks_records(const struct getsocks_offer *offers, guint n);
  * The other side: the listening sockets a haproxy exposes on path (a
  * stats socket with "expose-fd listeners"), asked as a haproxy started
  * with -x asks them; our copies, close-on-exec. Needs no ptrace rights,
- * unlike pidfd_getfd(). Blocks, at most about a second a read.
+ * unlike pidfd_getfd(). Blocks, at most about a second a read. One batch
+ * at a time: fn gets each descriptor (its own to close) as its batch
+ * comes, so that no more than a batch is held. FALSE, with error, if not
+ * all came (those that did were given).
  */
-GArray *getsocks_fetch(const char *path, GError **error);
-/* The same, one batch at a time: fn gets each descriptor (its own to
- * close) as its batch comes, so that no more than a batch is held.
- * FALSE, with error, if not all came (those that did were given). */
 typedef void (*getsocks_fd_fn)(int fd, gpointer data);
 gboolean getsocks_fetch_each(const char *path, getsocks_fd_fn fn,
 			     gpointer data, GError **error);

@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "migrate/find.h"
@@ -674,14 +673,6 @@ static void steer_listener(struct reuseport *r, struct round *rd, GPid pid,
  */
 #define STEER_GRACE_MS 10
 
-static void steer_grace(void)
-{
-	struct timespec ts = { .tv_nsec = STEER_GRACE_MS * 1000000L };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-		;
-}
-
 guint reuseport_steer_generation(struct reuseport *r,
 				 const struct generation *g)
 {
@@ -699,8 +690,9 @@ guint reuseport_steer_generation(struct reuseport *r,
 	g_hash_table_unref(rd.groups);
 	g_hash_table_unref(rd.inodes);
 	g_free(rd.failure);
+	/* g_usleep() sleeps again after a signal, for what was left. */
 	if (steered > 0)
-		steer_grace();
+		g_usleep(STEER_GRACE_MS * 1000);
 	return steered;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/log.h"
 #include "wrapper/rundir.h"
 
@@ -31,7 +32,7 @@ static gchar *key_text(const char *path, const struct stat *st)
 static gssize read_trusted(int dirfd, char *buf, gsize size)
 {
 	struct stat st;
-	gsize total = 0;
+	gssize total;
 	int fd = openat(dirfd, VCACHE_FILE,
 			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
@@ -43,22 +44,17 @@ static gssize read_trusted(int dirfd, char *buf, gsize size)
 		close(fd);
 		return -1;
 	}
-	while (total < size - 1) {
-		ssize_t r = read(fd, buf + total, size - 1 - total);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		total += (gsize)r;
-	}
+	total = fd_read_upto(fd, buf, size - 1);
 	close(fd);
-	buf[total] = '\0';
-	return (gssize)total;
+	if (total >= 0)
+		buf[total] = '\0';
+	return total;
 }
 
-gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
-		     struct haproxy_version *out)
+/* The version stored for path, if the file in the directory dirfd holds
+ * one for exactly this identity (st: stat() of path). */
+static gboolean vcache_read(int dirfd, const char *path,
+			    const struct stat *st, struct haproxy_version *out)
 {
 	g_autofree gchar *key = key_text(path, st);
 	g_autofree gchar *line = NULL;
@@ -79,8 +75,10 @@ gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
 	return haproxy_version_parse(line, out);
 }
 
-gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
-		      const struct haproxy_version *v)
+/* Stores it (atomically, mode 0600). */
+static gboolean vcache_write(int dirfd, const char *path,
+			     const struct stat *st,
+			     const struct haproxy_version *v)
 {
 	g_autofree gchar *key = key_text(path, st);
 	g_autofree gchar *text = NULL;

@@ -19,15 +19,6 @@
 
 #define VCACHE_FILE "haproxy-version"
 
-/* The version stored for path, if the file in the directory dirfd holds
- * one for exactly this identity (st: stat() of path). */
-gboolean vcache_read(int dirfd, const char *path, const struct stat *st,
-		     struct haproxy_version *out);
-
-/* Stores it (atomically, mode 0600). */
-gboolean vcache_write(int dirfd, const char *path, const struct stat *st,
-		      const struct haproxy_version *v);
-
 /* In memory: "haproxy -v" is asked again only when the binary changed. */
 struct version_cache {
 	gchar *path;
