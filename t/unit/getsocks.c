@@ -3,7 +3,8 @@
  * What the -x server offers for each kind of listening socket, and the
  * bytes of its records, as haproxy 1.8 to 2.2 read them (those versions
  * match a socket to a bind line by the record's options; the real
- * exchanges are in t/int/real-getsocks).
+ * exchanges are in t/int/real-getsocks), and that a NULL fd store stores
+ * nothing.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +14,7 @@
 
 #include <glib.h>
 
+#include "wrapper/fdstore/fdstore.h"
 #include "wrapper/fdstore/getsocks.h"
 
 static int bound(int family, int type, const char *addr, int v6only)
@@ -109,10 +111,25 @@ static void test_records(void)
 	g_assert_cmpmem(b->data, b->len, expected, sizeof(expected));
 }
 
+/* fdstore.h: a NULL store (a launcher built without one) stores nothing,
+ * whichever generation serves, starts or stops. */
+static void test_null_store(void)
+{
+	struct generation g = { .pid = getpid() };
+
+	fdstore_launched(NULL, &g);
+	fdstore_serving(NULL, &g);
+	fdstore_stopping(NULL);
+	fdstore_empty(NULL, "test");
+	fdstore_leave(NULL);
+	fdstore_free(NULL);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/getsocks/offers", test_offers);
 	g_test_add_func("/getsocks/records", test_records);
+	g_test_add_func("/fdstore/null-store", test_null_store);
 	return g_test_run();
 }

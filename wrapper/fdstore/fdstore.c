@@ -597,12 +597,12 @@ void fdstore_serving(struct fdstore *st, const struct generation *g)
 	g_autoptr(GHashTable) serving = NULL;
 	g_autofree guint64 **stored = NULL;
 	struct walk w = { .st = st, .max = store_max(),
-			  .room = handback_room(),
-			  .names = names_length(st->stored) };
+			  .room = handback_room() };
 	guint n, removed = 0;
 
 	if (!st)
 		return;
+	w.names = names_length(st->stored);
 	g_clear_pointer(&st->server, getsocks_server_free);
 	if (!unit_has_store(st) || !mode_takes_over(g->mode)) {
 		tell_unusable(st, g);
