@@ -10,7 +10,8 @@
  *  - a -D launcher (-W -D too) forks a daemon, which calls setsid(), and
  *    exits: at once up to 3.0, once the daemon is ready from 3.1. So a
  *    haproxy child in a session of its own is a daemon being started, not
- *    a worker, unless its parent is a -Ds parent.
+ *    a worker, unless its parent is a -Ds parent, or a -W master the
+ *    pidfile names: 1.8's -W -D workers call setsid() as well.
  */
 #include "migrate/find.h"
 
@@ -61,6 +62,10 @@ static gboolean is_worker_of(struct scan *s, struct node *child,
 	const struct hap_cmdline *c = &parent->cmd;
 
 	if (c->renamed || (c->ds && !c->mworker))
+		return TRUE;
+	/* A -W haproxy the pidfile names is the master, never its
+	 * launcher; 1.8's workers of a -W -D master call setsid() too. */
+	if (c->mworker && parent->in_pidfile)
 		return TRUE;
 	/* A launcher and the daemon it is starting. */
 	if (is_daemon_of(child, parent))
@@ -215,9 +220,14 @@ static void pidfile_candidates(struct scan *s, const char *pidfile,
 		add_skip(s->skipped, 0, FOREIGN_BY_PIDFILE,
 			 g_strdup_printf("pidfile %s holds %u token(s) "
 					 "that are not pids", name, invalid));
-	for (guint i = 0; i < pids->len; i++)
-		add_candidate(cands, g_array_index(pids, GPid, i),
-			      FOREIGN_BY_PIDFILE);
+	for (guint i = 0; i < pids->len; i++) {
+		GPid pid = g_array_index(pids, GPid, i);
+		struct node *n = s->nodes ? node_of(s, pid) : NULL;
+
+		if (n)
+			n->in_pidfile = TRUE;
+		add_candidate(cands, pid, FOREIGN_BY_PIDFILE);
+	}
 }
 
 /* A program run through a descriptor (fexecve, execveat) has the

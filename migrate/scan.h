@@ -35,6 +35,7 @@ struct node {
 	gboolean exe_deleted;
 	gboolean identity_checked;
 	gchar *refused;		/* why it is not this service's own */
+	gboolean in_pidfile;	/* the service's pidfile names it */
 };
 
 struct scan {

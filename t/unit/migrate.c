@@ -328,6 +328,34 @@ static void test_launcher(struct tree *t, gconstpointer data)
 	g_assert_cmpint(skip(t, 1)->pid, ==, 860);
 }
 
+/* 1.8's "haproxy -W -D": the master and each worker call setsid(); the
+ * pidfile names the master, whose launcher may not have exited yet. */
+static void test_mw_master_18(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *pidfile = write_pidfile(t, "871\n");
+	g_autofree gchar *argv = g_strdup_printf(
+		HAPROXY "|-W|-D|-p|%s|-f|%s", pidfile, cfg);
+	static const GPid workers[] = { 872, 873 };
+	const struct foreign *f;
+
+	fake_system(t);
+	HAP(t, 870, 40, 40, argv, .start = 50);
+	HAP(t, 871, 870, 871, argv, .start = 51);
+	HAP(t, 872, 871, 872, argv, .start = 52);
+	HAP(t, 873, 871, 873, argv, .start = 53);
+
+	g_assert_cmpuint(find(t, pidfile, cfg, 9999), ==, 1);
+	f = instance(t, 0);
+	g_assert_cmpint(f->pid, ==, 871);
+	g_assert_cmpint(f->kind, ==, FOREIGN_MW_MASTER);
+	assert_workers(f, workers, 2);
+	g_assert_cmpuint(f->found_by, ==, BOTH);
+	g_assert_cmpuint(t->skipped->len, ==, 1);
+	g_assert_cmpint(skip(t, 0)->pid, ==, 870);
+	g_assert_nonnull(strstr(skip(t, 0)->reason, "launcher"));
+}
+
 /* Two -D processes across an "-sf" restart are two instances. */
 static void test_sf_restart(struct tree *t, gconstpointer data)
 {
@@ -465,6 +493,7 @@ int main(int argc, char **argv)
 	add_tree_test("/find/mw-master", test_mw_master);
 	add_tree_test("/find/mw-by-config-keyword", test_mw_by_config_keyword);
 	add_tree_test("/find/launcher", test_launcher);
+	add_tree_test("/find/mw-master-18", test_mw_master_18);
 	add_tree_test("/find/sf-restart", test_sf_restart);
 	add_tree_test("/find/stale-pidfile", test_stale_pidfile);
 	add_tree_test("/find/pidfile-problems", test_pidfile_problems);
