@@ -72,7 +72,12 @@ void real_assert_pidfile(struct t_site *s)
 
 void real_serve(struct t_site *s)
 {
-	s->pid = wrapper_wait_ready(s->w, 1, T_WAIT);
+	real_serve_within(s, T_WAIT);
+}
+
+void real_serve_within(struct t_site *s, guint ready_ms)
+{
+	s->pid = wrapper_wait_ready(s->w, 1, ready_ms);
 	g_assert_cmpint(s->pid, >, 0);
 	s->generation = 1;
 	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, real_worker(s));

@@ -29,6 +29,10 @@ guint real_generation_size(void);
  * child of the wrapper (not a daemon) and the pidfile names it; it is
  * s->pid from then on. */
 void real_serve(struct t_site *s);
+/* The same, ready within ready_ms: a start whose work grows with the
+ * configuration (thousands of binds, under the sanitizers) is bounded by
+ * what it has to do. */
+void real_serve_within(struct t_site *s, guint ready_ms);
 /* t_site_start_wrapper(), then real_serve(). */
 void real_start(struct t_site *s, const char *path, const char *const *opts);
 /* The pidfile names the serving generation, or there is none (-p not
