@@ -57,6 +57,14 @@ int run_argv(const char *const *argv, guint timeout_s, gchar **out,
 	return wait_code(status);
 }
 
+void poll_pause(guint *ms)
+{
+	if (*ms < POLL_FIRST_MS)
+		*ms = POLL_FIRST_MS;
+	g_usleep(*ms * 1000);
+	*ms = MIN(*ms * 2, POLL_MAX_MS);
+}
+
 /* ---- containers ---- */
 
 /* For the SIGABRT handler: what is still up. */
