@@ -158,6 +158,18 @@ guint processes_in(struct container *c, const char *control_group)
 	return n;
 }
 
+/* NAME's value in `systemctl show` output; "" when it is not shown
+ * (systemctl may leave out what is empty). */
+static const char *shown_value(const char *const *lines, const char *name)
+{
+	gsize len = strlen(name);
+
+	for (; *lines; lines++)
+		if (g_str_has_prefix(*lines, name) && (*lines)[len] == '=')
+			return *lines + len + 1;
+	return "";
+}
+
 /* Every pair holds in one `systemctl show -p NAME...` (NAME=VALUE a
  * line, in systemd's order, not the pairs'). */
 static gboolean props_hold(struct container *c, const char *unit,
@@ -177,12 +189,10 @@ static gboolean props_hold(struct container *c, const char *unit,
 	g_assert_cmpint(cexecv(c, CMD_TIMEOUT_S, &out, &err,
 			       (const char *const *)args->pdata), ==, 0);
 	lines = g_strsplit(out, "\n", -1);
-	for (const char *const *p = pairs; *p; p += 2) {
-		g_autofree gchar *want = g_strdup_printf("%s=%s", p[0], p[1]);
-
-		if (!g_strv_contains((const char *const *)lines, want))
+	for (const char *const *p = pairs; *p; p += 2)
+		if (!g_str_equal(shown_value((const char *const *)lines, p[0]),
+				 p[1]))
 			return FALSE;
-	}
 	return TRUE;
 }
 
