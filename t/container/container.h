@@ -56,7 +56,8 @@ struct boot {
 	gboolean private_net;
 };
 
-/* argv under timeout(1); the exit code, stdout and stderr. */
+/* argv, bounded: past timeout_s its process group is ended, code 124.
+ * The exit code, stdout and stderr. */
 int run_argv(const char *const *argv, guint timeout_s, gchar **out,
 	     gchar **err);
 
