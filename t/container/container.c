@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,31 +31,98 @@ static int wait_code(int status)
 	return -1;
 }
 
-/* argv under timeout(1); the exit code, stdout and stderr. */
+/* In the command's child before exec: a process group of its own, which
+ * a timeout ends whole (nsenter forks what it runs). */
+static void own_group(gpointer data)
+{
+	setpgid(0, 0);
+}
+
+static gboolean read_some(int fd, GString *to)
+{
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0 && errno == EINTR)
+		return TRUE;
+	if (n > 0)
+		g_string_append_len(to, buf, n);
+	return n > 0;
+}
+
+/* Both pipes to EOF, within the deadline; FALSE if it passed. */
+static gboolean read_both(int out_fd, int err_fd, GString *o, GString *e,
+			  gint64 deadline)
+{
+	gboolean out_open = TRUE, err_open = TRUE;
+
+	while (out_open || err_open) {
+		struct pollfd p[2] = {
+			{ .fd = out_open ? out_fd : -1, .events = POLLIN },
+			{ .fd = err_open ? err_fd : -1, .events = POLLIN },
+		};
+		gint64 left = deadline - g_get_monotonic_time();
+
+		if (left <= 0)
+			return FALSE;
+		if (poll(p, 2, (int)(left / 1000) + 1) <= 0)
+			continue;
+		if (p[0].revents)
+			out_open = read_some(out_fd, o);
+		if (p[1].revents)
+			err_open = read_some(err_fd, e);
+	}
+	return TRUE;
+}
+
+/* argv, bounded as timeout(1) -k 5 bounds it (past timeout_s its process
+ * group gets SIGTERM, SIGKILL 5 s later, and the code is 124), without
+ * timeout's own process: the wait loops run a command every few tens of
+ * milliseconds, and a third process each was a fifth of their cost.
+ * The exit code, stdout and stderr. */
 int run_argv(const char *const *argv, guint timeout_s, gchar **out,
 	     gchar **err)
 {
-	g_autoptr(GPtrArray) v = g_ptr_array_new_with_free_func(g_free);
+	gint64 deadline = g_get_monotonic_time() + timeout_s * G_USEC_PER_SEC;
+	g_autoptr(GString) o = g_string_new(NULL);
+	g_autoptr(GString) e = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *o = NULL;
-	g_autofree gchar *e = NULL;
-	int status;
+	gboolean in_time;
+	int out_fd, err_fd, status;
+	GPid pid;
 
-	g_ptr_array_add(v, g_strdup("timeout"));
-	g_ptr_array_add(v, g_strdup("-k"));
-	g_ptr_array_add(v, g_strdup("5"));
-	g_ptr_array_add(v, g_strdup_printf("%u", timeout_s));
-	for (; *argv; argv++)
-		g_ptr_array_add(v, g_strdup(*argv));
-	g_ptr_array_add(v, NULL);
-	if (!g_spawn_sync(NULL, (char **)v->pdata, NULL, G_SPAWN_SEARCH_PATH,
-			  NULL, NULL, &o, &e, &status, &error))
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+				      G_SPAWN_DO_NOT_REAP_CHILD |
+				      G_SPAWN_SEARCH_PATH, own_group, NULL,
+				      &pid, NULL, &out_fd, &err_fd, &error))
 		g_error("cannot run %s: %s", argv[0], error->message);
+	in_time = read_both(out_fd, err_fd, o, e, deadline);
+	close(out_fd);
+	close(err_fd);
+	status = in_time ? t_wait_child(pid, MAX((deadline -
+		g_get_monotonic_time()) / 1000, 1)) : -1;
+	if (status == -1) {
+		kill(-pid, SIGTERM);
+		status = t_wait_child(pid, 5000);
+		if (status == -1) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		status = 124 << 8;
+	}
 	if (out)
-		*out = g_steal_pointer(&o);
+		*out = g_strdup(o->str);
 	if (err)
-		*err = g_steal_pointer(&e);
+		*err = g_strdup(e->str);
 	return wait_code(status);
+}
+
+void poll_pause(guint *ms)
+{
+	if (*ms < POLL_FIRST_MS)
+		*ms = POLL_FIRST_MS;
+	g_usleep(*ms * 1000);
+	*ms = MIN(*ms * 2, POLL_MAX_MS);
 }
 
 /* ---- containers ---- */
@@ -436,6 +504,42 @@ static void enter_netns(struct container *c)
 	close(fd);
 }
 
+/* What both systemds (252 on the host's root, 257 in the Debian 13 tree)
+ * start at boot and no test uses: logins, D-Bus (systemctl as root speaks
+ * to PID 1's private socket), consoles, the journal's flush to /var (the
+ * journal in /run is read the same), the caches a fresh overlay rebuilds
+ * (ldconfig: the tree's cache is the one debootstrap wrote) and the
+ * daily timers. Masked on the command line systemd reads, they cost
+ * neither their start nor their stop: a boot takes a third less CPU. */
+static const char *const not_needed[] = {
+	"systemd-logind.service",
+	"dbus.socket",
+	"dbus.service",
+	"systemd-user-sessions.service",
+	"systemd-update-utmp.service",
+	"systemd-update-utmp-runlevel.service",
+	"getty.target",
+	"systemd-ask-password-console.path",
+	"systemd-ask-password-wall.path",
+	"systemd-initctl.socket",
+	"systemd-hostnamed.socket",
+	"systemd-creds.socket",
+	"systemd-sysext.socket",
+	"dev-hugepages.mount",
+	"sys-fs-fuse-connections.mount",
+	"systemd-journal-flush.service",
+	"systemd-journal-catalog-update.service",
+	"systemd-update-done.service",
+	"ldconfig.service",
+	"systemd-pstore.service",
+	"e2scrub_reap.service",
+	"systemd-tmpfiles-clean.timer",
+	"apt-daily.timer",
+	"apt-daily-upgrade.timer",
+	"dpkg-db-backup.timer",
+	"fstrim.timer",
+};
+
 struct container *container_boot(const struct boot *b, gchar **skip)
 {
 	g_autoptr(GPtrArray) roots = cgroup_roots();
@@ -516,6 +620,9 @@ struct container *container_boot(const struct boot *b, gchar **skip)
 	g_ptr_array_add(argv, g_strdup("--boot"));
 	g_ptr_array_add(argv, g_strdup("systemd.condition-first-boot=false"));
 	g_ptr_array_add(argv, g_strdup("systemd.firstboot=off"));
+	for (guint i = 0; i < G_N_ELEMENTS(not_needed); i++)
+		g_ptr_array_add(argv, g_strdup_printf("systemd.mask=%s",
+						      not_needed[i]));
 	g_ptr_array_add(argv, NULL);
 
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);

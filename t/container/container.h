@@ -28,6 +28,8 @@
 
 #define WAIT_MS		20000	/* bound of every polled wait */
 #define POLL_MS		20
+#define POLL_FIRST_MS	10	/* a polled wait's first pause ... */
+#define POLL_MAX_MS	200	/* ... doubled each round up to this */
 #define CMD_TIMEOUT_S	120	/* bound of every command run */
 
 struct container {
@@ -54,7 +56,8 @@ struct boot {
 	gboolean private_net;
 };
 
-/* argv under timeout(1); the exit code, stdout and stderr. */
+/* argv, bounded: past timeout_s its process group is ended, code 124.
+ * The exit code, stdout and stderr. */
 int run_argv(const char *const *argv, guint timeout_s, gchar **out,
 	     gchar **err);
 
@@ -65,6 +68,12 @@ struct container *container_boot(const struct boot *b, gchar **skip);
 void container_free(struct container *c);
 /* Teardown on SIGABRT (g_assert), SIGTRAP (g_error) and exit. */
 void container_handlers_install(void);
+
+/* The pause between two rounds of a polled wait, *ms from POLL_FIRST_MS
+ * doubled up to POLL_MAX_MS: what comes at once is seen at once, and a
+ * long wait (a drain, a timer) spawns a few commands a second, not fifty,
+ * which a loaded machine would pay for. */
+void poll_pause(guint *ms);
 
 /* A command in the container: cexec(c, &out, "systemctl", "start", u, NULL) */
 int cexecv(struct container *c, guint timeout_s, gchar **out, gchar **err,

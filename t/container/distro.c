@@ -263,6 +263,7 @@ static gchar **wait_events(struct container *c, const char *unit,
 			   const char *id, guint n)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+	guint pause = 0;
 
 	for (;;) {
 		gchar **lines = journal_events(c, unit, id);
@@ -273,7 +274,7 @@ static gchar **wait_events(struct container *c, const char *unit,
 		if (have >= n || g_get_monotonic_time() > deadline)
 			return lines;
 		g_strfreev(lines);
-		g_usleep(50 * 1000);
+		poll_pause(&pause);
 	}
 }
 

@@ -206,6 +206,7 @@ static gchar *procs_text(GArray *all)
 static GPid settled_haproxy(struct life *l)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+	guint pause = 0;
 
 	for (;;) {
 		g_autoptr(GArray) all = haproxies(l);
@@ -220,7 +221,7 @@ static GPid settled_haproxy(struct life *l)
 			g_error("not exactly our one haproxy (main pid %d):%s",
 				l->main_pid, text);
 		}
-		g_usleep(20 * 1000);
+		poll_pause(&pause);
 	}
 }
 
@@ -290,12 +291,13 @@ static void check(struct life *l, guint i, enum event ev)
 static void wait_new_main(struct life *l, GPid old)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+	guint pause = 0;
 	GPid now;
 
 	while ((now = prop_int(l->c, UNIT, "MainPID")) == old || now <= 0) {
 		if (g_get_monotonic_time() > deadline)
 			g_error("MainPID still %d", now);
-		g_usleep(POLL_MS * 1000);
+		poll_pause(&pause);
 	}
 }
 

@@ -520,6 +520,7 @@ static void test_identity(struct fixture *f, gconstpointer data)
 static void wait_timer_run(struct container *c)
 {
 	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+	guint pause = 0;
 
 	for (;;) {
 		g_autofree gchar *t = prop(c, METRICS_TIMER,
@@ -533,7 +534,7 @@ static void wait_timer_run(struct container *c)
 		    g_strcmp0(state, "inactive") == 0)
 			return;
 		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-		g_usleep(50 * 1000);
+		poll_pause(&pause);
 	}
 }
 

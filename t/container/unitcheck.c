@@ -15,11 +15,12 @@
 GPid wait_serving(guint16 port, GPid not)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+	guint pause = 0;
 	GPid pid;
 
 	while (((pid = t_http_pid(port)) == 0 || pid == not) &&
 	       g_get_monotonic_time() < deadline)
-		g_usleep(POLL_MS * 1000);
+		poll_pause(&pause);
 	return pid == not ? 0 : pid;
 }
 
@@ -102,11 +103,12 @@ gboolean wait_gone_in(struct container *c, GPid pid)
 {
 	g_autofree gchar *path = g_strdup_printf("/proc/%d", pid);
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+	guint pause = 0;
 
 	while (exists_in(c, path)) {
 		if (g_get_monotonic_time() > deadline)
 			return FALSE;
-		g_usleep(POLL_MS * 1000);
+		poll_pause(&pause);
 	}
 	return TRUE;
 }
@@ -156,25 +158,57 @@ guint processes_in(struct container *c, const char *control_group)
 	return n;
 }
 
+/* NAME's value in `systemctl show` output; "" when it is not shown
+ * (systemctl may leave out what is empty). */
+static const char *shown_value(const char *const *lines, const char *name)
+{
+	gsize len = strlen(name);
+
+	for (; *lines; lines++)
+		if (g_str_has_prefix(*lines, name) && (*lines)[len] == '=')
+			return *lines + len + 1;
+	return "";
+}
+
+/* Every pair holds in one `systemctl show -p NAME...` (NAME=VALUE a
+ * line, in systemd's order, not the pairs'). */
+static gboolean props_hold(struct container *c, const char *unit,
+			   const char *const *pairs)
+{
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	g_autofree gchar *out = NULL;
+	g_autofree gchar *err = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	g_ptr_array_add(args, g_strdup("systemctl"));
+	g_ptr_array_add(args, g_strdup("show"));
+	for (const char *const *p = pairs; *p; p += 2)
+		g_ptr_array_add(args, g_strdup_printf("--property=%s", p[0]));
+	g_ptr_array_add(args, g_strdup(unit));
+	g_ptr_array_add(args, NULL);
+	g_assert_cmpint(cexecv(c, CMD_TIMEOUT_S, &out, &err,
+			       (const char *const *)args->pdata), ==, 0);
+	lines = g_strsplit(out, "\n", -1);
+	for (const char *const *p = pairs; *p; p += 2)
+		if (!g_str_equal(shown_value((const char *const *)lines, p[0]),
+				 p[1]))
+			return FALSE;
+	return TRUE;
+}
+
 /* Poll `systemctl show` until every NAME=VALUE pair holds; bounded. */
 gboolean wait_props(struct container *c, const char *unit,
 		    const char *const *pairs)
 {
 	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
+	guint pause = 0;
 
 	for (;;) {
-		gboolean all = TRUE;
-
-		for (const char *const *p = pairs; *p && all; p += 2) {
-			g_autofree gchar *v = prop(c, unit, p[0]);
-
-			all = g_str_equal(v, p[1]);
-		}
-		if (all)
+		if (props_hold(c, unit, pairs))
 			return TRUE;
 		if (g_get_monotonic_time() > deadline)
 			return FALSE;
-		g_usleep(POLL_MS * 1000);
+		poll_pause(&pause);
 	}
 }
 
