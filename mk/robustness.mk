@@ -132,12 +132,11 @@ ASAN_REPORTS  = $(abspath $(ASAN_DIR))/reports
 # for (memory errors), the normal run checks the rules.
 ASAN_ENV      = HSW_PROPS_RUNS=5000 G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:fast_unwind_on_malloc=0:log_path=$(ASAN_REPORTS)/asan \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(ASAN_REPORTS)/ubsan
-# t/container/systemd, distro, unitmove and life run the wrapper under systemd
-# in a container, where these options and the reports directory do
-# not reach, or from the .deb, which dpkg-buildpackage builds without
-# sanitizers: nothing to see there.
-ASAN_SKIP    := t/container/systemd t/container/distro t/container/unitmove \
-                t/container/life
+# The container tests (t/container/*) run the wrapper under systemd in a
+# container, where these options and the reports directory do not reach,
+# or from the .deb, which dpkg-buildpackage builds without sanitizers:
+# nothing to see there, and package would build both .debs again.
+ASAN_SKIP    := $(CONTAINER_TESTS)
 ASAN_PROGS    = $(filter-out $(ASAN_SKIP),$(TEST_PROGS))
 
 # A copy of the tree (no .git, no build/), cleaned of whatever was built
