@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,43 +37,6 @@ static void own_group(gpointer data)
 	setpgid(0, 0);
 }
 
-static gboolean read_some(int fd, GString *to)
-{
-	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof(buf));
-
-	if (n < 0 && errno == EINTR)
-		return TRUE;
-	if (n > 0)
-		g_string_append_len(to, buf, n);
-	return n > 0;
-}
-
-/* Both pipes to EOF, within the deadline; FALSE if it passed. */
-static gboolean read_both(int out_fd, int err_fd, GString *o, GString *e,
-			  gint64 deadline)
-{
-	gboolean out_open = TRUE, err_open = TRUE;
-
-	while (out_open || err_open) {
-		struct pollfd p[2] = {
-			{ .fd = out_open ? out_fd : -1, .events = POLLIN },
-			{ .fd = err_open ? err_fd : -1, .events = POLLIN },
-		};
-		gint64 left = deadline - g_get_monotonic_time();
-
-		if (left <= 0)
-			return FALSE;
-		if (poll(p, 2, (int)(left / 1000) + 1) <= 0)
-			continue;
-		if (p[0].revents)
-			out_open = read_some(out_fd, o);
-		if (p[1].revents)
-			err_open = read_some(err_fd, e);
-	}
-	return TRUE;
-}
-
 /* argv, bounded as timeout(1) -k 5 bounds it (past timeout_s its process
  * group gets SIGTERM, SIGKILL 5 s later, and the code is 124), without
  * timeout's own process: the wait loops run a command every few tens of
@@ -96,7 +58,7 @@ int run_argv(const char *const *argv, guint timeout_s, gchar **out,
 				      G_SPAWN_SEARCH_PATH, own_group, NULL,
 				      &pid, NULL, &out_fd, &err_fd, &error))
 		g_error("cannot run %s: %s", argv[0], error->message);
-	in_time = read_both(out_fd, err_fd, o, e, deadline);
+	in_time = t_read_pipes(out_fd, err_fd, o, e, deadline);
 	close(out_fd);
 	close(err_fd);
 	status = in_time ? t_wait_child(pid, MAX((deadline -

@@ -450,15 +450,15 @@ static gboolean read_some(int fd, GString *to)
 	return n > 0;
 }
 
-/* Both pipes to EOF, within the deadline; FALSE if it passed. */
-static gboolean read_to_eof(struct t_command *c, gint64 deadline)
+gboolean t_read_pipes(int out_fd, int err_fd, GString *out, GString *err,
+		      gint64 deadline)
 {
 	gboolean out_open = TRUE, err_open = TRUE;
 
 	while (out_open || err_open) {
 		struct pollfd p[2] = {
-			{ .fd = out_open ? c->out_fd : -1, .events = POLLIN },
-			{ .fd = err_open ? c->err_fd : -1, .events = POLLIN },
+			{ .fd = out_open ? out_fd : -1, .events = POLLIN },
+			{ .fd = err_open ? err_fd : -1, .events = POLLIN },
 		};
 		gint64 left = deadline - g_get_monotonic_time();
 
@@ -467,9 +467,9 @@ static gboolean read_to_eof(struct t_command *c, gint64 deadline)
 		if (poll(p, 2, (int)(left / 1000) + 1) <= 0)
 			continue;
 		if (p[0].revents)
-			out_open = read_some(c->out_fd, c->out);
+			out_open = read_some(out_fd, out);
 		if (p[1].revents)
-			err_open = read_some(c->err_fd, c->err);
+			err_open = read_some(err_fd, err);
 	}
 	return TRUE;
 }
@@ -479,7 +479,7 @@ int t_command_finish(struct t_command *c, guint timeout_ms)
 	gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000LL;
 	int status = -1;
 
-	if (read_to_eof(c, deadline)) {
+	if (t_read_pipes(c->out_fd, c->err_fd, c->out, c->err, deadline)) {
 		gint64 left = deadline - g_get_monotonic_time();
 
 		status = t_wait_child(c->pid, MAX(left / 1000, 1));

@@ -259,6 +259,10 @@ void t_command_spawn(struct t_command *c, const char *const *argv);
  * and the test fails); its exit code. */
 int t_command_finish(struct t_command *c, guint timeout_ms);
 void t_command_clear(struct t_command *c);
+/* Both pipes read to EOF into out and err, within deadline (monotonic,
+ * us); FALSE if it passed first. */
+gboolean t_read_pipes(int out_fd, int err_fd, GString *out, GString *err,
+		      gint64 deadline);
 
 /* Runs argv to its end (killed after timeout_ms, which fails the test);
  * its exit code, and what it printed (out, err may be NULL). */
