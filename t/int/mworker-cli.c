@@ -240,6 +240,71 @@ static void test_real_master_cli(void)
 	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);
 }
 
+/* The master CLI at path takes every connection tried during ms: none is
+ * refused, as one is while a master re-executes itself. */
+static gboolean master_cli_always_accepts(const char *path, guint ms)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	gint64 end = g_get_monotonic_time() + ms * 1000LL;
+	guint tries = 0;
+
+	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	do {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int r;
+
+		g_assert_cmpint(fd, >=, 0);
+		r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+		if (r < 0)
+			g_test_message("master CLI, try %u: %s", tries,
+				       g_strerror(errno));
+		close(fd);
+		if (r < 0)
+			return FALSE;
+		tries++;
+		g_usleep(500);
+	} while (g_get_monotonic_time() < end);
+	return TRUE;
+}
+
+/*
+ * When the wrapper says the master serves (its start, a reload, a failed
+ * one), the master CLI answers: a 2.5-3.0 master re-executes itself after
+ * each load, and its CLI refuses connections until the new image runs.
+ * `systemctl start` or `reload` returns at that word; a script's next
+ * command on the socket must not be refused.
+ */
+static void test_real_master_cli_when_ready(void)
+{
+	g_auto(Site) s = { 0 };
+	g_autofree gchar *sock = NULL;
+	g_autofree gchar *sock_arg = NULL;
+	g_autofree gchar *out = NULL;
+	const char *opts[] = { "-S", NULL, NULL };
+	GPid worker;
+
+	if (skip_without_haproxy())
+		return;
+	site_init(&s, FALSE, NULL);
+	sock = g_build_filename(t_short_dir(s.t.dir), "master.sock", NULL);
+	sock_arg = g_strdup_printf("%s,mode,600", sock);
+	opts[1] = sock_arg;
+	site_start(&s, NULL, opts);
+	g_assert_true(master_cli_always_accepts(sock, 300));
+	worker = t_wait_serving(s.t.port, T_WAIT);
+	for (guint i = 0; i < 3; i++) {
+		worker = site_reload(&s, worker);
+		g_assert_true(master_cli_always_accepts(sock, 300));
+	}
+	site_write_config(&s, "    no-such-keyword here\n");
+	g_assert_cmpint(site_client(&s, "--reload", &out), !=, 0);
+	g_assert_true(master_cli_always_accepts(sock, 300));
+	g_assert_cmpint(t_wait_serving(s.t.port, T_WAIT), ==, worker);
+	wrapper_signal(s.t.w, SIGTERM);
+	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);
+}
+
 /* A wrapper for the fake haproxy of version at dir/haproxy, replaced
  * (not rewritten): the wrapper probes the new version at its next load. */
 static gchar *fake_of_version(const char *dir, const char *version)
@@ -360,6 +425,8 @@ int main(int argc, char **argv)
 	t_cleanup_on_abort();
 
 	g_test_add_func("/mworker/real/master-cli", test_real_master_cli);
+	g_test_add_func("/mworker/real/master-cli-when-ready",
+			test_real_master_cli_when_ready);
 	g_test_add_func("/mworker/real/pidfile-symlink",
 			test_real_pidfile_symlink);
 	g_test_add_func("/mworker/fake/master-cli-too-old",

@@ -264,7 +264,7 @@ static void test_real_handoff(void)
 	g_assert_true(t_wait_gone(worker, T_WAIT));
 	exe_link = g_strdup_printf("/proc/%d/exe", s.t.w->pid);
 	exe = g_file_read_link(exe_link, NULL);
-	g_assert_cmpstr(exe, ==, HAPROXY);
+	g_assert_cmpstr(exe, ==, t_haproxy_path());
 	g_assert_cmpint(t_wait_serving(s.t.port, T_WAIT), >, 0);
 	g_assert_cmpuint(t_load_finish(&load), ==, 0);
 }

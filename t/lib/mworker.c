@@ -12,6 +12,9 @@ void site_init(Site *s, gboolean fake, const char *extra)
 		t_site_init_fake(&s->t, extra);
 	} else {
 		t_site_init(&s->t);
+		/* $HSW_TEST_HAPROXY's, where it names one. */
+		if (t_haproxy_switched())
+			s->t.haproxy = g_strdup(t_haproxy_path());
 		t_site_config(&s->t, extra);
 	}
 	s->t.with_runtime_dir = TRUE;

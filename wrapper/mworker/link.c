@@ -48,6 +48,12 @@ struct master_link {
 	gchar version[64];
 	gboolean reloading_seen;	/* RELOADING=1 since our SIGUSR2 */
 	guint64 stderr_mark;	/* haproxy's stderr since then (hastderr.h) */
+	/* A verdict said, told once its master settles (target's). */
+	struct {
+		enum master_role role;
+		enum mw_verdict verdict;	/* NONE: none held */
+		gchar *status;
+	} held;
 };
 
 /* A 2.5+ master re-executes itself after every load; a SIGUSR2 that came
@@ -73,6 +79,16 @@ static void stop_waiting(struct master_link *m)
 {
 	g_clear_handle_id(&m->settle_timer, g_source_remove);
 	g_clear_pointer(&m->before, g_array_unref);
+	m->held.verdict = MW_VERDICT_NONE;
+	g_clear_pointer(&m->held.status, g_free);
+}
+
+/* Can the master take its next command? From 2.5 to 3.0 it executes
+ * itself again after each load; until the new image handles SIGUSR2, the
+ * signal may be lost and its master CLI refuses connections. */
+static gboolean master_settled(GPid pid)
+{
+	return proc_catches_signal_at(PROC_ROOT, pid, SIGUSR2);
 }
 
 /* ---- the workers a reload supersedes ---- */
@@ -264,6 +280,59 @@ static void master_ready(struct master_link *m, struct generation *g,
 	m->report(MASTER_SERVES, g, m->data);
 }
 
+static void tell_verdict(struct master_link *m, struct generation *g,
+			 enum master_role role, enum mw_verdict verdict,
+			 const char *status)
+{
+	if (role == MASTER_STARTING)
+		master_ready(m, g, verdict, status);
+	else
+		reload_verdict(m, g, verdict, status);
+}
+
+static gboolean on_settle_poll(gpointer data);
+
+/*
+ * The verdict is told once the master can take the next command: systemd
+ * lets `systemctl start` or `reload` return at it, and a script's next
+ * line may be a reload or a command on the master CLI.
+ */
+static void hold_verdict(struct master_link *m, struct generation *g,
+			 enum master_role role, enum mw_verdict verdict,
+			 const char *status)
+{
+	if (master_settled(g->pid)) {
+		tell_verdict(m, g, role, verdict, status);
+		return;
+	}
+	g_free(m->held.status);
+	m->held.role = role;
+	m->held.verdict = verdict;
+	m->held.status = g_strdup(status);
+	m->target = g->pid;
+	m->settle_deadline = g_get_monotonic_time() + SETTLE_LIMIT_MS * 1000LL;
+	if (!m->settle_timer)
+		m->settle_timer = g_timeout_add(SETTLE_POLL_MS, on_settle_poll,
+						m);
+}
+
+/* The held verdict, now told: the master settled or its time ran out. */
+static void release_verdict(struct master_link *m, struct generation *g,
+			    gboolean settled)
+{
+	g_autofree gchar *status = g_steal_pointer(&m->held.status);
+	enum mw_verdict verdict = m->held.verdict;
+
+	m->held.verdict = MW_VERDICT_NONE;
+	/* Gone meanwhile: its exit is the news, not its verdict. */
+	if (!g)
+		return;
+	if (!settled)
+		log_warn("the haproxy master (pid %d) has not settled %d ms "
+			 "after its load", g->pid, SETTLE_LIMIT_MS);
+	tell_verdict(m, g, m->held.role, verdict, status);
+}
+
 static void on_master_message(const struct mw_message *msg, GPid sender,
 			      gpointer data)
 {
@@ -285,10 +354,9 @@ static void on_master_message(const struct mw_message *msg, GPid sender,
 		m->reloading_seen = TRUE;
 	if (verdict == MW_VERDICT_NONE)
 		return;
-	if (role == MASTER_STARTING)
-		master_ready(m, g, verdict, msg->status);
-	else if (role == MASTER_RELOADING && m->reloading_seen)
-		reload_verdict(m, g, verdict, msg->status);
+	if (role == MASTER_STARTING ||
+	    (role == MASTER_RELOADING && m->reloading_seen))
+		hold_verdict(m, g, role, verdict, msg->status);
 	else if (role == MASTER_RELOADING)
 		/* The end of a load from before our SIGUSR2 (one whose
 		 * verdict timed out): ours is still to come. */
@@ -397,7 +465,17 @@ static gboolean on_settle_poll(gpointer data)
 	struct generation *g = find_master(m, m->target);
 	g_autofree gchar *msg = NULL;
 
-	if (g && proc_catches_signal_at(PROC_ROOT, g->pid, SIGUSR2)) {
+	if (m->held.verdict != MW_VERDICT_NONE) {
+		gboolean settled = g && master_settled(g->pid);
+
+		if (g && !settled &&
+		    g_get_monotonic_time() < m->settle_deadline)
+			return G_SOURCE_CONTINUE;
+		m->settle_timer = 0;
+		release_verdict(m, g, settled);
+		return G_SOURCE_REMOVE;
+	}
+	if (g && master_settled(g->pid)) {
 		m->settle_timer = 0;
 		send_reload(m, g);
 		return G_SOURCE_REMOVE;
@@ -418,7 +496,7 @@ void master_link_reload(struct master_link *m, struct generation *g,
 	g_strlcpy(m->version, version, sizeof(m->version));
 	m->target = g->pid;
 	m->hard = hard;
-	if (proc_catches_signal_at(PROC_ROOT, g->pid, SIGUSR2)) {
+	if (master_settled(g->pid)) {
 		send_reload(m, g);
 		return;
 	}
