@@ -93,10 +93,32 @@ void gen_table_publish(struct gen_table *t, const char *pidfile,
 	t->pidfile_pid = g->pid;
 }
 
-void gen_table_restore_pidfile(struct gen_table *t, GPid pid)
+void gen_table_restore(struct gen_table *t, guint next_number,
+		       GPid pidfile_pid)
 {
-	if (pid > 0 && gen_table_find(t, pid))
-		t->pidfile_pid = pid;
+	t->next_number = next_number;
+	if (pidfile_pid > 0 && gen_table_find(t, pidfile_pid))
+		t->pidfile_pid = pidfile_pid;
+}
+
+void gen_table_fail(struct gen_table *t, const struct generation *g,
+		    const char *how, guint attempt)
+{
+	failed_generation_clear(&t->failed);
+	t->failed = (struct failed_generation){
+		.valid = TRUE,
+		.number = g->number,
+		.pid = g->pid,
+		.started_us = g->started_us,
+		.how = g_strdup(how),
+		.attempt = attempt,
+	};
+	g_strlcpy(t->failed.version, g->version, sizeof(t->failed.version));
+}
+
+void gen_table_clear_failed(struct gen_table *t)
+{
+	failed_generation_clear(&t->failed);
 }
 
 void gen_table_retract(struct gen_table *t, const char *pidfile)

@@ -31,6 +31,12 @@ void gen_table_add_adopted(struct gen_table *t, struct generation *g);
 void gen_table_set_serving(struct gen_table *t, struct generation *g);
 /* g ended: out of the table, freed. */
 void gen_table_forget(struct gen_table *t, struct generation *g);
+/* g ended before it served (how: "exited with status 1", say), at the
+ * machine's attempt: the last one that failed, until another serves. */
+void gen_table_fail(struct gen_table *t, const struct generation *g,
+		    const char *how, guint attempt);
+/* One serves again: no failure to show. */
+void gen_table_clear_failed(struct gen_table *t);
 
 /* The generation with that pid, or NULL. */
 struct generation *gen_table_find(const struct gen_table *t, GPid pid);
@@ -41,9 +47,11 @@ struct generation *gen_table_find_master(const struct gen_table *t, GPid pid);
  * is never written there, and a master writes its own pid itself. */
 void gen_table_publish(struct gen_table *t, const char *pidfile,
 		       struct generation *g);
-/* After our own exec: the old image says it wrote pid in the pidfile.
- * That is believed only if pid is one of the generations it handed over,
- * since a state that leaked could name any process. */
-void gen_table_restore_pidfile(struct gen_table *t, GPid pid);
+/* After our own exec: the old image's numbering goes on, and it says it
+ * wrote pidfile_pid in the pidfile. That is believed only if the pid is
+ * one of the generations it handed over, since a state that leaked could
+ * name any process. */
+void gen_table_restore(struct gen_table *t, guint next_number,
+		       GPid pidfile_pid);
 /* At exit: removed if it still names what we wrote. */
 void gen_table_retract(struct gen_table *t, const char *pidfile);

@@ -97,16 +97,7 @@ static void starting_generation_exited(struct supervisor *sv,
 		reloader_post(sv->reloader, RE_RETRY, NULL);
 		return;
 	}
-	failed_generation_clear(&sv->gt.failed);
-	sv->gt.failed = (struct failed_generation){
-		.valid = TRUE,
-		.number = number,
-		.pid = pid,
-		.started_us = g->started_us,
-		.how = g_strdup(how),
-		.attempt = reloader_attempt(sv->reloader),
-	};
-	g_strlcpy(sv->gt.failed.version, g->version, sizeof(sv->gt.failed.version));
+	gen_table_fail(&sv->gt, g, how, reloader_attempt(sv->reloader));
 	forget_generation(sv, g);
 	if (lifecycle_stopping(&sv->life))
 		log_info("generation %u (pid %d) %s while starting", number,
@@ -222,7 +213,7 @@ void outcome_serve(struct supervisor *sv, struct generation *g)
 			    sv->opts->drain_timeout_s);
 	drain_bound(&sv->gt, sv->opts->max_old_workers);
 	gen_table_publish(&sv->gt, sv->args->pidfile, g);
-	failed_generation_clear(&sv->gt.failed);
+	gen_table_clear_failed(&sv->gt);
 	ev = reloader_event(sv->reloader, MSGID_RELOAD_OK, g->number, g->pid,
 			    "ok");
 	if (g->mode == LAUNCH_MW) {

@@ -172,7 +172,7 @@ static void reload_ok(struct master_link *m, struct generation *g,
 	struct log_event ev;
 
 	drain_bound(m->gt, m->max_old_workers);
-	failed_generation_clear(&m->gt->failed);
+	gen_table_clear_failed(m->gt);
 	ev = reloader_event(m->rl, MSGID_RELOAD_OK, g->number, g->pid,
 			    "ok");
 	wlog_event(&ev, LOG_NOTICE, "generation %u reloaded: master pid %d, "

@@ -427,9 +427,8 @@ static gboolean adopt_generations(struct selfupgrade *u,
 	}
 	/* A leaked variable must not even renumber a fresh start. */
 	if (gt->gens->len || adopt_alive(adopted)) {
-		gt->next_number = h->next_number;
 		/* Or the pidfile it wrote is left behind at our exit. */
-		gen_table_restore_pidfile(gt, h->pidfile_pid);
+		gen_table_restore(gt, h->next_number, h->pidfile_pid);
 		/* Counters, not reset by a package upgrade. */
 		reloader_set_counters(u->u.reloader, h->reloads,
 				      h->reloads_failed);
