@@ -327,8 +327,10 @@ void __attribute__((noreturn)) master_mode(int pidfd)
 			g.late_handler_ms = 0;
 			sigaddset(&set, SIGUSR2);
 			sigprocmask(SIG_BLOCK, &set, NULL);
-			signal(SIGUSR2, queue_signal);
+			/* Said first: once the handler is there, the
+			 * wrapper may act on it. */
 			log_event("master handles SIGUSR2");
+			signal(SIGUSR2, queue_signal);
 		}
 		mw_usr1_late_check(&set);
 		if (usr1_at >= 0)

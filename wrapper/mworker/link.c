@@ -301,11 +301,19 @@ static void hold_verdict(struct master_link *m, struct generation *g,
 			 enum master_role role, enum mw_verdict verdict,
 			 const char *status)
 {
+	/* One already waits: its bound stays; a failure said since wins. */
+	if (m->held.verdict != MW_VERDICT_NONE) {
+		if (verdict == MW_VERDICT_FAILED) {
+			m->held.verdict = verdict;
+			g_free(m->held.status);
+			m->held.status = g_strdup(status);
+		}
+		return;
+	}
 	if (master_settled(g->pid)) {
 		tell_verdict(m, g, role, verdict, status);
 		return;
 	}
-	g_free(m->held.status);
 	m->held.role = role;
 	m->held.verdict = verdict;
 	m->held.status = g_strdup(status);
@@ -324,9 +332,15 @@ static void release_verdict(struct master_link *m, struct generation *g,
 	enum mw_verdict verdict = m->held.verdict;
 
 	m->held.verdict = MW_VERDICT_NONE;
-	/* Gone meanwhile: its exit is the news, not its verdict. */
-	if (!g)
+	/* Gone meanwhile: a first start's end is told by its exit; a
+	 * reload's may not be (a master replaced by hand). */
+	if (!g) {
+		if (m->held.role == MASTER_RELOADING)
+			reload_failed(m, "the haproxy master ended before it "
+				      "could take commands again after its "
+				      "load");
 		return;
+	}
 	if (!settled)
 		log_warn("the haproxy master (pid %d) has not settled %d ms "
 			 "after its load", g->pid, SETTLE_LIMIT_MS);
