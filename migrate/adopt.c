@@ -36,6 +36,7 @@ struct adopted {
 	gboolean on_sf;		/* on the -sf list of a generation of ours */
 	gboolean leaving;	/* superseded by that -sf, or retired */
 	gboolean spared;	/* a launcher a graceful stop leaves alone */
+	gboolean taken_over;	/* found at the first start, not adopted */
 };
 
 struct adopt {
@@ -138,7 +139,8 @@ static gboolean on_adopted_exit(int fd, GIOCondition cond, gpointer data)
 			a->fn(ADOPT_GONE, a->data);
 		return G_SOURCE_REMOVE;
 	}
-	log_notice("adopted haproxy pid %d (%s) has exited%s", d->f->pid,
+	log_notice("%s haproxy pid %d (%s) has exited%s",
+		   d->taken_over ? "foreign" : "adopted", d->f->pid,
 		   foreign_kind_name(d->f->kind),
 		   a->serving && a->adopted->len == 1 && !a->stop_sig ?
 		   ", and it was serving" :
@@ -169,26 +171,33 @@ static gboolean already_adopted(const struct adopt *a,
 	return FALSE;
 }
 
-/* f (ours now) watched through a pidfd that names it for good, or NULL
- * (f freed): it is gone. Not listed yet. */
-static struct adopted *watch_one(struct adopt *a, struct foreign *f)
+/* f (ours now) watched through pidfd, which names it for good. */
+static struct adopted *watch_pidfd(struct adopt *a, struct foreign *f,
+				   int pidfd)
 {
 	struct adopted *d = g_new0(struct adopted, 1);
 
-	*d = (struct adopted){ .a = a, .f = f,
-		.pidfd = proc_open_if_same_at(a->proc_root, f->pid,
-					      f->start_time) };
-	if (d->pidfd < 0) {
-		log_notice("not adopting pid %d: it is gone", f->pid);
-		adopted_free(d);
-		return NULL;
-	}
+	*d = (struct adopted){ .a = a, .f = f, .pidfd = pidfd };
 	d->launcher = is_launcher(a, f);
 	d->source = g_unix_fd_add(d->pidfd, G_IO_IN, on_adopted_exit, d);
 	g_ptr_array_add(a->adopted, d);
 	if (!d->launcher)
 		g_ptr_array_add(a->instances, f);
 	return d;
+}
+
+/* f (ours now) watched through a pidfd that names it for good, or NULL
+ * (f freed): it is gone. Not listed yet. */
+static struct adopted *watch_one(struct adopt *a, struct foreign *f)
+{
+	int pidfd = proc_open_if_same_at(a->proc_root, f->pid, f->start_time);
+
+	if (pidfd < 0) {
+		log_notice("not adopting pid %d: it is gone", f->pid);
+		foreign_free(f);
+		return NULL;
+	}
+	return watch_pidfd(a, f, pidfd);
 }
 
 /* Adopt f: a pidfd that names it for good, or nothing. */
@@ -732,6 +741,23 @@ void adopt_stop(struct adopt *a, int sig)
 	signal_adopted(a, sig, FALSE);
 	if (searching)
 		last_look(a);
+}
+
+void adopt_taken_over(struct adopt *a, struct foreign *f, int pidfd)
+{
+	struct adopted *d;
+
+	if (already_adopted(a, f)) {
+		close(pidfd);
+		foreign_free(f);
+		return;
+	}
+	d = watch_pidfd(a, f, pidfd);
+	d->leaving = TRUE;
+	d->taken_over = TRUE;
+	/* Handed over while the wrapper stops: it stops with the rest. */
+	if (a->stop_sig)
+		signal_one(a, d, a->stop_sig);
 }
 
 void adopt_free(struct adopt *a)

@@ -15,6 +15,8 @@
 
 #include <glib.h>
 
+struct foreign;
+
 struct adopt;
 
 enum adopt_event {
@@ -66,6 +68,12 @@ GArray *adopt_rows(const struct adopt *a);
  * kept only if the search's identity rule (find.h) still finds it, with
  * its start time; watched again. */
 void adopt_restore(struct adopt *a, const GArray *rows);
+
+/* An instance taken over at the first start (f and pidfd, the pidfd
+ * that names it since it was found, now a's), told to leave by -sf or
+ * our soft stop: from now on a row like an adopted one that leaves,
+ * watched, stopped with the wrapper and carried across our exec. */
+void adopt_taken_over(struct adopt *a, struct foreign *f, int pidfd);
 
 /* The adopted instances alive (struct foreign *), for status. */
 const GPtrArray *adopt_instances(const struct adopt *a);

@@ -25,6 +25,7 @@ struct first_start {
 	const struct rundir_use *rt;
 	struct reuseport *rp;
 	struct metrics *metrics;
+	struct replacement *replacement;	/* their rows, once leaving */
 	first_start_report_fn report;
 	gpointer data;
 	struct takeover *takeover;	/* foreign instances, first start */
@@ -45,6 +46,7 @@ struct first_start *first_start_new(const struct wrapper_args *args,
 				    struct reloader *rl,
 				    const struct rundir_use *rt,
 				    struct reuseport *rp, struct metrics *m,
+				    struct replacement *rep,
 				    first_start_report_fn report,
 				    gpointer data)
 {
@@ -52,8 +54,8 @@ struct first_start *first_start_new(const struct wrapper_args *args,
 
 	*f = (struct first_start){
 		.args = args, .takeover_asked = takeover, .gt = gt, .rl = rl,
-		.rt = rt, .rp = rp, .metrics = m, .report = report,
-		.data = data,
+		.rt = rt, .rp = rp, .metrics = m, .replacement = rep,
+		.report = report, .data = data,
 	};
 	return f;
 }
@@ -83,6 +85,22 @@ GArray *first_start_sf_pids(struct first_start *f, gboolean may_hold_back,
 	*held_back = may_hold_back && foreign_steerable(f);
 	return f->takeover ? takeover_targets(f->takeover)
 			   : g_array_new(FALSE, FALSE, sizeof(GPid));
+}
+
+static void leaving_row(struct foreign *fo, int pidfd, gpointer data)
+{
+	struct first_start *f = data;
+
+	replacement_taken_over(f->replacement, fo, pidfd);
+}
+
+/* Told to leave (-sf, or our soft stop), nothing else serves them: they
+ * are ours, in the one store of what we did not start (the adopted), so
+ * that the stop ends them and they cross our own exec. */
+static void hand_over(struct first_start *f)
+{
+	if (f->takeover)
+		takeover_hand_over(f->takeover, leaving_row, f);
 }
 
 void first_start_stop_foreign(struct first_start *f,
@@ -226,6 +244,7 @@ static void on_late_settled(gpointer data)
 	if (f->gt->current)
 		reuseport_steer_generation(f->rp, f->gt->current);
 	takeover_soft_stop(f->takeover);
+	hand_over(f);
 }
 
 static gboolean on_late_search(gpointer data)
@@ -247,8 +266,10 @@ static gboolean on_late_search(gpointer data)
 
 void first_start_serving(struct first_start *f)
 {
-	if (!f->late)
+	if (!f->late) {
+		hand_over(f);
 		return;
+	}
 	f->late = FALSE;
 	f->late_timer = g_timeout_add(LATE_SEARCH_DELAY_MS, on_late_search, f);
 }

@@ -19,6 +19,7 @@
 #include <glib.h>
 
 #include "legacy/args.h"
+#include "migrate/replacement.h"
 #include "migrate/takeover.h"
 #include "wrapper/gentable.h"
 #include "wrapper/generation.h"
@@ -40,19 +41,23 @@ typedef void (*first_start_report_fn)(enum first_start_report what,
 
 /* args: what to look for; takeover: --takeover; gt, rl: the generations
  * and the machine it posts to; rt: where -x's fragment is, read at each
- * search; rp: the steering; m: the takeovers counter. */
+ * search; rp: the steering; m: the takeovers counter; rep: where the
+ * instances go once told to leave (rows of the adopted). */
 struct first_start *first_start_new(const struct wrapper_args *args,
 				    gboolean takeover, struct gen_table *gt,
 				    struct reloader *rl,
 				    const struct rundir_use *rt,
 				    struct reuseport *rp, struct metrics *m,
+				    struct replacement *rep,
 				    first_start_report_fn report,
 				    gpointer data);
 void first_start_free(struct first_start *f);
 
 /* The first generation: after a takeover of what already runs, if any. */
 void first_start_begin(struct first_start *f);
-/* Generation 1 serves: the search that waited runs now, if any. */
+/* Generation 1 serves: the search that waited runs now, if any; those
+ * taken over before it (its -sf, or held back and soft-stopped by
+ * first_start_stop_foreign) leave, rows of the adopted from now on. */
 void first_start_serving(struct first_start *f);
 /* Generation 1 ended before it was ready (exit_code, msg: the failure).
  * TRUE: the search that waited runs, and RE_SETTLED (a second try, their

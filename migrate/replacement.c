@@ -103,6 +103,12 @@ void replacement_restore(struct replacement *r, const GArray *rows)
 		adopt_restore(adopt_of(r), rows);
 }
 
+void replacement_taken_over(struct replacement *r, struct foreign *f,
+			    int pidfd)
+{
+	adopt_taken_over(adopt_of(r), f, pidfd);
+}
+
 void replacement_search(struct replacement *r, gboolean quick)
 {
 	adopt_of(r);

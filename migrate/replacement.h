@@ -68,5 +68,9 @@ guint replacement_number(const struct replacement *r);
 /* The new image after our own exec: the adopted instances the old one
  * handed over (struct adopt_row), proven again and watched. */
 void replacement_restore(struct replacement *r, const GArray *rows);
+/* An instance taken over at the first start, told to leave: a row of
+ * the adopted (adopt_taken_over), f and pidfd now theirs. */
+void replacement_taken_over(struct replacement *r, struct foreign *f,
+			    int pidfd);
 /* Ours serves: an adopted haproxy found during its reload leaves. */
 void replacement_retire_adopted(struct replacement *r);

@@ -270,6 +270,24 @@ guint takeover_taken(const struct takeover *t)
 	return t->taken;
 }
 
+void takeover_hand_over(struct takeover *t, takeover_row_fn fn,
+			gpointer data)
+{
+	/* What a watch names moves; what none does (gone) is freed. */
+	for (guint i = 0; i < t->watches->len; i++) {
+		struct watched *w = g_ptr_array_index(t->watches, i);
+		guint at;
+
+		if (!g_ptr_array_find(t->found, w->f, &at))
+			continue;
+		g_ptr_array_steal_index(t->found, at);
+		fn(w->f, w->pidfd, data);
+		w->pidfd = -1;
+	}
+	g_ptr_array_remove_range(t->watches, 0, t->watches->len);
+	g_ptr_array_remove_range(t->found, 0, t->found->len);
+}
+
 void takeover_cancel(struct takeover *t)
 {
 	g_clear_handle_id(&t->timer, g_source_remove);

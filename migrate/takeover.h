@@ -15,6 +15,7 @@
 
 #include <glib.h>
 
+struct foreign;
 struct takeover;
 
 typedef void (*takeover_fn)(gpointer data);
@@ -59,6 +60,13 @@ guint takeover_taken(const struct takeover *t);
 /* The candidates a search did not take over, with why (struct
  * foreign_skip *, may be NULL), in the log as the search says them. */
 void foreign_log_skipped(const GPtrArray *skipped);
+
+/* Each instance watched (f and the pidfd that names it since it was
+ * found) handed to fn, which owns both from then on; the takeover keeps
+ * none (they have been told to leave: their rows are the adopted ones'). */
+typedef void (*takeover_row_fn)(struct foreign *f, int pidfd, gpointer data);
+void takeover_hand_over(struct takeover *t, takeover_row_fn fn,
+			gpointer data);
 
 /* Stop waiting (a stop request came); the instances are left alone. */
 void takeover_cancel(struct takeover *t);

@@ -432,7 +432,7 @@ struct supervisor *supervisor_new(const struct wrapper_args *args,
 	}, orig_argv, on_selfupgrade, s);
 	s->first = first_start_new(args, opts->takeover, &s->gt, s->reloader,
 				   &s->rt, s->reuseport, &s->metrics,
-				   on_first_start, s);
+				   s->replacement, on_first_start, s);
 	s->launcher = launcher_new(&(struct launcher_uses){
 		.args = args, .opts = opts, .gt = &s->gt,
 		.reloader = s->reloader, .rt = &s->rt,

@@ -256,6 +256,149 @@ static void test_early_probe_awaited(void)
 	daemon_site_clear(&s);
 }
 
+/* An idle connection keeps a soft-stopped haproxy draining past every
+ * bound of these tests, unless the wrapper ends it. A later global section
+ * overrides the harness's hard-stop-after. */
+#define HOLD_OPEN "    timeout client 120s\n" \
+		  "    timeout http-request 120s\n" \
+		  "global\n" \
+		  "    hard-stop-after 120s\n"
+
+/* A connection to port that daemon has accepted and holds, idle. */
+static int hold_idle(guint16 port, GPid daemon)
+{
+	gint64 deadline = t_deadline(T_WAIT);
+	int fd = connect_port(port);
+
+	g_assert_cmpint(fd, >=, 0);
+	while (!accepted_by(daemon, fd, port) && t_ms_left(deadline))
+		g_usleep(5 * 1000);
+	g_assert_true(accepted_by(daemon, fd, port));
+	return fd;
+}
+
+/* The wrapper has exited: the taken-over daemon, ours since its soft
+ * stop, ended with it (the stop's signal through its pidfd), its end
+ * awaited and said as fmt (printf: pid, kind) says it. */
+static void assert_ended_with_wrapper(struct wrapper *w, GPid daemon,
+				      const char *fmt)
+{
+	g_autofree gchar *exited = g_strdup_printf(fmt, daemon, "standalone");
+
+	if (t_pid_alive(daemon))
+		g_test_message("taken-over haproxy pid %d still runs after "
+			       "the wrapper's stop", daemon);
+	g_assert_false(t_pid_alive(daemon));
+	g_assert_nonnull(wrapper_find_log(w, exited));
+}
+
+/* A daemon serving the site's file (HOLD_OPEN), a connection held on it
+ * (in *held): late, its pidfile gone (found once generation 1 serves), or
+ * not (found first, before generation 1). Its pid. */
+static GPid draining_daemon(struct t_site *s, gboolean late, int *held)
+{
+	GPid daemon;
+
+	daemon_site_init(s);
+	t_site_config(s, HOLD_OPEN);
+	daemon = daemon_with_pidfile(s, s->pidfile, NULL);
+	g_assert_cmpint(t_wait_serving(s->port, T_WAIT), ==, daemon);
+	if (late)
+		g_assert_cmpint(g_unlink(s->pidfile), ==, 0);
+	*held = hold_idle(s->port, daemon);
+	return daemon;
+}
+
+/* w took daemon over (late: soft-stopped by us; else by generation 1's
+ * -sf, or by us as it serves), serves, and the daemon drains the
+ * connection it holds. */
+static void wait_draining(struct wrapper *w, GPid daemon, gboolean late)
+{
+	g_autofree gchar *soft = g_strdup_printf(LOG_FOREIGN_SOFT_STOP_FMT,
+						 daemon);
+
+	if (late) {
+		g_assert_cmpint(wrapper_wait_ready(w, 1, T_WAIT), >, 0);
+		g_assert_nonnull(wrapper_wait_log(w, soft, T_WAIT));
+	} else {
+		wait_taken_over(w, daemon);
+	}
+	g_assert_true(t_pid_alive(daemon));
+}
+
+/*
+ * (f) A stop while a taken-over instance drains (a connection it holds): it
+ * was told to leave, nothing else serves it, so it is ours and stops with
+ * the wrapper, which waits for its end, as for an adopted one. Found
+ * late (soft-stopped by us) or first: held back off generation 1's -sf
+ * (its groups steer; soft-stopped by us once generation 1 serves), or on
+ * it (option: --reuseport-migration=off, no steering).
+ */
+static void stop_ends_taken_over(gboolean late, const char *option)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	GPid daemon;
+	int held;
+
+	if (!have_haproxy())
+		return;
+	daemon = draining_daemon(&s, late, &held);
+	w = start_wrapper(&s, option, NULL);
+	wait_draining(w, daemon, late);
+	stop_wrapper_ok(w);
+	assert_ended_with_wrapper(w, daemon, LOG_FOREIGN_EXITED_FMT);
+	close(held);
+	daemon_site_clear(&s);
+}
+
+static void test_stop_ends_late_taken_over(void)
+{
+	stop_ends_taken_over(TRUE, NULL);
+}
+
+static void test_stop_ends_held_back_taken_over(void)
+{
+	stop_ends_taken_over(FALSE, NULL);
+}
+
+static void test_stop_ends_sf_taken_over(void)
+{
+	stop_ends_taken_over(FALSE, "--reuseport-migration=off");
+}
+
+/*
+ * (g) The wrapper upgrades itself (a reload with --self-upgrade=always)
+ * while a taken-over instance drains: the new image takes it back, proven
+ * again by identity and start time, and its stop ends it as (f).
+ */
+static void test_upgrade_keeps_taken_over(void)
+{
+	struct t_site s = { 0 };
+	g_autoptr(Wrapper) w = NULL;
+	g_autofree gchar *kept = NULL;
+	GPid daemon;
+	int held;
+
+	if (!have_haproxy())
+		return;
+	daemon = draining_daemon(&s, TRUE, &held);
+	w = start_wrapper(&s, "--self-upgrade=always", NULL);
+	wait_draining(w, daemon, TRUE);
+	reload_by_client(&s);
+	g_assert_nonnull(wrapper_find_log(w, LOG_REEXECUTING));
+	kept = g_strdup_printf(LOG_STILL_ADOPTED_FMT, daemon);
+	g_assert_nonnull(wrapper_find_log(w, kept));
+	g_assert_true(t_pid_alive(daemon));
+	assert_status_foreign(&s, daemon, "standalone",
+			      "\nhaproxy_wrapper_takeovers_total 1\n");
+	stop_wrapper_ok(w);
+	/* Across the exec it is one of the adopted rows. */
+	assert_ended_with_wrapper(w, daemon, LOG_ADOPTED_EXITED_FMT);
+	close(held);
+	daemon_site_clear(&s);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -271,5 +414,13 @@ int main(int argc, char **argv)
 			test_early_probe_awaited);
 	g_test_add_func("/late-takeover/stop-during-search",
 			test_stop_during_late_search);
+	g_test_add_func("/late-takeover/stop-ends-taken-over",
+			test_stop_ends_late_taken_over);
+	g_test_add_func("/late-takeover/stop-ends-held-back-taken-over",
+			test_stop_ends_held_back_taken_over);
+	g_test_add_func("/late-takeover/stop-ends-sf-taken-over",
+			test_stop_ends_sf_taken_over);
+	g_test_add_func("/late-takeover/upgrade-keeps-taken-over",
+			test_upgrade_keeps_taken_over);
 	return g_test_run();
 }

@@ -7,13 +7,16 @@
  * (-Wl,--wrap=find_foreign, Makefile): a test changes the tree between
  * two looks of one search step, where a real host races.
  */
+#include <poll.h>
 #include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "t/lib/proctree.h"
 #include "migrate/adopt.h"
+#include "migrate/find.h"
 
 #define WAIT_MS 10000
 /* SigCgt with SIGUSR1: haproxy past loading, -sf can reach it. */
@@ -272,6 +275,72 @@ static void test_restore_by_identity(struct tree *t, gconstpointer data)
 	end_sleeper(leaving);
 }
 
+/*
+ * An instance taken over at the first start and told to leave is handed
+ * over with the pidfd the takeover watched it through: one row of the
+ * adopted that leaves. It is in the rows that cross our exec (leaving),
+ * in status, never on -sf, serves nothing; the stop gives it its signal
+ * through that pidfd, and its end is the adopted ones' last (GONE).
+ */
+static void test_taken_over_row(struct tree *t, gconstpointer data)
+{
+	g_autofree gchar *cfg = write_config(t, "h.cfg");
+	g_autofree gchar *bars = g_strdup_printf(HAPROXY "|-D|-p|@P|-f|%s",
+						 cfg);
+	g_autofree gchar *pidfile = tpath(t, "h.pid");
+	const char *argv[] = { HAPROXY, "-f", cfg, NULL };
+	const char *configs[] = { cfg, NULL };
+	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
+	struct outcome o = { .loop = loop };
+	g_autoptr(GPtrArray) found = NULL;
+	g_autoptr(GArray) rows = NULL, targets = NULL;
+	g_autoptr(GError) error = NULL;
+	GPid taken = sleeper();
+	struct pollfd end = { .events = POLLIN };
+	const struct adopt_row *row;
+	struct adopt *a;
+	guint timeout;
+	int status;
+
+	fake_system(t);
+	HAP(t, taken, 1, taken, bars, .start = 800);
+	g_assert_true(find_foreign(t->proc, pidfile, configs, NULL, getpid(),
+				   &found, NULL, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(found->len, ==, 1);
+	a = adopt_new_at(t->proc, pidfile, argv, "/", NULL, on_event, &o);
+	adopt_taken_over(a, g_ptr_array_steal_index(found, 0),
+			 pidfd_open(taken, 0));
+
+	g_assert_true(adopt_alive(a));
+	g_assert_false(adopt_serving(a));
+	g_assert_cmpuint(adopt_instances(a)->len, ==, 1);
+	rows = adopt_rows(a);
+	g_assert_cmpuint(rows->len, ==, 1);
+	row = &g_array_index(rows, struct adopt_row, 0);
+	g_assert_cmpint(row->pid, ==, taken);
+	g_assert_cmpuint(row->start_time, ==, 800);
+	g_assert_true(row->leaving);
+	targets = adopt_targets(a);
+	g_assert_cmpuint(targets->len, ==, 0);
+
+	adopt_stop(a, SIGTERM);
+	/* Bounded: a sleeper left alone would sleep on for a minute. */
+	end.fd = pidfd_open(taken, 0);
+	g_assert_cmpint(poll(&end, 1, WAIT_MS), ==, 1);
+	close(end.fd);
+	g_assert_cmpint(waitpid(taken, &status, 0), ==, taken);
+	g_assert_true(WIFSIGNALED(status));
+	g_assert_cmpint(WTERMSIG(status), ==, SIGTERM);
+	timeout = g_timeout_add(WAIT_MS, on_timeout, loop);
+	g_main_loop_run(loop);
+	g_source_remove(timeout);
+	g_assert_true(o.seen);
+	g_assert_cmpint(o.event, ==, ADOPT_GONE);
+	g_assert_false(adopt_alive(a));
+	adopt_free(a);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -280,5 +349,6 @@ int main(int argc, char **argv)
 	add_tree_test("/adopt/daemon-forked-during-look",
 		      test_daemon_forked_during_look);
 	add_tree_test("/adopt/restore-by-identity", test_restore_by_identity);
+	add_tree_test("/adopt/taken-over-row", test_taken_over_row);
 	return g_test_run();
 }
