@@ -181,6 +181,35 @@ static void mw_usr1_late_check(sigset_t *set)
 	log_event("master handles SIGUSR1");
 }
 
+/* fake-master-late-handler-ms: after each load, as a 2.8-3.0 master
+ * executing itself again, SIGUSR2 kills the master until usr2_at. */
+static long long usr2_at = -1;
+
+static void mw_usr2_late_begin(void)
+{
+	sigset_t one;
+
+	if (!g.late_handler_ms)
+		return;
+	usr2_at = now_ms() + g.late_handler_ms;
+	signal(SIGUSR2, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR2);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+}
+
+static void mw_usr2_late_check(sigset_t *set)
+{
+	if (usr2_at < 0 || now_ms() < usr2_at)
+		return;
+	usr2_at = -1;
+	sigaddset(set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, set, NULL);
+	/* Said first: once the handler is there, the wrapper may act. */
+	log_event("master handles SIGUSR2");
+	signal(SIGUSR2, queue_signal);
+}
+
 static void mw_reload(void)
 {
 	log_event("master reload");
@@ -189,6 +218,7 @@ static void mw_reload(void)
 		fprintf(stderr, "[WARNING] fake: Loading failure!\n");
 		if (!version_before(2, 5) && version_before(2, 7))
 			mw_reloading();
+		mw_usr2_late_begin();
 		mw_ready(false);
 		return;
 	}
@@ -201,6 +231,7 @@ static void mw_reload(void)
 	mw_usr1_late_begin();
 	if (!version_before(2, 5) && version_before(2, 7))
 		mw_reloading();
+	mw_usr2_late_begin();
 	mw_ready(true);
 }
 
@@ -291,21 +322,13 @@ void __attribute__((noreturn)) master_mode(int pidfd)
 {
 	static const int sigs[] = { SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGINT,
 				    SIGTTOU, SIGTTIN, SIGCHLD };
-	long long handler_at = now_ms() + g.late_handler_ms;
 	sigset_t set;
 
 	write_pid(pidfd, getpid());
 	if (pidfd >= 0)
 		close(pidfd);
 	mw_fork_workers();
-	/* A pathological master that tells READY before it handles SIGUSR2:
-	 * until then SIGUSR2 keeps its default action, and kills it. */
-	if (g.late_handler_ms) {
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR2);
-		signal(SIGUSR2, SIG_DFL);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-	}
+	mw_usr2_late_begin();
 	mw_usr1_late_begin();
 	if (!version_before(2, 5) && version_before(2, 7))
 		mw_reloading();
@@ -314,7 +337,7 @@ void __attribute__((noreturn)) master_mode(int pidfd)
 	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&set, sigs[i]);
-	if (g.late_handler_ms)
+	if (usr2_at >= 0)
 		sigdelset(&set, SIGUSR2);
 	if (usr1_at >= 0)
 		sigdelset(&set, SIGUSR1);
@@ -323,20 +346,14 @@ void __attribute__((noreturn)) master_mode(int pidfd)
 		struct timespec ts = { 0, 10 * 1000000L };
 		int sig;
 
-		if (g.late_handler_ms && now_ms() >= handler_at) {
-			g.late_handler_ms = 0;
-			sigaddset(&set, SIGUSR2);
-			sigprocmask(SIG_BLOCK, &set, NULL);
-			/* Said first: once the handler is there, the
-			 * wrapper may act on it. */
-			log_event("master handles SIGUSR2");
-			signal(SIGUSR2, queue_signal);
-		}
+		mw_usr2_late_check(&set);
 		mw_usr1_late_check(&set);
+		if (usr2_at >= 0)
+			sigdelset(&set, SIGUSR2);
 		if (usr1_at >= 0)
 			sigdelset(&set, SIGUSR1);
 		sig = sigtimedwait(&set, NULL,
-				   g.late_handler_ms || usr1_at >= 0 ? &ts : NULL);
+				   usr2_at >= 0 || usr1_at >= 0 ? &ts : NULL);
 		if (sig > 0)
 			mw_handle(sig);
 	}

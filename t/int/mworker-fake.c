@@ -149,6 +149,27 @@ static void test_fake_late_handler(void)
 	g_assert_null(wrapper_find_log(s.t.w, LOG_PRIO_ERR));
 }
 
+/* A reload asked for just after the master reloaded behind our back
+ * (kill -USR2 to it), while it executes itself again and SIGUSR2 would
+ * kill it: the wrapper waits for the handler before it signals. */
+static void test_fake_reload_after_one_behind_our_back(void)
+{
+	g_auto(Site) s = { 0 };
+	const char *opts[] = { "-Ws", NULL };
+	GPid worker;
+
+	site_init(&s, TRUE, "fake-master-late-handler-ms 500\n");
+	site_start(&s, "2.8.0", opts);
+	worker = t_wait_serving(s.t.port, T_WAIT);
+	g_assert_cmpint(kill(s.master, SIGUSR2), ==, 0);
+	g_assert_nonnull(wrapper_wait_log(s.t.w, LOG_RELOADED_WITHOUT_US,
+					  T_WAIT));
+	worker = t_wait_serving(s.t.port, T_WAIT);
+	site_reload(&s, worker);
+	g_assert_true(t_pid_alive(s.master));
+	g_assert_null(wrapper_find_log(s.t.w, LOG_PRIO_ERR));
+}
+
 /* Two wrappers on one runtime directory: the second gets no notify
  * socket (it would steal the first one's verdicts) and fails to start;
  * the first reloads as before. */
@@ -261,6 +282,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/mworker/fake/nbproc-auto", test_fake_nbproc_auto);
 	g_test_add_func("/mworker/fake/mode-notices", test_fake_mode_notices);
 	g_test_add_func("/mworker/fake/late-handler", test_fake_late_handler);
+	g_test_add_func("/mworker/fake/reload-after-one-behind-our-back",
+			test_fake_reload_after_one_behind_our_back);
 	g_test_add_func("/mworker/fake/runtime-dir-taken",
 			test_fake_runtime_dir_taken);
 	g_test_add_func("/mworker/fake/upgrade-needs-master-support",
