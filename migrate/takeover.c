@@ -250,14 +250,9 @@ guint takeover_soft_stop(struct takeover *t)
 	return sent;
 }
 
-GArray *foreign_sf_targets(const GPtrArray *instances)
-{
-	return foreign_sf_targets_at(PROC_ROOT, instances);
-}
-
 GArray *takeover_targets(struct takeover *t)
 {
-	return foreign_sf_targets(t->found);
+	return foreign_sf_targets_at(PROC_ROOT, t->found);
 }
 
 const GPtrArray *takeover_instances(struct takeover *t)

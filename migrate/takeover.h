@@ -38,9 +38,8 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 GArray *takeover_targets(struct takeover *t);
 
 /* The -sf pids of instances (struct foreign *) that haproxy's protocol
- * signals, each checked again to still be the process that was found. */
-GArray *foreign_sf_targets(const GPtrArray *instances);
-/* The same, reading proc_root instead of /proc (tests' fake trees). */
+ * signals, each checked again to still be the process that was found,
+ * reading proc_root (/proc, or tests' fake trees). */
 GArray *foreign_sf_targets_at(const char *proc_root,
 			      const GPtrArray *instances);
 
