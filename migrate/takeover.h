@@ -46,8 +46,8 @@ GArray *foreign_sf_targets_at(const char *proc_root,
 /* What haproxy's -sf does once it has bound, done by us: SIGUSR1 to the
  * same processes, each through a pidfd checked to name the process
  * found. For instances found after our first generation serves beside
- * them (SO_REUSEPORT). The number of processes signalled. */
-guint takeover_soft_stop(struct takeover *t);
+ * them (SO_REUSEPORT). */
+void takeover_soft_stop(struct takeover *t);
 
 /* The instances still alive (struct foreign *), for status. */
 const GPtrArray *takeover_instances(struct takeover *t);
