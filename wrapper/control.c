@@ -305,19 +305,6 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-static gboolean fill_address(struct sockaddr_un *a, const char *path,
-			     GError **error)
-{
-	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a->sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "control socket path too long: %s", path);
-		return FALSE;
-	}
-	strcpy(a->sun_path, path);
-	return TRUE;
-}
-
 /* A socket file nobody answers on is a leftover: remove it. One that
  * answers belongs to a running wrapper: leave it alone. Anything else
  * (a symlink, say) is removed, never followed. */
@@ -352,7 +339,7 @@ struct control *control_listen(const char *path, control_fn fn,
 	struct control *ctl;
 	int fd;
 
-	if (!fill_address(&a, path, error) || !clear_stale(&a, error))
+	if (!unixsock_address(&a, path, error) || !clear_stale(&a, error))
 		return NULL;
 	fd = unixsock_listen_private(path, error);
 	if (fd < 0) {

@@ -483,17 +483,13 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 
 static int connect_to(const char *path, GError **error)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	/* haproxy's own client gives each read a second. */
 	struct timeval tv = { .tv_sec = 1 };
 	int fd;
 
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "%s: path too long", path);
+	if (!unixsock_address(&a, path, error))
 		return -1;
-	}
-	strcpy(a.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
