@@ -462,14 +462,10 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 	x->fd = cfd;
 	g_ptr_array_add(s->exchanges, x);
 	/* The socket is 0600; the peer check holds even if the file's mode
-	 * were changed under us. */
-	if (!unixsock_peer_trusted(cfd, &x->peer)) {
-		end_exchange(x, "permission denied");
-		return G_SOURCE_CONTINUE;
-	}
-	/* Root and our user run other processes: only the haproxy we
-	 * launched shares the listen queues. */
-	why = peer_refusal(s, cfd, x->peer);
+	 * were changed under us. Root and our user run other processes:
+	 * only the haproxy we launched shares the listen queues. */
+	why = unixsock_peer_trusted(cfd, &x->peer) ?
+		      peer_refusal(s, cfd, x->peer) : "permission denied";
 	if (why) {
 		end_exchange(x, why);
 		return G_SOURCE_CONTINUE;
