@@ -140,6 +140,10 @@ t/unit/status: LIBS = $(shell $(PKG_CONFIG) --libs glib-2.0 json-glib-1.0)
 # between two looks, as on a busy host).
 t/unit/adopt: TEST_LDFLAGS = -Wl,--wrap=find_foreign
 
+# Its control sockets' timers go through the test, which shortens the
+# idle deadline instead of waiting for the wrapper's.
+t/unit/control: TEST_LDFLAGS = -Wl,--wrap=g_timeout_add
+
 # The tests that boot systemd in a container share t/container/container.c
 # (the container), files.c (files put in it) and unitcheck.c (the checks
 # of a unit under its systemd).

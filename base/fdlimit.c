@@ -40,7 +40,8 @@ void fdlimit_raise_again(void)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-guint fdlimit_in_use(void)
+/* Descriptors open now in this process. */
+static guint fdlimit_in_use(void)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;

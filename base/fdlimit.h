@@ -35,8 +35,6 @@ void fdlimit_raise(void);
 void fdlimit_restore_for_exec(void);
 /* After an exec of this process failed: raised again. */
 void fdlimit_raise_again(void);
-/* Descriptors open now in this process. */
-guint fdlimit_in_use(void);
 /* How many more it may open, the reserve kept: the soft limit less what
  * is in use less FDLIMIT_RESERVE, or 0. */
 guint fdlimit_free(void);

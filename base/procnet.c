@@ -266,24 +266,6 @@ gboolean proc_children_listening_each(GPid parent, const GArray *children,
 	return taken > 0;
 }
 
-static void collect(int fd, gpointer data)
-{
-	g_array_append_val((GArray *)data, fd);
-}
-
-GArray *proc_children_listening_fds(GPid parent, const GArray *children)
-{
-	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
-
-	if (!proc_children_listening_each(parent, children, collect, fds)) {
-		for (guint i = 0; i < fds->len; i++)
-			close(g_array_index(fds, int, i));
-		g_array_free(fds, TRUE);
-		return NULL;
-	}
-	return fds;
-}
-
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes)
 {
 	g_autofree gchar *dir_path = g_strdup_printf("/proc/%d/fd", pid);

@@ -60,11 +60,10 @@ gboolean proc_listening_each(GPid pid, proc_fd_fn fn, gpointer data);
  * still parent's child once a pidfd pins it and runs parent's executable
  * (a pid reused since by another process is left alone, as are a child
  * that ended and a program a haproxy master runs), one copy per socket
- * whichever of them hold it. FALSE (NULL) when none could be read, or
- * one's sockets cannot all be taken.
+ * whichever of them hold it. FALSE when none could be read, or one's
+ * sockets cannot all be taken.
  */
 gboolean proc_children_listening_each(GPid parent, const GArray *children,
 				      proc_fd_fn fn, gpointer data);
-GArray *proc_children_listening_fds(GPid parent, const GArray *children);
 /* Does pid still hold a descriptor on one of these socket inodes? */
 gboolean proc_holds_any_socket(GPid pid, GHashTable *inodes);

@@ -8,6 +8,20 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+gboolean unixsock_address(struct sockaddr_un *a, const char *path,
+			  GError **error)
+{
+	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a->sun_path)) {
+		errno = ENAMETOOLONG;
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+			    "%s: path too long", path);
+		return FALSE;
+	}
+	strcpy(a->sun_path, path);
+	return TRUE;
+}
+
 gboolean unixsock_peer_trusted(int fd, pid_t *pid)
 {
 	struct ucred cred;
@@ -22,16 +36,12 @@ gboolean unixsock_peer_trusted(int fd, pid_t *pid)
 
 int unixsock_listen_private(const char *path, GError **error)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	mode_t old_umask;
 	int fd, r;
 
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "%s: path too long", path);
+	if (!unixsock_address(&a, path, error))
 		return -1;
-	}
-	strcpy(a.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unix sockets the wrapper listens on. */
+/* Unix sockets the wrapper listens on and connects to. */
 #pragma once
 
+#include <sys/un.h>
+
 #include <glib.h>
+
+/* *a, the address of path; FALSE (errno ENAMETOOLONG, error "PATH: path
+ * too long") when it does not fit. */
+gboolean unixsock_address(struct sockaddr_un *a, const char *path,
+			  GError **error);
 
 /*
  * A listening stream socket at path (which must not exist), non-blocking

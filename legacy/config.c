@@ -136,23 +136,6 @@ static void scan_text(const char *text, gsize len, GStrv *env,
 		scan_line(lines[i], env, &in_global, hints);
 }
 
-void config_hints_scan_text_env(const char *text, gsize len,
-				const char *const *env,
-				struct config_hints *hints)
-{
-	g_auto(GStrv) own = g_strdupv((GStrv)env);
-
-	scan_text(text, len, &own, hints);
-}
-
-void config_hints_scan_text(const char *text, gsize len,
-			    struct config_hints *hints)
-{
-	g_auto(GStrv) env = haproxy_environ();
-
-	scan_text(text, len, &env, hints);
-}
-
 /* Files are read in haproxy's order: a variable one sets is seen by the
  * next ones. */
 static void scan_file(const char *path, GStrv *env,

@@ -11,21 +11,13 @@
 #include "legacy/args.h"
 #include "legacy/mworker.h"
 
-/* Scan one file's text (which starts outside any section), its words
- * read as haproxy reads them (legacy/cfgwords.h), with the variables of
- * the environment haproxy gets (legacy/launch.h). */
-void config_hints_scan_text(const char *text, gsize len,
-			    struct config_hints *hints);
-/* The same with the variables of env ("NAME=value"; NULL: none). */
-void config_hints_scan_text_env(const char *text, gsize len,
-				const char *const *env,
-				struct config_hints *hints);
-
 /*
  * Scan every configuration haproxy would load from these arguments: each
  * -f and each path after "--", a directory meaning its *.cfg files in
  * name order, relative paths taken from -C like haproxy does. Files that
  * cannot be read are skipped: haproxy will say what is wrong with them.
+ * Their words are read as haproxy reads them (legacy/cfgwords.h), with
+ * the variables of the environment haproxy gets (legacy/launch.h).
  */
 void config_hints_read(const struct wrapper_args *a, const char *cwd,
 		       struct config_hints *hints);

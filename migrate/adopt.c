@@ -91,14 +91,6 @@ struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
 	return a;
 }
 
-struct adopt *adopt_new(const char *pidfile, const char *const *argv,
-			const char *cwd, const char *fragment, adopt_fn fn,
-			gpointer data)
-{
-	return adopt_new_at(PROC_ROOT, pidfile, argv, cwd, fragment, fn,
-			    data);
-}
-
 /* ---- watching the adopted ---- */
 
 static void forget(struct adopt *a, struct adopted *d)

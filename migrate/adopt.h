@@ -30,12 +30,9 @@ typedef void (*adopt_fn)(enum adopt_event event, gpointer data);
 
 /* pidfile (may be NULL) and the configuration files of argv (haproxy's
  * arguments, argv[0] included and ignored) taken against cwd, with the
- * wrapper's own fragment (RUNDIR/listeners.cfg; may be NULL). */
-struct adopt *adopt_new(const char *pidfile, const char *const *argv,
-			const char *cwd, const char *fragment, adopt_fn fn,
-			gpointer data);
-/* The same, processes read under proc_root (a fake tree in tests); the
- * pidfds still name real pids. */
+ * wrapper's own fragment (RUNDIR/listeners.cfg; may be NULL); processes
+ * read under proc_root (PROC_ROOT, or a fake tree in tests), the pidfds
+ * naming real pids. */
 struct adopt *adopt_new_at(const char *proc_root, const char *pidfile,
 			   const char *const *argv, const char *cwd,
 			   const char *fragment, adopt_fn fn, gpointer data);

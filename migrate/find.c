@@ -490,17 +490,15 @@ gboolean find_foreign(const char *proc_root, const char *pidfile,
 					 identity_pidfile_distrust(id)));
 		*out = g_ptr_array_new_with_free_func(
 			(GDestroyNotify)foreign_free);
-		if (skipped)
-			*skipped = g_ptr_array_ref(s.skipped);
 	} else if (ok) {
 		mark_ours(&s, self);
 		pidfile_candidates(&s, pidfile, cands);
 		config_candidates(&s, config_files, cands);
 		place_candidates(&s, cands, tops);
 		*out = build_instances(&s, tops);
-		if (skipped)
-			*skipped = g_ptr_array_ref(s.skipped);
 	}
+	if (ok && skipped)
+		*skipped = g_ptr_array_ref(s.skipped);
 	g_hash_table_unref(s.nodes);
 	for (guint i = 0; i < s.stored; i++)
 		node_clear(&s.store[i]);

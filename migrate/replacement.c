@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "base/log.h"
+#include "base/proc.h"
 #include "wrapper/steering/reuseport.h"
 
 struct replacement {
@@ -90,9 +91,9 @@ static struct adopt *adopt_of(struct replacement *r)
 		g_auto(GStrv) argv = own_haproxy_argv(r->args);
 		g_autofree gchar *cwd = g_get_current_dir();
 
-		r->adopt = adopt_new(r->args->pidfile,
-				     (const char *const *)argv, cwd,
-				     r->rt->expose_cfg, on_adopt, r);
+		r->adopt = adopt_new_at(PROC_ROOT, r->args->pidfile,
+					(const char *const *)argv, cwd,
+					r->rt->expose_cfg, on_adopt, r);
 	}
 	return r->adopt;
 }

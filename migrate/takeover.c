@@ -225,39 +225,29 @@ GArray *foreign_sf_targets_at(const char *proc_root,
 static void soft_stop_if_same(const char *proc_root, GPid pid,
 			      guint64 start_time, gpointer data)
 {
-	guint *sent = data;
 	int fd = proc_open_if_same_at(proc_root, pid, start_time);
 
 	if (fd < 0) {
 		log_notice("pid %d is gone or is another process now; not "
 			   "signalled", pid);
-	} else if (!proc_pidfd_signal(fd, SIGUSR1)) {
+		return;
+	}
+	if (!proc_pidfd_signal(fd, SIGUSR1))
 		log_warn("cannot send SIGUSR1 to foreign haproxy pid %d: %s",
 			 pid, g_strerror(errno));
-	} else {
+	else
 		log_notice("SIGUSR1 -> foreign haproxy pid %d: soft stop", pid);
-		(*sent)++;
-	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 }
 
-guint takeover_soft_stop(struct takeover *t)
+void takeover_soft_stop(struct takeover *t)
 {
-	guint sent = 0;
-
-	each_sf_target(PROC_ROOT, t->found, soft_stop_if_same, &sent);
-	return sent;
-}
-
-GArray *foreign_sf_targets(const GPtrArray *instances)
-{
-	return foreign_sf_targets_at(PROC_ROOT, instances);
+	each_sf_target(PROC_ROOT, t->found, soft_stop_if_same, NULL);
 }
 
 GArray *takeover_targets(struct takeover *t)
 {
-	return foreign_sf_targets(t->found);
+	return foreign_sf_targets_at(PROC_ROOT, t->found);
 }
 
 const GPtrArray *takeover_instances(struct takeover *t)

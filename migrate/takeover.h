@@ -39,17 +39,16 @@ struct takeover *takeover_begin(const char *pidfile, const char *const *argv,
 GArray *takeover_targets(struct takeover *t);
 
 /* The -sf pids of instances (struct foreign *) that haproxy's protocol
- * signals, each checked again to still be the process that was found. */
-GArray *foreign_sf_targets(const GPtrArray *instances);
-/* The same, reading proc_root instead of /proc (tests' fake trees). */
+ * signals, each checked again to still be the process that was found,
+ * reading proc_root (/proc, or tests' fake trees). */
 GArray *foreign_sf_targets_at(const char *proc_root,
 			      const GPtrArray *instances);
 
 /* What haproxy's -sf does once it has bound, done by us: SIGUSR1 to the
  * same processes, each through a pidfd checked to name the process
  * found. For instances found after our first generation serves beside
- * them (SO_REUSEPORT). The number of processes signalled. */
-guint takeover_soft_stop(struct takeover *t);
+ * them (SO_REUSEPORT). */
+void takeover_soft_stop(struct takeover *t);
 
 /* The instances still alive (struct foreign *), for status. */
 const GPtrArray *takeover_instances(struct takeover *t);

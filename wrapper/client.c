@@ -10,17 +10,15 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/unixsock.h"
 
 static int connect_control(const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	int fd;
 
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		errno = ENAMETOOLONG;
+	if (!unixsock_address(&a, path, NULL))
 		return -1;
-	}
-	strcpy(a.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		int saved = errno;

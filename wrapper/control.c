@@ -26,7 +26,6 @@ struct control {
 	control_fn fn;
 	gpointer data;
 	GList *clients;
-	guint idle_ms;		/* a client must send its command in time */
 	guint resume_timer;	/* listener disarmed: out of descriptors */
 	gboolean short_of_fds;	/* an episode is on (logged once) */
 };
@@ -302,21 +301,8 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_CONTINUE;
 	}
 	c->in_source = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP, on_readable, c);
-	c->idle_timer = g_timeout_add(ctl->idle_ms, on_idle, c);
+	c->idle_timer = g_timeout_add(IDLE_MS, on_idle, c);
 	return G_SOURCE_CONTINUE;
-}
-
-static gboolean fill_address(struct sockaddr_un *a, const char *path,
-			     GError **error)
-{
-	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a->sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "control socket path too long: %s", path);
-		return FALSE;
-	}
-	strcpy(a->sun_path, path);
-	return TRUE;
 }
 
 /* A socket file nobody answers on is a leftover: remove it. One that
@@ -353,7 +339,7 @@ struct control *control_listen(const char *path, control_fn fn,
 	struct control *ctl;
 	int fd;
 
-	if (!fill_address(&a, path, error) || !clear_stale(&a, error))
+	if (!unixsock_address(&a, path, error) || !clear_stale(&a, error))
 		return NULL;
 	fd = unixsock_listen_private(path, error);
 	if (fd < 0) {
@@ -366,15 +352,9 @@ struct control *control_listen(const char *path, control_fn fn,
 		.path = g_strdup(path),
 		.fn = fn,
 		.data = data,
-		.idle_ms = IDLE_MS,
 	};
 	ctl->source = g_unix_fd_add(fd, G_IO_IN, on_accept, ctl);
 	return ctl;
-}
-
-void control_set_idle_ms(struct control *ctl, guint ms)
-{
-	ctl->idle_ms = ms;
 }
 
 /* An answer still queued when the wrapper exits: one try, never a wait

@@ -46,8 +46,5 @@ int control_client_fd(struct control_client *c);
 void control_client_inheritable(struct control_client *c, gboolean yes);
 struct control_client *control_adopt(struct control *ctl, int fd);
 
-/* How long a client may take to send its command (tests shorten it). */
-void control_set_idle_ms(struct control *ctl, guint ms);
-
 /* Stop listening, remove the socket, drop every client. */
 void control_free(struct control *ctl);

@@ -25,7 +25,8 @@ void lifecycle_clear(struct lifecycle *l)
 	g_clear_handle_id(&l->stop_timer, g_source_remove);
 }
 
-void lifecycle_set_exit_code(struct lifecycle *l, int code)
+/* The first exit code set wins. */
+static void lifecycle_set_exit_code(struct lifecycle *l, int code)
 {
 	if (!l->have_exit_code) {
 		l->have_exit_code = TRUE;

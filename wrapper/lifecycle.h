@@ -48,8 +48,6 @@ gboolean lifecycle_running(const struct lifecycle *l);
 
 /* What status shows: starting, running or stopping. */
 const char *lifecycle_state_name(const struct lifecycle *l);
-/* The first exit code set wins. */
-void lifecycle_set_exit_code(struct lifecycle *l, int code);
 /* Stopping and nothing left to wait for: the main loop ends. */
 void lifecycle_quit_if_done(struct lifecycle *l);
 /* The one door of every stop: a stop signal, or the wrapper's own

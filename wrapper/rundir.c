@@ -105,10 +105,9 @@ gchar *rundir_path(const char *option, const char *pidfile)
 
 gchar **rundir_client_paths(const char *option, const char *pidfile)
 {
-	const char *env = g_getenv("RUNTIME_DIRECTORY");
 	g_autoptr(GPtrArray) dirs = g_ptr_array_new();
 
-	if ((option && *option) || (env && *env) || (pidfile && *pidfile)) {
+	if (!rundir_is_default(option) || (pidfile && *pidfile)) {
 		g_ptr_array_add(dirs, rundir_path(option, pidfile));
 	} else {
 		/* Nothing says which: the packaged unit's service first,

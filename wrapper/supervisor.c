@@ -50,7 +50,9 @@ static struct status_owners status_owners(struct supervisor *s)
 	};
 }
 
-struct status_view supervisor_status_view(struct supervisor *s)
+/* What "status" shows (wrapper/statussource.h), from the owners; valid
+ * until the next call. */
+static struct status_view supervisor_status_view(struct supervisor *s)
 {
 	struct status_owners o = status_owners(s);
 

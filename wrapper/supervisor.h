@@ -58,10 +58,6 @@ int supervisor_run(struct supervisor *s);
 
 void supervisor_free(struct supervisor *s);
 
-
-/* What "status" shows (wrapper/statussource.h), from the owners; valid
- * until the next call. */
-struct status_view supervisor_status_view(struct supervisor *s);
 /* One line for systemd's STATUS=. */
 gchar *supervisor_status_summary(struct supervisor *s);
 /* STATUS= for systemd, outside a reload or a stop that say it anyway. */

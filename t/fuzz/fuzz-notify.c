@@ -7,9 +7,9 @@
  */
 #include <string.h>
 
-#include "legacy/config.h"
 #include "legacy/mworker.h"
 #include "t/fuzz/fuzz.h"
+#include "t/lib/cfgtext.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *buf = (const char *)data;
 	gboolean want = size > 0 && !memchr(buf, '\0', size) &&
 			!has_line_without_equals(buf, size);
-	struct config_hints hints = { .nbproc = 7 };
+	g_autoptr(GString) cfg = g_string_new("nbproc 7\n");
+	struct config_hints hints;
 	struct mw_message m;
 	enum mw_verdict v;
 
@@ -50,7 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK((v == MW_VERDICT_ASK_WORKERS) == !m.status);
 	mw_message_clear(&m);
 
-	config_hints_scan_text(buf, size, &hints);
+	/* No line sets an nbproc below 1. */
+	g_string_append_len(cfg, buf, size);
+	hints = t_config_hints(cfg->str, cfg->len);
 	FUZZ_CHECK(hints.nbproc >= 1);
 	return 0;
 }

@@ -139,6 +139,17 @@ gboolean holds_inode(GPid pid, guint64 inode)
 	return g_hash_table_contains(held, &inode);
 }
 
+gboolean holds_all(GPid pid, GArray *inodes)
+{
+	g_autoptr(GHashTable) held = held_sockets(pid);
+
+	for (guint i = 0; i < inodes->len; i++)
+		if (!g_hash_table_contains(held,
+					   &g_array_index(inodes, guint64, i)))
+			return FALSE;
+	return TRUE;
+}
+
 void assert_holds_all(GPid pid, GArray *inodes)
 {
 	g_autoptr(GHashTable) held = held_sockets(pid);

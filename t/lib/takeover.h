@@ -40,7 +40,8 @@ GHashTable *held_sockets(GPid pid);
 /* Does pid hold one of these socket inodes? This one? */
 gboolean holds_socket(GPid pid, GArray *inodes);
 gboolean holds_inode(GPid pid, guint64 inode);
-/* pid holds every one of them; the first it lacks is named. */
+/* Does pid hold every one of them? Asserted, the first it lacks named. */
+gboolean holds_all(GPid pid, GArray *inodes);
 void assert_holds_all(GPid pid, GArray *inodes);
 gboolean listens_on(GPid pid, guint16 port);
 gboolean accepted_by(GPid pid, int conn, guint16 port);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "legacy/cfgwords.h"
-#include "legacy/config.h"
+#include "t/lib/cfgtext.h"
 
 static const char *const env[] = {
 	"U=nobody", "V=a b", "E=", "U_2=x", NULL,
@@ -121,26 +121,23 @@ static void test_hints(void)
 		"    user \"${U}\" # from the environment\n"
 		"    group 'nogroup'\n"
 		"    nbproc \"2\"\n";
-	struct config_hints h = { 0 };
+	struct config_hints h = t_config_hints(text, sizeof(text) - 1);
 
-	config_hints_scan_text_env(text, sizeof(text) - 1, env, &h);
 	g_assert_cmpstr(h.user, ==, "nobody");
 	g_assert_cmpstr(h.group, ==, "nogroup");
 	g_assert_cmpuint(h.nbproc, ==, 2);
 
 	/* A line haproxy refuses says nothing. */
-	h = (struct config_hints){ 0 };
-	config_hints_scan_text_env("global\n user \"nobody\n", 21, env, &h);
+	h = t_config_hints("global\n user \"nobody\n", 21);
 	g_assert_cmpstr(h.user, ==, "");
 }
 
 /* The global section's setenv, presetenv, unsetenv and resetenv change
  * what the lines after them read (haproxy 1.7 and later), in the file
- * they are in; the environment given is left as it was. */
+ * they are in; the wrapper's environment is left as it was. */
 static void scan_env(const char *text, struct config_hints *h)
 {
-	*h = (struct config_hints){ 0 };
-	config_hints_scan_text_env(text, strlen(text), env, h);
+	*h = t_config_hints(text, strlen(text));
 }
 
 static void test_hints_env_changed(void)
@@ -155,7 +152,7 @@ static void test_hints_env_changed(void)
 	g_assert_cmpstr(h.user, ==, "x");
 	scan_env("global\n resetenv V\n user \"x$U$V\"\n", &h);
 	g_assert_cmpstr(h.user, ==, "xa b");
-	g_assert_cmpstr(g_environ_getenv((gchar **)env, "U"), ==, "nobody");
+	g_assert_cmpstr(g_getenv("U"), ==, "nobody");
 	/* A name setenv(3) refuses (haproxy too) changes nothing. */
 	scan_env("global\n unsetenv U=x\n user \"$U\"\n", &h);
 	g_assert_cmpstr(h.user, ==, "nobody");
@@ -171,6 +168,12 @@ static void test_hints_env_changed(void)
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	/* The hints read the environment haproxy gets: the wrapper's. */
+	for (guint i = 0; env[i]; i++) {
+		g_auto(GStrv) kv = g_strsplit(env[i], "=", 2);
+
+		g_setenv(kv[0], kv[1], TRUE);
+	}
 	g_test_add_func("/cfgwords/blanks-and-comments",
 			test_blanks_and_comments);
 	g_test_add_func("/cfgwords/quotes", test_quotes);

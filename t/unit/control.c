@@ -62,8 +62,24 @@ static gchar *read_to_eof(int fd)
 	g_assert_not_reached();
 }
 
+/*
+ * The idle deadline of the test (0: the wrapper's own). The control
+ * socket's timers are set through this (linked with
+ * -Wl,--wrap=g_timeout_add), so that a test need not wait the wrapper's
+ * seconds for a deadline to pass.
+ */
+static guint idle_ms;
+
+guint __real_g_timeout_add(guint interval, GSourceFunc fn, gpointer data);
+guint __wrap_g_timeout_add(guint interval, GSourceFunc fn, gpointer data);
+
+guint __wrap_g_timeout_add(guint interval, GSourceFunc fn, gpointer data)
+{
+	return __real_g_timeout_add(idle_ms ? idle_ms : interval, fn, data);
+}
+
 /* A control socket in a directory of its own (its idle deadline data ms,
- * 0: the default) and a client connected to it. */
+ * 0: the wrapper's) and a client connected to it. */
 struct fixture {
 	gchar *dir;
 	struct control *ctl;	/* NULL: freed by the test */
@@ -76,12 +92,11 @@ static void fixture_setup(struct fixture *f, gconstpointer data)
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *path = NULL;
 
+	idle_ms = GPOINTER_TO_UINT(data);
 	f->dir = t_tmpdir();
 	path = g_build_filename(t_short_dir(f->dir), "control.sock", NULL);
 	f->ctl = control_listen(path, on_command, &f->seen, &error);
 	g_assert_no_error(error);
-	if (data)
-		control_set_idle_ms(f->ctl, GPOINTER_TO_UINT(data));
 	f->fd = connect_to(path);
 }
 

@@ -7,6 +7,7 @@
 
 #include "legacy/config.h"
 #include "legacy/mworker.h"
+#include "t/lib/cfgtext.h"
 
 static struct haproxy_version version(const char *text)
 {
@@ -147,10 +148,7 @@ static void test_parse(void)
 
 static struct config_hints scan(const char *text)
 {
-	struct config_hints h = { 0 };
-
-	config_hints_scan_text(text, strlen(text), &h);
-	return h;
+	return t_config_hints(text, strlen(text));
 }
 
 static void test_config_scan(void)

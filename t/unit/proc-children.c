@@ -153,6 +153,23 @@ static void close_all(GArray *fds)
 		g_array_free(fds, TRUE);
 }
 
+static void collect(int fd, gpointer data)
+{
+	g_array_append_val((GArray *)data, fd);
+}
+
+/* The copies proc_children_listening_each() gives; NULL, none kept, when
+ * it fails. */
+static GArray *children_listening_fds(GPid parent, const GArray *children)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+
+	if (proc_children_listening_each(parent, children, collect, fds))
+		return fds;
+	close_all(fds);
+	return NULL;
+}
+
 /* A worker's listening sockets are taken only while it is the master's
  * child: under another parent (a pid reused since by someone else's
  * process) or once it ended, none are, and two workers holding the
@@ -171,7 +188,7 @@ static void test_children_listening_fds(void)
 		g_array_append_val(pids, child);
 	}
 	close(sock);
-	fds = proc_children_listening_fds(getpid(), pids);
+	fds = children_listening_fds(getpid(), pids);
 	if (!fds && errno == ENOSYS) {
 		g_test_skip("no pidfd_open() here");
 	} else {
@@ -181,7 +198,7 @@ static void test_children_listening_fds(void)
 				 ==, inode);
 		close_all(fds);
 		/* Under a parent that runs the same program, but not its. */
-		g_assert_null(proc_children_listening_fds(
+		g_assert_null(children_listening_fds(
 			g_array_index(pids, GPid, 0), pids));
 	}
 	for (guint i = 0; i < pids->len; i++) {
@@ -190,7 +207,7 @@ static void test_children_listening_fds(void)
 		g_assert_cmpint(kill(child, SIGKILL), ==, 0);
 		g_assert_cmpint(waitpid(child, &status, 0), ==, child);
 	}
-	g_assert_null(proc_children_listening_fds(getpid(), pids));
+	g_assert_null(children_listening_fds(getpid(), pids));
 	g_array_free(pids, TRUE);
 }
 
@@ -233,7 +250,7 @@ static void test_program_not_taken(void)
 			break;
 	}
 	g_assert_true(g_str_has_suffix(target, "/sleep"));
-	g_assert_null(proc_children_listening_fds(getpid(), pids));
+	g_assert_null(children_listening_fds(getpid(), pids));
 	g_assert_cmpint(kill(program, SIGKILL), ==, 0);
 	g_assert_cmpint(waitpid(program, &status, 0), ==, program);
 	g_array_free(pids, TRUE);

@@ -269,18 +269,26 @@ void fdstore_set_rundir(struct fdstore *st, const char *rundir,
 		write_names(st);
 }
 
-/* systemd 254 and later tell the unit's FileDescriptorStoreMax= in
- * $FDSTORE; before, --fd-store=on says the unit has one, or systemd
- * itself by handing some back. Storing without one would get a warning
- * in the journal at every reload. */
-static gboolean unit_has_store(const struct fdstore *st)
+/* The unit's FileDescriptorStoreMax=, as systemd 254 and later tell it
+ * in $FDSTORE; 0 when unknown. */
+static guint store_max(void)
 {
 	const char *max = g_getenv("FDSTORE");
+	guint64 n;
 
+	return max && g_ascii_string_to_unsigned(max, 10, 1, G_MAXUINT, &n,
+						 NULL) ? (guint)n : 0;
+}
+
+/* Before systemd 254 (no $FDSTORE), --fd-store=on says the unit has a
+ * store, or systemd itself by handing some back. Storing without one
+ * would get a warning in the journal at every reload. */
+static gboolean unit_has_store(const struct fdstore *st)
+{
 	if (st->policy == FDSTORE_OFF || !g_getenv("NOTIFY_SOCKET"))
 		return FALSE;
 	return st->policy == FDSTORE_ON || st->unit_store_seen ||
-	       (max && atoi(max) > 0);
+	       store_max() > 0;
 }
 
 static void take_out(struct fdstore *st, guint64 inode)
@@ -386,17 +394,6 @@ static gboolean tcp_listener(int fd)
 	       type == SOCK_STREAM &&
 	       getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) ==
 		       0 && listening;
-}
-
-/* The unit's FileDescriptorStoreMax=, as systemd 254 and later tell it
- * in $FDSTORE; 0 when unknown. */
-static guint store_max(void)
-{
-	const char *max = g_getenv("FDSTORE");
-	guint64 n;
-
-	return max && g_ascii_string_to_unsigned(max, 10, 1, G_MAXUINT, &n,
-						 NULL) ? (guint)n : 0;
 }
 
 static gboolean put_in(struct fdstore *st, guint64 inode, int fd)

@@ -2,7 +2,6 @@
 #include "wrapper/fdstore/getsocks.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <net/if.h>
@@ -34,12 +33,10 @@ struct getsocks_server {
 	int fd;
 	guint source;		/* accepting, or 0 while resting */
 	guint resume;		/* the rest while out of descriptors */
-	GArray *offers;		/* struct getsocks_offer; the fds our dups */
+	GArray *offers;		/* struct getsocks_offer; the fds ours */
 	GPtrArray *exchanges;	/* struct exchange *, in progress */
 	GPid expected;		/* the one it answers, or 0: nobody */
 	int expected_pidfd;	/* its pidfd, or -1 */
-	guint handed;
-	guint refused;
 };
 
 enum step { READ_REQUEST, SEND_COUNT, SEND_BATCH, READ_ACK };
@@ -309,15 +306,12 @@ static void end_exchange(struct exchange *x, const char *why)
 {
 	struct getsocks_server *s = x->s;
 
-	if (why) {
-		s->refused++;
+	if (why)
 		log_notice("-x server %s: pid %d got no listening socket: %s",
 			   s->path, x->peer, why);
-	} else {
-		s->handed++;
+	else
 		log_info("-x server %s: %u listening sockets handed to pid %d",
 			 s->path, s->offers->len, x->peer);
-	}
 	g_ptr_array_remove_fast(s->exchanges, x);
 }
 
@@ -468,14 +462,10 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 	x->fd = cfd;
 	g_ptr_array_add(s->exchanges, x);
 	/* The socket is 0600; the peer check holds even if the file's mode
-	 * were changed under us. */
-	if (!unixsock_peer_trusted(cfd, &x->peer)) {
-		end_exchange(x, "permission denied");
-		return G_SOURCE_CONTINUE;
-	}
-	/* Root and our user run other processes: only the haproxy we
-	 * launched shares the listen queues. */
-	why = peer_refusal(s, cfd, x->peer);
+	 * were changed under us. Root and our user run other processes:
+	 * only the haproxy we launched shares the listen queues. */
+	why = unixsock_peer_trusted(cfd, &x->peer) ?
+		      peer_refusal(s, cfd, x->peer) : "permission denied";
 	if (why) {
 		end_exchange(x, why);
 		return G_SOURCE_CONTINUE;
@@ -489,17 +479,13 @@ static gboolean on_accept(int fd, GIOCondition cond, gpointer data)
 
 static int connect_to(const char *path, GError **error)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	/* haproxy's own client gives each read a second. */
 	struct timeval tv = { .tv_sec = 1 };
 	int fd;
 
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "%s: path too long", path);
+	if (!unixsock_address(&a, path, error))
 		return -1;
-	}
-	strcpy(a.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
@@ -678,48 +664,9 @@ struct getsocks_server *getsocks_server_take(const char *path, const int *fds,
 	return s;
 }
 
-struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
-					    guint n_fds,
-					    gboolean option_copies,
-					    GError **error)
-{
-	g_autoptr(GArray) dups = g_array_new(FALSE, FALSE, sizeof(int));
-	struct getsocks_server *s;
-
-	for (guint i = 0; i < n_fds; i++) {
-		int dup = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-
-		if (dup < 0) {
-			int saved = errno;
-
-			close_all(dups);
-			g_set_error(error, G_FILE_ERROR,
-				    g_file_error_from_errno(saved),
-				    "-x server: %s", g_strerror(saved));
-			return NULL;
-		}
-		g_array_append_val(dups, dup);
-	}
-	s = getsocks_server_take(path, (const int *)dups->data, dups->len,
-				 option_copies, error);
-	if (!s)
-		close_all(dups);
-	return s;
-}
-
 const char *getsocks_server_path(const struct getsocks_server *s)
 {
 	return s->path;
-}
-
-guint getsocks_server_handed(const struct getsocks_server *s)
-{
-	return s->handed;
-}
-
-guint getsocks_server_refused(const struct getsocks_server *s)
-{
-	return s->refused;
 }
 
 void getsocks_server_free(struct getsocks_server *s)

@@ -66,21 +66,13 @@ struct getsocks_server;
 
 /*
  * Listens on PATH (mode 0600; an old socket there is replaced) and hands
- * dups of FDS to the process named by getsocks_server_expect(), every
- * time it asks, until freed. Refuses an empty
- * set: haproxy 1.8 to 2.2 take a count of 0 for a failure, so -x is
- * better left out then.
- */
-struct getsocks_server *getsocks_server_new(const char *path, const int *fds,
-					    guint n_fds,
-					    gboolean option_copies,
-					    GError **error);
-/*
- * The same, with the caller's descriptors themselves, none duplicated: a
+ * FDS to the process named by getsocks_server_expect(), every time it
+ * asks, until freed. The descriptors themselves, none duplicated: a
  * restart hands back thousands of listening sockets, and copies would
  * take as many descriptors again. On success they are the server's (the
  * ones it does not offer closed now, the others when it is freed); on
- * failure they stay the caller's.
+ * failure they stay the caller's. Refuses an empty set: haproxy 1.8 to
+ * 2.2 take a count of 0 for a failure, so -x is better left out then.
  */
 struct getsocks_server *getsocks_server_take(const char *path, const int *fds,
 					     guint n_fds,
@@ -98,12 +90,8 @@ struct getsocks_server *getsocks_server_take(const char *path, const int *fds,
  */
 void getsocks_server_expect(struct getsocks_server *s, GPid pid);
 const char *getsocks_server_path(const struct getsocks_server *s);
-/* Exchanges completed (every batch acknowledged), and the others. */
-guint getsocks_server_handed(const struct getsocks_server *s);
-guint getsocks_server_refused(const struct getsocks_server *s);
-/* Closes the socket and its clients and removes PATH. The descriptors
- * given to getsocks_server_new() stay the caller's; those given to
- * getsocks_server_take() are closed. */
+/* Closes the socket, its clients and the descriptors it was given, and
+ * removes PATH. */
 void getsocks_server_free(struct getsocks_server *s);
 
 typedef struct getsocks_server GetsocksServer;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/unixsock.h"
 
 /* sd_notify messages are small; a bigger one is not haproxy's. */
 #define MESSAGE_MAX 4096
@@ -97,16 +98,12 @@ static struct mw_notify *watch(int fd, const char *path, mw_notify_fn fn,
 struct mw_notify *mw_notify_listen(const char *path, mw_notify_fn fn,
 				   gpointer data, GError **error)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	mode_t old_umask;
 	int fd, r;
 
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-			    "%s: path too long for a socket", path);
+	if (!unixsock_address(&a, path, error))
 		return NULL;
-	}
-	strcpy(a.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;

@@ -538,20 +538,6 @@ static void round_end(struct reuseport *r, struct round *rd)
 	g_free(rd->failure);
 }
 
-guint reuseport_attach_pidfd(struct reuseport *r, int pidfd, GPid pid)
-{
-	struct round rd;
-	guint attached;
-
-	if (!reuseport_usable(r))
-		return 0;
-	round_begin(&rd);
-	attach_process_told(r, &rd, pidfd, pid);
-	attached = rd.attached;
-	round_end(r, &rd);
-	return attached;
-}
-
 /* A process of a round, through a pidfd that names it; skipped if gone. */
 static void round_add_pidfd(struct reuseport *r, struct round *rd, int pidfd,
 			    GPid pid)

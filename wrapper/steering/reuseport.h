@@ -65,10 +65,6 @@ gboolean reuseport_attach_foreign(struct reuseport *r,
 guint reuseport_steer_generation(struct reuseport *r,
 				 const struct generation *g);
 
-/* The same for one process, through a pidfd that names it: the number
- * of groups that got the program. */
-guint reuseport_attach_pidfd(struct reuseport *r, int pidfd, GPid pid);
-
 /* For status: "off", "pending" (nothing to attach to yet), "active", or
  * "unavailable: WHY" / "partial: WHY" after the last round. */
 const char *reuseport_state(const struct reuseport *r);
