@@ -198,25 +198,35 @@ static gboolean wait_reaped(GPid pid)
 	return !g_file_test(path, G_FILE_TEST_EXISTS);
 }
 
+/* The real haproxy's site, the wrapper started on it with -S: the master
+ * CLI's path. */
+static gchar *start_with_master_cli(Site *s)
+{
+	gchar *sock;
+	g_autofree gchar *sock_arg = NULL;
+	const char *opts[] = { "-S", NULL, NULL };
+
+	site_init(s, FALSE, NULL);
+	sock = g_build_filename(t_short_dir(s->t.dir), "master.sock", NULL);
+	sock_arg = g_strdup_printf("%s,mode,600", sock);
+	opts[1] = sock_arg;
+	site_start(s, NULL, opts);
+	return sock;
+}
+
 /* -S alone asks for master-worker mode: 2.6 runs as a master whose CLI
  * lists the current worker after two reloads, by signal and by request. */
 static void test_real_master_cli(void)
 {
 	g_auto(Site) s = { 0 };
 	g_autofree gchar *sock = NULL;
-	g_autofree gchar *sock_arg = NULL;
 	g_autofree gchar *proc = NULL;
 	g_autofree gchar *ready1 = NULL, *reloaded1 = NULL;
-	const char *opts[] = { "-S", NULL, NULL };
 	GPid worker, next;
 
 	if (skip_without_haproxy())
 		return;
-	site_init(&s, FALSE, NULL);
-	sock = g_build_filename(t_short_dir(s.t.dir), "master.sock", NULL);
-	sock_arg = g_strdup_printf("%s,mode,600", sock);
-	opts[1] = sock_arg;
-	site_start(&s, NULL, opts);
+	sock = start_with_master_cli(&s);
 	g_assert_nonnull(wrapper_find_log(s.t.w, " -Ws"));
 	ready1 = g_strdup_printf(LOG_READY_FMT, 1);
 	reloaded1 = g_strdup_printf(LOG_MASTER_RELOADED_FMT, 1);
@@ -279,18 +289,12 @@ static void test_real_master_cli_when_ready(void)
 {
 	g_auto(Site) s = { 0 };
 	g_autofree gchar *sock = NULL;
-	g_autofree gchar *sock_arg = NULL;
 	g_autofree gchar *out = NULL;
-	const char *opts[] = { "-S", NULL, NULL };
 	GPid worker;
 
 	if (skip_without_haproxy())
 		return;
-	site_init(&s, FALSE, NULL);
-	sock = g_build_filename(t_short_dir(s.t.dir), "master.sock", NULL);
-	sock_arg = g_strdup_printf("%s,mode,600", sock);
-	opts[1] = sock_arg;
-	site_start(&s, NULL, opts);
+	sock = start_with_master_cli(&s);
 	g_assert_true(master_cli_always_accepts(sock, 300));
 	worker = t_wait_serving(s.t.port, T_WAIT);
 	for (guint i = 0; i < 3; i++) {
