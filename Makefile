@@ -73,8 +73,10 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-d
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
-# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES and CHECK_EXTRA (more targets that
-# `make check` runs after the test suite).
+# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES, CHECK_BESIDE (checks `make check`
+# runs side by side: each takes a core at most, or waits more than it
+# computes) and CHECK_EXTRA (those it runs one after the other, before the
+# test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 # The build and the test runs use every core. Most tests wait on haproxy
 # and systemd more than they compute, so prove runs one more than the
@@ -87,7 +89,8 @@ SLOW_TESTS   := t/container/systemd t/container/package t/container/distro \
                 t/int/real-fdstore t/container/unitmove t/container/life
 slow_first    = $(filter $(1),$(SLOW_TESTS)) $(filter-out $(SLOW_TESTS),$(1))
 CLEAN_FILES  =
-CHECK_EXTRA  = layers-check diagram-check
+CHECK_BESIDE = layers-check diagram-check
+CHECK_EXTRA  =
 include $(wildcard mk/*.mk)
 
 all: $(PROG)
@@ -186,9 +189,14 @@ tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) \
        $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 
 # Runs in a fresh make so that pkg-config sees what deps just installed.
-# The extra checks first, so that prove's summary is what CI reads last.
+# The extra checks first, so that prove's summary is what CI reads last:
+# CHECK_BESIDE on every core, each target's output kept together (the
+# series' tests mostly wait on haproxy: the static checks take the cores
+# they leave), then CHECK_EXTRA in order.
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) tests
+	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target \
+		$(CHECK_BESIDE)
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
 
 # The tree's map (mk/layers.sh): base/ <- legacy/ <- migrate's proof <-

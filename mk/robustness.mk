@@ -32,8 +32,9 @@ FUZZ_NICE    ?= nice -n 19
 FUZZ_TARGETS := control state notify args pidfile version proc
 
 # Short passes in `make check`: each fuzz target for a few seconds, then
-# the sanitized suite and memcheck.
-CHECK_EXTRA  += fuzz-short asan-check valgrind-check
+# the sanitized suite, both on every core; memcheck (one) beside others.
+CHECK_EXTRA  += fuzz-short asan-check
+CHECK_BESIDE += valgrind-check
 CLEAN_FILES  += t/fake/failshim.so t/memcheck
 
 # ---- fuzzing (libFuzzer, clang) ----
