@@ -83,10 +83,15 @@ TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 # cores: the suite takes the time of its slowest programs, not their sum.
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS    ?= $(shell echo $$(( $(JOBS) + 1 )))
-# The longest programs start first, so that the short ones fill the
-# other slots beside them instead of waiting at the end.
-SLOW_TESTS   := t/container/systemd t/container/package t/container/distro \
-                t/int/real-fdstore t/container/unitmove t/container/life
+# The longest programs start first, longest first, so that the short ones
+# fill the other slots beside them instead of waiting at the end: the
+# containers, then the integration tests of 10 s and more (under ASan too).
+SLOW_TESTS   := t/container/package t/container/systemd t/container/unitmove \
+                t/container/distro t/int/real-fdstore t/container/life \
+                t/int/migration t/int/adopt t/int/fault-signals \
+                t/int/mworker-fake t/int/storm t/int/rundir t/int/identity \
+                t/int/fake-failures t/int/reload-notify t/int/reload-control \
+                t/int/takeover t/int/timers
 slow_first    = $(filter $(1),$(SLOW_TESTS)) $(filter-out $(SLOW_TESTS),$(1))
 CLEAN_FILES  =
 CHECK_BESIDE = layers-check diagram-check
