@@ -73,10 +73,10 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-d
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
-# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES, CHECK_BESIDE (checks `make check`
-# runs side by side: each takes a core at most, or waits more than it
-# computes) and CHECK_EXTRA (those it runs one after the other, before the
-# test suite).
+# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES, CHECK_WAITING (checks that wait
+# more than they compute), CHECK_BESIDE (checks `make check` runs beside
+# them: each takes a core at most, or shares make's jobserver) and
+# CHECK_EXTRA (those it runs one after the other, before the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 # The build and the test runs use every core. Most tests wait on haproxy
 # and systemd more than they compute, so prove runs one more than the
@@ -94,7 +94,8 @@ SLOW_TESTS   := t/container/package t/container/systemd t/container/unitmove \
                 t/int/takeover t/int/timers
 slow_first    = $(filter $(1),$(SLOW_TESTS)) $(filter-out $(SLOW_TESTS),$(1))
 CLEAN_FILES  =
-CHECK_BESIDE = layers-check diagram-check
+CHECK_WAITING =
+CHECK_BESIDE = diagram-check
 CHECK_EXTRA  =
 include $(wildcard mk/*.mk)
 
@@ -195,13 +196,17 @@ tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) \
 
 # Runs in a fresh make so that pkg-config sees what deps just installed.
 # The extra checks first, so that prove's summary is what CI reads last:
-# CHECK_BESIDE on every core, each target's output kept together (the
-# series' tests mostly wait on haproxy: the static checks take the cores
-# they leave), then CHECK_EXTRA in order.
+# CHECK_WAITING and CHECK_BESIDE side by side, each target's output kept
+# together, then CHECK_EXTRA in order. layers-check (seconds) takes make's
+# own job slot, CHECK_WAITING (the series: its tests mostly wait on
+# haproxy) a slot of the jobserver, which it gives back when it ends; the
+# static checks, one after the other, take the core it leaves, then the
+# sanitized build (last) compiles there, and on every core once the
+# series is done.
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) tests
 	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target \
-		$(CHECK_BESIDE)
+		layers-check $(CHECK_WAITING) $(CHECK_BESIDE)
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
 
 # The tree's map (mk/layers.sh): base/ <- legacy/ <- migrate's proof <-

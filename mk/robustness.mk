@@ -34,7 +34,8 @@ FUZZ_TARGETS := control state notify args pidfile version proc
 
 # Short passes in `make check`: each fuzz target for a few seconds, then
 # the sanitized suite, both on every core; memcheck (one core) and the
-# sanitized build beside the series, whose tests mostly wait.
+# sanitized build (last, make's jobs) beside the series, whose tests
+# mostly wait.
 CHECK_EXTRA  += fuzz-short asan-run
 CHECK_BESIDE += valgrind-check asan-build
 CLEAN_FILES  += t/fake/failshim.so t/memcheck
@@ -142,6 +143,10 @@ ASAN_ENV      = HSW_PROPS_RUNS=5000 G_SLICE=always-malloc ASAN_OPTIONS=detect_le
 ASAN_SKIP    := $(CONTAINER_TESTS)
 ASAN_PROGS    = $(filter-out $(ASAN_SKIP),$(TEST_PROGS))
 
+# Every core, or under a make -j (make check), that make's job slots: a
+# -j of its own would run beside the caller's jobs, not share with them.
+asan_jobs     = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
+
 # A copy of the tree (no .git, no build/), cleaned of whatever was built
 # in place, built again with the sanitizers: never a stale object.
 asan-build:
@@ -149,7 +154,7 @@ asan-build:
 	@tar -cf - --exclude=./.git --exclude=./build --exclude='*.o' \
 		--exclude='*.a' . | tar -xf - -C $(ASAN_DIR)
 	@$(MAKE) --no-print-directory -s -C $(ASAN_DIR) clean >/dev/null
-	@$(MAKE) --no-print-directory -j$(JOBS) -C $(ASAN_DIR) CC=$(ASAN_CC) \
+	@$(MAKE) --no-print-directory $(asan_jobs) -C $(ASAN_DIR) CC=$(ASAN_CC) \
 		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		$(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(ASAN_PROGS)
 
