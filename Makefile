@@ -73,21 +73,30 @@ DEB_PACKAGES := gcc make pkg-config libglib2.0-dev libjson-glib-dev libsystemd-d
 
 # One concern a fragment: install.mk (install, packaging), robustness.mk
 # (fuzzing, sanitizers), bench.mk (benchmarks). They may add to
-# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES and CHECK_EXTRA (more targets that
-# `make check` runs after the test suite).
+# DEB_PACKAGES, TEST_PROGS, CLEAN_FILES, CHECK_WAITING (checks that wait
+# more than they compute), CHECK_BESIDE (checks `make check` runs beside
+# them: each takes a core at most, or shares make's jobserver) and
+# CHECK_EXTRA (those it runs one after the other, before the test suite).
 TEST_PROGS   = $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 # The build and the test runs use every core. Most tests wait on haproxy
 # and systemd more than they compute, so prove runs one more than the
 # cores: the suite takes the time of its slowest programs, not their sum.
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS    ?= $(shell echo $$(( $(JOBS) + 1 )))
-# The longest programs start first, so that the short ones fill the
-# other slots beside them instead of waiting at the end.
-SLOW_TESTS   := t/container/systemd t/container/package t/container/distro \
-                t/int/real-fdstore t/container/unitmove t/container/life
+# The longest programs start first, longest first, so that the short ones
+# fill the other slots beside them instead of waiting at the end: the
+# containers, then the integration tests of 10 s and more (under ASan too).
+SLOW_TESTS   := t/container/package t/container/systemd t/container/unitmove \
+                t/container/distro t/int/real-fdstore t/container/life \
+                t/int/migration t/int/adopt t/int/fault-signals \
+                t/int/mworker-fake t/int/storm t/int/rundir t/int/identity \
+                t/int/fake-failures t/int/reload-notify t/int/reload-control \
+                t/int/takeover t/int/timers
 slow_first    = $(filter $(1),$(SLOW_TESTS)) $(filter-out $(SLOW_TESTS),$(1))
 CLEAN_FILES  =
-CHECK_EXTRA  = layers-check diagram-check
+CHECK_WAITING =
+CHECK_BESIDE = diagram-check
+CHECK_EXTRA  =
 include $(wildcard mk/*.mk)
 
 all: $(PROG)
@@ -190,9 +199,18 @@ tests: $(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) \
        $(UNIT_TESTS) $(INT_TESTS) $(CONTAINER_TESTS)
 
 # Runs in a fresh make so that pkg-config sees what deps just installed.
-# The extra checks first, so that prove's summary is what CI reads last.
+# The extra checks first, so that prove's summary is what CI reads last:
+# CHECK_WAITING and CHECK_BESIDE side by side, each target's output kept
+# together, then CHECK_EXTRA in order. layers-check (seconds) takes make's
+# own job slot, CHECK_WAITING (the series: its tests mostly wait on
+# haproxy) a slot of the jobserver, which it gives back when it ends; the
+# static checks, one after the other, take the core it leaves, then the
+# sanitized build (last) compiles there, and on every core once the
+# series is done.
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) tests
+	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target \
+		layers-check $(CHECK_WAITING) $(CHECK_BESIDE)
 	@$(MAKE) --no-print-directory $(CHECK_EXTRA) test-run
 
 # The tree's map (mk/layers.sh): base/ <- legacy/ <- migrate's proof <-

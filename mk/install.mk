@@ -99,7 +99,7 @@ uninstall:
 
 # ---- man page ----
 
-CHECK_EXTRA  += man-lint
+CHECK_BESIDE += man-lint
 
 man-lint: $(PROG)
 	mandoc -Tlint -Wall $(MAN_PAGE)
@@ -117,7 +117,7 @@ DEB_INPUTS   := Makefile $(wildcard mk/*.mk) wrapper/main.c $(LIB_SRC) $(HEADERS
 
 # t/container/systemd installs it into a container.
 tests: $(DEB_FILE)
-CHECK_EXTRA  += deb-lint
+CHECK_BESIDE += deb-lint
 
 deb: $(DEB_FILE)
 
@@ -179,7 +179,7 @@ deb-clean:
 
 # ---- the units' sandboxing ----
 
-CHECK_EXTRA  += unit-security
+CHECK_BESIDE += unit-security
 
 DEBIAN_UNIT  ?= /lib/systemd/system/haproxy.service
 # contrib name:installed name; the first three carry the sandbox.

@@ -4,15 +4,16 @@
 #                        FUZZ_RUNS executions (default 10 M) or FUZZ_SECONDS
 #                        (default 3600), whichever ends first; prints the
 #                        executions reached. Not part of `make check`.
-#   make asan-check      the whole test suite under ASan + UBSan (build/asan)
+#   make asan-check      the whole test suite under ASan + UBSan (build/asan):
+#                        asan-build, then asan-run
 #   make valgrind-check  the wrapper under memcheck: start, reloads, stop
 #   make robustness-clean
 #
 # Everything sanitized is built under build/ apart from the normal build's
 # objects (build/obj), so that the two never mix.
 
-.PHONY: fuzz fuzz-build fuzz-short asan-check asan-build valgrind-check \
-        robustness-clean
+.PHONY: fuzz fuzz-build fuzz-short asan-check asan-build asan-run \
+        valgrind-check robustness-clean
 
 DEB_PACKAGES += clang libclang-rt-14-dev valgrind
 
@@ -32,8 +33,11 @@ FUZZ_NICE    ?= nice -n 19
 FUZZ_TARGETS := control state notify args pidfile version proc
 
 # Short passes in `make check`: each fuzz target for a few seconds, then
-# the sanitized suite and memcheck.
-CHECK_EXTRA  += fuzz-short asan-check valgrind-check
+# the sanitized suite, both on every core; memcheck (one core) and the
+# sanitized build (last, make's jobs) beside the series, whose tests
+# mostly wait.
+CHECK_EXTRA  += fuzz-short asan-run
+CHECK_BESIDE += valgrind-check asan-build
 CLEAN_FILES  += t/fake/failshim.so t/memcheck
 
 # ---- fuzzing (libFuzzer, clang) ----
@@ -139,6 +143,10 @@ ASAN_ENV      = HSW_PROPS_RUNS=5000 G_SLICE=always-malloc ASAN_OPTIONS=detect_le
 ASAN_SKIP    := $(CONTAINER_TESTS)
 ASAN_PROGS    = $(filter-out $(ASAN_SKIP),$(TEST_PROGS))
 
+# Every core, or under a make -j (make check), that make's job slots: a
+# -j of its own would run beside the caller's jobs, not share with them.
+asan_jobs     = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
+
 # A copy of the tree (no .git, no build/), cleaned of whatever was built
 # in place, built again with the sanitizers: never a stale object.
 asan-build:
@@ -146,13 +154,17 @@ asan-build:
 	@tar -cf - --exclude=./.git --exclude=./build --exclude='*.o' \
 		--exclude='*.a' . | tar -xf - -C $(ASAN_DIR)
 	@$(MAKE) --no-print-directory -s -C $(ASAN_DIR) clean >/dev/null
-	@$(MAKE) --no-print-directory -j$(JOBS) -C $(ASAN_DIR) CC=$(ASAN_CC) \
+	@$(MAKE) --no-print-directory $(asan_jobs) -C $(ASAN_DIR) CC=$(ASAN_CC) \
 		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		$(PROG) $(NEXT_WRAPPER) $(NEXT_REJECTING) $(TEST_HELPERS) $(ASAN_PROGS)
 
-# Any report fails, even one from a process whose exit nobody checks (a
-# witness, a helper): they all write to $(ASAN_REPORTS).
 asan-check: asan-build
+	@$(MAKE) --no-print-directory asan-run
+
+# The suite on what asan-build built (make check builds it earlier, beside
+# the series). Any report fails, even one from a process whose exit nobody
+# checks (a witness, a helper): they all write to $(ASAN_REPORTS).
+asan-run:
 	@rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
 	@status=0; cd $(ASAN_DIR) && $(ASAN_ENV) \
 		prove -j$(TEST_JOBS) --exec '' --timer \

@@ -21,7 +21,7 @@ SERIES_CHECK ?= 1.5.18 1.8.30 3.4.0
 SERIES_TESTS ?= $(filter-out t/int/reload-versions,\
 		$(sort $(patsubst %.c,%,$(wildcard t/int/real-*.c t/int/reload*.c))))
 
-CHECK_EXTRA  += series-check
+CHECK_WAITING += series-check
 
 .PHONY: series-check check-series
 

@@ -45,7 +45,7 @@ struct container {
 
 struct boot {
 	const char *tag;
-	gboolean dpkg;		/* a writable copy of the host's dpkg database */
+	gboolean dpkg;		/* the host's dpkg database, writable (overlay) */
 	/* Boot this tree (-D TREE --volatile=overlay) rather than the host's
 	 * root; NULL: the host's. A function, since it is built on demand. */
 	const char *(*tree)(gchar **skip);

@@ -61,16 +61,20 @@ static gchar *master_cli(struct container *c, const char *command)
 		g_error("master CLI %s: %s", path, g_strerror(errno));
 	g_assert_cmpint(send(fd, command, strlen(command), MSG_NOSIGNAL), ==,
 			(gssize)strlen(command));
-	/* The master closes after one command. */
-	while (g_get_monotonic_time() < deadline) {
+	/* Nothing more to ask: the master closes once it has answered
+	 * (otherwise it waits for another command, past our bound). */
+	g_assert_cmpint(shutdown(fd, SHUT_WR), ==, 0);
+	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char buf[1024];
 		ssize_t n;
 
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
 		if (poll(&p, 1, 100) <= 0)
 			continue;
 		n = read(fd, buf, sizeof(buf));
-		if (n <= 0)
+		g_assert_cmpint(n, >=, 0);
+		if (n == 0)
 			break;
 		g_string_append_len(answer, buf, n);
 	}

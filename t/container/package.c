@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Debian package as an administrator lives with it, under a real
- * systemd 252 (t/container/container.c, the host's root with a writable
- * copy of its dpkg database): installed, enabled and started, then
+ * systemd 252 (t/container/container.c, the host's root with its dpkg
+ * database under a writable overlay): installed, enabled and started, then
  * upgraded to a higher version (build/deb-next/, the same tree as version
  * VERSION+next, its wrapper saying so), downgraded back, removed and
  * purged, all while a load of HTTP requests runs on 127.0.0.1.

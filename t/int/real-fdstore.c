@@ -1134,8 +1134,12 @@ static void assert_master_cli(const char *path, GPid master)
 		g_error("master CLI %s: %s", path, g_strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	g_assert_cmpint(write(fd, "show proc\n", 10), ==, 10);
+	/* Nothing more to ask: the master closes once it has answered
+	 * (otherwise it waits for another command, past our timeout). */
+	g_assert_cmpint(shutdown(fd, SHUT_WR), ==, 0);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		g_string_append_len(out, buf, n);
+	g_assert_cmpint(n, ==, 0);
 	close(fd);
 	g_test_message("master CLI: %s", out->str);
 	g_assert_nonnull(strstr(out->str, line));
