@@ -21,19 +21,16 @@
  * The wrapper installed there is the one built on the host (glibc 2.36
  * runs on trixie's newer one; the tree includes libglib and libsystemd).
  */
-#include <errno.h>
 #include <glib.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "t/container/container.h"
 #include "t/lib/harness.h"
+#include "t/lib/mastercli.h"
 
 #define DEBIAN_UNIT	"haproxy.service"
 #define MASTER_SOCK	"/run/haproxy-master.sock"
@@ -48,38 +45,9 @@ static const struct boot trixie = { .tag = "d13", .tree = trixie_tree };
 
 static gchar *master_cli(struct container *c, const char *command)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	g_autofree gchar *path = g_strconcat(c->root, MASTER_SOCK, NULL);
-	g_autoptr(GString) answer = g_string_new(NULL);
-	gint64 deadline = g_get_monotonic_time() + WAIT_MS * 1000LL;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	g_assert_cmpint(fd, >=, 0);
-	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
-	strcpy(a.sun_path, path);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		g_error("master CLI %s: %s", path, g_strerror(errno));
-	g_assert_cmpint(send(fd, command, strlen(command), MSG_NOSIGNAL), ==,
-			(gssize)strlen(command));
-	/* Nothing more to ask: the master closes once it has answered
-	 * (otherwise it waits for another command, past our bound). */
-	g_assert_cmpint(shutdown(fd, SHUT_WR), ==, 0);
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		char buf[1024];
-		ssize_t n;
-
-		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = read(fd, buf, sizeof(buf));
-		g_assert_cmpint(n, >=, 0);
-		if (n == 0)
-			break;
-		g_string_append_len(answer, buf, n);
-	}
-	close(fd);
-	return g_strdup(answer->str);
+	return t_master_cli(path, command, WAIT_MS);
 }
 
 /*
@@ -90,21 +58,9 @@ static gchar *master_cli(struct container *c, const char *command)
  */
 static void assert_cli_accepts_throughout(struct container *c, guint ms)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	g_autofree gchar *path = g_strconcat(c->root, MASTER_SOCK, NULL);
-	gint64 end = g_get_monotonic_time() + ms * 1000LL;
 
-	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
-	strcpy(a.sun_path, path);
-	do {
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		g_assert_cmpint(fd, >=, 0);
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-			g_error("master CLI %s: %s", path, g_strerror(errno));
-		close(fd);
-		g_usleep(1000);
-	} while (g_get_monotonic_time() < end);
+	g_assert_true(t_master_cli_accepts_for(path, ms));
 }
 
 /* ---- Debian's haproxy.service through the drop-in ---- */
@@ -168,7 +124,7 @@ static void test_debian_unit(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(worker, >, 0);
 	master = parent_of(f->c, worker);
 	g_assert_cmpint(parent_of(f->c, master), ==, main_pid);
-	cli = master_cli(f->c, "show proc\n");
+	cli = master_cli(f->c, "show proc");
 	g_test_message("master CLI, show proc: %s", cli);
 	g_assert_nonnull(strstr(cli, "master"));
 
@@ -203,7 +159,7 @@ static void test_debian_unit(struct fixture *f, gconstpointer data)
 	assert_prop(f->c, DEBIAN_UNIT, "ActiveState", "active");
 	g_assert_cmpint(prop_int(f->c, DEBIAN_UNIT, "MainPID"), ==, main_pid);
 	g_clear_pointer(&cli, g_free);
-	cli = master_cli(f->c, "show proc\n");
+	cli = master_cli(f->c, "show proc");
 	g_assert_nonnull(strstr(cli, "master"));
 
 	g_assert_cmpint(sctl(f->c, "stop", DEBIAN_UNIT), ==, 0);
@@ -273,7 +229,7 @@ static void test_debian_unit_restarts(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(l.refused, ==, 0);
 	g_assert_cmpint(prop_int(f->c, DEBIAN_UNIT, "NFileDescriptorStore"),
 			==, 1);
-	cli = master_cli(f->c, "show proc\n");
+	cli = master_cli(f->c, "show proc");
 	g_assert_nonnull(strstr(cli, "master"));
 	g_assert_cmpint(sctl(f->c, "stop", DEBIAN_UNIT), ==, 0);
 	g_assert_null(t_http_get(port, 200));

@@ -16,10 +16,10 @@
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "t/lib/mastercli.h"
 #include "t/lib/mworker.h"
 
 /* dir/shared (mode 1777, like /tmp) holding "haproxy.pid", a symlink that
@@ -138,32 +138,6 @@ static void test_real_pidfile_symlink(void)
 	}
 }
 
-/* One command on haproxy's master CLI at path; all it answered. */
-static gchar *master_cli_ask(const char *path, const char *command)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	g_autofree gchar *line = g_strdup_printf("%s\n", command);
-	GString *out = g_string_new(NULL);
-	struct timeval tv = { .tv_sec = T_WAIT / 1000 };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	char buf[4096];
-	ssize_t n;
-
-	g_assert_cmpint(fd, >=, 0);
-	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
-	strcpy(a.sun_path, path);
-	g_assert_cmpint(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
-				   sizeof(tv)), ==, 0);
-	g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
-	g_assert_cmpint(write(fd, line, strlen(line)), ==, strlen(line));
-	g_assert_cmpint(shutdown(fd, SHUT_WR), ==, 0);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		g_string_append_len(out, buf, n);
-	g_assert_cmpint(n, ==, 0);
-	close(fd);
-	return g_string_free(out, FALSE);
-}
-
 /* "<pid> worker ..." on a line of show proc's answer. */
 static gboolean show_proc_lists_worker(const char *text, GPid pid)
 {
@@ -242,40 +216,12 @@ static void test_real_master_cli(void)
 	/* Draining, the old worker is still listed as one; no longer once
 	 * the master reaped it (it updates its list as it reaps). */
 	g_assert_true(wait_reaped(next));
-	proc = master_cli_ask(sock, "show proc");
+	proc = t_master_cli(sock, "show proc", T_WAIT);
 	g_test_message("show proc:\n%s", proc);
 	g_assert_true(show_proc_lists_worker(proc, worker));
 	g_assert_false(show_proc_lists_worker(proc, next));
 	wrapper_signal(s.t.w, SIGTERM);
 	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);
-}
-
-/* The master CLI at path takes every connection tried during ms: none is
- * refused, as one is while a master re-executes itself. */
-static gboolean master_cli_always_accepts(const char *path, guint ms)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	gint64 end = g_get_monotonic_time() + ms * 1000LL;
-	guint tries = 0;
-
-	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
-	strcpy(a.sun_path, path);
-	do {
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		int r;
-
-		g_assert_cmpint(fd, >=, 0);
-		r = connect(fd, (struct sockaddr *)&a, sizeof(a));
-		if (r < 0)
-			g_test_message("master CLI, try %u: %s", tries,
-				       g_strerror(errno));
-		close(fd);
-		if (r < 0)
-			return FALSE;
-		tries++;
-		g_usleep(500);
-	} while (g_get_monotonic_time() < end);
-	return TRUE;
 }
 
 /*
@@ -295,15 +241,15 @@ static void test_real_master_cli_when_ready(void)
 	if (skip_without_haproxy())
 		return;
 	sock = start_with_master_cli(&s);
-	g_assert_true(master_cli_always_accepts(sock, 300));
+	g_assert_true(t_master_cli_accepts_for(sock, 300));
 	worker = t_wait_serving(s.t.port, T_WAIT);
 	for (guint i = 0; i < 3; i++) {
 		worker = site_reload(&s, worker);
-		g_assert_true(master_cli_always_accepts(sock, 300));
+		g_assert_true(t_master_cli_accepts_for(sock, 300));
 	}
 	site_write_config(&s, "    no-such-keyword here\n");
 	g_assert_cmpint(site_client(&s, "--reload", &out), !=, 0);
-	g_assert_true(master_cli_always_accepts(sock, 300));
+	g_assert_true(t_master_cli_accepts_for(sock, 300));
 	g_assert_cmpint(t_wait_serving(s.t.port, T_WAIT), ==, worker);
 	wrapper_signal(s.t.w, SIGTERM);
 	g_assert_cmpint(wrapper_wait_exit(s.t.w, T_WAIT), ==, 0);

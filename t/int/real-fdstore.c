@@ -27,6 +27,7 @@
 
 #include "base/proc.h"
 #include "t/lib/logs.h"
+#include "t/lib/mastercli.h"
 #include "t/lib/real.h"
 #include "t/lib/takeover.h"
 
@@ -1117,34 +1118,15 @@ static GPid serving_worker(struct t_site *s, GPid master)
  * executes itself again after each load, listens again. */
 static void assert_master_cli(const char *path, GPid master)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = 5 };
-	g_autoptr(GString) out = g_string_new(NULL);
 	g_autofree gchar *line = g_strdup_printf("\n%d ", master);
-	char buf[1024];
-	ssize_t n;
-	int fd;
+	g_autofree gchar *out = NULL;
 
 	if (!t_haproxy_at_least(1, 9))
 		return;
-	g_assert_cmpuint(strlen(path), <, sizeof(a.sun_path));
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	g_assert_cmpint(fd, >=, 0);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		g_error("master CLI %s: %s", path, g_strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	g_assert_cmpint(write(fd, "show proc\n", 10), ==, 10);
-	/* Nothing more to ask: the master closes once it has answered
-	 * (otherwise it waits for another command, past our timeout). */
-	g_assert_cmpint(shutdown(fd, SHUT_WR), ==, 0);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		g_string_append_len(out, buf, n);
-	g_assert_cmpint(n, ==, 0);
-	close(fd);
-	g_test_message("master CLI: %s", out->str);
-	g_assert_nonnull(strstr(out->str, line));
-	g_assert_nonnull(strstr(out->str, "master"));
+	out = t_master_cli(path, "show proc", 5000);
+	g_test_message("master CLI: %s", out);
+	g_assert_nonnull(strstr(out, line));
+	g_assert_nonnull(strstr(out, "master"));
 }
 
 /*
