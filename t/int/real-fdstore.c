@@ -1464,6 +1464,7 @@ static void start_limited(struct t_site *s, struct pid1 *p,
 static GArray *free_ports(guint n, int **held_out)
 {
 	GArray *ports = g_array_new(FALSE, FALSE, sizeof(guint16));
+	g_autoptr(GArray) skipped = g_array_new(FALSE, FALSE, sizeof(int));
 	int *held = g_new(int, n);
 
 	for (guint i = 0; i < n; i++) {
@@ -1481,8 +1482,20 @@ static GArray *free_ports(guint n, int **held_out)
 		g_assert_no_errno(getsockname(held[i], (struct sockaddr *)&a,
 					      &len));
 		port = ntohs(a.sin_port);
+		/* Another program's (t_free_port gave it and let it go): its
+		 * haproxy would bind it beside ours (SO_REUSEPORT). Held
+		 * bound until the end, so that bind() gives another; ours,
+		 * bound here, no later t_free_port is given. */
+		if (t_port_claimed(port)) {
+			g_array_append_val(skipped, held[i]);
+			g_assert_cmpuint(skipped->len, <, 1000);
+			i--;
+			continue;
+		}
 		g_array_append_val(ports, port);
 	}
+	for (guint i = 0; i < skipped->len; i++)
+		close(g_array_index(skipped, int, i));
 	*held_out = held;
 	return ports;
 }

@@ -46,6 +46,19 @@ static gboolean claim_port(guint16 port)
 	return TRUE;	/* fd kept open: the claim lasts as long as we do. */
 }
 
+gboolean t_port_claimed(guint16 port)
+{
+	g_autofree gchar *path = g_strdup_printf(PORT_CLAIMS "/%u", port);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	gboolean held;
+
+	if (fd < 0)
+		return FALSE;
+	held = flock(fd, LOCK_SH | LOCK_NB) < 0;
+	close(fd);
+	return held;
+}
+
 static guint16 bound_port(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };

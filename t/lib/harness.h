@@ -98,6 +98,9 @@ guint t_count_fds(GPid pid);
 gboolean t_wait_gone(GPid pid, guint timeout_ms);
 
 guint16 t_free_port(void);
+/* Does a test program (this one included) hold a claim on port? For a
+ * test that binds its own ports: one claimed is another's, or soon is. */
+gboolean t_port_claimed(guint16 port);
 /* GET / on 127.0.0.1:port; the body, or NULL on any failure. */
 gchar *t_http_get(guint16 port, guint timeout_ms);
 /* "pid=N" body -> N, or 0. */
